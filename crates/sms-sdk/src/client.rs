@@ -1,0 +1,489 @@
+//! The client: validation, idempotency, policy, then the provider chain, in the reference's order.
+//!
+//! ```
+//! use sms_sdk::testing::MemoryAdapter;
+//! use sms_sdk::{Client, Failover, Message};
+//!
+//! # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+//! let client = Client::builder()
+//!     .adapter(MemoryAdapter::builder().name("primary").build())
+//!     .adapter(MemoryAdapter::builder().name("backup").build())
+//!     .failover(Failover::OnEligibleRejection)
+//!     .build()?;
+//! let receipt = client.send(&Message::new("+14155550123", "Your order has shipped.")).await?;
+//! assert_eq!(receipt.provider, "primary");
+//! assert_eq!(receipt.segments, 1);
+//! # Ok::<(), sms_sdk::Error>(()) }).unwrap();
+//! ```
+
+use std::collections::HashMap;
+use std::fmt;
+use std::future::Future;
+use std::panic::AssertUnwindSafe;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use futures_util::FutureExt;
+use serde::{Deserialize, Serialize};
+use tokio::sync::watch;
+use tokio_util::sync::CancellationToken;
+
+use crate::adapter::{Adapter, AdapterInfo, BoxFuture, Delivery, DynAdapter, UnknownReason};
+use crate::encoding::{Encoding, SegmentPreview, estimate_segments};
+use crate::error::{Attempt, BoxError, Error};
+use crate::failover::Chain;
+use crate::hooks::{AcceptedEvent, AttemptEvent, BeforeSendContext, FailureEvent, HookBase, Hooks, PolicyDecision};
+use crate::idempotency::Fingerprint;
+use crate::message::{Message, OutboundMessage};
+use crate::redact::mask_phone_number;
+use crate::retry::RetryPolicy;
+use crate::validate::{self, Validation};
+
+/// Whether a rejected send moves on to the next adapter.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Failover {
+    /// Only the primary adapter sends (the default).
+    #[default]
+    Off,
+    /// After a proven rejection that another provider might accept (`Auth`, `RateLimited` once
+    /// retries are used up, `Sender`, `Account`), try the next adapter that can send the message.
+    OnEligibleRejection,
+}
+
+/// How the send was handed off. A [`Receipt`] is always `Accepted`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Handoff {
+    /// The provider accepted the message.
+    Accepted,
+    /// The provider proved it did not create the message.
+    Rejected,
+    /// The message may have been created.
+    Unknown,
+}
+
+/// The result of an accepted send.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Receipt {
+    /// `sms_` and 32 lowercase hex characters; the same on every replay.
+    pub id: String,
+    /// The adapter that accepted.
+    pub provider: String,
+    /// The provider's message id.
+    pub provider_id: String,
+    /// Always [`Handoff::Accepted`].
+    pub handoff: Handoff,
+    /// The status in the send response (usually `queued`; never assumed delivered).
+    pub delivery: Delivery,
+    /// The body's encoding.
+    pub encoding: Encoding,
+    /// The body's estimated segments (not a billing figure).
+    pub segments: u32,
+    /// Adapters tried, in order, without duplicates.
+    pub attempted_providers: Vec<String>,
+    /// Every provider request, in order.
+    pub attempts: Vec<Attempt>,
+    /// True when this result was replayed (from the store, or from a concurrent send with the
+    /// same key) instead of sent.
+    pub replayed: bool,
+}
+
+/// Per-send options.
+#[derive(Debug, Clone, Default)]
+#[non_exhaustive]
+pub struct SendOptions {
+    /// Cancels the send: before any request or during a rate-limit wait the send fails with
+    /// `Aborted` (retry-safe); while a request is in flight, with `Unknown(Aborted)`.
+    pub cancel: Option<CancellationToken>,
+}
+
+impl SendOptions {
+    /// Options with a cancellation token.
+    #[must_use]
+    pub fn cancel(mut self, token: CancellationToken) -> Self {
+        self.cancel = Some(token);
+        self
+    }
+}
+
+type BeforeSendFn = Arc<dyn Fn(BeforeSendContext) -> BoxFuture<'static, Result<PolicyDecision, BoxError>> + Send + Sync>;
+
+/// Sends messages through its adapters. Cheap to clone (one `Arc`).
+#[derive(Clone)]
+pub struct Client {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    adapters: Vec<Arc<dyn DynAdapter>>,
+    failover: Failover,
+    retry: RetryPolicy,
+    timeout: Duration,
+    before_send: Option<BeforeSendFn>,
+    hooks: Hooks,
+    flights: Flights,
+}
+
+/// Builds a [`Client`]; problems are reported by [`ClientBuilder::build`].
+#[must_use]
+pub struct ClientBuilder {
+    adapters: Vec<Arc<dyn DynAdapter>>,
+    failover: Failover,
+    retry: RetryPolicy,
+    timeout: Duration,
+    before_send: Option<BeforeSendFn>,
+    hooks: Hooks,
+}
+
+impl Client {
+    /// A builder with no adapters, failover off, the default retry policy and a 10 s timeout.
+    pub fn builder() -> ClientBuilder {
+        ClientBuilder {
+            adapters: Vec::new(),
+            failover: Failover::Off,
+            retry: RetryPolicy::default(),
+            timeout: Duration::from_secs(10),
+            before_send: None,
+            hooks: Hooks::default(),
+        }
+    }
+
+    /// The configured adapters, in priority order.
+    #[must_use]
+    pub fn capabilities(&self) -> Vec<&AdapterInfo> {
+        self.inner.adapters.iter().map(|a| a.info()).collect()
+    }
+
+    /// Checks `message` against every adapter, locally: no request, no store, no hook.
+    #[must_use]
+    pub fn validate(&self, message: &Message) -> Validation {
+        validate::validation(message, &self.inner.adapters)
+    }
+
+    /// Sends `message`. Resolves only when a provider accepted it.
+    ///
+    /// # Errors
+    /// Every failure is an [`Error`]: invalid input before any request, a provider's proven
+    /// rejection, an unknown outcome (never resend it automatically), or an idempotency
+    /// conflict. See [`Error::is_retry_safe`].
+    pub async fn send(&self, message: &Message) -> Result<Receipt, Error> {
+        self.send_with(message, SendOptions::default()).await
+    }
+
+    /// Sends `message` with per-send options (cancellation).
+    ///
+    /// # Errors
+    /// As [`Client::send`], plus `Aborted` and `Unknown(Aborted)` on cancellation.
+    pub async fn send_with(&self, message: &Message, options: SendOptions) -> Result<Receipt, Error> {
+        let inner = &self.inner;
+        let preview = estimate_segments(&message.body);
+        let chain = validate::candidates(message, &inner.adapters, inner.failover == Failover::OnEligibleRejection)?;
+        let cancel = options.cancel.unwrap_or_default();
+        if cancel.is_cancelled() {
+            return Err(Error::aborted(Vec::new()));
+        }
+        let send = Dispatch { inner, message, preview: &preview, cancel: &cancel };
+        let Some(key) = message.idempotency_key.as_deref() else {
+            return send.execute(chain).await;
+        };
+        let names: Vec<&str> = inner.adapters.iter().map(|a| a.info().name.as_str()).collect();
+        let fingerprint = Fingerprint::of(message, &names);
+        match inner.flights.join(key, &fingerprint)? {
+            Flight::Follow(receiver) => follow(receiver).await,
+            Flight::Lead(lead) => {
+                let result = send.execute(chain).await;
+                lead.finish(&result);
+                result
+            }
+        }
+    }
+}
+
+/// One logical send in progress.
+struct Dispatch<'a> {
+    inner: &'a Inner,
+    message: &'a Message,
+    preview: &'a SegmentPreview,
+    cancel: &'a CancellationToken,
+}
+
+impl Dispatch<'_> {
+    async fn execute(&self, chain: Vec<(Arc<dyn DynAdapter>, OutboundMessage)>) -> Result<Receipt, Error> {
+        let id = format!("sms_{}", uuid::Uuid::new_v4().simple());
+        let base = HookBase {
+            id: id.clone(),
+            to: mask_phone_number(&self.message.to),
+            encoding: self.preview.encoding,
+            segments: self.preview.segments,
+            idempotency_key: self.message.idempotency_key.clone(),
+        };
+        let span = tracing::debug_span!("sms_send", id = %id, to = %base.to);
+        let _entered = span.enter();
+
+        if let Some(policy) = &self.inner.before_send {
+            let cx = BeforeSendContext {
+                id: id.clone(),
+                message: self.message.clone(),
+                encoding: self.preview.encoding,
+                segments: self.preview.segments,
+            };
+            match AssertUnwindSafe(policy(cx)).catch_unwind().await {
+                Ok(Ok(PolicyDecision::Allow)) => {}
+                Ok(Ok(PolicyDecision::Reject { reason })) => return Err(self.fail(&base, Error::policy_rejected(Some(reason)))),
+                Ok(Err(error)) => return Err(Error::before_send(error)),
+                Err(_panic) => return Err(Error::before_send("before_send panicked".into())),
+            }
+        }
+
+        let hooks = &self.inner.hooks;
+        let on_attempt = |attempt: &Attempt| {
+            Hooks::fire(&hooks.on_attempt, || AttemptEvent { base: base.clone(), attempt: attempt.clone() });
+        };
+        let runner = Chain {
+            retry: self.inner.retry,
+            timeout: self.inner.timeout,
+            cancel: self.cancel,
+            idempotency_key: self.message.idempotency_key.as_deref(),
+            on_attempt: &on_attempt,
+        };
+        let success = match runner.run(chain).await {
+            Ok(success) => success,
+            Err(error) => return Err(self.fail(&base, error)),
+        };
+
+        let mut attempted_providers: Vec<String> = Vec::new();
+        for attempt in &success.attempts {
+            if !attempted_providers.contains(&attempt.provider) {
+                attempted_providers.push(attempt.provider.clone());
+            }
+        }
+        let receipt = Receipt {
+            id,
+            provider: success.provider,
+            provider_id: success.accepted.provider_id,
+            handoff: Handoff::Accepted,
+            delivery: success.accepted.delivery,
+            encoding: self.preview.encoding,
+            segments: self.preview.segments,
+            attempted_providers,
+            attempts: success.attempts,
+            replayed: false,
+        };
+        tracing::info!(provider = %receipt.provider, attempts = receipt.attempts.len(), "sms accepted");
+        Hooks::fire(&hooks.on_accepted, || AcceptedEvent {
+            base,
+            provider: receipt.provider.clone(),
+            provider_id: receipt.provider_id.clone(),
+            attempts: receipt.attempts.clone(),
+        });
+        Ok(receipt)
+    }
+
+    /// Reports a failed send to the failure hook and hands the error back.
+    fn fail(&self, base: &HookBase, error: Error) -> Error {
+        tracing::info!(code = error.code(), retry_safe = error.is_retry_safe(), "sms send failed");
+        Hooks::fire(&self.inner.hooks.on_failure, || FailureEvent {
+            base: base.clone(),
+            error_code: error.code(),
+            retry_safe: error.is_retry_safe(),
+            attempts: error.attempts().to_vec(),
+        });
+        error
+    }
+}
+
+type Shared = Option<Result<Receipt, Error>>;
+
+/// Sends in flight on this client, by idempotency key: later callers with the same key share
+/// the first caller's request instead of sending again.
+#[derive(Default)]
+struct Flights {
+    map: Mutex<HashMap<String, (Fingerprint, u64, watch::Receiver<Shared>)>>,
+    next: AtomicU64,
+}
+
+enum Flight<'a> {
+    Lead(Lead<'a>),
+    Follow(watch::Receiver<Shared>),
+}
+
+/// The first caller of a key. Dropping it (finished or not) removes the key's entry, so a
+/// dropped send leaves its followers an error instead of a hang.
+struct Lead<'a> {
+    flights: &'a Flights,
+    key: String,
+    token: u64,
+    sender: watch::Sender<Shared>,
+}
+
+impl Flights {
+    fn join(&self, key: &str, fingerprint: &Fingerprint) -> Result<Flight<'_>, Error> {
+        let mut map = self.map.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some((running, _, receiver)) = map.get(key) {
+            return if running == fingerprint {
+                Ok(Flight::Follow(receiver.clone()))
+            } else {
+                Err(Error::idempotency_conflict(key))
+            };
+        }
+        let token = self.next.fetch_add(1, Ordering::Relaxed);
+        let (sender, receiver) = watch::channel(None);
+        map.insert(key.to_owned(), (fingerprint.clone(), token, receiver));
+        Ok(Flight::Lead(Lead { flights: self, key: key.to_owned(), token, sender }))
+    }
+}
+
+impl Lead<'_> {
+    fn finish(self, result: &Result<Receipt, Error>) {
+        self.sender.send_replace(Some(result.clone()));
+    }
+}
+
+impl Drop for Lead<'_> {
+    fn drop(&mut self) {
+        let mut map = self.flights.map.lock().unwrap_or_else(PoisonError::into_inner);
+        if map.get(&self.key).is_some_and(|(_, token, _)| *token == self.token) {
+            map.remove(&self.key);
+        }
+    }
+}
+
+/// Waits for the leader of a key and replays its result.
+async fn follow(mut receiver: watch::Receiver<Shared>) -> Result<Receipt, Error> {
+    let result = match receiver.wait_for(Option::is_some).await {
+        Ok(shared) => shared.clone(),
+        Err(_) => None,
+    };
+    match result {
+        Some(Ok(receipt)) => Ok(Receipt { replayed: true, ..receipt }),
+        Some(Err(error)) => Err(error),
+        None => Err(Error::unknown_replay(UnknownReason::Aborted, Vec::new())),
+    }
+}
+
+impl ClientBuilder {
+    /// Adds an adapter; the first one added is the primary.
+    pub fn adapter(mut self, adapter: impl Adapter) -> Self {
+        self.adapters.push(Arc::new(adapter));
+        self
+    }
+
+    /// Sets the failover mode (off by default).
+    pub fn failover(mut self, failover: Failover) -> Self {
+        self.failover = failover;
+        self
+    }
+
+    /// Sets the retry policy for rate-limited requests.
+    pub fn retry(mut self, retry: RetryPolicy) -> Self {
+        self.retry = retry;
+        self
+    }
+
+    /// Sets the timeout of each provider request (10 s by default; must be above zero).
+    pub fn timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = timeout;
+        self
+    }
+
+    /// Sets the policy gate, called once per send before any request.
+    ///
+    /// Returning `Err` stops the send: nothing is sent, no failure hook fires, and the caller
+    /// gets `ErrorKind::BeforeSend` with the error as its source.
+    pub fn before_send<F, Fut, E>(mut self, policy: F) -> Self
+    where
+        F: Fn(BeforeSendContext) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<PolicyDecision, E>> + Send + 'static,
+        E: Into<BoxError> + 'static,
+    {
+        self.before_send = Some(Arc::new(move |cx| {
+            let decision = policy(cx);
+            Box::pin(async move { decision.await.map_err(Into::into) })
+        }));
+        self
+    }
+
+    /// Called after every provider request.
+    pub fn on_attempt(mut self, hook: impl Fn(&AttemptEvent) + Send + Sync + 'static) -> Self {
+        self.hooks.on_attempt = Some(Arc::new(hook));
+        self
+    }
+
+    /// Called once when a send is accepted (not for replays).
+    pub fn on_accepted(mut self, hook: impl Fn(&AcceptedEvent) + Send + Sync + 'static) -> Self {
+        self.hooks.on_accepted = Some(Arc::new(hook));
+        self
+    }
+
+    /// Called once when a send fails after validation and the idempotency step.
+    pub fn on_failure(mut self, hook: impl Fn(&FailureEvent) + Send + Sync + 'static) -> Self {
+        self.hooks.on_failure = Some(Arc::new(hook));
+        self
+    }
+
+    /// Builds the client. Makes no request.
+    ///
+    /// # Errors
+    /// `Configuration` when there is no adapter, two adapters share a name, or the timeout is
+    /// zero.
+    pub fn build(self) -> Result<Client, Error> {
+        if self.adapters.is_empty() {
+            return Err(Error::configuration("A client needs at least one adapter."));
+        }
+        let names: Vec<&str> = self.adapters.iter().map(|a| a.info().name.as_str()).collect();
+        if names.iter().enumerate().any(|(i, n)| names[..i].contains(n)) {
+            return Err(Error::configuration(format!("Adapter names must be unique; configured: {}.", names.join(", "))));
+        }
+        if self.timeout.is_zero() {
+            return Err(Error::configuration("The request timeout must be greater than zero."));
+        }
+        Ok(Client {
+            inner: Arc::new(Inner {
+                adapters: self.adapters,
+                failover: self.failover,
+                retry: self.retry,
+                timeout: self.timeout,
+                before_send: self.before_send,
+                hooks: self.hooks,
+                flights: Flights::default(),
+            }),
+        })
+    }
+}
+
+impl fmt::Debug for Client {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let names: Vec<&str> = self.inner.adapters.iter().map(|a| a.info().name.as_str()).collect();
+        f.debug_struct("Client")
+            .field("adapters", &names)
+            .field("failover", &self.inner.failover)
+            .field("retry", &self.inner.retry)
+            .field("timeout", &self.inner.timeout)
+            .field("before_send", &self.inner.before_send.is_some())
+            .field("hooks", &self.inner.hooks)
+            .finish_non_exhaustive()
+    }
+}
+
+impl fmt::Debug for ClientBuilder {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let names: Vec<&str> = self.adapters.iter().map(|a| a.info().name.as_str()).collect();
+        f.debug_struct("ClientBuilder")
+            .field("adapters", &names)
+            .field("failover", &self.failover)
+            .field("retry", &self.retry)
+            .field("timeout", &self.timeout)
+            .finish_non_exhaustive()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn _assert_impls() {
+        fn send_sync_clone<T: std::marker::Send + Sync + Clone + 'static>() {}
+        send_sync_clone::<Client>();
+    }
+}

@@ -1,0 +1,709 @@
+//! The one error type of building a client and sending, and the provider details it carries.
+//!
+//! Ask the error what you need to decide: [`Error::is_retry_safe`] says whether sending the same
+//! message again could text the customer twice; [`Error::kind`] says what happened.
+//!
+//! ```
+//! # async fn example(client: sms_sdk::Client, message: sms_sdk::Message) {
+//! use sms_sdk::ErrorKind;
+//!
+//! match client.send(&message).await {
+//!     Ok(receipt) => println!("accepted as {}", receipt.provider_id),
+//!     Err(e) if matches!(e.kind(), ErrorKind::Unknown(_)) => println!("reconcile before resending: {e}"),
+//!     Err(e) if e.is_retry_safe() => println!("safe to retry later: {e}"),
+//!     Err(e) => println!("do not retry: {e}"),
+//! }
+//! # }
+//! ```
+
+use std::error::Error as StdError;
+use std::fmt;
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use crate::adapter::{Category, Delivery, Rejection, UnknownReason};
+use crate::redact::redact_text;
+use crate::validate::Field;
+
+/// A boxed error, as sources are passed in.
+pub type BoxError = Box<dyn StdError + Send + Sync>;
+
+type SharedError = Arc<dyn StdError + Send + Sync>;
+
+/// What went wrong. Each kind has the reference's machine-readable code ([`Error::code`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum ErrorKind {
+    /// Bad client or adapter configuration (`configuration`).
+    Configuration,
+    /// `to` is not E.164 (`invalid_recipient`).
+    InvalidRecipient,
+    /// The sender is missing or malformed (`invalid_sender`).
+    InvalidSender,
+    /// A field has a bad value (`invalid_message`).
+    InvalidMessage {
+        /// The field.
+        field: Field,
+    },
+    /// The primary adapter cannot send a field, sender type or option (`unsupported_field`).
+    Unsupported {
+        /// The field.
+        field: Field,
+    },
+    /// `before_send` refused the send (`policy_rejected`).
+    PolicyRejected,
+    /// One provider proved it did not create the message (`provider_rejected`, `provider_auth`
+    /// or `provider_rate_limited`).
+    Rejected(Category),
+    /// Two or more providers rejected the message (`all_providers_rejected`).
+    AllRejected,
+    /// The message may have been sent (`handoff_unknown`). Never resend automatically.
+    Unknown(UnknownReason),
+    /// Cancelled before any request, or during a rate-limit wait (`aborted`).
+    Aborted,
+    /// The idempotency key was used for a different message (`idempotency_conflict`).
+    IdempotencyConflict,
+    /// Another send holds the idempotency key right now (`idempotency_in_progress`).
+    IdempotencyInProgress,
+    /// The idempotency store failed; nothing was sent (`store`).
+    Store,
+    /// `before_send` returned an error; nothing was sent (`before_send_failed`).
+    BeforeSend,
+}
+
+impl ErrorKind {
+    /// The reference's machine-readable code.
+    #[must_use]
+    pub const fn code(self) -> &'static str {
+        match self {
+            Self::Configuration => "configuration",
+            Self::InvalidRecipient => "invalid_recipient",
+            Self::InvalidSender => "invalid_sender",
+            Self::InvalidMessage { .. } => "invalid_message",
+            Self::Unsupported { .. } => "unsupported_field",
+            Self::PolicyRejected => "policy_rejected",
+            Self::Rejected(Category::Auth) => "provider_auth",
+            Self::Rejected(Category::RateLimited) => "provider_rate_limited",
+            Self::Rejected(
+                Category::Recipient | Category::Sender | Category::Account | Category::Compliance | Category::Request,
+            ) => "provider_rejected",
+            Self::AllRejected => "all_providers_rejected",
+            Self::Unknown(_) => "handoff_unknown",
+            Self::Aborted => "aborted",
+            Self::IdempotencyConflict => "idempotency_conflict",
+            Self::IdempotencyInProgress => "idempotency_in_progress",
+            Self::Store => "store",
+            Self::BeforeSend => "before_send_failed",
+        }
+    }
+
+    /// False only when a retry could duplicate the message (`Unknown`) or the key names another
+    /// message (`IdempotencyConflict`).
+    #[must_use]
+    pub const fn is_retry_safe(self) -> bool {
+        match self {
+            Self::Unknown(_) | Self::IdempotencyConflict => false,
+            Self::Configuration
+            | Self::InvalidRecipient
+            | Self::InvalidSender
+            | Self::InvalidMessage { .. }
+            | Self::Unsupported { .. }
+            | Self::PolicyRejected
+            | Self::Rejected(_)
+            | Self::AllRejected
+            | Self::Aborted
+            | Self::IdempotencyInProgress
+            | Self::Store
+            | Self::BeforeSend => true,
+        }
+    }
+}
+
+/// What a provider said about a request, safe to log: its text is redacted and capped at 200
+/// UTF-16 units, and it never holds a credential or a body.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ProviderError {
+    provider: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    http_status: Option<u16>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    code: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    message: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    request_id: Option<String>,
+}
+
+impl ProviderError {
+    /// Details from `provider` (the adapter's name).
+    #[must_use]
+    pub fn new(provider: impl Into<String>) -> Self {
+        Self { provider: provider.into(), http_status: None, code: None, message: None, request_id: None }
+    }
+
+    /// Sets the HTTP status.
+    #[must_use]
+    pub fn http_status(mut self, status: u16) -> Self {
+        self.http_status = Some(status);
+        self
+    }
+
+    /// Sets the provider's error code.
+    #[must_use]
+    pub fn code(mut self, code: impl Into<String>) -> Self {
+        self.code = Some(code.into());
+        self
+    }
+
+    /// Sets the provider's message, redacted ([`redact_text`]).
+    #[must_use]
+    pub fn message(mut self, message: &str) -> Self {
+        self.message = Some(redact_text(message));
+        self
+    }
+
+    /// Sets the provider's request id.
+    #[must_use]
+    pub fn request_id(mut self, id: impl Into<String>) -> Self {
+        self.request_id = Some(id.into());
+        self
+    }
+
+    /// The provider (adapter) name.
+    #[must_use]
+    pub fn provider(&self) -> &str {
+        &self.provider
+    }
+
+    /// The HTTP status, if there was a response.
+    #[must_use]
+    pub fn status(&self) -> Option<u16> {
+        self.http_status
+    }
+
+    /// The provider's error code.
+    #[must_use]
+    pub fn provider_code(&self) -> Option<&str> {
+        self.code.as_deref()
+    }
+
+    /// The provider's redacted message.
+    #[must_use]
+    pub fn text(&self) -> Option<&str> {
+        self.message.as_deref()
+    }
+
+    /// The provider's request id.
+    #[must_use]
+    pub fn provider_request_id(&self) -> Option<&str> {
+        self.request_id.as_deref()
+    }
+}
+
+/// One provider request of a send: safe to log (no body, number or option).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Attempt {
+    /// The adapter that made it.
+    pub provider: String,
+    /// 1-based, per adapter within one send.
+    pub attempt: u32,
+    /// What it proved.
+    #[serde(flatten)]
+    pub outcome: AttemptOutcome,
+    /// How long the request took.
+    #[serde(rename = "duration_ms", with = "millis")]
+    pub duration: Duration,
+}
+
+/// The result of one attempt.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "outcome", rename_all = "snake_case")]
+pub enum AttemptOutcome {
+    /// Accepted.
+    Accepted {
+        /// The provider's message id.
+        provider_id: String,
+        /// Status in the response.
+        delivery: Delivery,
+    },
+    /// Rejected.
+    Rejected {
+        /// Why.
+        category: Category,
+        /// HTTP status, if any.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        http_status: Option<u16>,
+        /// The provider's error code, if any.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        provider_code: Option<String>,
+        /// The provider's `Retry-After`.
+        #[serde(default, rename = "retry_after_ms", skip_serializing_if = "Option::is_none", with = "millis_opt")]
+        retry_after: Option<Duration>,
+    },
+    /// Unknown.
+    Unknown {
+        /// Why.
+        reason: UnknownReason,
+        /// HTTP status, if any.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        http_status: Option<u16>,
+    },
+}
+
+/// The error of building a client or sending a message.
+///
+/// Opaque: ask [`Error::kind`], [`Error::is_retry_safe`], [`Error::attempts`] and friends.
+/// `Display` is the reference's message (numbers masked); `Serialize` gives the log form
+/// `{code, message, retry_safe, attempts, provider?, …}`.
+#[derive(Clone)]
+pub struct Error {
+    inner: Box<Inner>,
+}
+
+#[derive(Clone)]
+struct Inner {
+    kind: ErrorKind,
+    message: String,
+    attempts: Vec<Attempt>,
+    provider: Option<ProviderError>,
+    provider_name: Option<String>,
+    retry_after: Option<Duration>,
+    rejections: Vec<Error>,
+    idempotency_key: Option<String>,
+    policy_reason: Option<String>,
+    source: Option<SharedError>,
+}
+
+impl Error {
+    /// What went wrong.
+    #[must_use]
+    pub fn kind(&self) -> ErrorKind {
+        self.inner.kind
+    }
+
+    /// The reference's machine-readable code (`provider_rejected`, `handoff_unknown`, …).
+    #[must_use]
+    pub fn code(&self) -> &'static str {
+        self.inner.kind.code()
+    }
+
+    /// True when nothing was accepted, so sending the same message again cannot duplicate it
+    /// (it may still fail again). False for an unknown outcome and an idempotency conflict.
+    #[must_use]
+    pub fn is_retry_safe(&self) -> bool {
+        self.inner.kind.is_retry_safe()
+    }
+
+    /// Every provider request of the send, oldest first; empty when nothing was sent.
+    #[must_use]
+    pub fn attempts(&self) -> &[Attempt] {
+        &self.inner.attempts
+    }
+
+    /// What the provider said (redacted), for a rejection or an unknown outcome with a response.
+    #[must_use]
+    pub fn provider_error(&self) -> Option<&ProviderError> {
+        self.inner.provider.as_ref()
+    }
+
+    /// The provider or adapter concerned: the rejecting provider, the adapter whose outcome is
+    /// unknown, or the adapter an invalid sender or unsupported field was found for.
+    #[must_use]
+    pub fn provider_name(&self) -> Option<&str> {
+        self.inner.provider_name.as_deref()
+    }
+
+    /// The provider's `Retry-After` of a rate-limit rejection.
+    #[must_use]
+    pub fn retry_after(&self) -> Option<Duration> {
+        self.inner.retry_after
+    }
+
+    /// The rejection category, for a single provider rejection.
+    #[must_use]
+    pub fn category(&self) -> Option<Category> {
+        match self.inner.kind {
+            ErrorKind::Rejected(category) => Some(category),
+            _ => None,
+        }
+    }
+
+    /// Whether another provider might accept what this one rejected.
+    #[must_use]
+    pub fn allows_failover(&self) -> bool {
+        self.category().is_some_and(Category::allows_failover)
+    }
+
+    /// The rejections, one per attempted adapter in order, of an `AllRejected` error.
+    #[must_use]
+    pub fn rejections(&self) -> &[Error] {
+        &self.inner.rejections
+    }
+
+    /// The idempotency key of a conflict or in-progress error.
+    #[must_use]
+    pub fn idempotency_key(&self) -> Option<&str> {
+        self.inner.idempotency_key.as_deref()
+    }
+
+    /// The reason `before_send` gave when it rejected. Never part of `Display`, `Debug` or the
+    /// serialized form.
+    #[must_use]
+    pub fn policy_reason(&self) -> Option<&str> {
+        self.inner.policy_reason.as_deref()
+    }
+
+    /// The log form of this error.
+    #[must_use]
+    pub fn to_record(&self) -> ErrorRecord {
+        let (category, reason, field) = match self.inner.kind {
+            ErrorKind::Rejected(c) => (Some(c), None, None),
+            ErrorKind::Unknown(r) => (None, Some(r), None),
+            ErrorKind::InvalidMessage { field } | ErrorKind::Unsupported { field } => (None, None, Some(field)),
+            _ => (None, None, None),
+        };
+        ErrorRecord {
+            code: self.code().to_owned(),
+            message: self.inner.message.clone(),
+            retry_safe: self.is_retry_safe(),
+            attempts: self.inner.attempts.clone(),
+            provider: self.inner.provider.clone(),
+            category,
+            reason,
+            field,
+            retry_after: self.inner.retry_after,
+            errors: self.inner.rejections.iter().map(Error::to_record).collect(),
+        }
+    }
+}
+
+/// The serialized form of an [`Error`]: what logs, the command's JSON and idempotency records
+/// hold. It never carries a source, a policy reason, a body or a full number.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ErrorRecord {
+    /// The machine-readable code.
+    pub code: String,
+    /// The message.
+    pub message: String,
+    /// Whether a resend is safe.
+    pub retry_safe: bool,
+    /// Every attempt.
+    pub attempts: Vec<Attempt>,
+    /// The provider's details.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub provider: Option<ProviderError>,
+    /// The rejection category.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub category: Option<Category>,
+    /// The unknown-outcome reason.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<UnknownReason>,
+    /// The invalid or unsupported field.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub field: Option<Field>,
+    /// The provider's `Retry-After`.
+    #[serde(default, rename = "retry_after_ms", skip_serializing_if = "Option::is_none", with = "millis_opt")]
+    pub retry_after: Option<Duration>,
+    /// The rejections of an `all_providers_rejected` error.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub errors: Vec<ErrorRecord>,
+}
+
+impl Serialize for Error {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        self.to_record().serialize(serializer)
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.inner.message)
+    }
+}
+
+impl fmt::Debug for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut d = f.debug_struct("Error");
+        d.field("kind", &self.inner.kind).field("message", &self.inner.message);
+        if !self.inner.attempts.is_empty() {
+            d.field("attempts", &self.inner.attempts);
+        }
+        if let Some(provider) = &self.inner.provider {
+            d.field("provider", provider);
+        }
+        if !self.inner.rejections.is_empty() {
+            d.field("rejections", &self.inner.rejections);
+        }
+        if let Some(source) = &self.inner.source {
+            d.field("source", source);
+        }
+        d.finish()
+    }
+}
+
+impl StdError for Error {
+    fn source(&self) -> Option<&(dyn StdError + 'static)> {
+        self.inner.source.as_ref().map(|s| &**s as &(dyn StdError + 'static))
+    }
+}
+
+/// `reason` with its first `_` turned into a space, as the reference words it.
+fn spaced(reason: UnknownReason) -> String {
+    reason.as_str().replacen('_', " ", 1)
+}
+
+// Constructors, in one place.
+impl Error {
+    fn new(kind: ErrorKind, message: impl Into<String>) -> Self {
+        Self {
+            inner: Box::new(Inner {
+                kind,
+                message: message.into(),
+                attempts: Vec::new(),
+                provider: None,
+                provider_name: None,
+                retry_after: None,
+                rejections: Vec::new(),
+                idempotency_key: None,
+                policy_reason: None,
+                source: None,
+            }),
+        }
+    }
+
+    fn with_provider_name(mut self, name: Option<&str>) -> Self {
+        self.inner.provider_name = name.map(str::to_owned);
+        self
+    }
+
+    pub(crate) fn with_attempts(mut self, attempts: Vec<Attempt>) -> Self {
+        self.inner.attempts = attempts;
+        self
+    }
+
+    pub(crate) fn with_source(mut self, source: SharedError) -> Self {
+        self.inner.source = Some(source);
+        self
+    }
+
+    pub(crate) fn configuration(message: impl Into<String>) -> Self {
+        Self::new(ErrorKind::Configuration, message)
+    }
+
+    pub(crate) fn invalid_recipient(message: impl Into<String>) -> Self {
+        Self::new(ErrorKind::InvalidRecipient, message)
+    }
+
+    pub(crate) fn invalid_sender(message: impl Into<String>, provider: Option<&str>) -> Self {
+        Self::new(ErrorKind::InvalidSender, message).with_provider_name(provider)
+    }
+
+    pub(crate) fn invalid_message(field: Field, message: impl Into<String>) -> Self {
+        Self::new(ErrorKind::InvalidMessage { field }, message)
+    }
+
+    pub(crate) fn unsupported(field: Field, message: impl Into<String>, provider: Option<&str>) -> Self {
+        Self::new(ErrorKind::Unsupported { field }, message).with_provider_name(Some(provider.unwrap_or("unknown")))
+    }
+
+    pub(crate) fn policy_rejected(reason: Option<String>) -> Self {
+        let mut e = Self::new(ErrorKind::PolicyRejected, "Send blocked by the beforeSend policy.");
+        e.inner.policy_reason = reason;
+        e
+    }
+
+    pub(crate) fn before_send(source: BoxError) -> Self {
+        Self::new(ErrorKind::BeforeSend, "before_send failed; nothing was sent.").with_source(Arc::from(source))
+    }
+
+    pub(crate) fn rejected(rejection: &Rejection, attempts: Vec<Attempt>) -> Self {
+        let details = &rejection.details;
+        let p = details.provider();
+        let detail = details.text().map(|m| format!(": {m}")).unwrap_or_default();
+        let message = match rejection.category {
+            Category::Auth => format!("{p} rejected the credentials{detail}"),
+            Category::RateLimited => format!("{p} rate-limited the request; the message was not created{detail}"),
+            c @ (Category::Recipient | Category::Sender | Category::Account | Category::Compliance | Category::Request) => {
+                format!("{p} rejected the message ({c}){detail}")
+            }
+        };
+        let mut e = Self::new(ErrorKind::Rejected(rejection.category), message)
+            .with_provider_name(Some(p))
+            .with_attempts(attempts);
+        e.inner.provider = Some(details.clone());
+        e.inner.retry_after = rejection.retry_after;
+        e
+    }
+
+    pub(crate) fn all_rejected(rejections: Vec<Error>, attempts: Vec<Attempt>) -> Self {
+        let names: Vec<&str> = rejections.iter().filter_map(Error::provider_name).collect();
+        let message = format!("Every attempted provider rejected the message ({}).", names.join(", "));
+        let mut e = Self::new(ErrorKind::AllRejected, message).with_attempts(attempts);
+        e.inner.rejections = rejections;
+        e
+    }
+
+    pub(crate) fn unknown(
+        reason: UnknownReason,
+        adapter: &str,
+        details: Option<ProviderError>,
+        cause: Option<SharedError>,
+        attempts: Vec<Attempt>,
+    ) -> Self {
+        let message = format!(
+            "The outcome of the {adapter} request is unknown ({}). The message may have been accepted. \
+             Do not resend automatically; reconcile with the provider first.",
+            spaced(reason)
+        );
+        let mut e = Self::new(ErrorKind::Unknown(reason), message).with_provider_name(Some(adapter)).with_attempts(attempts);
+        e.inner.provider = details;
+        e.inner.source = cause;
+        e
+    }
+
+    pub(crate) fn aborted(attempts: Vec<Attempt>) -> Self {
+        Self::new(ErrorKind::Aborted, "The send was aborted before any provider accepted the message.")
+            .with_attempts(attempts)
+    }
+
+    /// An unknown outcome found in the idempotency record or the in-process map rather than
+    /// in a request of this send.
+    pub(crate) fn unknown_replay(reason: UnknownReason, attempts: Vec<Attempt>) -> Self {
+        let message = match reason {
+            UnknownReason::StaleReservation => {
+                "An earlier send with this idempotency key never finished; its outcome is unknown. \
+                 Do not resend automatically; reconcile with the provider first."
+            }
+            UnknownReason::Aborted => {
+                "The send this call was waiting on was dropped while in flight; its outcome is unknown. \
+                 Do not resend automatically; reconcile with the provider first."
+            }
+            _ => {
+                "An earlier send with this idempotency key had an unknown outcome. \
+                 Do not resend automatically; reconcile with the provider first."
+            }
+        };
+        Self::new(ErrorKind::Unknown(reason), message).with_attempts(attempts)
+    }
+
+    pub(crate) fn idempotency_conflict(key: &str) -> Self {
+        let mut e = Self::new(
+            ErrorKind::IdempotencyConflict,
+            "This idempotency key was already used for a different message.",
+        );
+        e.inner.idempotency_key = Some(key.to_owned());
+        e
+    }
+
+    #[allow(dead_code)] // used by the idempotency stores
+    pub(crate) fn idempotency_in_progress(key: &str) -> Self {
+        let mut e = Self::new(
+            ErrorKind::IdempotencyInProgress,
+            "Another send with this idempotency key is still in progress.",
+        );
+        e.inner.idempotency_key = Some(key.to_owned());
+        e
+    }
+
+    #[allow(dead_code)] // used by the idempotency stores
+    pub(crate) fn store(source: BoxError) -> Self {
+        Self::new(ErrorKind::Store, "The idempotency store failed; nothing was sent.").with_source(Arc::from(source))
+    }
+}
+
+mod millis {
+    use std::time::Duration;
+
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub(super) fn serialize<S: Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_u64(u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+    }
+
+    pub(super) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Duration, D::Error> {
+        u64::deserialize(d).map(Duration::from_millis)
+    }
+}
+
+mod millis_opt {
+    use std::time::Duration;
+
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    #[allow(clippy::ref_option)] // the signature serde's `with` requires
+    pub(super) fn serialize<S: Serializer>(d: &Option<Duration>, s: S) -> Result<S::Ok, S::Error> {
+        match d {
+            Some(d) => super::millis::serialize(d, s),
+            None => s.serialize_none(),
+        }
+    }
+
+    pub(super) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Duration>, D::Error> {
+        Option::<u64>::deserialize(d).map(|ms| ms.map(Duration::from_millis))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn _assert_impls() {
+        fn send_sync<T: Send + Sync + 'static>() {}
+        send_sync::<Error>();
+    }
+
+    #[test]
+    fn retry_safety_and_codes_follow_the_table() {
+        let cases = [
+            (ErrorKind::Configuration, "configuration", true),
+            (ErrorKind::InvalidRecipient, "invalid_recipient", true),
+            (ErrorKind::InvalidSender, "invalid_sender", true),
+            (ErrorKind::InvalidMessage { field: Field::Body }, "invalid_message", true),
+            (ErrorKind::Unsupported { field: Field::SendAt }, "unsupported_field", true),
+            (ErrorKind::PolicyRejected, "policy_rejected", true),
+            (ErrorKind::Rejected(Category::Recipient), "provider_rejected", true),
+            (ErrorKind::Rejected(Category::Auth), "provider_auth", true),
+            (ErrorKind::Rejected(Category::RateLimited), "provider_rate_limited", true),
+            (ErrorKind::AllRejected, "all_providers_rejected", true),
+            (ErrorKind::Unknown(UnknownReason::Timeout), "handoff_unknown", false),
+            (ErrorKind::Aborted, "aborted", true),
+            (ErrorKind::IdempotencyConflict, "idempotency_conflict", false),
+            (ErrorKind::IdempotencyInProgress, "idempotency_in_progress", true),
+            (ErrorKind::Store, "store", true),
+            (ErrorKind::BeforeSend, "before_send_failed", true),
+        ];
+        for (kind, code, safe) in cases {
+            assert_eq!(kind.code(), code);
+            assert_eq!(kind.is_retry_safe(), safe, "{kind:?}");
+        }
+    }
+
+    #[test]
+    fn t025_provider_details_are_redacted() {
+        let details = ProviderError::new("twilio").message("bad +447700900123");
+        assert_eq!(details.text(), Some("bad +4*********23"));
+    }
+
+    #[test]
+    fn attempts_serialize_flat_with_millisecond_durations() {
+        let attempt = Attempt {
+            provider: "memory".into(),
+            attempt: 1,
+            outcome: AttemptOutcome::Rejected {
+                category: Category::RateLimited,
+                http_status: Some(429),
+                provider_code: None,
+                retry_after: Some(Duration::from_millis(2000)),
+            },
+            duration: Duration::from_millis(12),
+        };
+        let json = serde_json::to_string(&attempt).unwrap();
+        assert_eq!(
+            json,
+            r#"{"provider":"memory","attempt":1,"outcome":"rejected","category":"rate_limited","http_status":429,"retry_after_ms":2000,"duration_ms":12}"#
+        );
+        assert_eq!(serde_json::from_str::<Attempt>(&json).unwrap(), attempt);
+    }
+}

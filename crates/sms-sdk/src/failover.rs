@@ -1,0 +1,143 @@
+//! Runs one logical send over its candidate adapters: rate-limit retries on the same adapter,
+//! failover after eligible rejections, and a full stop on anything unknown.
+
+use std::panic::AssertUnwindSafe;
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures_util::FutureExt;
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+
+use crate::adapter::{Accepted, Category, DynAdapter, Outcome, SendContext, UnknownReason};
+use crate::error::{Attempt, AttemptOutcome, Error, ProviderError};
+use crate::message::OutboundMessage;
+use crate::retry::{Decision, RetryPolicy};
+
+/// What the chain needs besides the candidates.
+pub(crate) struct Chain<'a> {
+    pub(crate) retry: RetryPolicy,
+    pub(crate) timeout: Duration,
+    pub(crate) cancel: &'a CancellationToken,
+    pub(crate) idempotency_key: Option<&'a str>,
+    pub(crate) on_attempt: &'a (dyn Fn(&Attempt) + Sync),
+}
+
+/// An accepted chain.
+pub(crate) struct Success {
+    pub(crate) provider: String,
+    pub(crate) accepted: Accepted,
+    pub(crate) attempts: Vec<Attempt>,
+}
+
+/// How one adapter's attempts ended.
+enum AdapterEnd {
+    Accepted(Accepted),
+    Rejected(Error),
+    Unknown(Error),
+    Aborted,
+}
+
+impl Chain<'_> {
+    /// Tries each candidate in order until one accepts, the outcome is unknown, the caller
+    /// cancels, or a rejection does not allow failover.
+    pub(crate) async fn run(&self, candidates: Vec<(Arc<dyn DynAdapter>, OutboundMessage)>) -> Result<Success, Error> {
+        let mut attempts = Vec::new();
+        let mut rejections: Vec<Error> = Vec::new();
+        for (adapter, message) in candidates {
+            match self.run_adapter(adapter.as_ref(), &message, &mut attempts).await {
+                AdapterEnd::Accepted(accepted) => {
+                    return Ok(Success { provider: adapter.info().name.clone(), accepted, attempts });
+                }
+                AdapterEnd::Unknown(error) => return Err(error),
+                AdapterEnd::Aborted => return Err(Error::aborted(attempts)),
+                AdapterEnd::Rejected(error) => {
+                    let go_on = error.allows_failover();
+                    rejections.push(error);
+                    if !go_on {
+                        break;
+                    }
+                }
+            }
+        }
+        Err(match rejections.len() {
+            1 => rejections.remove(0),
+            _ => Error::all_rejected(rejections, attempts),
+        })
+    }
+
+    async fn run_adapter(&self, adapter: &dyn DynAdapter, message: &OutboundMessage, attempts: &mut Vec<Attempt>) -> AdapterEnd {
+        let name = adapter.info().name.as_str();
+        let emit = |attempts: &mut Vec<Attempt>, number: u32, outcome: AttemptOutcome, duration: Duration| {
+            let attempt = Attempt { provider: name.to_owned(), attempt: number, outcome, duration };
+            tracing::debug!(provider = name, attempt = number, outcome = ?attempt.outcome, "sms-sdk attempt");
+            (self.on_attempt)(&attempt);
+            attempts.push(attempt);
+        };
+        let mut number = 1;
+        loop {
+            if self.cancel.is_cancelled() {
+                return AdapterEnd::Aborted;
+            }
+            let cx = SendContext::new(number, self.idempotency_key.map(str::to_owned), self.timeout);
+            let started = Instant::now();
+            let outcome = self.attempt(adapter, message, &cx).await;
+            let duration = started.elapsed();
+            match outcome {
+                Outcome::Accepted(accepted) => {
+                    let recorded = AttemptOutcome::Accepted {
+                        provider_id: accepted.provider_id.clone(),
+                        delivery: accepted.delivery,
+                    };
+                    emit(attempts, number, recorded, duration);
+                    return AdapterEnd::Accepted(accepted);
+                }
+                Outcome::Unknown(unknown) => {
+                    let http_status = unknown.details.as_ref().and_then(ProviderError::status);
+                    emit(attempts, number, AttemptOutcome::Unknown { reason: unknown.reason, http_status }, duration);
+                    let error = Error::unknown(unknown.reason, name, unknown.details, unknown.cause, attempts.clone());
+                    return AdapterEnd::Unknown(error);
+                }
+                Outcome::Rejected(rejection) => {
+                    let recorded = AttemptOutcome::Rejected {
+                        category: rejection.category,
+                        http_status: rejection.details.status(),
+                        provider_code: rejection.details.provider_code().map(str::to_owned),
+                        retry_after: rejection.retry_after,
+                    };
+                    emit(attempts, number, recorded, duration);
+                    let decision = if rejection.category == Category::RateLimited {
+                        self.retry.decide(number, rejection.retry_after, fastrand::f64())
+                    } else {
+                        Decision::Stop
+                    };
+                    match decision {
+                        Decision::Stop => return AdapterEnd::Rejected(Error::rejected(&rejection, attempts.clone())),
+                        Decision::Wait(delay) => {
+                            tokio::select! {
+                                biased;
+                                () = self.cancel.cancelled() => return AdapterEnd::Aborted,
+                                () = tokio::time::sleep(delay) => {}
+                            }
+                        }
+                    }
+                }
+            }
+            number += 1;
+        }
+    }
+
+    /// One request, bounded by the timeout and the caller's cancellation; a panic is unknown.
+    async fn attempt(&self, adapter: &dyn DynAdapter, message: &OutboundMessage, cx: &SendContext) -> Outcome {
+        let request = AssertUnwindSafe(adapter.send(message, cx)).catch_unwind();
+        tokio::select! {
+            biased;
+            () = self.cancel.cancelled() => Outcome::unknown(UnknownReason::Aborted),
+            result = tokio::time::timeout(self.timeout, request) => match result {
+                Err(_elapsed) => Outcome::unknown(UnknownReason::Timeout),
+                Ok(Err(_panic)) => Outcome::unknown(UnknownReason::AdapterException),
+                Ok(Ok(outcome)) => outcome,
+            },
+        }
+    }
+}

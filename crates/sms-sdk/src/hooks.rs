@@ -1,0 +1,164 @@
+//! The `before_send` policy gate and the three observation hooks.
+//!
+//! Hook events are safe to log: the recipient is masked, and no body, option or credential is
+//! ever in them. A hook that panics is caught and ignored; it never changes the outcome.
+//!
+//! ```
+//! use sms_sdk::hooks::PolicyDecision;
+//! use sms_sdk::testing::MemoryAdapter;
+//! use sms_sdk::{Client, ErrorKind, Message};
+//!
+//! # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+//! let client = Client::builder()
+//!     .adapter(MemoryAdapter::new())
+//!     .before_send(|cx| async move {
+//!         let quiet_hours = cx.segments > 3;
+//!         Ok::<_, std::convert::Infallible>(if quiet_hours { PolicyDecision::reject("too long") } else { PolicyDecision::Allow })
+//!     })
+//!     .on_accepted(|event| println!("sent {} to {}", event.base.id, event.base.to))
+//!     .build()?;
+//! let err = client.send(&Message::new("+14155550123", "x".repeat(1000))).await.unwrap_err();
+//! assert_eq!(err.kind(), ErrorKind::PolicyRejected);
+//! # Ok::<(), sms_sdk::Error>(()) }).unwrap();
+//! ```
+
+use std::fmt;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::Arc;
+
+use serde::Serialize;
+
+use crate::encoding::Encoding;
+use crate::error::Attempt;
+use crate::message::Message;
+
+/// What `before_send` decides.
+#[derive(Clone, PartialEq, Eq)]
+pub enum PolicyDecision {
+    /// Go on and send.
+    Allow,
+    /// Refuse: nothing is sent, no failover, and the caller gets `PolicyRejected`. The reason
+    /// is kept only in [`Error::policy_reason`](crate::Error::policy_reason).
+    Reject {
+        /// Why (never logged or serialized).
+        reason: String,
+    },
+}
+
+impl PolicyDecision {
+    /// A rejection with `reason`.
+    #[must_use]
+    pub fn reject(reason: impl Into<String>) -> Self {
+        Self::Reject { reason: reason.into() }
+    }
+}
+
+impl fmt::Debug for PolicyDecision {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Self::Allow => "Allow",
+            Self::Reject { .. } => "Reject",
+        })
+    }
+}
+
+/// What `before_send` sees: once per logical send, after validation and the idempotency step.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct BeforeSendContext {
+    /// The send's id (`sms_…`).
+    pub id: String,
+    /// The message as the caller passed it, options included.
+    pub message: Message,
+    /// The body's encoding.
+    pub encoding: Encoding,
+    /// The body's estimated segments.
+    pub segments: u32,
+}
+
+/// Fields every hook event has.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct HookBase {
+    /// The send's id.
+    pub id: String,
+    /// The recipient, masked (`+1********23`).
+    pub to: String,
+    /// The body's encoding.
+    pub encoding: Encoding,
+    /// The body's estimated segments.
+    pub segments: u32,
+    /// The message's idempotency key.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub idempotency_key: Option<String>,
+}
+
+/// After every provider request.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct AttemptEvent {
+    /// Common fields.
+    #[serde(flatten)]
+    pub base: HookBase,
+    /// The request.
+    pub attempt: Attempt,
+}
+
+/// Once, when a send is accepted.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct AcceptedEvent {
+    /// Common fields.
+    #[serde(flatten)]
+    pub base: HookBase,
+    /// The adapter that accepted.
+    pub provider: String,
+    /// The provider's message id.
+    pub provider_id: String,
+    /// Every request.
+    pub attempts: Vec<Attempt>,
+}
+
+/// Once, when a send ends in an error (not for validation errors, replays, idempotency
+/// conflicts or in-progress errors, or a `before_send` that returned an error).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct FailureEvent {
+    /// Common fields.
+    #[serde(flatten)]
+    pub base: HookBase,
+    /// The error's code.
+    pub error_code: &'static str,
+    /// Whether a resend is safe.
+    pub retry_safe: bool,
+    /// Every request.
+    pub attempts: Vec<Attempt>,
+}
+
+type Hook<E> = Option<Arc<dyn Fn(&E) + Send + Sync>>;
+
+/// The configured hooks.
+#[derive(Clone, Default)]
+pub(crate) struct Hooks {
+    pub(crate) on_attempt: Hook<AttemptEvent>,
+    pub(crate) on_accepted: Hook<AcceptedEvent>,
+    pub(crate) on_failure: Hook<FailureEvent>,
+}
+
+impl Hooks {
+    /// Calls `hook` with `event`, swallowing a panic.
+    pub(crate) fn fire<E>(hook: &Hook<E>, event: impl FnOnce() -> E) {
+        if let Some(hook) = hook {
+            let event = event();
+            if catch_unwind(AssertUnwindSafe(|| hook(&event))).is_err() {
+                tracing::warn!("an sms-sdk hook panicked; the send goes on");
+            }
+        }
+    }
+}
+
+impl fmt::Debug for Hooks {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Hooks")
+            .field("on_attempt", &self.on_attempt.is_some())
+            .field("on_accepted", &self.on_accepted.is_some())
+            .field("on_failure", &self.on_failure.is_some())
+            .finish()
+    }
+}

@@ -1,0 +1,32 @@
+#![doc = include_str!("../../../README.md")]
+//!
+//! ## Features
+//!
+//! | feature | default | what it adds |
+//! | --- | --- | --- |
+//! | `testing` | no | [`testing`]: `MemoryAdapter`, outcome helpers |
+#![cfg_attr(docsrs, feature(doc_cfg))]
+
+pub mod adapter;
+mod client;
+pub mod encoding;
+pub mod error;
+mod failover;
+pub mod hooks;
+pub mod idempotency;
+pub mod message;
+pub mod options;
+pub mod redact;
+pub mod retry;
+#[cfg(feature = "testing")]
+#[cfg_attr(docsrs, doc(cfg(feature = "testing")))]
+pub mod testing;
+pub mod validate;
+
+pub use adapter::{Adapter, Category, Delivery, Outcome, UnknownReason};
+pub use client::{Client, ClientBuilder, Failover, Handoff, Receipt, SendOptions};
+pub use error::{Error, ErrorKind};
+pub use message::{Message, OutboundMessage, PhoneNumber, Sender};
+pub use retry::RetryPolicy;
+pub use tokio_util::sync::CancellationToken;
+pub use validate::{Field, Issue, IssueCode, Validation};

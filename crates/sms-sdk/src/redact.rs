@@ -1,0 +1,227 @@
+//! Keeping phone numbers, provider text and credentials out of logs and errors.
+//!
+//! ```
+//! use sms_sdk::redact::{mask_phone_number, redact_text};
+//!
+//! assert_eq!(mask_phone_number("+14155550123"), "+1********23");
+//! assert_eq!(
+//!     redact_text("The 'To' number +14155550123 is not a valid phone number."),
+//!     "The 'To' number +1********23 is not a valid phone number."
+//! );
+//! ```
+
+use std::fmt;
+
+use secrecy::{ExposeSecret, SecretString};
+
+/// The longest provider text kept in an error, in UTF-16 units.
+pub const MAX_PROVIDER_TEXT: usize = 200;
+
+/// Masks a phone number (or any short identifier) for display.
+///
+/// Four characters or fewer are masked entirely. Otherwise the first two characters are kept
+/// when the value starts with `+` (the first one otherwise) and the last two, with one `*` for
+/// every character in between.
+#[must_use]
+pub fn mask_phone_number(value: &str) -> String {
+    let chars: Vec<char> = value.chars().collect();
+    let len = chars.len();
+    if len <= 4 {
+        return "*".repeat(len);
+    }
+    let head = if chars[0] == '+' { 2 } else { 1 };
+    let mut masked: String = chars[..head].iter().collect();
+    masked.extend(std::iter::repeat_n('*', len - head - 2));
+    masked.extend(&chars[len - 2..]);
+    masked
+}
+
+/// Makes provider text safe to log: phone-like runs are masked, control characters become one
+/// space, and the result is cut to 200 UTF-16 units (199 and `…`).
+#[must_use]
+pub fn redact_text(text: &str) -> String {
+    let masked = mask_phone_runs(text);
+    let mut cleaned = String::with_capacity(masked.len());
+    let mut in_control = false;
+    for c in masked.chars() {
+        if is_control(c) {
+            if !in_control {
+                cleaned.push(' ');
+            }
+            in_control = true;
+        } else {
+            cleaned.push(c);
+            in_control = false;
+        }
+    }
+    truncate_utf16(js_trim(&cleaned), MAX_PROVIDER_TEXT)
+}
+
+fn is_control(c: char) -> bool {
+    matches!(c, '\u{0000}'..='\u{001F}' | '\u{007F}')
+}
+
+/// JavaScript's `\s`: WhiteSpace and LineTerminator (unlike Rust's, it has U+FEFF and not U+0085).
+pub(crate) fn is_js_whitespace(c: char) -> bool {
+    matches!(
+        c,
+        '\u{0009}'..='\u{000D}'
+            | '\u{0020}'
+            | '\u{00A0}'
+            | '\u{1680}'
+            | '\u{2000}'..='\u{200A}'
+            | '\u{2028}'
+            | '\u{2029}'
+            | '\u{202F}'
+            | '\u{205F}'
+            | '\u{3000}'
+            | '\u{FEFF}'
+    )
+}
+
+/// JavaScript's `String.prototype.trim`.
+pub(crate) fn js_trim(s: &str) -> &str {
+    s.trim_matches(is_js_whitespace)
+}
+
+/// Cuts `s` to at most `max` UTF-16 units, the last of them `…`, when it is longer.
+fn truncate_utf16(s: &str, max: usize) -> String {
+    if s.encode_utf16().count() <= max {
+        return s.to_owned();
+    }
+    let mut out = String::new();
+    let mut units = 0;
+    for c in s.chars() {
+        if units + c.len_utf16() > max - 1 {
+            break;
+        }
+        units += c.len_utf16();
+        out.push(c);
+    }
+    out.push('…');
+    out
+}
+
+/// Replaces every match of `\+?\d[\d\s().-]{5,}\d` (a phone-like run of at least 7 characters)
+/// with the masked form of its digits and `+`.
+fn mask_phone_runs(text: &str) -> String {
+    let chars: Vec<char> = text.chars().collect();
+    let in_run = |c: char| c.is_ascii_digit() || is_js_whitespace(c) || matches!(c, '(' | ')' | '.' | '-');
+    let mut out = String::with_capacity(text.len());
+    let mut i = 0;
+    while i < chars.len() {
+        let first_digit = if chars[i] == '+' { i + 1 } else { i };
+        if chars.get(first_digit).is_some_and(char::is_ascii_digit) {
+            let run_end = (first_digit + 1..chars.len()).find(|&k| !in_run(chars[k])).unwrap_or(chars.len());
+            // The last digit of the run that leaves at least five characters between it and the
+            // first digit ends the (greedy) match.
+            let last_digit = (first_digit + 6..run_end).rev().find(|&m| chars[m].is_ascii_digit());
+            if let Some(last) = last_digit {
+                let kept: String = chars[i..=last].iter().filter(|c| c.is_ascii_digit() || **c == '+').collect();
+                out.push_str(&mask_phone_number(&kept));
+                i = last + 1;
+                continue;
+            }
+        }
+        out.push(chars[i]);
+        i += 1;
+    }
+    out
+}
+
+/// A credential. Its `Debug` prints `***`; the value is zeroized on drop.
+#[derive(Clone)]
+pub struct Secret(SecretString);
+
+impl Secret {
+    /// Wraps a credential.
+    #[must_use]
+    pub fn new(value: impl Into<String>) -> Self {
+        Self(SecretString::from(value.into()))
+    }
+
+    /// The credential itself, for building a request or a signature.
+    #[must_use]
+    pub fn expose(&self) -> &str {
+        self.0.expose_secret()
+    }
+
+    /// True when the credential is the empty string.
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.expose().is_empty()
+    }
+}
+
+impl fmt::Debug for Secret {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("***")
+    }
+}
+
+impl From<String> for Secret {
+    fn from(value: String) -> Self {
+        Self::new(value)
+    }
+}
+
+impl From<&str> for Secret {
+    fn from(value: &str) -> Self {
+        Self::new(value)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn t021_mask_phone_number() {
+        assert_eq!(mask_phone_number("+14155550123"), "+1********23");
+        assert_eq!(mask_phone_number("1234"), "****");
+        assert_eq!(mask_phone_number("+447700900123"), "+4*********23");
+        assert_eq!(mask_phone_number("14155550123"), "1********23");
+        assert_eq!(mask_phone_number("+12345"), "+1**45");
+        assert_eq!(mask_phone_number("Acme"), "****");
+    }
+
+    #[test]
+    fn t022_redact_masks_numbers_in_provider_text() {
+        assert_eq!(
+            redact_text("The 'To' number +14155550123 is not a valid phone number."),
+            "The 'To' number +1********23 is not a valid phone number."
+        );
+    }
+
+    #[test]
+    fn t023_redact_masks_spaced_numbers() {
+        assert_eq!(redact_text("call 415 555 0123 now"), "call 4*******23 now");
+    }
+
+    #[test]
+    fn t024_redact_caps_length_and_keeps_short_codes() {
+        let long = redact_text(&"x".repeat(500));
+        assert_eq!(long.encode_utf16().count(), 200);
+        assert_eq!(long, format!("{}…", "x".repeat(199)));
+        assert_eq!(redact_text("error 21211"), "error 21211");
+    }
+
+    #[test]
+    fn t026_redact_punctuated_numbers() {
+        assert_eq!(redact_text("(415) 555-0123"), "(4*******23");
+        assert_eq!(redact_text("order 1234567 shipped"), "order 1****67 shipped");
+        assert_eq!(redact_text("+1 (415) 555-0123"), "+1********23");
+    }
+
+    #[test]
+    fn redact_collapses_control_characters_and_trims() {
+        assert_eq!(redact_text("\u{0}bad\r\n\tthing\u{7f} "), "bad thing");
+    }
+
+    #[test]
+    fn secret_debug_hides_the_value() {
+        let secret = Secret::new("hunter2");
+        assert_eq!(format!("{secret:?}"), "***");
+        assert_eq!(secret.expose(), "hunter2");
+    }
+}
