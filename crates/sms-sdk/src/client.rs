@@ -107,7 +107,8 @@ impl SendOptions {
     }
 }
 
-type BeforeSendFn = Arc<dyn Fn(BeforeSendContext) -> BoxFuture<'static, Result<PolicyDecision, BoxError>> + Send + Sync>;
+type BeforeSendFn =
+    Arc<dyn Fn(BeforeSendContext) -> BoxFuture<'static, Result<PolicyDecision, BoxError>> + Send + Sync>;
 
 /// Sends messages through its adapters. Cheap to clone (one `Arc`).
 #[derive(Clone)]
@@ -230,7 +231,9 @@ impl Dispatch<'_> {
             };
             match AssertUnwindSafe(policy(cx)).catch_unwind().await {
                 Ok(Ok(PolicyDecision::Allow)) => {}
-                Ok(Ok(PolicyDecision::Reject { reason })) => return Err(self.fail(&base, Error::policy_rejected(Some(reason)))),
+                Ok(Ok(PolicyDecision::Reject { reason })) => {
+                    return Err(self.fail(&base, Error::policy_rejected(Some(reason))));
+                }
                 Ok(Err(error)) => return Err(Error::before_send(error)),
                 Err(_panic) => return Err(Error::before_send("before_send panicked".into())),
             }
@@ -433,7 +436,10 @@ impl ClientBuilder {
         }
         let names: Vec<&str> = self.adapters.iter().map(|a| a.info().name.as_str()).collect();
         if names.iter().enumerate().any(|(i, n)| names[..i].contains(n)) {
-            return Err(Error::configuration(format!("Adapter names must be unique; configured: {}.", names.join(", "))));
+            return Err(Error::configuration(format!(
+                "Adapter names must be unique; configured: {}.",
+                names.join(", ")
+            )));
         }
         if self.timeout.is_zero() {
             return Err(Error::configuration("The request timeout must be greater than zero."));

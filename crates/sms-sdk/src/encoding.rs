@@ -154,3 +154,214 @@ pub fn estimate_segments(body: &str) -> SegmentPreview {
 
     SegmentPreview { encoding, segments, units, units_per_segment, remaining_in_segment, non_gsm_characters }
 }
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    use super::*;
+
+    fn a(n: usize) -> String {
+        "a".repeat(n)
+    }
+
+    #[test]
+    fn t001_empty_body() {
+        let p = estimate_segments("");
+        assert_eq!((p.encoding, p.segments, p.units, p.contains_unicode()), (Encoding::Gsm7, 0, 0, false));
+        assert_eq!((p.units_per_segment, p.remaining_in_segment), (160, 160));
+    }
+
+    #[test]
+    fn t002_gsm7_segment_boundaries() {
+        for (n, segments) in [(1, 1), (160, 1), (161, 2), (306, 2), (307, 3), (459, 3), (460, 4)] {
+            let p = estimate_segments(&a(n));
+            assert_eq!((p.encoding, p.units, p.segments), (Encoding::Gsm7, n as u32, segments), "n={n}");
+            assert_eq!(p.units_per_segment, if n <= 160 { 160 } else { 153 });
+        }
+    }
+
+    #[test]
+    fn t003_extension_characters_cost_two() {
+        assert_eq!(estimate_segments("€").units, 2);
+        assert_eq!(estimate_segments("{[]}").units, 8);
+        let p = estimate_segments(&"€".repeat(80));
+        assert_eq!((p.units, p.segments), (160, 1));
+        let p = estimate_segments(&"€".repeat(81));
+        assert_eq!((p.units, p.segments), (162, 2));
+    }
+
+    #[test]
+    fn t004_escape_pair_never_straddles_a_segment() {
+        let p = estimate_segments(&format!("{}€{}", a(152), a(152)));
+        assert_eq!((p.units, p.segments), (306, 3));
+    }
+
+    #[test]
+    fn t005_exactly_full_last_segment() {
+        let p = estimate_segments(&format!("{}€{}", a(151), a(153)));
+        assert_eq!((p.units, p.segments, p.remaining_in_segment), (306, 2, 0));
+    }
+
+    #[test]
+    fn t006_remaining_in_segment() {
+        assert_eq!(estimate_segments(&a(100)).remaining_in_segment, 60);
+        assert_eq!(estimate_segments(&a(200)).remaining_in_segment, 106);
+    }
+
+    #[test]
+    fn t007_ucs2_segment_boundaries() {
+        for (n, segments) in [(70, 1), (71, 2), (134, 2), (135, 3), (201, 3), (202, 4)] {
+            let p = estimate_segments(&"ж".repeat(n));
+            assert_eq!((p.encoding, p.units, p.segments), (Encoding::Ucs2, n as u32, segments), "n={n}");
+            assert_eq!(p.units_per_segment, if n <= 70 { 70 } else { 67 });
+        }
+    }
+
+    #[test]
+    fn t008_emoji_forces_ucs2() {
+        let p = estimate_segments("Your package is ready 📦");
+        assert_eq!((p.encoding, p.segments, p.units, p.contains_unicode()), (Encoding::Ucs2, 1, 24, true));
+        assert_eq!(p.non_gsm_characters, vec!['📦']);
+    }
+
+    #[test]
+    fn t009_astral_characters_cost_two_units() {
+        let p = estimate_segments(&format!("{}📦", a(68)));
+        assert_eq!((p.units, p.segments), (70, 1));
+        let p = estimate_segments(&format!("{}📦", a(69)));
+        assert_eq!((p.units, p.segments), (71, 2));
+    }
+
+    #[test]
+    fn t010_surrogate_pair_never_split() {
+        let p = estimate_segments(&format!("{}📦{}", a(66), a(66)));
+        assert_eq!((p.units, p.segments), (134, 3));
+    }
+
+    #[test]
+    fn t011_extension_character_costs_one_unit_in_ucs2() {
+        let p = estimate_segments("€ж");
+        assert_eq!((p.encoding, p.units), (Encoding::Ucs2, 2));
+    }
+
+    #[test]
+    fn t012_non_gsm_characters_distinct_in_order() {
+        assert_eq!(estimate_segments("жaжb📦ж").non_gsm_characters, vec!['ж', '📦']);
+    }
+
+    #[test]
+    fn t013_smart_quotes_are_ucs2() {
+        assert_eq!(estimate_segments("“smart quotes”").encoding, Encoding::Ucs2);
+    }
+
+    #[test]
+    fn t014_tables() {
+        assert!(is_gsm7(GSM7_BASIC_CHARACTERS));
+        assert!(is_gsm7(GSM7_EXTENSION_CHARACTERS));
+        assert_eq!(GSM7_BASIC_CHARACTERS.chars().count(), 127);
+        assert_eq!(GSM7_EXTENSION_CHARACTERS.chars().count(), 10);
+        // Every printable ASCII character but the backtick is in one of the tables.
+        for c in (0x20u8..0x7f).map(char::from).filter(|c| *c != '`') {
+            assert!(gsm7_cost(c).is_some(), "{c}");
+        }
+    }
+
+    #[test]
+    fn t015_non_gsm_characters() {
+        for x in ["ж", "📦", "ç", "`", "’", "你"] {
+            assert!(!is_gsm7(&format!("hello {x}")), "{x}");
+        }
+    }
+
+    #[test]
+    fn t016_segment_limits() {
+        assert_eq!(GSM7_LIMITS, SegmentLimit { single: 160, concatenated: 153 });
+        assert_eq!(UCS2_LIMITS, SegmentLimit { single: 70, concatenated: 67 });
+    }
+
+    #[test]
+    fn t017_examples() {
+        let p = estimate_segments("Hello 📦");
+        assert_eq!((p.encoding, p.units, p.segments), (Encoding::Ucs2, 8, 1));
+        let p = estimate_segments("Your order has shipped.");
+        assert_eq!((p.encoding, p.segments), (Encoding::Gsm7, 1));
+        let p = estimate_segments("Test message from SMS SDK doctor.");
+        assert_eq!((p.encoding, p.units, p.segments), (Encoding::Gsm7, 33, 1));
+        let p = estimate_segments("Café opens at 9 € 5");
+        assert_eq!((p.encoding, p.units, p.segments), (Encoding::Gsm7, 20, 1));
+    }
+
+    #[test]
+    fn t018_legacy_examples() {
+        let p = estimate_segments("^");
+        assert_eq!((p.encoding, p.units, p.segments), (Encoding::Gsm7, 2, 1));
+        assert_eq!(estimate_segments("😀").units, 2);
+        let p = estimate_segments(&"😀".repeat(36));
+        assert_eq!((p.units, p.segments), (72, 2));
+    }
+
+    /// A deliberately naive counter: split into per-character costs and fill segments one by one.
+    fn naive_segments(text: &str) -> (u32, u32) {
+        let gsm = text.chars().all(|c| GSM7_BASIC_CHARACTERS.contains(c) || GSM7_EXTENSION_CHARACTERS.contains(c));
+        let costs: Vec<u32> = text
+            .chars()
+            .map(|c| {
+                if !gsm {
+                    c.len_utf16() as u32
+                } else if GSM7_EXTENSION_CHARACTERS.contains(c) {
+                    2
+                } else {
+                    1
+                }
+            })
+            .collect();
+        let total: u32 = costs.iter().sum();
+        let (single, multi) = if gsm { (160, 153) } else { (70, 67) };
+        if total == 0 {
+            return (0, 0);
+        }
+        if total <= single {
+            return (1, total);
+        }
+        let mut segments = vec![0u32];
+        for cost in costs {
+            if segments.last().copied().unwrap_or(0) + cost > multi {
+                segments.push(0);
+            }
+            *segments.last_mut().unwrap() += cost;
+        }
+        (segments.len() as u32, total)
+    }
+
+    fn gsm_char() -> impl Strategy<Value = char> {
+        let all: Vec<char> = GSM7_BASIC_CHARACTERS.chars().chain(GSM7_EXTENSION_CHARACTERS.chars()).collect();
+        proptest::sample::select(all)
+    }
+
+    proptest! {
+        #[test]
+        fn gsm7_counts_agree_with_a_naive_counter(chars in proptest::collection::vec(gsm_char(), 0..700)) {
+            let text: String = chars.into_iter().collect();
+            let p = estimate_segments(&text);
+            prop_assert_eq!(p.encoding, Encoding::Gsm7);
+            prop_assert_eq!((p.segments, p.units), naive_segments(&text));
+        }
+
+        #[test]
+        fn non_gsm_counts_agree_with_a_naive_counter(
+            chars in proptest::collection::vec(prop_oneof![gsm_char(), any::<char>()], 0..400),
+            forced in prop_oneof![Just('ж'), Just('📦'), Just('你')],
+            at in any::<proptest::sample::Index>(),
+        ) {
+            let mut chars = chars;
+            let position = at.index(chars.len() + 1);
+            chars.insert(position, forced);
+            let text: String = chars.into_iter().collect();
+            let p = estimate_segments(&text);
+            prop_assert_eq!(p.encoding, Encoding::Ucs2);
+            prop_assert_eq!((p.segments, p.units), naive_segments(&text));
+            prop_assert!(p.non_gsm_characters.contains(&forced));
+        }
+    }
+}

@@ -525,7 +525,11 @@ impl Error {
         let message = match rejection.category {
             Category::Auth => format!("{p} rejected the credentials{detail}"),
             Category::RateLimited => format!("{p} rate-limited the request; the message was not created{detail}"),
-            c @ (Category::Recipient | Category::Sender | Category::Account | Category::Compliance | Category::Request) => {
+            c @ (Category::Recipient
+            | Category::Sender
+            | Category::Account
+            | Category::Compliance
+            | Category::Request) => {
                 format!("{p} rejected the message ({c}){detail}")
             }
         };
@@ -557,7 +561,8 @@ impl Error {
              Do not resend automatically; reconcile with the provider first.",
             spaced(reason)
         );
-        let mut e = Self::new(ErrorKind::Unknown(reason), message).with_provider_name(Some(adapter)).with_attempts(attempts);
+        let mut e =
+            Self::new(ErrorKind::Unknown(reason), message).with_provider_name(Some(adapter)).with_attempts(attempts);
         e.inner.provider = details;
         e.inner.source = cause;
         e
@@ -589,20 +594,16 @@ impl Error {
     }
 
     pub(crate) fn idempotency_conflict(key: &str) -> Self {
-        let mut e = Self::new(
-            ErrorKind::IdempotencyConflict,
-            "This idempotency key was already used for a different message.",
-        );
+        let mut e =
+            Self::new(ErrorKind::IdempotencyConflict, "This idempotency key was already used for a different message.");
         e.inner.idempotency_key = Some(key.to_owned());
         e
     }
 
     #[allow(dead_code)] // used by the idempotency stores
     pub(crate) fn idempotency_in_progress(key: &str) -> Self {
-        let mut e = Self::new(
-            ErrorKind::IdempotencyInProgress,
-            "Another send with this idempotency key is still in progress.",
-        );
+        let mut e =
+            Self::new(ErrorKind::IdempotencyInProgress, "Another send with this idempotency key is still in progress.");
         e.inner.idempotency_key = Some(key.to_owned());
         e
     }

@@ -66,7 +66,12 @@ impl Chain<'_> {
         })
     }
 
-    async fn run_adapter(&self, adapter: &dyn DynAdapter, message: &OutboundMessage, attempts: &mut Vec<Attempt>) -> AdapterEnd {
+    async fn run_adapter(
+        &self,
+        adapter: &dyn DynAdapter,
+        message: &OutboundMessage,
+        attempts: &mut Vec<Attempt>,
+    ) -> AdapterEnd {
         let name = adapter.info().name.as_str();
         let emit = |attempts: &mut Vec<Attempt>, number: u32, outcome: AttemptOutcome, duration: Duration| {
             let attempt = Attempt { provider: name.to_owned(), attempt: number, outcome, duration };

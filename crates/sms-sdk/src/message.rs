@@ -33,9 +33,7 @@ use crate::validate::Field;
 #[must_use]
 pub fn is_e164(value: &str) -> bool {
     let Some(digits) = value.strip_prefix('+') else { return false };
-    (2..=15).contains(&digits.len())
-        && digits.bytes().all(|b| b.is_ascii_digit())
-        && !digits.starts_with('0')
+    (2..=15).contains(&digits.len()) && digits.bytes().all(|b| b.is_ascii_digit()) && !digits.starts_with('0')
 }
 
 /// A phone number in E.164 form (`+14155550123`). Checked on construction.
@@ -135,12 +133,9 @@ impl Sender {
     /// A fixed, value-free message naming the rule the sender breaks.
     pub fn resolve(&self) -> Result<ResolvedSender, &'static str> {
         let (kind, value, ok, rule) = match self {
-            Self::Phone(v) => (
-                SenderKind::PhoneNumber,
-                v,
-                is_e164(v),
-                "Sender phone numbers must be E.164, such as +15005550006.",
-            ),
+            Self::Phone(v) => {
+                (SenderKind::PhoneNumber, v, is_e164(v), "Sender phone numbers must be E.164, such as +15005550006.")
+            }
             Self::SenderId(v) => (
                 SenderKind::Alphanumeric,
                 v,
@@ -155,12 +150,9 @@ impl Sender {
                 (3..=8).contains(&v.len()) && v.bytes().all(|b| b.is_ascii_digit()),
                 "Short codes are 3-8 digits.",
             ),
-            Self::MessagingService(v) => (
-                SenderKind::MessagingService,
-                v,
-                !js_trim(v).is_empty(),
-                "Messaging service IDs must not be blank.",
-            ),
+            Self::MessagingService(v) => {
+                (SenderKind::MessagingService, v, !js_trim(v).is_empty(), "Messaging service IDs must not be blank.")
+            }
         };
         if ok { Ok(ResolvedSender { kind, value: value.clone() }) } else { Err(rule) }
     }
@@ -419,9 +411,8 @@ impl fmt::Debug for OutboundMessage {
 #[must_use]
 pub fn format_timestamp(at: OffsetDateTime) -> String {
     let at = at.to_offset(time::UtcOffset::UTC);
-    let format = time::macros::format_description!(
-        "[year]-[month]-[day]T[hour]:[minute]:[second].[subsecond digits:3]Z"
-    );
+    let format =
+        time::macros::format_description!("[year]-[month]-[day]T[hour]:[minute]:[second].[subsecond digits:3]Z");
     at.format(&format).unwrap_or_default()
 }
 
@@ -493,10 +484,7 @@ mod tests {
         assert_eq!(serde_json::to_string(&Sender::phone("+1")).unwrap(), "\"+1\"");
         assert_eq!(serde_json::to_string(&Sender::sender_id("Acme")).unwrap(), r#"{"senderId":"Acme"}"#);
         assert_eq!(serde_json::to_string(&Sender::short_code("123")).unwrap(), r#"{"shortCode":"123"}"#);
-        assert_eq!(
-            serde_json::to_string(&Sender::messaging_service("MG1")).unwrap(),
-            r#"{"messagingService":"MG1"}"#
-        );
+        assert_eq!(serde_json::to_string(&Sender::messaging_service("MG1")).unwrap(), r#"{"messagingService":"MG1"}"#);
     }
 
     #[test]

@@ -157,7 +157,10 @@ pub fn parse_entry(adapter: &str, spec: Option<&OptionsSpec>, entry: &Value) -> 
                 let lower = key.to_lowercase();
                 let typed = spec.options.iter().find(|o| o.wire.to_lowercase() == lower);
                 if key.is_empty() {
-                    issues.push(issue(IssueCode::InvalidField, format!("providerOptions.{adapter}.extra has an empty key.")));
+                    issues.push(issue(
+                        IssueCode::InvalidField,
+                        format!("providerOptions.{adapter}.extra has an empty key."),
+                    ));
                 } else if spec.reserved.iter().any(|r| r.to_lowercase() == lower) {
                     issues.push(issue(
                         IssueCode::UnsupportedField,
@@ -178,7 +181,9 @@ pub fn parse_entry(adapter: &str, spec: Option<&OptionsSpec>, entry: &Value) -> 
                 }
             }
         }
-        Some(_) => issues.push(issue(IssueCode::InvalidField, format!("providerOptions.{adapter}.extra must be an object."))),
+        Some(_) => {
+            issues.push(issue(IssueCode::InvalidField, format!("providerOptions.{adapter}.extra must be an object.")))
+        }
     }
 
     if issues.is_empty() { Ok(fields) } else { Err(issues) }

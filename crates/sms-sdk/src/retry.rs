@@ -134,14 +134,20 @@ mod tests {
 
     #[test]
     fn t030_retry_after_within_the_cap_is_honored_and_a_longer_one_stops() {
-        assert_eq!(policy().decide(1, Some(Duration::from_millis(500)), 0.3), Decision::Wait(Duration::from_millis(500)));
+        assert_eq!(
+            policy().decide(1, Some(Duration::from_millis(500)), 0.3),
+            Decision::Wait(Duration::from_millis(500))
+        );
         assert_eq!(policy().decide(1, Some(Duration::from_millis(5000)), 0.3), Decision::Stop);
     }
 
     #[test]
     fn t031_defaults_and_clamping() {
         let d = RetryPolicy::default();
-        assert_eq!((d.max_attempts(), d.base(), d.max_delay()), (2, Duration::from_millis(500), Duration::from_secs(10)));
+        assert_eq!(
+            (d.max_attempts(), d.base(), d.max_delay()),
+            (2, Duration::from_millis(500), Duration::from_secs(10))
+        );
         assert_eq!(RetryPolicy::new(0, d.base(), d.max_delay()).max_attempts(), 1);
         let raised = RetryPolicy::new(2, Duration::from_millis(800), Duration::from_millis(100));
         assert_eq!(raised.max_delay(), Duration::from_millis(800));

@@ -169,7 +169,11 @@ pub(crate) fn message_issues(message: &Message, adapters: &[Arc<dyn DynAdapter>]
         push(IssueCode::InvalidField, Field::MediaUrls, "Every media URL must be an absolute http or https URL.");
     }
     if message.validity_period_secs.is_some_and(|v| v <= 0) {
-        push(IssueCode::InvalidField, Field::ValidityPeriodSecs, "The validity period must be a positive number of seconds.");
+        push(
+            IssueCode::InvalidField,
+            Field::ValidityPeriodSecs,
+            "The validity period must be a positive number of seconds.",
+        );
     }
     if message.webhook_url.as_deref().is_some_and(|u| !is_http_url(u)) {
         push(IssueCode::InvalidField, Field::WebhookUrl, "The webhook URL must be an absolute http or https URL.");
@@ -227,13 +231,25 @@ pub(crate) fn check_adapter(message: &Message, adapter: &dyn DynAdapter) -> Resu
     let mut issues = Vec::new();
     if !supports_sender(&caps.sender_types, from.kind) {
         let kind = from.kind.as_str().replacen('_', " ", 1);
-        issues.push(issue(IssueCode::UnsupportedField, Field::From, format!("{name} does not support {kind} senders.")));
+        issues.push(issue(
+            IssueCode::UnsupportedField,
+            Field::From,
+            format!("{name} does not support {kind} senders."),
+        ));
     }
     if !message.media_urls.is_empty() && !caps.mms {
-        issues.push(issue(IssueCode::UnsupportedField, Field::MediaUrls, format!("{name} does not support media (MMS).")));
+        issues.push(issue(
+            IssueCode::UnsupportedField,
+            Field::MediaUrls,
+            format!("{name} does not support media (MMS)."),
+        ));
     }
     if message.send_at.is_some() && !caps.scheduling {
-        issues.push(issue(IssueCode::UnsupportedField, Field::SendAt, format!("{name} does not support scheduled sends.")));
+        issues.push(issue(
+            IssueCode::UnsupportedField,
+            Field::SendAt,
+            format!("{name} does not support scheduled sends."),
+        ));
     }
     let mut validity_period_secs = None;
     if let Some(secs) = message.validity_period_secs {
@@ -267,7 +283,8 @@ pub(crate) fn check_adapter(message: &Message, adapter: &dyn DynAdapter) -> Resu
             Vec::new()
         }),
     };
-    let to = PhoneNumber::parse(&message.to).map_err(|_| vec![Issue::new(IssueCode::InvalidRecipient, Field::To, INVALID_RECIPIENT)])?;
+    let to = PhoneNumber::parse(&message.to)
+        .map_err(|_| vec![Issue::new(IssueCode::InvalidRecipient, Field::To, INVALID_RECIPIENT)])?;
     if !issues.is_empty() {
         return Err(issues);
     }
@@ -304,7 +321,10 @@ pub(crate) fn candidates(
         match check_adapter(message, adapter.as_ref()) {
             Ok(outbound) => chain.push((Arc::clone(adapter), outbound)),
             Err(issues) if index == 0 => {
-                return Err(issues.into_iter().next().map_or_else(|| Error::configuration("no issue"), Issue::into_error));
+                return Err(issues
+                    .into_iter()
+                    .next()
+                    .map_or_else(|| Error::configuration("no issue"), Issue::into_error));
             }
             Err(_) => {}
         }
@@ -317,9 +337,21 @@ pub(crate) fn validation(message: &Message, adapters: &[Arc<dyn DynAdapter>]) ->
     let preview = crate::encoding::estimate_segments(&message.body);
     let issues = message_issues(message, adapters);
     if !issues.is_empty() {
-        return Validation { preview, supported: false, issues, adapter_candidates: Vec::new(), provider_options_for: Vec::new() };
+        return Validation {
+            preview,
+            supported: false,
+            issues,
+            adapter_candidates: Vec::new(),
+            provider_options_for: Vec::new(),
+        };
     }
-    let mut report = Validation { preview, supported: false, issues, adapter_candidates: Vec::new(), provider_options_for: Vec::new() };
+    let mut report = Validation {
+        preview,
+        supported: false,
+        issues,
+        adapter_candidates: Vec::new(),
+        provider_options_for: Vec::new(),
+    };
     for (index, adapter) in adapters.iter().enumerate() {
         let name = &adapter.info().name;
         match check_adapter(message, adapter.as_ref()) {

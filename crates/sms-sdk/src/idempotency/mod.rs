@@ -181,7 +181,8 @@ mod tests {
         let b = Message::new(TO, "Hi").provider_option("twilio", json!({"riskCheck": "disable", "smartEncoded": true}));
         assert_eq!(fp(&a), hash);
         assert_eq!(fp(&b), hash);
-        let c = Message::new(TO, "Hi").provider_option("twilio", json!({"smartEncoded": false, "riskCheck": "disable"}));
+        let c =
+            Message::new(TO, "Hi").provider_option("twilio", json!({"smartEncoded": false, "riskCheck": "disable"}));
         assert_ne!(fp(&c), hash);
         assert_ne!(fp(&Message::new(TO, "Hi")), hash);
     }

@@ -110,9 +110,10 @@ impl MemoryAdapter {
             sender_types: ALL_SENDER_TYPES.to_vec(),
             native_idempotency: false,
         };
-        let info = AdapterInfo::new("memory", capabilities)
-            .default_from("+15005550006")
-            .support(Support { status: SupportStatus::Supported, notes: vec!["Test adapter: records sends in memory.".into()] });
+        let info = AdapterInfo::new("memory", capabilities).default_from("+15005550006").support(Support {
+            status: SupportStatus::Supported,
+            notes: vec!["Test adapter: records sends in memory.".into()],
+        });
         MemoryAdapterBuilder { info, outcomes: Vec::new() }
     }
 

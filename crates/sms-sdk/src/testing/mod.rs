@@ -20,6 +20,6 @@
 mod memory;
 
 pub use memory::{
-    MemoryAdapter, MemoryAdapterBuilder, MemoryOutcome, RejectedOptions, SentMessage, accepted_outcome, rejected_outcome,
-    unknown_outcome,
+    MemoryAdapter, MemoryAdapterBuilder, MemoryOutcome, RejectedOptions, SentMessage, accepted_outcome,
+    rejected_outcome, unknown_outcome,
 };
