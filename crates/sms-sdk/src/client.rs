@@ -35,10 +35,10 @@ use crate::error::{Attempt, BoxError, Error};
 use crate::failover::Chain;
 use crate::hooks::{AcceptedEvent, AttemptEvent, BeforeSendContext, FailureEvent, HookBase, Hooks, PolicyDecision};
 use crate::idempotency::Fingerprint;
-use crate::message::{Message, OutboundMessage};
+use crate::message::Message;
 use crate::redact::mask_phone_number;
 use crate::retry::RetryPolicy;
-use crate::validate::{self, Validation};
+use crate::validate::{self, Candidate, Validation};
 
 /// Whether a rejected send moves on to the next adapter.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -210,7 +210,7 @@ struct Dispatch<'a> {
 }
 
 impl Dispatch<'_> {
-    async fn execute(&self, chain: Vec<(Arc<dyn DynAdapter>, OutboundMessage)>) -> Result<Receipt, Error> {
+    async fn execute(&self, chain: Vec<Candidate>) -> Result<Receipt, Error> {
         let id = format!("sms_{}", uuid::Uuid::new_v4().simple());
         let base = HookBase {
             id: id.clone(),
@@ -302,8 +302,15 @@ type Shared = Option<Result<Receipt, Error>>;
 /// the first caller's request instead of sending again.
 #[derive(Default)]
 struct Flights {
-    map: Mutex<HashMap<String, (Fingerprint, u64, watch::Receiver<Shared>)>>,
+    map: Mutex<HashMap<String, InFlight>>,
     next: AtomicU64,
+}
+
+/// The running send of one key.
+struct InFlight {
+    fingerprint: Fingerprint,
+    token: u64,
+    receiver: watch::Receiver<Shared>,
 }
 
 enum Flight<'a> {
@@ -323,16 +330,16 @@ struct Lead<'a> {
 impl Flights {
     fn join(&self, key: &str, fingerprint: &Fingerprint) -> Result<Flight<'_>, Error> {
         let mut map = self.map.lock().unwrap_or_else(PoisonError::into_inner);
-        if let Some((running, _, receiver)) = map.get(key) {
-            return if running == fingerprint {
-                Ok(Flight::Follow(receiver.clone()))
+        if let Some(running) = map.get(key) {
+            return if running.fingerprint == *fingerprint {
+                Ok(Flight::Follow(running.receiver.clone()))
             } else {
                 Err(Error::idempotency_conflict(key))
             };
         }
         let token = self.next.fetch_add(1, Ordering::Relaxed);
         let (sender, receiver) = watch::channel(None);
-        map.insert(key.to_owned(), (fingerprint.clone(), token, receiver));
+        map.insert(key.to_owned(), InFlight { fingerprint: fingerprint.clone(), token, receiver });
         Ok(Flight::Lead(Lead { flights: self, key: key.to_owned(), token, sender }))
     }
 }
@@ -346,7 +353,7 @@ impl Lead<'_> {
 impl Drop for Lead<'_> {
     fn drop(&mut self) {
         let mut map = self.flights.map.lock().unwrap_or_else(PoisonError::into_inner);
-        if map.get(&self.key).is_some_and(|(_, token, _)| *token == self.token) {
+        if map.get(&self.key).is_some_and(|running| running.token == self.token) {
             map.remove(&self.key);
         }
     }

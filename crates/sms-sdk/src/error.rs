@@ -324,10 +324,7 @@ impl Error {
     /// The rejection category, for a single provider rejection.
     #[must_use]
     pub fn category(&self) -> Option<Category> {
-        match self.inner.kind {
-            ErrorKind::Rejected(category) => Some(category),
-            _ => None,
-        }
+        if let ErrorKind::Rejected(category) = self.inner.kind { Some(category) } else { None }
     }
 
     /// Whether another provider might accept what this one rejected.
@@ -358,11 +355,13 @@ impl Error {
     /// The log form of this error.
     #[must_use]
     pub fn to_record(&self) -> ErrorRecord {
-        let (category, reason, field) = match self.inner.kind {
-            ErrorKind::Rejected(c) => (Some(c), None, None),
-            ErrorKind::Unknown(r) => (None, Some(r), None),
-            ErrorKind::InvalidMessage { field } | ErrorKind::Unsupported { field } => (None, None, Some(field)),
-            _ => (None, None, None),
+        let kind = self.inner.kind;
+        let category = self.category();
+        let reason = if let ErrorKind::Unknown(reason) = kind { Some(reason) } else { None };
+        let field = if let ErrorKind::InvalidMessage { field } | ErrorKind::Unsupported { field } = kind {
+            Some(field)
+        } else {
+            None
         };
         ErrorRecord {
             code: self.code().to_owned(),
@@ -576,19 +575,15 @@ impl Error {
     /// An unknown outcome found in the idempotency record or the in-process map rather than
     /// in a request of this send.
     pub(crate) fn unknown_replay(reason: UnknownReason, attempts: Vec<Attempt>) -> Self {
-        let message = match reason {
-            UnknownReason::StaleReservation => {
-                "An earlier send with this idempotency key never finished; its outcome is unknown. \
+        let message = if reason == UnknownReason::StaleReservation {
+            "An earlier send with this idempotency key never finished; its outcome is unknown. \
                  Do not resend automatically; reconcile with the provider first."
-            }
-            UnknownReason::Aborted => {
-                "The send this call was waiting on was dropped while in flight; its outcome is unknown. \
+        } else if reason == UnknownReason::Aborted {
+            "The send this call was waiting on was dropped while in flight; its outcome is unknown. \
                  Do not resend automatically; reconcile with the provider first."
-            }
-            _ => {
-                "An earlier send with this idempotency key had an unknown outcome. \
+        } else {
+            "An earlier send with this idempotency key had an unknown outcome. \
                  Do not resend automatically; reconcile with the provider first."
-            }
         };
         Self::new(ErrorKind::Unknown(reason), message).with_attempts(attempts)
     }

@@ -2,7 +2,6 @@
 //! failover after eligible rejections, and a full stop on anything unknown.
 
 use std::panic::AssertUnwindSafe;
-use std::sync::Arc;
 use std::time::Duration;
 
 use futures_util::FutureExt;
@@ -13,6 +12,7 @@ use crate::adapter::{Accepted, Category, DynAdapter, Outcome, SendContext, Unkno
 use crate::error::{Attempt, AttemptOutcome, Error, ProviderError};
 use crate::message::OutboundMessage;
 use crate::retry::{Decision, RetryPolicy};
+use crate::validate::Candidate;
 
 /// What the chain needs besides the candidates.
 pub(crate) struct Chain<'a> {
@@ -41,7 +41,7 @@ enum AdapterEnd {
 impl Chain<'_> {
     /// Tries each candidate in order until one accepts, the outcome is unknown, the caller
     /// cancels, or a rejection does not allow failover.
-    pub(crate) async fn run(&self, candidates: Vec<(Arc<dyn DynAdapter>, OutboundMessage)>) -> Result<Success, Error> {
+    pub(crate) async fn run(&self, candidates: Vec<Candidate>) -> Result<Success, Error> {
         let mut attempts = Vec::new();
         let mut rejections: Vec<Error> = Vec::new();
         for (adapter, message) in candidates {

@@ -185,10 +185,10 @@ pub(crate) fn message_issues(message: &Message, adapters: &[Arc<dyn DynAdapter>]
         None | Some(Value::Object(_)) => {
             for adapter in adapters {
                 let info = adapter.info();
-                if let Some(entry) = options_entry(message, &info.name) {
-                    if let Err(found) = parse_entry(&info.name, info.provider_options, entry) {
-                        issues.extend(found);
-                    }
+                if let Some(Err(found)) = options_entry(message, &info.name)
+                    .map(|entry| parse_entry(&info.name, info.provider_options, entry))
+                {
+                    issues.extend(found);
                 }
             }
         }
@@ -303,13 +303,16 @@ pub(crate) fn check_adapter(message: &Message, adapter: &dyn DynAdapter) -> Resu
     if own.is_empty() { Ok(outbound) } else { Err(own.into_iter().map(|i| i.provider(name)).collect()) }
 }
 
+/// An adapter of the chain, with what it sends.
+pub(crate) type Candidate = (Arc<dyn DynAdapter>, OutboundMessage);
+
 /// The adapters that will be tried for `message`, with what each sends: the primary (whose
 /// first issue is raised) and, when `failover` is on, every later adapter that passes its checks.
 pub(crate) fn candidates(
     message: &Message,
     adapters: &[Arc<dyn DynAdapter>],
     failover: bool,
-) -> Result<Vec<(Arc<dyn DynAdapter>, OutboundMessage)>, Error> {
+) -> Result<Vec<Candidate>, Error> {
     if let Some(first) = message_issues(message, adapters).into_iter().next() {
         return Err(first.into_error());
     }

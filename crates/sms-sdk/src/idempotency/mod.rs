@@ -113,7 +113,7 @@ fn sorted(value: Value) -> Value {
                 None => Value::Number(n),
             }
         }
-        other => other,
+        other @ (Value::Null | Value::Bool(_) | Value::Number(_) | Value::String(_)) => other,
     }
 }
 
