@@ -12,10 +12,13 @@ mod client;
 pub mod encoding;
 pub mod error;
 mod failover;
+#[cfg(feature = "__http")]
+mod http;
 pub mod hooks;
 pub mod idempotency;
 pub mod message;
 pub mod options;
+pub mod provider;
 pub mod redact;
 pub mod retry;
 #[cfg(feature = "testing")]
@@ -30,3 +33,7 @@ pub use message::{Message, OutboundMessage, PhoneNumber, Sender};
 pub use retry::RetryPolicy;
 pub use tokio_util::sync::CancellationToken;
 pub use validate::{Field, Issue, IssueCode, Validation};
+
+#[cfg(feature = "twilio")]
+#[cfg_attr(docsrs, doc(cfg(feature = "twilio")))]
+pub use provider::twilio::Twilio;

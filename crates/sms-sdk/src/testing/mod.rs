@@ -17,6 +17,7 @@
 //! # Ok::<(), sms_sdk::Error>(()) }).unwrap();
 //! ```
 
+pub mod adapter_contract;
 mod memory;
 
 pub use memory::{

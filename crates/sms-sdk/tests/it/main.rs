@@ -5,6 +5,7 @@ mod client;
 mod coalescing;
 mod failover;
 mod hooks;
+mod provider;
 mod redaction;
 mod retry;
 mod validation;
@@ -15,34 +16,34 @@ use sms_sdk::testing::{MemoryAdapter, RejectedOptions, rejected_outcome};
 use sms_sdk::{Category, Message, Outcome, RetryPolicy};
 
 /// The reference tests' recipient.
-pub const TO: &str = "+14155550123";
+pub(crate) const TO: &str = "+14155550123";
 
 /// `{to: "+14155550123", body: "Your order has shipped."}`.
-pub fn message() -> Message {
+pub(crate) fn message() -> Message {
     Message::new(TO, "Your order has shipped.")
 }
 
 /// `{maxAttempts: 2, baseDelayMs: 1, maxDelayMs: 50}`.
-pub fn fast_retry() -> RetryPolicy {
+pub(crate) fn fast_retry() -> RetryPolicy {
     RetryPolicy::new(2, Duration::from_millis(1), Duration::from_millis(50))
 }
 
 /// A memory adapter called `name`.
-pub fn named(name: &str) -> MemoryAdapter {
+pub(crate) fn named(name: &str) -> MemoryAdapter {
     MemoryAdapter::builder().name(name).build()
 }
 
 /// A rejection in `category` whose details name `provider`.
-pub fn rejection_by(provider: &str, category: Category) -> Outcome {
+pub(crate) fn rejection_by(provider: &str, category: Category) -> Outcome {
     rejected_outcome(category, RejectedOptions { provider: Some(provider.into()), ..RejectedOptions::default() })
 }
 
 /// A plain rejection in `category`.
-pub fn rejection(category: Category) -> Outcome {
+pub(crate) fn rejection(category: Category) -> Outcome {
     rejected_outcome(category, RejectedOptions::default())
 }
 
 /// A rate-limit rejection with an optional `Retry-After`.
-pub fn rate_limited(retry_after: Option<Duration>) -> Outcome {
+pub(crate) fn rate_limited(retry_after: Option<Duration>) -> Outcome {
     rejected_outcome(Category::RateLimited, RejectedOptions { retry_after, ..RejectedOptions::default() })
 }

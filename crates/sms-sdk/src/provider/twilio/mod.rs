@@ -1,0 +1,310 @@
+//! Twilio (Programmable Messaging, API `2010-04-01`): support level `supported`.
+//!
+//! ```
+//! use sms_sdk::provider::twilio::Twilio;
+//!
+//! let twilio = Twilio::builder("AC0123456789abcdef0123456789abcdef", "auth-token")
+//!     .from("+15005550006")
+//!     .build()?;
+//! # let _ = twilio;
+//! # Ok::<(), sms_sdk::Error>(())
+//! ```
+//!
+//! Requests are form-encoded `POST {base}/2010-04-01/Accounts/{AccountSid}/Messages.json` with
+//! Basic auth (`AccountSid:AuthToken`, or `ApiKeySid:ApiKeySecret`). Scheduling (`send_at`) and
+//! `shortenUrls` need a Messaging Service sender (`MG…`).
+
+mod response;
+
+use std::fmt;
+
+use url::form_urlencoded;
+
+pub use self::response::{delivery, interpret, rejection_category};
+use crate::adapter::{
+    ALL_SENDER_TYPES, Adapter, AdapterInfo, Capabilities, Outcome, SendContext, Support, SupportStatus, ValidityRange,
+};
+use crate::error::Error;
+use crate::http::{Body, Transport, basic_auth};
+use crate::message::{OutboundMessage, Sender, SenderKind, format_timestamp};
+use crate::options::{OptionKind, OptionSpec, OptionsSpec};
+use crate::provider::is_prefixed_hex32;
+use crate::redact::Secret;
+use crate::validate::{Field, Issue, IssueCode};
+
+/// The adapter's name.
+pub const NAME: &str = "twilio";
+/// Twilio's production API origin.
+pub const DEFAULT_BASE_URL: &str = "https://api.twilio.com";
+/// Twilio's body limit, in UTF-16 units.
+pub const MAX_BODY_UNITS: usize = 1600;
+/// Twilio's media limit per message.
+pub const MAX_MEDIA: usize = 10;
+
+/// What the Twilio adapter can send.
+#[must_use]
+pub fn capabilities() -> Capabilities {
+    Capabilities {
+        send_text: true,
+        mms: true,
+        scheduling: true,
+        validity_period: Some(ValidityRange { min_sec: 1, max_sec: 36_000 }),
+        webhook_url_override: true,
+        inbound: true,
+        delivery_receipts: true,
+        sender_types: ALL_SENDER_TYPES.to_vec(),
+        native_idempotency: false,
+    }
+}
+
+/// `providerOptions.twilio`: typed options and the parameters the adapter sets itself.
+pub static OPTIONS: OptionsSpec = OptionsSpec {
+    options: &[
+        OptionSpec {
+            name: "applicationSid",
+            wire: "ApplicationSid",
+            kind: OptionKind::String { max_len: None, pattern: Some(|s| is_prefixed_hex32(s, "AP")) },
+        },
+        OptionSpec { name: "provideFeedback", wire: "ProvideFeedback", kind: OptionKind::Boolean },
+        OptionSpec { name: "attempt", wire: "Attempt", kind: OptionKind::Integer { min: 1, max: None } },
+        OptionSpec {
+            name: "contentRetention",
+            wire: "ContentRetention",
+            kind: OptionKind::Enum { values: &["retain", "discard"] },
+        },
+        OptionSpec {
+            name: "addressRetention",
+            wire: "AddressRetention",
+            kind: OptionKind::Enum { values: &["retain", "obfuscate"] },
+        },
+        OptionSpec { name: "smartEncoded", wire: "SmartEncoded", kind: OptionKind::Boolean },
+        OptionSpec { name: "shortenUrls", wire: "ShortenUrls", kind: OptionKind::Boolean },
+        OptionSpec { name: "sendAsMms", wire: "SendAsMms", kind: OptionKind::Boolean },
+        OptionSpec {
+            name: "messageIntent",
+            wire: "MessageIntent",
+            kind: OptionKind::Enum {
+                values: &[
+                    "otp",
+                    "notifications",
+                    "marketing",
+                    "fraud",
+                    "security",
+                    "customercare",
+                    "delivery",
+                    "education",
+                    "polling",
+                    "announcements",
+                    "events",
+                ],
+            },
+        },
+        OptionSpec { name: "riskCheck", wire: "RiskCheck", kind: OptionKind::Enum { values: &["enable", "disable"] } },
+    ],
+    reserved: &[
+        "To",
+        "From",
+        "MessagingServiceSid",
+        "Body",
+        "MediaUrl",
+        "StatusCallback",
+        "ValidityPeriod",
+        "SendAt",
+        "ScheduleType",
+        "ContentSid",
+        "ContentVariables",
+    ],
+};
+
+/// The Twilio adapter. Cheap to clone (the HTTP client is pooled and shared).
+#[derive(Clone)]
+pub struct Twilio {
+    info: AdapterInfo,
+    transport: Transport,
+    path: String,
+    authorization: Secret,
+}
+
+/// Builds a [`Twilio`] adapter; [`TwilioBuilder::build`] checks the configuration.
+#[must_use]
+pub struct TwilioBuilder {
+    account_sid: String,
+    credentials: Credentials,
+    from: Option<Sender>,
+    base_url: String,
+}
+
+enum Credentials {
+    AuthToken(Secret),
+    ApiKey { sid: String, secret: Secret },
+}
+
+impl Twilio {
+    /// An adapter for `account_sid` authenticated with the account's auth token.
+    pub fn builder(account_sid: impl Into<String>, auth_token: impl Into<Secret>) -> TwilioBuilder {
+        TwilioBuilder::new(account_sid.into(), Credentials::AuthToken(auth_token.into()))
+    }
+
+    /// An adapter for `account_sid` authenticated with an API key pair.
+    pub fn with_api_key(
+        account_sid: impl Into<String>,
+        api_key_sid: impl Into<String>,
+        api_key_secret: impl Into<Secret>,
+    ) -> TwilioBuilder {
+        let credentials = Credentials::ApiKey { sid: api_key_sid.into(), secret: api_key_secret.into() };
+        TwilioBuilder::new(account_sid.into(), credentials)
+    }
+}
+
+impl TwilioBuilder {
+    fn new(account_sid: String, credentials: Credentials) -> Self {
+        Self { account_sid, credentials, from: None, base_url: DEFAULT_BASE_URL.to_owned() }
+    }
+
+    /// The default sender: a number, a short code, a sender ID or a Messaging Service SID.
+    pub fn from(mut self, sender: impl Into<Sender>) -> Self {
+        self.from = Some(sender.into());
+        self
+    }
+
+    /// Replaces `https://api.twilio.com` (a proxy, the emulator, a test server).
+    pub fn base_url(mut self, base_url: impl Into<String>) -> Self {
+        self.base_url = base_url.into();
+        self
+    }
+
+    /// Checks the configuration and builds the adapter. Makes no request.
+    ///
+    /// # Errors
+    /// `Configuration` when the account SID is not `AC` + 32 hex characters, a secret is empty,
+    /// or the base URL is not an absolute http(s) URL.
+    pub fn build(self) -> Result<Twilio, Error> {
+        if !is_prefixed_hex32(&self.account_sid, "AC") {
+            return Err(Error::configuration("Twilio account_sid must be AC followed by 32 hex characters."));
+        }
+        let authorization = match &self.credentials {
+            Credentials::AuthToken(token) if token.is_empty() => {
+                return Err(Error::configuration("Twilio auth_token is required."));
+            }
+            Credentials::AuthToken(token) => basic_auth(&self.account_sid, token.expose()),
+            Credentials::ApiKey { sid, .. } if sid.is_empty() => {
+                return Err(Error::configuration("Twilio api_key_sid is required."));
+            }
+            Credentials::ApiKey { secret, .. } if secret.is_empty() => {
+                return Err(Error::configuration("Twilio api_key_secret is required."));
+            }
+            Credentials::ApiKey { sid, secret } => basic_auth(sid, secret.expose()),
+        };
+        let mut info = AdapterInfo::new(NAME, capabilities())
+            .support(Support { status: SupportStatus::Supported, notes: Vec::new() })
+            .provider_options(&OPTIONS);
+        info.default_from = self.from;
+        Ok(Twilio {
+            info,
+            transport: Transport::new(NAME, &self.base_url)?,
+            path: format!("/2010-04-01/Accounts/{}/Messages.json", self.account_sid),
+            authorization,
+        })
+    }
+}
+
+/// The form body Twilio receives for `message`, parameters in the documented order.
+#[must_use]
+pub fn form_body(message: &OutboundMessage) -> String {
+    let mut form = form_urlencoded::Serializer::new(String::new());
+    form.append_pair("To", message.to.as_str());
+    match message.from.kind {
+        SenderKind::MessagingService => form.append_pair("MessagingServiceSid", &message.from.value),
+        SenderKind::PhoneNumber | SenderKind::ShortCode | SenderKind::Alphanumeric => {
+            form.append_pair("From", &message.from.value)
+        }
+    };
+    if !message.body.is_empty() {
+        form.append_pair("Body", &message.body);
+    }
+    for url in &message.media_urls {
+        form.append_pair("MediaUrl", url);
+    }
+    if let Some(url) = &message.webhook_url {
+        form.append_pair("StatusCallback", url);
+    }
+    if let Some(secs) = message.validity_period_secs {
+        form.append_pair("ValidityPeriod", &secs.to_string());
+    }
+    if let Some(at) = message.send_at {
+        form.append_pair("SendAt", &format_timestamp(at));
+        form.append_pair("ScheduleType", "fixed");
+    }
+    for field in &message.provider_fields {
+        form.append_pair(&field.wire, &field.form_value());
+    }
+    form.finish()
+}
+
+impl Adapter for Twilio {
+    fn info(&self) -> &AdapterInfo {
+        &self.info
+    }
+
+    async fn send(&self, message: &OutboundMessage, cx: &SendContext) -> Outcome {
+        let body = Body::Form(form_body(message));
+        self.transport.post(NAME, &self.path, &self.authorization, body, cx.timeout, interpret).await
+    }
+
+    fn validate(&self, message: &OutboundMessage) -> Vec<Issue> {
+        let mut issues = Vec::new();
+        let messaging_service = message.from.kind == SenderKind::MessagingService;
+        if messaging_service && !is_prefixed_hex32(&message.from.value, "MG") {
+            issues.push(Issue::new(
+                IssueCode::InvalidSender,
+                Field::From,
+                "Twilio Messaging Service SIDs are MG followed by 32 hex characters.",
+            ));
+        }
+        if message.send_at.is_some() && !messaging_service {
+            issues.push(Issue::new(
+                IssueCode::UnsupportedField,
+                Field::SendAt,
+                "Twilio schedules messages only from a Messaging Service sender.",
+            ));
+        }
+        let shortens = message.provider_fields.iter().any(|f| f.wire == "ShortenUrls" && f.value == true);
+        if shortens && !messaging_service {
+            issues.push(Issue::new(
+                IssueCode::UnsupportedField,
+                Field::ProviderOptions,
+                "Twilio shortenUrls needs a Messaging Service sender.",
+            ));
+        }
+        if message.body.encode_utf16().count() > MAX_BODY_UNITS {
+            issues.push(Issue::new(IssueCode::InvalidField, Field::Body, "Twilio bodies are at most 1600 characters."));
+        }
+        if message.media_urls.len() > MAX_MEDIA {
+            issues.push(Issue::new(
+                IssueCode::InvalidField,
+                Field::MediaUrls,
+                "Twilio accepts at most 10 media URLs per message.",
+            ));
+        }
+        issues
+    }
+}
+
+impl fmt::Debug for Twilio {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Twilio")
+            .field("base_url", &self.transport.base_url())
+            .field("default_from", &self.info.default_from)
+            .field("authorization", &self.authorization)
+            .finish_non_exhaustive()
+    }
+}
+
+impl fmt::Debug for TwilioBuilder {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("TwilioBuilder")
+            .field("base_url", &self.base_url)
+            .field("from", &self.from)
+            .finish_non_exhaustive()
+    }
+}
