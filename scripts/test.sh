@@ -14,6 +14,9 @@ cargo clippy --workspace --all-targets --all-features -- -D warnings
 step "cargo check --no-default-features"
 cargo check -p sms-sdk --no-default-features
 
+step "cargo test (no provider features)"
+cargo test -p sms-sdk --no-default-features --features testing
+
 step "cargo test (default features)"
 cargo test --workspace
 

@@ -48,7 +48,10 @@ impl Transport {
             .retry(reqwest::retry::never())
             .connect_timeout(Duration::from_secs(10))
             .build()
-            .map_err(|e| Error::configuration(format!("Could not build the {provider} HTTP client.")).with_source(std::sync::Arc::new(e)))?;
+            .map_err(|e| {
+                Error::configuration(format!("Could not build the {provider} HTTP client."))
+                    .with_source(std::sync::Arc::new(e))
+            })?;
         Ok(Self { client, base_url })
     }
 
@@ -165,11 +168,9 @@ pub(crate) fn status_class(status: u16) -> StatusClass {
 pub(crate) fn success(accepted: Option<Accepted>, details: ProviderError) -> Outcome {
     match accepted {
         Some(accepted) => Outcome::Accepted(accepted),
-        None => Outcome::Unknown(Unknown {
-            reason: UnknownReason::MalformedResponse,
-            details: Some(details),
-            cause: None,
-        }),
+        None => {
+            Outcome::Unknown(Unknown { reason: UnknownReason::MalformedResponse, details: Some(details), cause: None })
+        }
     }
 }
 

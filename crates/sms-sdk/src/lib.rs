@@ -12,9 +12,9 @@ mod client;
 pub mod encoding;
 pub mod error;
 mod failover;
+pub mod hooks;
 #[cfg(feature = "__http")]
 mod http;
-pub mod hooks;
 pub mod idempotency;
 pub mod message;
 pub mod options;
@@ -34,6 +34,15 @@ pub use retry::RetryPolicy;
 pub use tokio_util::sync::CancellationToken;
 pub use validate::{Field, Issue, IssueCode, Validation};
 
+#[cfg(feature = "plivo")]
+#[cfg_attr(docsrs, doc(cfg(feature = "plivo")))]
+pub use provider::plivo::Plivo;
+#[cfg(feature = "telnyx")]
+#[cfg_attr(docsrs, doc(cfg(feature = "telnyx")))]
+pub use provider::telnyx::Telnyx;
 #[cfg(feature = "twilio")]
 #[cfg_attr(docsrs, doc(cfg(feature = "twilio")))]
 pub use provider::twilio::Twilio;
+#[cfg(feature = "vonage")]
+#[cfg_attr(docsrs, doc(cfg(feature = "vonage")))]
+pub use provider::vonage::Vonage;

@@ -170,11 +170,7 @@ where
     let harness = Harness { factory: &factory, fixtures };
     let mut results = Vec::new();
     let mut record = |check: &str, result: Check| {
-        results.push(CaseResult {
-            name: format!("{name}: {check}"),
-            passed: result.is_ok(),
-            error: result.err(),
-        });
+        results.push(CaseResult { name: format!("{name}: {check}"), passed: result.is_ok(), error: result.err() });
     };
     record("declares consistent capabilities", harness.capabilities());
     record("builds the documented request", harness.request().await);
@@ -186,10 +182,7 @@ where
     record("network error is unknown", harness.network_error().await);
     record("cancelled in flight is unknown", harness.cancelled_in_flight().await);
     record("malformed 2xx is unknown", harness.unknown_reply(&fixtures.malformed_success).await);
-    record(
-        "non-JSON 2xx is unknown",
-        harness.unknown_reply(&Reply::raw(200, "text/html", "<html>ok</html>")).await,
-    );
+    record("non-JSON 2xx is unknown", harness.unknown_reply(&Reply::raw(200, "text/html", "<html>ok</html>")).await);
     record("5xx is unknown", harness.unknown_reply(&fixtures.server_error).await);
     for (check, result) in harness.undeclared_capabilities().await {
         record(&check, result);
@@ -280,7 +273,7 @@ where
                 ensure!(accepted.delivery == *delivery, "delivery {:?} is not {delivery:?}", accepted.delivery);
                 Ok(())
             }
-            other => Err(format!("expected accepted, got {other:?}")),
+            other @ (Outcome::Rejected(_) | Outcome::Unknown(_)) => Err(format!("expected accepted, got {other:?}")),
         }
     }
 
@@ -302,7 +295,7 @@ where
                 );
                 Ok(())
             }
-            other => Err(format!("expected a rejection, got {other:?}")),
+            other @ (Outcome::Accepted(_) | Outcome::Unknown(_)) => Err(format!("expected a rejection, got {other:?}")),
         }
     }
 
@@ -320,7 +313,11 @@ where
         let (reply, retry_after) = &self.fixtures.rate_limited;
         match self.outcome_for(reply).await {
             Outcome::Rejected(rejection) => {
-                ensure!(rejection.category == Category::RateLimited, "category {} is not rate_limited", rejection.category);
+                ensure!(
+                    rejection.category == Category::RateLimited,
+                    "category {} is not rate_limited",
+                    rejection.category
+                );
                 ensure!(
                     rejection.retry_after == *retry_after,
                     "retry_after {:?} is not {retry_after:?}",
@@ -328,7 +325,9 @@ where
                 );
                 Ok(())
             }
-            other => Err(format!("expected a rate limit, got {other:?}")),
+            other @ (Outcome::Accepted(_) | Outcome::Unknown(_)) => {
+                Err(format!("expected a rate limit, got {other:?}"))
+            }
         }
     }
 
@@ -439,10 +438,13 @@ fn caller_message(message: &OutboundMessage) -> Message {
 }
 
 fn expect_unknown(outcome: Outcome, reason: Option<UnknownReason>) -> Check {
-    match outcome {
-        Outcome::Unknown(unknown) if reason.is_none_or(|r| r == unknown.reason) => Ok(()),
-        other => Err(format!("expected unknown{}, got {other:?}", reason.map(|r| format!(" ({r})")).unwrap_or_default())),
+    if let Outcome::Unknown(unknown) = &outcome
+        && reason.is_none_or(|r| r == unknown.reason)
+    {
+        return Ok(());
     }
+    let expected = reason.map(|r| format!(" ({r})")).unwrap_or_default();
+    Err(format!("expected unknown{expected}, got {outcome:?}"))
 }
 
 fn compare_body(request: &Request, expected: &ExpectedBody) -> Check {

@@ -5,6 +5,7 @@ mod client;
 mod coalescing;
 mod failover;
 mod hooks;
+#[cfg(any(feature = "twilio", feature = "telnyx", feature = "plivo", feature = "vonage"))]
 mod provider;
 mod redaction;
 mod retry;

@@ -1,1 +1,201 @@
-//! plivo
+//! Plivo (Message API v1): support level `partial`.
+//!
+//! ```
+//! use sms_sdk::provider::plivo::Plivo;
+//!
+//! let plivo = Plivo::builder("MAXXXXXXXXXXXXXXXXXX", "auth-token").from("+15005550006").build()?;
+//! # let _ = plivo;
+//! # Ok::<(), sms_sdk::Error>(())
+//! ```
+//!
+//! Requests are JSON `POST {base}/v1/Account/{auth_id}/Message/` with Basic auth. Plivo does not
+//! document its error bodies, so only 401 (`Auth`) and a 429 carrying `api_id` (`RateLimited`)
+//! are classified; every other 4xx is `Request` and never fails over.
+
+mod response;
+
+use std::fmt;
+
+use serde_json::{Map, Value};
+
+pub use self::response::{interpret, rejection_category};
+use crate::adapter::{
+    ALL_SENDER_TYPES, Adapter, AdapterInfo, Capabilities, Outcome, SendContext, Support, SupportStatus, ValidityRange,
+};
+use crate::error::Error;
+use crate::http::{Body, Transport, basic_auth};
+use crate::message::{OutboundMessage, Sender, SenderKind};
+use crate::options::{OptionKind, OptionSpec, OptionsSpec};
+use crate::redact::Secret;
+
+/// The adapter's name.
+pub const NAME: &str = "plivo";
+/// Plivo's production API origin.
+pub const DEFAULT_BASE_URL: &str = "https://api.plivo.com";
+
+/// Why the Plivo adapter is partial.
+pub const SUPPORT_NOTES: [&str; 2] = [
+    "Plivo does not document its API error body, so only 401 (auth) and a 429 that carries an api_id \
+     (rate limit) are classified; every other 4xx is a request rejection that never fails over.",
+    "Plivo's V2 callback signatures cover the URL and a nonce but no timestamp or body, so a captured \
+     callback can be replayed: deduplicate events by their dedupe key (V3 signatures also cover the body).",
+];
+
+/// What the Plivo adapter can send.
+#[must_use]
+pub fn capabilities() -> Capabilities {
+    Capabilities {
+        send_text: true,
+        mms: true,
+        scheduling: false,
+        validity_period: Some(ValidityRange { min_sec: 5, max_sec: 10_799 }),
+        webhook_url_override: true,
+        inbound: true,
+        delivery_receipts: true,
+        sender_types: ALL_SENDER_TYPES.to_vec(),
+        native_idempotency: false,
+    }
+}
+
+/// `providerOptions.plivo`.
+pub static OPTIONS: OptionsSpec = OptionsSpec {
+    options: &[
+        OptionSpec {
+            name: "log",
+            wire: "log",
+            kind: OptionKind::Enum { values: &["true", "false", "content_only", "number_only"] },
+        },
+        OptionSpec { name: "trackable", wire: "trackable", kind: OptionKind::Boolean },
+    ],
+    reserved: &["src", "powerpack_uuid", "dst", "text", "type", "media_urls", "url", "method", "message_expiry"],
+};
+
+/// The Plivo adapter.
+#[derive(Clone)]
+pub struct Plivo {
+    info: AdapterInfo,
+    transport: Transport,
+    path: String,
+    authorization: Secret,
+}
+
+/// Builds a [`Plivo`] adapter.
+#[must_use]
+pub struct PlivoBuilder {
+    auth_id: String,
+    auth_token: Secret,
+    from: Option<Sender>,
+    base_url: String,
+}
+
+impl Plivo {
+    /// An adapter for `auth_id` authenticated with `auth_token`.
+    pub fn builder(auth_id: impl Into<String>, auth_token: impl Into<Secret>) -> PlivoBuilder {
+        PlivoBuilder {
+            auth_id: auth_id.into(),
+            auth_token: auth_token.into(),
+            from: None,
+            base_url: DEFAULT_BASE_URL.into(),
+        }
+    }
+}
+
+impl PlivoBuilder {
+    /// The default sender (a number, short code, sender ID, or a Powerpack UUID as a messaging
+    /// service).
+    pub fn from(mut self, sender: impl Into<Sender>) -> Self {
+        self.from = Some(sender.into());
+        self
+    }
+
+    /// Replaces `https://api.plivo.com`.
+    pub fn base_url(mut self, base_url: impl Into<String>) -> Self {
+        self.base_url = base_url.into();
+        self
+    }
+
+    /// Checks the configuration and builds the adapter.
+    ///
+    /// # Errors
+    /// `Configuration` when the auth id or token is empty or the base URL is not http(s).
+    pub fn build(self) -> Result<Plivo, Error> {
+        if self.auth_id.is_empty() {
+            return Err(Error::configuration("Plivo auth_id is required."));
+        }
+        if self.auth_token.is_empty() {
+            return Err(Error::configuration("Plivo auth_token is required."));
+        }
+        let notes = SUPPORT_NOTES.iter().map(|n| (*n).to_owned()).collect();
+        let mut info = AdapterInfo::new(NAME, capabilities())
+            .support(Support { status: SupportStatus::Partial, notes })
+            .provider_options(&OPTIONS);
+        info.default_from = self.from;
+        let encoded_id: String = url::form_urlencoded::byte_serialize(self.auth_id.as_bytes()).collect();
+        Ok(Plivo {
+            info,
+            transport: Transport::new(NAME, &self.base_url)?,
+            path: format!("/v1/Account/{}/Message/", encoded_id.replace('+', "%20")),
+            authorization: basic_auth(&self.auth_id, self.auth_token.expose()),
+        })
+    }
+}
+
+/// The JSON body Plivo receives for `message`, keys in the documented order.
+#[must_use]
+pub fn request_body(message: &OutboundMessage) -> Value {
+    let mut body = Map::new();
+    body.insert("dst".into(), message.to.as_str().into());
+    body.insert("type".into(), if message.media_urls.is_empty() { "sms" } else { "mms" }.into());
+    let sender_key = match message.from.kind {
+        SenderKind::MessagingService => "powerpack_uuid",
+        SenderKind::PhoneNumber | SenderKind::ShortCode | SenderKind::Alphanumeric => "src",
+    };
+    body.insert(sender_key.into(), message.from.value.clone().into());
+    if !message.body.is_empty() {
+        body.insert("text".into(), message.body.clone().into());
+    }
+    if !message.media_urls.is_empty() {
+        body.insert("media_urls".into(), message.media_urls.clone().into());
+    }
+    if let Some(url) = &message.webhook_url {
+        body.insert("url".into(), url.clone().into());
+        body.insert("method".into(), "POST".into());
+    }
+    if let Some(secs) = message.validity_period_secs {
+        body.insert("message_expiry".into(), secs.into());
+    }
+    for field in &message.provider_fields {
+        body.insert(field.wire.clone(), field.value.clone());
+    }
+    Value::Object(body)
+}
+
+impl Adapter for Plivo {
+    fn info(&self) -> &AdapterInfo {
+        &self.info
+    }
+
+    async fn send(&self, message: &OutboundMessage, cx: &SendContext) -> Outcome {
+        let body = Body::Json(request_body(message));
+        self.transport.post(NAME, &self.path, &self.authorization, body, cx.timeout, interpret).await
+    }
+}
+
+impl fmt::Debug for Plivo {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Plivo")
+            .field("base_url", &self.transport.base_url())
+            .field("default_from", &self.info.default_from)
+            .field("authorization", &self.authorization)
+            .finish_non_exhaustive()
+    }
+}
+
+impl fmt::Debug for PlivoBuilder {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("PlivoBuilder")
+            .field("base_url", &self.base_url)
+            .field("from", &self.from)
+            .finish_non_exhaustive()
+    }
+}

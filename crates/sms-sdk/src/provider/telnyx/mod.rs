@@ -1,1 +1,218 @@
-//! telnyx
+//! Telnyx (Messaging API v2): support level `supported`.
+//!
+//! ```
+//! use sms_sdk::provider::telnyx::Telnyx;
+//!
+//! let telnyx = Telnyx::builder("KEY_live_…").from("+15005550006").messaging_profile_id("profile-1").build()?;
+//! # let _ = telnyx;
+//! # Ok::<(), sms_sdk::Error>(())
+//! ```
+//!
+//! Requests are JSON `POST {base}/v2/messages` with `Authorization: Bearer <api key>`. A
+//! messaging-service sender is a messaging profile id (sent without `from`); alphanumeric senders
+//! need the adapter's messaging profile. No validity period.
+
+mod response;
+
+use std::fmt;
+
+use serde_json::{Map, Value};
+
+pub use self::response::{delivery, interpret, rejection_category};
+use crate::adapter::{
+    ALL_SENDER_TYPES, Adapter, AdapterInfo, Capabilities, Outcome, SendContext, Support, SupportStatus,
+};
+use crate::error::Error;
+use crate::http::{Body, Transport};
+use crate::message::{OutboundMessage, Sender, SenderKind, format_timestamp};
+use crate::options::{OptionKind, OptionSpec, OptionsSpec};
+use crate::redact::Secret;
+use crate::validate::{Field, Issue, IssueCode};
+
+/// The adapter's name.
+pub const NAME: &str = "telnyx";
+/// Telnyx's production API origin.
+pub const DEFAULT_BASE_URL: &str = "https://api.telnyx.com";
+
+/// What the Telnyx adapter can send.
+#[must_use]
+pub fn capabilities() -> Capabilities {
+    Capabilities {
+        send_text: true,
+        mms: true,
+        scheduling: true,
+        validity_period: None,
+        webhook_url_override: true,
+        inbound: true,
+        delivery_receipts: true,
+        sender_types: ALL_SENDER_TYPES.to_vec(),
+        native_idempotency: false,
+    }
+}
+
+/// `providerOptions.telnyx`.
+pub static OPTIONS: OptionsSpec = OptionsSpec {
+    options: &[
+        OptionSpec { name: "subject", wire: "subject", kind: OptionKind::String { max_len: None, pattern: None } },
+        OptionSpec {
+            name: "webhookFailoverUrl",
+            wire: "webhook_failover_url",
+            kind: OptionKind::String {
+                max_len: None,
+                pattern: Some(|s| s.starts_with("http://") || s.starts_with("https://")),
+            },
+        },
+        OptionSpec { name: "useProfileWebhooks", wire: "use_profile_webhooks", kind: OptionKind::Boolean },
+        OptionSpec { name: "autoDetect", wire: "auto_detect", kind: OptionKind::Boolean },
+        OptionSpec { name: "encoding", wire: "encoding", kind: OptionKind::Enum { values: &["auto", "gsm7", "ucs2"] } },
+    ],
+    reserved: &["to", "from", "messaging_profile_id", "text", "media_urls", "type", "webhook_url", "send_at"],
+};
+
+/// The Telnyx adapter.
+#[derive(Clone)]
+pub struct Telnyx {
+    info: AdapterInfo,
+    transport: Transport,
+    messaging_profile_id: Option<String>,
+    authorization: Secret,
+}
+
+/// Builds a [`Telnyx`] adapter.
+#[must_use]
+pub struct TelnyxBuilder {
+    api_key: Secret,
+    from: Option<Sender>,
+    messaging_profile_id: Option<String>,
+    base_url: String,
+}
+
+impl Telnyx {
+    /// An adapter authenticated with `api_key`.
+    pub fn builder(api_key: impl Into<Secret>) -> TelnyxBuilder {
+        TelnyxBuilder {
+            api_key: api_key.into(),
+            from: None,
+            messaging_profile_id: None,
+            base_url: DEFAULT_BASE_URL.into(),
+        }
+    }
+}
+
+impl TelnyxBuilder {
+    /// The default sender.
+    pub fn from(mut self, sender: impl Into<Sender>) -> Self {
+        self.from = Some(sender.into());
+        self
+    }
+
+    /// The messaging profile sent with every non-profile sender (needed for alphanumeric IDs).
+    pub fn messaging_profile_id(mut self, id: impl Into<String>) -> Self {
+        self.messaging_profile_id = Some(id.into());
+        self
+    }
+
+    /// Replaces `https://api.telnyx.com`.
+    pub fn base_url(mut self, base_url: impl Into<String>) -> Self {
+        self.base_url = base_url.into();
+        self
+    }
+
+    /// Checks the configuration and builds the adapter.
+    ///
+    /// # Errors
+    /// `Configuration` when the API key is empty or the base URL is not http(s).
+    pub fn build(self) -> Result<Telnyx, Error> {
+        if self.api_key.is_empty() {
+            return Err(Error::configuration("Telnyx api_key is required."));
+        }
+        let mut info = AdapterInfo::new(NAME, capabilities())
+            .support(Support { status: SupportStatus::Supported, notes: Vec::new() })
+            .provider_options(&OPTIONS);
+        info.default_from = self.from;
+        Ok(Telnyx {
+            info,
+            transport: Transport::new(NAME, &self.base_url)?,
+            messaging_profile_id: self.messaging_profile_id.filter(|id| !id.is_empty()),
+            authorization: Secret::new(format!("Bearer {}", self.api_key.expose())),
+        })
+    }
+}
+
+/// The JSON body Telnyx receives for `message`, keys in the documented order.
+#[must_use]
+pub fn request_body(message: &OutboundMessage, messaging_profile_id: Option<&str>) -> Value {
+    let mut body = Map::new();
+    body.insert("to".into(), message.to.as_str().into());
+    match message.from.kind {
+        SenderKind::MessagingService => {
+            body.insert("messaging_profile_id".into(), message.from.value.clone().into());
+        }
+        SenderKind::PhoneNumber | SenderKind::ShortCode | SenderKind::Alphanumeric => {
+            body.insert("from".into(), message.from.value.clone().into());
+            if let Some(profile) = messaging_profile_id {
+                body.insert("messaging_profile_id".into(), profile.into());
+            }
+        }
+    }
+    if !message.body.is_empty() {
+        body.insert("text".into(), message.body.clone().into());
+    }
+    if !message.media_urls.is_empty() {
+        body.insert("media_urls".into(), message.media_urls.clone().into());
+        body.insert("type".into(), "MMS".into());
+    }
+    if let Some(url) = &message.webhook_url {
+        body.insert("webhook_url".into(), url.clone().into());
+    }
+    if let Some(at) = message.send_at {
+        body.insert("send_at".into(), format_timestamp(at).into());
+    }
+    for field in &message.provider_fields {
+        body.insert(field.wire.clone(), field.value.clone());
+    }
+    Value::Object(body)
+}
+
+impl Adapter for Telnyx {
+    fn info(&self) -> &AdapterInfo {
+        &self.info
+    }
+
+    async fn send(&self, message: &OutboundMessage, cx: &SendContext) -> Outcome {
+        let body = Body::Json(request_body(message, self.messaging_profile_id.as_deref()));
+        self.transport.post(NAME, "/v2/messages", &self.authorization, body, cx.timeout, interpret).await
+    }
+
+    fn validate(&self, message: &OutboundMessage) -> Vec<Issue> {
+        if message.from.kind == SenderKind::Alphanumeric && self.messaging_profile_id.is_none() {
+            return vec![Issue::new(
+                IssueCode::InvalidSender,
+                Field::From,
+                "Telnyx sends from an alphanumeric sender ID only with a messaging profile.",
+            )];
+        }
+        Vec::new()
+    }
+}
+
+impl fmt::Debug for Telnyx {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Telnyx")
+            .field("base_url", &self.transport.base_url())
+            .field("default_from", &self.info.default_from)
+            .field("messaging_profile_id", &self.messaging_profile_id)
+            .field("authorization", &self.authorization)
+            .finish_non_exhaustive()
+    }
+}
+
+impl fmt::Debug for TelnyxBuilder {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("TelnyxBuilder")
+            .field("base_url", &self.base_url)
+            .field("from", &self.from)
+            .field("messaging_profile_id", &self.messaging_profile_id)
+            .finish_non_exhaustive()
+    }
+}

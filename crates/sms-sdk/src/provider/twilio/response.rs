@@ -66,8 +66,10 @@ pub fn interpret(status: u16, headers: &HeaderMap, body: &[u8], now: SystemTime)
 
 fn accepted(json: &Value) -> Option<Accepted> {
     let sid = json.get("sid")?.as_str()?;
-    (is_prefixed_hex32(sid, "SM") || is_prefixed_hex32(sid, "MM"))
-        .then(|| Accepted { provider_id: sid.to_owned(), delivery: delivery(json.get("status").and_then(Value::as_str)) })
+    (is_prefixed_hex32(sid, "SM") || is_prefixed_hex32(sid, "MM")).then(|| Accepted {
+        provider_id: sid.to_owned(),
+        delivery: delivery(json.get("status").and_then(Value::as_str)),
+    })
 }
 
 #[cfg(test)]

@@ -1,1 +1,390 @@
-//! vonage
+//! Vonage (Messages API v1, SMS channel): support level `partial`.
+//!
+//! ```
+//! use sms_sdk::provider::vonage::{Region, Vonage};
+//!
+//! let vonage = Vonage::basic("api-key", "api-secret").from("+15005550006").region(Region::Eu).build()?;
+//! # let _ = vonage;
+//! # Ok::<(), sms_sdk::Error>(())
+//! ```
+//!
+//! Requests are JSON `POST {base}/v1/messages`. Basic auth (API key and secret) cannot carry a
+//! per-message webhook URL and gets no webhooks; an application (id and RSA private key) signs a
+//! fresh RS256 JWT for every request. No short codes, no messaging services, no MMS, and the
+//! body may never be empty.
+
+mod response;
+
+use std::fmt;
+use std::sync::Arc;
+use std::time::SystemTime;
+
+use base64::Engine as _;
+use ring::rand::SystemRandom;
+use ring::signature::{RSA_PKCS1_SHA256, RsaKeyPair};
+use serde_json::{Map, Value, json};
+
+pub use self::response::{error_code, interpret, rejection_category};
+use crate::adapter::{
+    Adapter, AdapterInfo, Capabilities, Category, Outcome, SendContext, SenderType, Support, SupportStatus,
+    ValidityRange,
+};
+use crate::error::{Error, ProviderError};
+use crate::http::{Body, Transport, basic_auth};
+use crate::message::{OutboundMessage, Sender, SenderKind};
+use crate::options::{OptionKind, OptionSpec, OptionsSpec};
+use crate::redact::Secret;
+use crate::validate::{Field, Issue, IssueCode};
+
+/// The adapter's name.
+pub const NAME: &str = "vonage";
+
+/// Why the Vonage adapter is partial.
+pub const SUPPORT_NOTES: [&str; 2] = [
+    "Vonage does not document which HTTP status goes with each Messages API error code, so rejections \
+     are classified from 401/402/422 and the code in the problem type or title; a 429 counts as a rate \
+     limit only with a throttling code.",
+    "Short codes and MMS are not supported: this adapter sends the SMS channel of the Messages API only.",
+];
+
+const IMPORT_FAILED: &str = "The Vonage private key could not be imported as an RSA PKCS#8 key.";
+
+/// Vonage API hosts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Region {
+    /// `https://api.nexmo.com` (the default).
+    #[default]
+    Global,
+    /// `https://api-eu.nexmo.com`.
+    Eu,
+    /// `https://api-us.nexmo.com`.
+    Us,
+    /// `https://api-ap.nexmo.com`.
+    Ap,
+}
+
+impl Region {
+    /// The region's API origin.
+    #[must_use]
+    pub const fn base_url(self) -> &'static str {
+        match self {
+            Self::Global => "https://api.nexmo.com",
+            Self::Eu => "https://api-eu.nexmo.com",
+            Self::Us => "https://api-us.nexmo.com",
+            Self::Ap => "https://api-ap.nexmo.com",
+        }
+    }
+}
+
+/// Capabilities with an application (JWT auth).
+#[must_use]
+pub fn jwt_capabilities() -> Capabilities {
+    Capabilities {
+        send_text: true,
+        mms: false,
+        scheduling: false,
+        validity_period: Some(ValidityRange { min_sec: 20, max_sec: 604_800 }),
+        webhook_url_override: true,
+        inbound: true,
+        delivery_receipts: true,
+        sender_types: vec![SenderType::LongCode, SenderType::TollFree, SenderType::Alphanumeric],
+        native_idempotency: false,
+    }
+}
+
+/// Capabilities with an API key and secret (Basic auth): no webhooks of any kind.
+#[must_use]
+pub fn basic_capabilities() -> Capabilities {
+    Capabilities { webhook_url_override: false, inbound: false, delivery_receipts: false, ..jwt_capabilities() }
+}
+
+/// `providerOptions.vonage`. Wires starting with `sms.` go into the nested `sms` object.
+pub static OPTIONS: OptionsSpec = OptionsSpec {
+    options: &[
+        OptionSpec {
+            name: "clientRef",
+            wire: "client_ref",
+            kind: OptionKind::String { max_len: Some(100), pattern: None },
+        },
+        OptionSpec {
+            name: "webhookVersion",
+            wire: "webhook_version",
+            kind: OptionKind::Enum { values: &["v0.1", "v1"] },
+        },
+        OptionSpec { name: "trustedRecipient", wire: "trusted_recipient", kind: OptionKind::Boolean },
+        OptionSpec {
+            name: "encodingType",
+            wire: "sms.encoding_type",
+            kind: OptionKind::Enum { values: &["text", "unicode", "auto"] },
+        },
+        OptionSpec {
+            name: "contentId",
+            wire: "sms.content_id",
+            kind: OptionKind::String { max_len: None, pattern: None },
+        },
+        OptionSpec {
+            name: "entityId",
+            wire: "sms.entity_id",
+            kind: OptionKind::String { max_len: None, pattern: None },
+        },
+        OptionSpec { name: "poolId", wire: "sms.pool_id", kind: OptionKind::String { max_len: None, pattern: None } },
+    ],
+    reserved: &["message_type", "channel", "to", "from", "text", "ttl", "webhook_url", "failover", "sms"],
+};
+
+/// The Vonage adapter.
+#[derive(Clone)]
+pub struct Vonage {
+    info: AdapterInfo,
+    transport: Transport,
+    auth: Auth,
+}
+
+#[derive(Clone)]
+enum Auth {
+    Basic(Secret),
+    /// `None` when the key decoded but is not an RSA PKCS#8 key: every send is then rejected
+    /// (`Auth`) without a request.
+    Application {
+        id: String,
+        key: Option<Arc<RsaKeyPair>>,
+    },
+}
+
+/// Builds a [`Vonage`] adapter.
+#[must_use]
+pub struct VonageBuilder {
+    credentials: Credentials,
+    from: Option<Sender>,
+    base_url: Option<String>,
+    region: Region,
+}
+
+enum Credentials {
+    Basic { api_key: String, api_secret: Secret },
+    Application { id: String, private_key: Secret },
+}
+
+impl Vonage {
+    /// An adapter authenticated with an API key and secret (Basic auth; no webhooks).
+    pub fn basic(api_key: impl Into<String>, api_secret: impl Into<Secret>) -> VonageBuilder {
+        VonageBuilder::new(Credentials::Basic { api_key: api_key.into(), api_secret: api_secret.into() })
+    }
+
+    /// An adapter authenticated as an application: its id and RSA private key (PKCS#8 PEM;
+    /// literal `\n` sequences are read as newlines).
+    pub fn application(application_id: impl Into<String>, private_key_pem: impl Into<Secret>) -> VonageBuilder {
+        VonageBuilder::new(Credentials::Application { id: application_id.into(), private_key: private_key_pem.into() })
+    }
+}
+
+impl VonageBuilder {
+    fn new(credentials: Credentials) -> Self {
+        Self { credentials, from: None, base_url: None, region: Region::Global }
+    }
+
+    /// The default sender (a number or an alphanumeric sender ID).
+    pub fn from(mut self, sender: impl Into<Sender>) -> Self {
+        self.from = Some(sender.into());
+        self
+    }
+
+    /// The API region (ignored when a base URL is set).
+    pub fn region(mut self, region: Region) -> Self {
+        self.region = region;
+        self
+    }
+
+    /// Replaces the region's origin (a proxy, the emulator, a test server).
+    pub fn base_url(mut self, base_url: impl Into<String>) -> Self {
+        self.base_url = Some(base_url.into());
+        self
+    }
+
+    /// Checks the configuration and builds the adapter.
+    ///
+    /// # Errors
+    /// `Configuration` for empty credentials, a private key that is not PEM, or a base URL that
+    /// is not http(s).
+    pub fn build(self) -> Result<Vonage, Error> {
+        let (auth, capabilities) = match self.credentials {
+            Credentials::Basic { api_key, api_secret } => {
+                if api_key.is_empty() || api_secret.is_empty() {
+                    return Err(Error::configuration("Vonage api_key and api_secret are required."));
+                }
+                (Auth::Basic(basic_auth(&api_key, api_secret.expose())), basic_capabilities())
+            }
+            Credentials::Application { id, private_key } => {
+                if id.is_empty() {
+                    return Err(Error::configuration("Vonage application_id is required for JWT auth."));
+                }
+                let der = pem_to_der(private_key.expose())
+                    .ok_or_else(|| Error::configuration("Vonage private_key must be a PKCS#8 PEM private key."))?;
+                let key = RsaKeyPair::from_pkcs8(&der).ok().map(Arc::new);
+                (Auth::Application { id, key }, jwt_capabilities())
+            }
+        };
+        let notes = SUPPORT_NOTES.iter().map(|n| (*n).to_owned()).collect();
+        let mut info = AdapterInfo::new(NAME, capabilities)
+            .support(Support { status: SupportStatus::Partial, notes })
+            .provider_options(&OPTIONS);
+        info.default_from = self.from;
+        let base_url = self.base_url.as_deref().unwrap_or(self.region.base_url());
+        Ok(Vonage { info, transport: Transport::new(NAME, base_url)?, auth })
+    }
+}
+
+/// Decodes a PEM private key: literal `\n` become newlines, the first BEGIN and END lines are
+/// dropped, whitespace removed, and the rest read as (lenient) base64. `None` when nothing is left
+/// or it is not base64.
+fn pem_to_der(pem: &str) -> Option<Vec<u8>> {
+    let text = without_first_marker(&without_first_marker(&pem.replace("\\n", "\n"), "-----BEGIN "), "-----END ");
+    let compact: String = text.chars().filter(|c| !c.is_whitespace()).collect();
+    let standard = compact.replace('-', "+").replace('_', "/");
+    let unpadded = standard.trim_end_matches('=');
+    let valid = standard.len() - unpadded.len() <= 2
+        && unpadded.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'+' || b == b'/');
+    if compact.is_empty() || !valid {
+        return None;
+    }
+    let forgiving = base64::engine::GeneralPurpose::new(
+        &base64::alphabet::STANDARD,
+        base64::engine::GeneralPurposeConfig::new()
+            .with_decode_allow_trailing_bits(true)
+            .with_decode_padding_mode(base64::engine::DecodePaddingMode::Indifferent),
+    );
+    forgiving.decode(unpadded).ok()
+}
+
+/// `text` without the first `marker…-----` (a PEM BEGIN or END line).
+fn without_first_marker(text: &str, marker: &str) -> String {
+    let Some(start) = text.find(marker) else { return text.to_owned() };
+    let after = start + marker.len();
+    match text[after..].find("-----") {
+        Some(close) => format!("{}{}", &text[..start], &text[after + close + 5..]),
+        None => text.to_owned(),
+    }
+}
+
+fn base64url(bytes: &[u8]) -> String {
+    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bytes)
+}
+
+/// A Vonage application JWT: RS256, claims `application_id`, `iat`, `jti`, `exp = iat + 900`.
+fn application_jwt(application_id: &str, key: &RsaKeyPair, now: SystemTime, jti: &str) -> Option<String> {
+    let iat = now.duration_since(SystemTime::UNIX_EPOCH).map_or(0, |d| d.as_secs());
+    let header = base64url(br#"{"alg":"RS256","typ":"JWT"}"#);
+    let claims = json!({"application_id": application_id, "iat": iat, "jti": jti, "exp": iat + 900});
+    let signing_input = format!("{header}.{}", base64url(claims.to_string().as_bytes()));
+    let mut signature = vec![0; key.public().modulus_len()];
+    key.sign(&RSA_PKCS1_SHA256, &SystemRandom::new(), signing_input.as_bytes(), &mut signature).ok()?;
+    Some(format!("{signing_input}.{}", base64url(&signature)))
+}
+
+/// The JSON body Vonage receives for `message`, keys in the documented order.
+#[must_use]
+pub fn request_body(message: &OutboundMessage) -> Value {
+    let mut body = Map::new();
+    body.insert("message_type".into(), "text".into());
+    body.insert("channel".into(), "sms".into());
+    body.insert("to".into(), strip_plus(message.to.as_str()).into());
+    let from = match message.from.kind {
+        SenderKind::PhoneNumber => strip_plus(&message.from.value),
+        SenderKind::Alphanumeric | SenderKind::ShortCode | SenderKind::MessagingService => &message.from.value,
+    };
+    body.insert("from".into(), from.into());
+    body.insert("text".into(), message.body.clone().into());
+    if let Some(secs) = message.validity_period_secs {
+        body.insert("ttl".into(), secs.into());
+    }
+    if let Some(url) = &message.webhook_url {
+        body.insert("webhook_url".into(), url.clone().into());
+    }
+    for field in &message.provider_fields {
+        match field.wire.strip_prefix("sms.") {
+            Some(name) => {
+                let sms = body.entry("sms").or_insert_with(|| Value::Object(Map::new()));
+                if let Value::Object(sms) = sms {
+                    sms.insert(name.to_owned(), field.value.clone());
+                }
+            }
+            None => {
+                body.insert(field.wire.clone(), field.value.clone());
+            }
+        }
+    }
+    Value::Object(body)
+}
+
+fn strip_plus(number: &str) -> &str {
+    number.strip_prefix('+').unwrap_or(number)
+}
+
+impl Adapter for Vonage {
+    fn info(&self) -> &AdapterInfo {
+        &self.info
+    }
+
+    async fn send(&self, message: &OutboundMessage, cx: &SendContext) -> Outcome {
+        let authorization = match &self.auth {
+            Auth::Basic(header) => header.clone(),
+            Auth::Application { id, key: Some(key) } => {
+                let jti = uuid::Uuid::new_v4().to_string();
+                match application_jwt(id, key, SystemTime::now(), &jti) {
+                    Some(jwt) => Secret::new(format!("Bearer {jwt}")),
+                    None => return Outcome::rejected(Category::Auth, ProviderError::new(NAME).message(IMPORT_FAILED)),
+                }
+            }
+            Auth::Application { key: None, .. } => {
+                return Outcome::rejected(Category::Auth, ProviderError::new(NAME).message(IMPORT_FAILED));
+            }
+        };
+        let body = Body::Json(request_body(message));
+        self.transport.post(NAME, "/v1/messages", &authorization, body, cx.timeout, interpret).await
+    }
+
+    fn validate(&self, message: &OutboundMessage) -> Vec<Issue> {
+        if message.body.is_empty() {
+            return vec![Issue::new(IssueCode::EmptyBody, Field::Body, "Vonage needs a non-empty body.")];
+        }
+        Vec::new()
+    }
+}
+
+impl fmt::Debug for Vonage {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let auth = match &self.auth {
+            Auth::Basic(_) => "basic",
+            Auth::Application { .. } => "application",
+        };
+        f.debug_struct("Vonage")
+            .field("base_url", &self.transport.base_url())
+            .field("default_from", &self.info.default_from)
+            .field("auth", &auth)
+            .finish_non_exhaustive()
+    }
+}
+
+impl fmt::Debug for VonageBuilder {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("VonageBuilder")
+            .field("region", &self.region)
+            .field("base_url", &self.base_url)
+            .field("from", &self.from)
+            .finish_non_exhaustive()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pem_decoding_is_lenient_about_layout_and_strict_about_content() {
+        assert_eq!(pem_to_der("-----BEGIN PRIVATE KEY-----\\nAAAA\\n-----END PRIVATE KEY-----"), Some(vec![0, 0, 0]));
+        assert_eq!(pem_to_der("-----BEGIN PRIVATE KEY-----\n\n-----END PRIVATE KEY-----"), None);
+        assert_eq!(pem_to_der(""), None);
+        assert_eq!(pem_to_der("not base64!"), None);
+        assert_eq!(pem_to_der("short"), None);
+    }
+}

@@ -1,8 +1,20 @@
 //! The provider adapters over real HTTP on loopback (wiremock), with the providers' documented
 //! request and response bodies as fixtures.
 
+#[cfg(all(feature = "twilio", feature = "telnyx", feature = "plivo", feature = "vonage"))]
+mod live;
+#[cfg(all(feature = "twilio", feature = "telnyx", feature = "plivo", feature = "vonage"))]
+mod options;
+#[cfg(feature = "plivo")]
+mod plivo;
+#[cfg(feature = "telnyx")]
+mod telnyx;
+#[cfg(feature = "twilio")]
+mod transport;
 #[cfg(feature = "twilio")]
 mod twilio;
+#[cfg(feature = "vonage")]
+mod vonage;
 
 use serde_json::Value;
 use wiremock::matchers::any;
@@ -31,18 +43,6 @@ pub(crate) async fn serve(reply: ResponseTemplate) -> MockServer {
     server
 }
 
-/// A server answering with `replies` in order (the last one repeats).
-pub(crate) async fn serve_sequence(replies: Vec<ResponseTemplate>) -> MockServer {
-    let server = MockServer::start().await;
-    let count = replies.len();
-    for (i, reply) in replies.into_iter().enumerate() {
-        let mock = Mock::given(any()).respond_with(reply);
-        let mock = if i + 1 < count { mock.up_to_n_times(1) } else { mock };
-        mock.with_priority(u8::try_from(i + 1).unwrap()).mount(&server).await;
-    }
-    server
-}
-
 /// Every request the server received.
 pub(crate) async fn requests(server: &MockServer) -> Vec<Request> {
     server.received_requests().await.unwrap_or_default()
@@ -61,4 +61,39 @@ pub(crate) fn json_body(request: &Request) -> Value {
 /// The body of a received request, as text.
 pub(crate) fn text_body(request: &Request) -> String {
     String::from_utf8(request.body.clone()).unwrap()
+}
+
+/// A local port with nothing listening on it.
+pub(crate) async fn closed_port() -> u16 {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    listener.local_addr().unwrap().port()
+}
+
+/// An adapter message as the client builds it for `message` (sender resolved, no options).
+pub(crate) fn outbound(message: &sms_sdk::Message) -> sms_sdk::OutboundMessage {
+    let from = message.from.clone().unwrap_or_else(|| sms_sdk::Sender::phone("+15005550006")).resolve().unwrap();
+    sms_sdk::OutboundMessage {
+        to: message.to.parse().unwrap(),
+        from,
+        body: message.body.clone(),
+        media_urls: message.media_urls.clone(),
+        send_at: message.send_at,
+        validity_period_secs: message.validity_period_secs.map(|v| u32::try_from(v).unwrap()),
+        webhook_url: message.webhook_url.clone(),
+        provider_fields: Vec::new(),
+    }
+}
+
+/// Runs a provider's pure `interpret` with the given headers.
+pub(crate) fn interpret_with(
+    interpret: fn(u16, &http::HeaderMap, &[u8], std::time::SystemTime) -> sms_sdk::Outcome,
+    status: u16,
+    headers: &[(&str, &str)],
+    body: &str,
+) -> sms_sdk::Outcome {
+    let mut map = http::HeaderMap::new();
+    for (k, v) in headers {
+        map.insert(http::HeaderName::from_bytes(k.as_bytes()).unwrap(), v.parse().unwrap());
+    }
+    interpret(status, &map, body.as_bytes(), std::time::SystemTime::now())
 }

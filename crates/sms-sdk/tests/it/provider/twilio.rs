@@ -7,10 +7,10 @@ use sms_sdk::adapter::{Category, Delivery, Outcome, SendContext};
 use sms_sdk::provider::twilio::{self, Twilio};
 use sms_sdk::testing::adapter_contract::{self, ExpectedBody, ExpectedRequest, Fixtures, Reply};
 use sms_sdk::testing::{MemoryAdapter, MemoryOutcome};
-use sms_sdk::{Client, ErrorKind, Field, Message, OutboundMessage, RetryPolicy, Sender, UnknownReason};
+use sms_sdk::{Client, ErrorKind, Field, Message, RetryPolicy, Sender, UnknownReason};
 use wiremock::ResponseTemplate;
 
-use super::{fixture, fixture_json, json_reply, requests, serve, text_body};
+use super::{fixture, fixture_json, json_reply, outbound, requests, serve, text_body};
 use crate::{TO, message};
 
 pub(crate) const SID: &str = "AC0123456789abcdef0123456789abcdef";
@@ -28,21 +28,6 @@ fn client_at(base_url: &str) -> Client {
 
 fn created() -> ResponseTemplate {
     json_reply(201, &fixture_json("twilio", "message_created.json"))
-}
-
-/// An adapter message as the client builds it (the sender resolved, no provider options).
-fn outbound(message: &Message) -> OutboundMessage {
-    let from = message.from.clone().unwrap_or_else(|| Sender::phone("+15005550006")).resolve().unwrap();
-    OutboundMessage {
-        to: TO.parse().unwrap(),
-        from,
-        body: message.body.clone(),
-        media_urls: message.media_urls.clone(),
-        send_at: message.send_at,
-        validity_period_secs: message.validity_period_secs.map(|v| u32::try_from(v).unwrap()),
-        webhook_url: message.webhook_url.clone(),
-        provider_fields: Vec::new(),
-    }
 }
 
 fn contract_message() -> Message {
@@ -72,10 +57,17 @@ fn fixtures() -> Fixtures {
                 .to_vec(),
             ),
         },
-        accepted: (Reply::raw(201, "application/json", fixture("twilio", "message_created.json")), MESSAGE_SID.into(), Delivery::Queued),
+        accepted: (
+            Reply::raw(201, "application/json", fixture("twilio", "message_created.json")),
+            MESSAGE_SID.into(),
+            Delivery::Queued,
+        ),
         permanent_rejection: (Reply::json(400, &error("error_21211.json")), Category::Recipient),
         eligible_rejection: (Reply::json(400, &error("error_21606.json")), Category::Sender),
-        rate_limited: (Reply::json(429, &error("error_20429.json")).header("retry-after", "2"), Some(Duration::from_secs(2))),
+        rate_limited: (
+            Reply::json(429, &error("error_20429.json")).header("retry-after", "2"),
+            Some(Duration::from_secs(2)),
+        ),
         malformed_success: Reply::json(201, &json!({"status": "queued"})),
         server_error: Reply::json(503, &error("error_503.json")),
     }
@@ -108,16 +100,13 @@ async fn t126_documented_request() {
 }
 
 fn interpret(status: u16, headers: &[(&str, &str)], body: &str) -> Outcome {
-    let mut map = http::HeaderMap::new();
-    for (k, v) in headers {
-        map.insert(http::HeaderName::from_bytes(k.as_bytes()).unwrap(), v.parse().unwrap());
-    }
-    twilio::interpret(status, &map, body.as_bytes(), std::time::SystemTime::now())
+    super::interpret_with(twilio::interpret, status, headers, body)
 }
 
 #[test]
 fn t127_accepted_with_unknown_fields() {
-    let body = json!({"sid": MESSAGE_SID, "status": "queued", "api_version": "2010-04-01", "unknown_future_field": true});
+    let body =
+        json!({"sid": MESSAGE_SID, "status": "queued", "api_version": "2010-04-01", "unknown_future_field": true});
     let Outcome::Accepted(accepted) = interpret(201, &[], &body.to_string()) else { panic!() };
     assert_eq!((accepted.provider_id.as_str(), accepted.delivery), (MESSAGE_SID, Delivery::Queued));
 }
@@ -125,7 +114,10 @@ fn t127_accepted_with_unknown_fields() {
 #[test]
 fn t128_t129_t130_rejections() {
     let Outcome::Rejected(r) = interpret(400, &[], &fixture("twilio", "error_21211.json")) else { panic!() };
-    assert_eq!((r.category, r.category.allows_failover(), r.details.provider()), (Category::Recipient, false, "twilio"));
+    assert_eq!(
+        (r.category, r.category.allows_failover(), r.details.provider()),
+        (Category::Recipient, false, "twilio")
+    );
     let Outcome::Rejected(r) = interpret(400, &[], &fixture("twilio", "error_21606.json")) else { panic!() };
     assert_eq!((r.category, r.category.allows_failover()), (Category::Sender, true));
     let Outcome::Rejected(r) = interpret(429, &[("retry-after", "2")], &fixture("twilio", "error_20429.json")) else {
@@ -144,23 +136,29 @@ async fn t131_success_without_a_valid_sid_is_unknown() {
 
 #[tokio::test]
 async fn t132_unknown_outcomes() {
-    assert!(matches!(interpret(503, &[], &fixture("twilio", "error_503.json")), Outcome::Unknown(u) if u.reason == UnknownReason::ServerError));
-    assert!(matches!(interpret(200, &[], "<html>ok</html>"), Outcome::Unknown(u) if u.reason == UnknownReason::MalformedResponse));
+    assert!(
+        matches!(interpret(503, &[], &fixture("twilio", "error_503.json")), Outcome::Unknown(u) if u.reason == UnknownReason::ServerError)
+    );
+    assert!(
+        matches!(interpret(200, &[], "<html>ok</html>"), Outcome::Unknown(u) if u.reason == UnknownReason::MalformedResponse)
+    );
     // A network failure and a held request, over real sockets.
-    let closed = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let port = closed.local_addr().unwrap().port();
-    drop(closed);
+    let port = super::closed_port().await;
     let adapter = twilio_at(&format!("http://127.0.0.1:{port}"));
-    let outcome = sms_sdk::Adapter::send(&adapter, &outbound(&message()), &SendContext::new(1, None, Duration::from_secs(5))).await;
+    let outcome =
+        sms_sdk::Adapter::send(&adapter, &outbound(&message()), &SendContext::new(1, None, Duration::from_secs(5)))
+            .await;
     assert!(matches!(&outcome, Outcome::Unknown(u) if u.reason == UnknownReason::Network), "{outcome:?}");
     let server = serve(created().set_delay(Duration::from_secs(30))).await;
-    let client = Client::builder().adapter(twilio_at(&server.uri())).timeout(Duration::from_millis(200)).build().unwrap();
+    let client =
+        Client::builder().adapter(twilio_at(&server.uri())).timeout(Duration::from_millis(200)).build().unwrap();
     assert_eq!(client.send(&message()).await.unwrap_err().kind(), ErrorKind::Unknown(UnknownReason::Timeout));
 }
 
 #[test]
 fn t133_messaging_service_media_and_schedule() {
-    let at = time::OffsetDateTime::parse("2030-01-01T10:00:00Z", &time::format_description::well_known::Rfc3339).unwrap();
+    let at =
+        time::OffsetDateTime::parse("2030-01-01T10:00:00Z", &time::format_description::well_known::Rfc3339).unwrap();
     let message = Message::new(TO, "hi")
         .from(Sender::messaging_service(SERVICE_SID))
         .media_url("https://example.com/a.png")
@@ -182,7 +180,8 @@ fn t134_short_code_media_without_body() {
 #[tokio::test]
 async fn t135_api_key_auth() {
     let server = serve(created()).await;
-    let adapter = Twilio::with_api_key(SID, "SKkey", "secret").from("+15005550006").base_url(server.uri()).build().unwrap();
+    let adapter =
+        Twilio::with_api_key(SID, "SKkey", "secret").from("+15005550006").base_url(server.uri()).build().unwrap();
     Client::builder().adapter(adapter).build().unwrap().send(&message()).await.unwrap();
     assert_eq!(super::header(&requests(&server).await[0], "authorization"), Some("Basic U0trZXk6c2VjcmV0"));
 }
@@ -206,7 +205,10 @@ async fn t139_errors_through_the_client() {
         (json_reply(429, &json!({"code": 20429})), ErrorKind::Rejected(Category::RateLimited)),
         (json_reply(400, &json!({"code": 21610})), ErrorKind::Rejected(Category::Compliance)),
         (ResponseTemplate::new(500), ErrorKind::Unknown(UnknownReason::ServerError)),
-        (ResponseTemplate::new(502).set_body_raw(b"<html>Bad gateway</html>".to_vec(), "text/html"), ErrorKind::Unknown(UnknownReason::ServerError)),
+        (
+            ResponseTemplate::new(502).set_body_raw(b"<html>Bad gateway</html>".to_vec(), "text/html"),
+            ErrorKind::Unknown(UnknownReason::ServerError),
+        ),
         (ResponseTemplate::new(302), ErrorKind::Unknown(UnknownReason::UnexpectedStatus)),
     ];
     for (reply, kind) in cases {
@@ -258,7 +260,10 @@ async fn t093_bad_input_makes_no_request() {
         assert_eq!(client.send(&bad).await.unwrap_err().kind(), kind, "{bad:?}");
     }
     // `send_at` from text that is not a date is the same invalid-message error.
-    assert_eq!(Message::parse_send_at("not a date").unwrap_err().kind(), ErrorKind::InvalidMessage { field: Field::SendAt });
+    assert_eq!(
+        Message::parse_send_at("not a date").unwrap_err().kind(),
+        ErrorKind::InvalidMessage { field: Field::SendAt }
+    );
     assert!(requests(&server).await.is_empty());
 }
 
