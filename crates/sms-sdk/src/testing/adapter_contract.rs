@@ -2,6 +2,7 @@
 //! server (wiremock) that serves the provider's documented responses.
 //!
 //! ```no_run
+//! # #[cfg(feature = "twilio")]
 //! # async fn example(fixtures: sms_sdk::testing::adapter_contract::Fixtures) {
 //! use sms_sdk::provider::twilio::Twilio;
 //! use sms_sdk::testing::adapter_contract;
