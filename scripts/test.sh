@@ -1,9 +1,86 @@
 #!/usr/bin/env bash
 # Runs every check and test of the workspace, as CI does. Usage: scripts/test.sh
+#
+# The store tests need PostgreSQL and Redis. Unless SMS_SDK_TEST_POSTGRES_URL and
+# SMS_SDK_TEST_REDIS_URL are already set, this script installs both from Debian packages when they
+# are missing, starts throwaway servers on loopback in a temporary directory, points the tests at
+# them, and stops them when it exits.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 step() { printf '\n==> %s\n' "$*"; }
+
+as_root() {
+  if [ "$(id -u)" = 0 ]; then "$@"; elif command -v sudo >/dev/null; then sudo "$@"; else
+    echo "error: installing $* needs root" >&2; return 1
+  fi
+}
+
+apt_install() {
+  step "installing $* (Debian packages)"
+  as_root env DEBIAN_FRONTEND=noninteractive apt-get update -qq
+  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@" >/dev/null
+}
+
+free_port() {
+  python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+
+pg_bin() {
+  ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1
+}
+
+services_dir=""
+stop_services() {
+  [ -n "$services_dir" ] || return 0
+  if [ -f "$services_dir/redis.pid" ]; then kill "$(cat "$services_dir/redis.pid")" 2>/dev/null || true; fi
+  if [ -d "$services_dir/pg" ]; then run_pg "$(pg_bin)/pg_ctl" -D "$services_dir/pg" -m immediate stop >/dev/null 2>&1 || true; fi
+  rm -rf "$services_dir"
+}
+trap stop_services EXIT
+
+# PostgreSQL refuses to run as root: run it as the `postgres` user then.
+run_pg() {
+  if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi
+}
+
+start_postgres() {
+  [ -n "$(pg_bin)" ] || apt_install postgresql
+  if [ "$(id -u)" = 0 ] && ! id postgres >/dev/null 2>&1; then useradd --system --no-create-home postgres; fi
+  local bin port
+  bin="$(pg_bin)"
+  port="$(free_port)"
+  mkdir -p "$services_dir/pg" "$services_dir/pg-socket"
+  if [ "$(id -u)" = 0 ]; then chown postgres "$services_dir" "$services_dir/pg" "$services_dir/pg-socket"; fi
+  run_pg "$bin/initdb" -D "$services_dir/pg" -A trust -U postgres >/dev/null
+  run_pg "$bin/pg_ctl" -D "$services_dir/pg" -l "$services_dir/pg.log" -w \
+    -o "-p $port -c listen_addresses=127.0.0.1 -k $services_dir/pg-socket -c fsync=off" start >/dev/null
+  export SMS_SDK_TEST_POSTGRES_URL="postgres://postgres@127.0.0.1:$port/postgres"
+  echo "PostgreSQL on 127.0.0.1:$port"
+}
+
+start_redis() {
+  command -v redis-server >/dev/null || apt_install redis-server
+  local port
+  port="$(free_port)"
+  mkdir -p "$services_dir/redis"
+  redis-server --bind 127.0.0.1 --port "$port" --save '' --appendonly no --dir "$services_dir/redis" \
+    --daemonize yes --pidfile "$services_dir/redis.pid" --logfile "$services_dir/redis.log"
+  for _ in $(seq 1 50); do
+    redis-cli -p "$port" ping >/dev/null 2>&1 && break
+    sleep 0.1
+  done
+  export SMS_SDK_TEST_REDIS_URL="redis://127.0.0.1:$port/0"
+  echo "Redis on 127.0.0.1:$port"
+}
+
+if [ -z "${SMS_SDK_TEST_POSTGRES_URL:-}" ] || [ -z "${SMS_SDK_TEST_REDIS_URL:-}" ]; then
+  step "starting throwaway PostgreSQL and Redis on loopback"
+  services_dir="$(mktemp -d /tmp/sms-sdk-services.XXXXXX)"
+  chmod 755 "$services_dir"
+  [ -n "${SMS_SDK_TEST_POSTGRES_URL:-}" ] || start_postgres
+  [ -n "${SMS_SDK_TEST_REDIS_URL:-}" ] || start_redis
+fi
 
 step "cargo fmt --check"
 cargo fmt --all -- --check

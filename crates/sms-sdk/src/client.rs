@@ -22,7 +22,7 @@ use std::future::Future;
 use std::panic::AssertUnwindSafe;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
 
 use futures_util::FutureExt;
 use serde::{Deserialize, Serialize};
@@ -34,7 +34,10 @@ use crate::encoding::{Encoding, SegmentPreview, estimate_segments};
 use crate::error::{Attempt, BoxError, Error};
 use crate::failover::Chain;
 use crate::hooks::{AcceptedEvent, AttemptEvent, BeforeSendContext, FailureEvent, HookBase, Hooks, PolicyDecision};
-use crate::idempotency::Fingerprint;
+use crate::idempotency::{
+    DEFAULT_STALE_RESERVATION, DEFAULT_TTL, FinalRecord, Finalized, Fingerprint, IdempotencyStore, Record, Reservation,
+    ReservationId,
+};
 use crate::message::Message;
 use crate::redact::mask_phone_number;
 use crate::retry::RetryPolicy;
@@ -124,6 +127,14 @@ struct Inner {
     before_send: Option<BeforeSendFn>,
     hooks: Hooks,
     flights: Flights,
+    idempotency: Option<Idempotency>,
+}
+
+/// The idempotency store and its timings.
+struct Idempotency {
+    store: Arc<dyn IdempotencyStore>,
+    ttl: Duration,
+    stale_after: Duration,
 }
 
 /// Builds a [`Client`]; problems are reported by [`ClientBuilder::build`].
@@ -135,6 +146,14 @@ pub struct ClientBuilder {
     timeout: Duration,
     before_send: Option<BeforeSendFn>,
     hooks: Hooks,
+    store: Option<Arc<dyn IdempotencyStore>>,
+    ttl: Duration,
+    stale_after: Duration,
+}
+
+/// A new send id: `sms_` and 32 lowercase hex characters.
+pub(crate) fn new_send_id() -> String {
+    format!("sms_{}", uuid::Uuid::new_v4().simple())
 }
 
 impl Client {
@@ -147,6 +166,9 @@ impl Client {
             timeout: Duration::from_secs(10),
             before_send: None,
             hooks: Hooks::default(),
+            store: None,
+            ttl: DEFAULT_TTL,
+            stale_after: DEFAULT_STALE_RESERVATION,
         }
     }
 
@@ -186,14 +208,14 @@ impl Client {
         }
         let send = Dispatch { inner, message, preview: &preview, cancel: &cancel };
         let Some(key) = message.idempotency_key.as_deref() else {
-            return send.execute(chain).await;
+            return send.execute(chain, None).await;
         };
         let names: Vec<&str> = inner.adapters.iter().map(|a| a.info().name.as_str()).collect();
         let fingerprint = Fingerprint::of(message, &names);
         match inner.flights.join(key, &fingerprint)? {
             Flight::Follow(receiver) => follow(receiver).await,
             Flight::Lead(lead) => {
-                let result = send.execute(chain).await;
+                let result = send.with_key(key, &fingerprint, chain).await;
                 lead.finish(&result);
                 result
             }
@@ -209,9 +231,69 @@ struct Dispatch<'a> {
     cancel: &'a CancellationToken,
 }
 
+/// A reservation this send holds in the store.
+struct Held<'a> {
+    key: &'a str,
+    id: ReservationId,
+    idempotency: &'a Idempotency,
+}
+
+impl Held<'_> {
+    /// Records the outcome. A store failure here is logged and ignored: the outcome stands, and
+    /// the leftover reservation reads as in progress, then as unknown, never as free.
+    async fn finalize(&self, record: FinalRecord) {
+        let Idempotency { store, ttl, .. } = self.idempotency;
+        match store.finalize(self.key, &self.id, record, *ttl, SystemTime::now()).await {
+            Ok(Finalized::Written) => {}
+            Ok(Finalized::NotOwner) => tracing::warn!("idempotency reservation lost before finalize"),
+            Err(error) => tracing::warn!(%error, "idempotency finalize failed; the outcome stands"),
+        }
+    }
+}
+
 impl Dispatch<'_> {
-    async fn execute(&self, chain: Vec<Candidate>) -> Result<Receipt, Error> {
-        let id = format!("sms_{}", uuid::Uuid::new_v4().simple());
+    /// The store step of a keyed send: reserve the key, or answer from its record.
+    async fn with_key(&self, key: &str, fingerprint: &Fingerprint, chain: Vec<Candidate>) -> Result<Receipt, Error> {
+        let Some(idempotency) = &self.inner.idempotency else { return self.execute(chain, None).await };
+        let now = SystemTime::now();
+        match idempotency.store.reserve(key, fingerprint, now).await {
+            Ok(Reservation::Acquired(id)) => self.execute(chain, Some(Held { key, id, idempotency })).await,
+            Ok(Reservation::Existing(record)) => self.replay(key, fingerprint, *record, now, idempotency.stale_after),
+            Err(error) => Err(Error::store(Box::new(error))),
+        }
+    }
+
+    /// The decision table for a key that could not be reserved.
+    fn replay(
+        &self,
+        key: &str,
+        fingerprint: &Fingerprint,
+        record: Record,
+        now: SystemTime,
+        stale_after: Duration,
+    ) -> Result<Receipt, Error> {
+        if record.fingerprint() != fingerprint {
+            return Err(Error::idempotency_conflict(key));
+        }
+        match record {
+            Record::Accepted { result, .. } => Ok(Receipt {
+                replayed: true,
+                encoding: self.preview.encoding,
+                segments: self.preview.segments,
+                ..result
+            }),
+            Record::Unknown { error, .. } => Err(Error::unknown_replay(UnknownReason::ReplayedUnknown, error.attempts)),
+            Record::Reserved { reserved_at, .. }
+                if now.duration_since(reserved_at).is_ok_and(|age| age > stale_after) =>
+            {
+                Err(Error::unknown_replay(UnknownReason::StaleReservation, Vec::new()))
+            }
+            Record::Reserved { .. } | Record::Rejected { .. } => Err(Error::idempotency_in_progress(key)),
+        }
+    }
+
+    async fn execute(&self, chain: Vec<Candidate>, held: Option<Held<'_>>) -> Result<Receipt, Error> {
+        let id = new_send_id();
         let base = HookBase {
             id: id.clone(),
             to: mask_phone_number(&self.message.to),
@@ -232,10 +314,14 @@ impl Dispatch<'_> {
             match AssertUnwindSafe(policy(cx)).catch_unwind().await {
                 Ok(Ok(PolicyDecision::Allow)) => {}
                 Ok(Ok(PolicyDecision::Reject { reason })) => {
-                    return Err(self.fail(&base, Error::policy_rejected(Some(reason))));
+                    return Err(self.fail(&base, held.as_ref(), Error::policy_rejected(Some(reason))).await);
                 }
-                Ok(Err(error)) => return Err(Error::before_send(error)),
-                Err(_panic) => return Err(Error::before_send("before_send panicked".into())),
+                Ok(Err(error)) => return Err(self.policy_failed(held.as_ref(), Error::before_send(error)).await),
+                Err(_panic) => {
+                    return Err(self
+                        .policy_failed(held.as_ref(), Error::before_send("before_send panicked".into()))
+                        .await);
+                }
             }
         }
 
@@ -252,7 +338,7 @@ impl Dispatch<'_> {
         };
         let success = match runner.run(chain).await {
             Ok(success) => success,
-            Err(error) => return Err(self.fail(&base, error)),
+            Err(error) => return Err(self.fail(&base, held.as_ref(), error).await),
         };
 
         let mut attempted_providers: Vec<String> = Vec::new();
@@ -274,6 +360,9 @@ impl Dispatch<'_> {
             replayed: false,
         };
         tracing::info!(provider = %receipt.provider, attempts = receipt.attempts.len(), "sms accepted");
+        if let Some(held) = &held {
+            held.finalize(FinalRecord::Accepted(receipt.clone())).await;
+        }
         Hooks::fire(&hooks.on_accepted, || AcceptedEvent {
             base,
             provider: receipt.provider.clone(),
@@ -283,15 +372,29 @@ impl Dispatch<'_> {
         Ok(receipt)
     }
 
-    /// Reports a failed send to the failure hook and hands the error back.
-    fn fail(&self, base: &HookBase, error: Error) -> Error {
+    /// Records a failed send, reports it to the failure hook and hands the error back.
+    async fn fail(&self, base: &HookBase, held: Option<&Held<'_>>, error: Error) -> Error {
         tracing::info!(code = error.code(), retry_safe = error.is_retry_safe(), "sms send failed");
+        if let Some(held) = held {
+            let record = error.to_record();
+            let unknown = matches!(error.kind(), crate::ErrorKind::Unknown(_));
+            held.finalize(if unknown { FinalRecord::Unknown(record) } else { FinalRecord::Rejected(record) }).await;
+        }
         Hooks::fire(&self.inner.hooks.on_failure, || FailureEvent {
             base: base.clone(),
             error_code: error.code(),
             retry_safe: error.is_retry_safe(),
             attempts: error.attempts().to_vec(),
         });
+        error
+    }
+
+    /// `before_send` returned an error: nothing was sent, so the key is released as rejected (the
+    /// record holds a policy rejection, never the caller's error); no failure hook fires.
+    async fn policy_failed(&self, held: Option<&Held<'_>>, error: Error) -> Error {
+        if let Some(held) = held {
+            held.finalize(FinalRecord::Rejected(Error::policy_rejected(None).to_record())).await;
+        }
         error
     }
 }
@@ -414,6 +517,27 @@ impl ClientBuilder {
         self
     }
 
+    /// Turns on durable idempotency: keyed sends reserve their key in `store` before any
+    /// request and record the outcome after it.
+    pub fn idempotency(mut self, store: impl IdempotencyStore) -> Self {
+        self.store = Some(Arc::new(store));
+        self
+    }
+
+    /// How long accepted and rejected records are kept (24 h by default). Unknown records are
+    /// kept until an operator settles them.
+    pub fn idempotency_ttl(mut self, ttl: Duration) -> Self {
+        self.ttl = ttl;
+        self
+    }
+
+    /// Age after which a reservation counts as an unknown outcome (300 s by default). Keep it
+    /// above the slowest possible send: timeout × attempts × adapters, plus backoff.
+    pub fn stale_reservation(mut self, after: Duration) -> Self {
+        self.stale_after = after;
+        self
+    }
+
     /// Called after every provider request.
     pub fn on_attempt(mut self, hook: impl Fn(&AttemptEvent) + Send + Sync + 'static) -> Self {
         self.hooks.on_attempt = Some(Arc::new(hook));
@@ -460,6 +584,11 @@ impl ClientBuilder {
                 before_send: self.before_send,
                 hooks: self.hooks,
                 flights: Flights::default(),
+                idempotency: self.store.map(|store| Idempotency {
+                    store,
+                    ttl: self.ttl,
+                    stale_after: self.stale_after,
+                }),
             }),
         })
     }
@@ -474,6 +603,7 @@ impl fmt::Debug for Client {
             .field("retry", &self.inner.retry)
             .field("timeout", &self.inner.timeout)
             .field("before_send", &self.inner.before_send.is_some())
+            .field("idempotency", &self.inner.idempotency.is_some())
             .field("hooks", &self.inner.hooks)
             .finish_non_exhaustive()
     }

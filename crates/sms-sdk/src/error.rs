@@ -595,7 +595,6 @@ impl Error {
         e
     }
 
-    #[allow(dead_code)] // used by the idempotency stores
     pub(crate) fn idempotency_in_progress(key: &str) -> Self {
         let mut e =
             Self::new(ErrorKind::IdempotencyInProgress, "Another send with this idempotency key is still in progress.");
@@ -603,7 +602,6 @@ impl Error {
         e
     }
 
-    #[allow(dead_code)] // used by the idempotency stores
     pub(crate) fn store(source: BoxError) -> Self {
         Self::new(ErrorKind::Store, "The idempotency store failed; nothing was sent.").with_source(Arc::from(source))
     }

@@ -4,7 +4,14 @@
 //!
 //! | feature | default | what it adds |
 //! | --- | --- | --- |
-//! | `testing` | no | [`testing`]: `MemoryAdapter`, outcome helpers |
+//! | `twilio` | yes | [`provider::twilio`]: the Twilio adapter |
+//! | `telnyx` | yes | [`provider::telnyx`]: the Telnyx adapter |
+//! | `plivo` | yes | [`provider::plivo`]: the Plivo adapter |
+//! | `vonage` | yes | [`provider::vonage`]: the Vonage adapter (Basic or application JWT) |
+//! | `sqlite` | no | [`idempotency::sqlite`]: the SQLite idempotency store |
+//! | `postgres` | no | [`idempotency::postgres`]: the PostgreSQL idempotency store |
+//! | `redis` | no | [`idempotency::redis`]: the Redis idempotency store |
+//! | `testing` | no | [`testing`]: `MemoryAdapter`, outcome helpers, the adapter and store contracts |
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
 pub mod adapter;

@@ -2,218 +2,522 @@
 //! instead of texting the customer twice.
 //!
 //! Concurrent sends with the same key on one [`Client`](crate::Client) share one request even
-//! without a store. The [`Fingerprint`] tells a repeat of the same message from a different
-//! message that reuses the key.
+//! without a store. With a store, the key is reserved atomically before any request and the
+//! outcome is recorded after it, so a repeat from another thread, process or machine replays an
+//! accepted result, refuses to resend an unknown one, and sends again after a proven rejection.
 //!
 //! ```
-//! use sms_sdk::{idempotency::Fingerprint, Message};
+//! use sms_sdk::idempotency::MemoryStore;
+//! use sms_sdk::testing::MemoryAdapter;
+//! use sms_sdk::{Client, Message};
 //!
-//! let fp = Fingerprint::of(&Message::new("+14155550123", "Hi"), &["memory"]);
-//! assert_eq!(fp.as_str(), "8077a06627cfd4a457e72965f3e562a63c47d9423c151d12dd90503080103ad8");
+//! # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+//! let memory = MemoryAdapter::new();
+//! let client = Client::builder().adapter(memory.clone()).idempotency(MemoryStore::new()).build()?;
+//! let message = Message::new("+14155550123", "Order 123 shipped.").idempotency_key("order:123:shipped:v1");
+//! let first = client.send(&message).await?;
+//! let second = client.send(&message).await?;
+//! assert!(second.replayed && second.provider_id == first.provider_id);
+//! assert_eq!(memory.sent().len(), 1);
+//! # Ok::<(), sms_sdk::Error>(()) }).unwrap();
 //! ```
+//!
+//! Stores open from a URL with [`open`]: `memory`, `sqlite:PATH`, `postgres://…`, `redis://…`.
+//! Every shipped store also implements [`Operator`], the tools to settle unknown outcomes.
+
+mod fingerprint;
+mod memory;
+#[cfg(feature = "postgres")]
+#[cfg_attr(docsrs, doc(cfg(feature = "postgres")))]
+pub mod postgres;
+#[cfg(feature = "redis")]
+#[cfg_attr(docsrs, doc(cfg(feature = "redis")))]
+pub mod redis;
+#[cfg(any(feature = "sqlite", feature = "postgres", feature = "redis"))]
+mod row;
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+mod sql;
+#[cfg(feature = "sqlite")]
+#[cfg_attr(docsrs, doc(cfg(feature = "sqlite")))]
+pub mod sqlite;
 
 use std::fmt;
+use std::sync::Arc;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use serde::{Deserialize, Serialize};
-use serde_json::{Map, Value};
-use sha2::{Digest, Sha256};
 
-use crate::message::{Message, format_timestamp};
+pub use self::fingerprint::Fingerprint;
+pub use self::memory::MemoryStore;
+use crate::adapter::BoxFuture;
+use crate::client::Receipt;
+use crate::error::{BoxError, ErrorRecord};
 
-/// The SHA-256 (lowercase hex) of a message's canonical JSON form.
-///
-/// The canonical form is the array `[to, from, body, media_urls, send_at, validity, webhook_url]`
-/// (the caller's `from`, or `null`), followed by the provider options of the client's adapters
-/// (keys sorted, empty entries left out) only when there are any.
-#[derive(Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+/// How long accepted and rejected records are kept by default: 24 hours.
+pub const DEFAULT_TTL: Duration = Duration::from_secs(86_400);
+/// Age after which a reservation counts as an unknown outcome by default: 300 seconds.
+pub const DEFAULT_STALE_RESERVATION: Duration = Duration::from_secs(300);
+
+/// The id of one reservation: only its holder may finalize the key.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(transparent)]
-pub struct Fingerprint(String);
+pub struct ReservationId(String);
 
-impl Fingerprint {
-    /// The fingerprint of `message` on a client whose adapters are named `adapters`.
+impl ReservationId {
+    /// A new random id.
     #[must_use]
-    pub fn of(message: &Message, adapters: &[&str]) -> Self {
-        let mut parts = vec![
-            Value::String(message.to.clone()),
-            serde_json::to_value(&message.from).unwrap_or(Value::Null),
-            Value::String(message.body.clone()),
-            Value::Array(message.media_urls.iter().cloned().map(Value::String).collect()),
-            message.send_at.map_or(Value::Null, |at| Value::String(format_timestamp(at))),
-            message.validity_period_secs.map_or(Value::Null, Value::from),
-            message.webhook_url.clone().map_or(Value::Null, Value::String),
-        ];
-        if let Some(Value::Object(options)) = &message.provider_options {
-            let applicable: Map<String, Value> = options
-                .iter()
-                .filter(|(name, entry)| adapters.contains(&name.as_str()) && !is_empty_entry(entry))
-                .map(|(name, entry)| (name.clone(), entry.clone()))
-                .collect();
-            if !applicable.is_empty() {
-                parts.push(sorted(Value::Object(applicable)));
-            }
-        }
-        let canonical = Value::Array(parts).to_string();
-        Self::from_canonical(&canonical)
+    pub fn new() -> Self {
+        Self(uuid::Uuid::new_v4().to_string())
     }
 
-    /// The fingerprint of an already canonical JSON text.
+    /// Wraps a stored id.
     #[must_use]
-    pub fn from_canonical(canonical: &str) -> Self {
-        Self(hex(&Sha256::digest(canonical.as_bytes())))
+    pub fn from_string(id: impl Into<String>) -> Self {
+        Self(id.into())
     }
 
-    /// Wraps a stored fingerprint.
-    #[must_use]
-    pub fn from_hex(hex: impl Into<String>) -> Self {
-        Self(hex.into())
-    }
-
-    /// The 64 lowercase hex characters.
+    /// The id as text.
     #[must_use]
     pub fn as_str(&self) -> &str {
         &self.0
     }
 }
 
-impl fmt::Debug for Fingerprint {
+impl Default for ReservationId {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// The state of a key.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum State {
+    /// A send holds the key (or held it and stopped: then the outcome is unknown).
+    Reserved,
+    /// A provider accepted the message.
+    Accepted,
+    /// Nothing was accepted; the same message may be sent again.
+    Rejected,
+    /// The message may have been sent; never resent automatically.
+    Unknown,
+}
+
+impl State {
+    /// `reserved`, `accepted`, `rejected` or `unknown`.
+    #[must_use]
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::Reserved => "reserved",
+            Self::Accepted => "accepted",
+            Self::Rejected => "rejected",
+            Self::Unknown => "unknown",
+        }
+    }
+
+    /// Parses [`State::as_str`].
+    #[must_use]
+    pub fn parse(text: &str) -> Option<Self> {
+        [Self::Reserved, Self::Accepted, Self::Rejected, Self::Unknown].into_iter().find(|s| s.as_str() == text)
+    }
+}
+
+/// What a store holds for a key. Never a body.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "state", rename_all = "snake_case")]
+pub enum Record {
+    /// A send holds the key.
+    Reserved {
+        /// The message's fingerprint.
+        fingerprint: Fingerprint,
+        /// The holder.
+        reservation_id: ReservationId,
+        /// When it was reserved.
+        #[serde(with = "epoch_ms", rename = "reserved_at_ms")]
+        reserved_at: SystemTime,
+    },
+    /// Accepted, with the result to replay.
+    Accepted {
+        /// The message's fingerprint.
+        fingerprint: Fingerprint,
+        /// The send's result.
+        result: Receipt,
+    },
+    /// Rejected: nothing was accepted.
+    Rejected {
+        /// The message's fingerprint.
+        fingerprint: Fingerprint,
+        /// The error, in its log form.
+        error: ErrorRecord,
+    },
+    /// The outcome is unknown.
+    Unknown {
+        /// The message's fingerprint.
+        fingerprint: Fingerprint,
+        /// The error, in its log form.
+        error: ErrorRecord,
+    },
+}
+
+impl Record {
+    /// The record's state.
+    #[must_use]
+    pub fn state(&self) -> State {
+        match self {
+            Self::Reserved { .. } => State::Reserved,
+            Self::Accepted { .. } => State::Accepted,
+            Self::Rejected { .. } => State::Rejected,
+            Self::Unknown { .. } => State::Unknown,
+        }
+    }
+
+    /// The fingerprint of the message the key names.
+    #[must_use]
+    pub fn fingerprint(&self) -> &Fingerprint {
+        match self {
+            Self::Reserved { fingerprint, .. }
+            | Self::Accepted { fingerprint, .. }
+            | Self::Rejected { fingerprint, .. }
+            | Self::Unknown { fingerprint, .. } => fingerprint,
+        }
+    }
+
+    /// True for `unknown`, and for `reserved` longer than `stale_after` at `now`: the keys an
+    /// operator must reconcile.
+    #[must_use]
+    pub fn is_unresolved(&self, stale_after: Duration, now: SystemTime) -> bool {
+        match self {
+            Self::Unknown { .. } => true,
+            Self::Reserved { reserved_at, .. } => now.duration_since(*reserved_at).is_ok_and(|age| age > stale_after),
+            Self::Accepted { .. } | Self::Rejected { .. } => false,
+        }
+    }
+}
+
+/// The record a send writes when it finishes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FinalRecord {
+    /// Accepted, with the result to replay.
+    Accepted(Receipt),
+    /// Rejected: nothing was accepted.
+    Rejected(ErrorRecord),
+    /// The outcome is unknown (never expires).
+    Unknown(ErrorRecord),
+}
+
+impl FinalRecord {
+    /// The record's state.
+    #[must_use]
+    pub fn state(&self) -> State {
+        match self {
+            Self::Accepted(_) => State::Accepted,
+            Self::Rejected(_) => State::Rejected,
+            Self::Unknown(_) => State::Unknown,
+        }
+    }
+
+    /// The stored record for `fingerprint`.
+    #[must_use]
+    pub fn into_record(self, fingerprint: Fingerprint) -> Record {
+        match self {
+            Self::Accepted(result) => Record::Accepted { fingerprint, result },
+            Self::Rejected(error) => Record::Rejected { fingerprint, error },
+            Self::Unknown(error) => Record::Unknown { fingerprint, error },
+        }
+    }
+
+    /// When a record finalized at `now` expires: never for `unknown`.
+    #[must_use]
+    pub fn expires_at(&self, ttl: Duration, now: SystemTime) -> Option<SystemTime> {
+        match self {
+            Self::Unknown(_) => None,
+            Self::Accepted(_) | Self::Rejected(_) => Some(now + ttl),
+        }
+    }
+}
+
+/// The result of [`IdempotencyStore::reserve`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Reservation {
+    /// The key is now held by this id.
+    Acquired(ReservationId),
+    /// The key was not claimable; this is its record, unchanged.
+    Existing(Box<Record>),
+}
+
+/// The result of [`IdempotencyStore::finalize`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Finalized {
+    /// The record was written.
+    Written,
+    /// The reservation no longer owns the key; nothing was written.
+    NotOwner,
+}
+
+/// An idempotency store failed (unreachable, corrupt record, …). Nothing was sent because of it.
+#[derive(Debug)]
+pub struct StoreError(BoxError);
+
+impl StoreError {
+    /// Wraps a backend error.
+    pub fn new(error: impl Into<BoxError>) -> Self {
+        Self(error.into())
+    }
+}
+
+impl fmt::Display for StoreError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "Fingerprint({})", &self.0[..self.0.len().min(12)])
+        write!(f, "idempotency store error: {}", self.0)
     }
 }
 
-fn hex(bytes: &[u8]) -> String {
-    use fmt::Write;
-    bytes.iter().fold(String::with_capacity(bytes.len() * 2), |mut s, b| {
-        let _ = write!(s, "{b:02x}");
-        s
-    })
-}
-
-fn is_empty_entry(entry: &Value) -> bool {
-    match entry {
-        Value::Null => true,
-        Value::Object(map) => map.is_empty(),
-        Value::Bool(_) | Value::Number(_) | Value::String(_) | Value::Array(_) => false,
+impl std::error::Error for StoreError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        Some(&*self.0)
     }
 }
 
-/// A deep copy with every object's keys in UTF-16 code-unit order (JavaScript's sort), and
-/// integral floats written as integers.
-fn sorted(value: Value) -> Value {
-    match value {
-        Value::Object(map) => {
-            let mut entries: Vec<(String, Value)> = map.into_iter().collect();
-            entries.sort_by(|(a, _), (b, _)| a.encode_utf16().cmp(b.encode_utf16()));
-            Value::Object(entries.into_iter().map(|(k, v)| (k, sorted(v))).collect())
+impl From<serde_json::Error> for StoreError {
+    fn from(error: serde_json::Error) -> Self {
+        Self::new(error)
+    }
+}
+
+/// Where idempotency records live. One atomic compare-and-set (`reserve`) and an owner-only
+/// write (`finalize`). Usable as a trait object (`Arc<dyn IdempotencyStore>`).
+///
+/// Contract (checked by `testing::store_contract`):
+/// - `reserve` claims the key when there is no record, when the record expired
+///   (`expires_at <= now`), or when it is `rejected` with the same fingerprint; otherwise it
+///   returns the record unchanged. `reserved` and `unknown` records never expire.
+/// - `finalize` writes only while `reservation` still owns the key; `unknown` never expires,
+///   `accepted` and `rejected` expire `ttl` after `now`.
+pub trait IdempotencyStore: Send + Sync + 'static {
+    /// The live (unexpired) record of `key`.
+    fn get<'a>(&'a self, key: &'a str) -> BoxFuture<'a, Result<Option<Record>, StoreError>>;
+
+    /// Claims `key` for a send of the message with `fingerprint`, atomically.
+    fn reserve<'a>(
+        &'a self,
+        key: &'a str,
+        fingerprint: &'a Fingerprint,
+        now: SystemTime,
+    ) -> BoxFuture<'a, Result<Reservation, StoreError>>;
+
+    /// Writes the outcome of the send that holds `reservation`.
+    fn finalize<'a>(
+        &'a self,
+        key: &'a str,
+        reservation: &'a ReservationId,
+        record: FinalRecord,
+        ttl: Duration,
+        now: SystemTime,
+    ) -> BoxFuture<'a, Result<Finalized, StoreError>>;
+}
+
+/// Which records [`Operator::list`] returns.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Filter {
+    /// Every live record.
+    All,
+    /// Records in one state.
+    State(State),
+    /// `unknown` records, and `reserved` ones older than this: what an operator must reconcile.
+    Unresolved {
+        /// The stale-reservation limit.
+        stale_after: Duration,
+    },
+}
+
+/// One key and its record, as listed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Entry {
+    /// The idempotency key.
+    pub key: String,
+    /// Its record.
+    pub record: Record,
+    /// When it expires; `None` for `reserved` and `unknown`.
+    #[serde(with = "epoch_ms_opt", rename = "expires_at_ms")]
+    pub expires_at: Option<SystemTime>,
+}
+
+/// What the operator found out from the provider.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Resolution {
+    /// The provider has the message: the key becomes `accepted` and later sends replay it.
+    Sent {
+        /// The adapter that sent it.
+        provider: String,
+        /// The provider's message id.
+        provider_id: String,
+        /// How long to keep the accepted record.
+        ttl: Duration,
+    },
+    /// The provider does not have it: the record is removed and the next send goes out.
+    NotSent,
+}
+
+/// The result of [`Operator::resolve`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Resolved {
+    /// The record was settled.
+    Done,
+    /// There is no record for the key.
+    NotFound,
+    /// The record is not unresolved (it is accepted, rejected, or a fresh reservation); nothing
+    /// changed.
+    Refused(Box<Record>),
+}
+
+/// Operator tools every shipped store implements: find the keys to reconcile and settle them.
+pub trait Operator: Send + Sync + 'static {
+    /// Lists live records matching `filter` at `now`, ordered by key.
+    fn list<'a>(&'a self, filter: Filter, now: SystemTime) -> BoxFuture<'a, Result<Vec<Entry>, StoreError>>;
+
+    /// Settles `key` if it is unresolved at `now` (unknown, or reserved for longer than
+    /// `stale_after`), atomically.
+    fn resolve<'a>(
+        &'a self,
+        key: &'a str,
+        resolution: Resolution,
+        stale_after: Duration,
+        now: SystemTime,
+    ) -> BoxFuture<'a, Result<Resolved, StoreError>>;
+}
+
+/// A store with its operator tools, as [`open`] returns it.
+pub trait Store: IdempotencyStore + Operator {}
+
+impl<T: IdempotencyStore + Operator> Store for T {}
+
+impl<S: IdempotencyStore + ?Sized> IdempotencyStore for Arc<S> {
+    fn get<'a>(&'a self, key: &'a str) -> BoxFuture<'a, Result<Option<Record>, StoreError>> {
+        (**self).get(key)
+    }
+    fn reserve<'a>(
+        &'a self,
+        key: &'a str,
+        fingerprint: &'a Fingerprint,
+        now: SystemTime,
+    ) -> BoxFuture<'a, Result<Reservation, StoreError>> {
+        (**self).reserve(key, fingerprint, now)
+    }
+    fn finalize<'a>(
+        &'a self,
+        key: &'a str,
+        reservation: &'a ReservationId,
+        record: FinalRecord,
+        ttl: Duration,
+        now: SystemTime,
+    ) -> BoxFuture<'a, Result<Finalized, StoreError>> {
+        (**self).finalize(key, reservation, record, ttl, now)
+    }
+}
+
+impl<S: Operator + ?Sized> Operator for Arc<S> {
+    fn list<'a>(&'a self, filter: Filter, now: SystemTime) -> BoxFuture<'a, Result<Vec<Entry>, StoreError>> {
+        (**self).list(filter, now)
+    }
+    fn resolve<'a>(
+        &'a self,
+        key: &'a str,
+        resolution: Resolution,
+        stale_after: Duration,
+        now: SystemTime,
+    ) -> BoxFuture<'a, Result<Resolved, StoreError>> {
+        (**self).resolve(key, resolution, stale_after, now)
+    }
+}
+
+/// Opens a store from a URL: `memory`, `sqlite:PATH`, `postgres://…` (or `postgresql://…`),
+/// `redis://…` (or `rediss://…`). Creates the schema on first use.
+///
+/// # Errors
+/// A [`StoreError`] when the URL names no shipped store (or one whose feature is off), or the
+/// store cannot be reached.
+pub async fn open(url: &str) -> Result<Arc<dyn Store>, StoreError> {
+    if url == "memory" {
+        return Ok(Arc::new(MemoryStore::new()));
+    }
+    #[cfg(feature = "sqlite")]
+    if let Some(path) = url.strip_prefix("sqlite:") {
+        return Ok(Arc::new(sqlite::SqliteStore::open(path).await?));
+    }
+    #[cfg(feature = "postgres")]
+    if url.starts_with("postgres://") || url.starts_with("postgresql://") {
+        return Ok(Arc::new(postgres::PostgresStore::connect(url).await?));
+    }
+    #[cfg(feature = "redis")]
+    if url.starts_with("redis://") || url.starts_with("rediss://") {
+        return Ok(Arc::new(redis::RedisStore::connect(url).await?));
+    }
+    let scheme = url.split(':').next().unwrap_or_default();
+    Err(StoreError::new(format!("no idempotency store for a `{scheme}:` URL (memory, sqlite:, postgres://, redis://)")))
+}
+
+impl Filter {
+    /// Whether `record` matches at `now`.
+    #[must_use]
+    pub fn matches(self, record: &Record, now: SystemTime) -> bool {
+        match self {
+            Self::All => true,
+            Self::State(state) => record.state() == state,
+            Self::Unresolved { stale_after } => record.is_unresolved(stale_after, now),
         }
-        Value::Array(items) => Value::Array(items.into_iter().map(sorted).collect()),
-        Value::Number(n) if n.as_i64().is_none() && n.as_u64().is_none() => {
-            match n.as_f64().filter(|f| f.fract() == 0.0 && f.abs() < 9.0e15) {
-                Some(f) => Value::from(f as i64),
-                None => Value::Number(n),
-            }
-        }
-        other @ (Value::Null | Value::Bool(_) | Value::Number(_) | Value::String(_)) => other,
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use serde_json::json;
-    use time::OffsetDateTime;
-    use time::format_description::well_known::Rfc3339;
+/// The result an operator's "sent" resolution stores: the provider and its id, delivery unknown.
+/// Replays take the encoding and segments from the message being sent.
+pub(crate) fn resolved_receipt(provider: String, provider_id: String) -> Receipt {
+    Receipt {
+        id: crate::client::new_send_id(),
+        provider: provider.clone(),
+        provider_id,
+        handoff: crate::client::Handoff::Accepted,
+        delivery: crate::adapter::Delivery::Unknown,
+        encoding: crate::encoding::Encoding::Gsm7,
+        segments: 0,
+        attempted_providers: vec![provider],
+        attempts: Vec::new(),
+        replayed: false,
+    }
+}
 
-    use super::*;
-    use crate::Sender;
+/// Milliseconds since the epoch (0 before it).
+pub(crate) fn millis(at: SystemTime) -> i64 {
+    at.duration_since(UNIX_EPOCH).map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+}
 
-    const TO: &str = "+14155550123";
+/// The time `ms` milliseconds after the epoch (the epoch for negative values).
+pub(crate) fn from_millis(ms: i64) -> SystemTime {
+    UNIX_EPOCH + Duration::from_millis(u64::try_from(ms).unwrap_or(0))
+}
 
-    fn fp(message: &Message) -> String {
-        Fingerprint::of(message, &["memory", "twilio"]).as_str().to_owned()
+mod epoch_ms {
+    use std::time::SystemTime;
+
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub(super) fn serialize<S: Serializer>(at: &SystemTime, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_i64(super::millis(*at))
     }
 
-    #[test]
-    fn t033_legacy_form_without_options() {
-        let hash = "8077a06627cfd4a457e72965f3e562a63c47d9423c151d12dd90503080103ad8";
-        assert_eq!(Fingerprint::from_canonical(r#"["+14155550123",null,"Hi",[],null,null,null]"#).as_str(), hash);
-        assert_eq!(fp(&Message::new(TO, "Hi")), hash);
-        // Empty options, and options for adapters the client does not have, change nothing.
-        assert_eq!(fp(&Message { provider_options: Some(json!({})), ..Message::new(TO, "Hi") }), hash);
-        assert_eq!(fp(&Message::new(TO, "Hi").provider_option("sinch", json!({"x": 1}))), hash);
-        assert_eq!(fp(&Message::new(TO, "Hi").provider_option("twilio", json!({}))), hash);
+    pub(super) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<SystemTime, D::Error> {
+        i64::deserialize(d).map(super::from_millis)
     }
+}
 
-    #[test]
-    fn t034_t035_bodies() {
-        assert_eq!(
-            fp(&Message::new(TO, "Appointment tomorrow at 9.")),
-            "d665a7dee8dba70cef1c7ea379608be73d684ebfa0a03ee80bb12a9bc2b5f32d"
-        );
-        assert_eq!(
-            fp(&Message::new(TO, "Your order has shipped.")),
-            "62882235083a354fc06823b4d48d28422fae6cbf2df1c5c5dc917c1fa148f3a6"
-        );
-    }
+mod epoch_ms_opt {
+    use std::time::SystemTime;
 
-    #[test]
-    fn t036_every_field() {
-        let message = Message::new(TO, "Hi")
-            .from("+15005550006")
-            .media_url("https://example.com/a.png")
-            .send_at(OffsetDateTime::parse("2030-01-01T10:00:00Z", &Rfc3339).unwrap())
-            .validity_period_secs(600)
-            .webhook_url("https://example.com/status");
-        assert_eq!(fp(&message), "21a6f50e6581f82887175403bd0889d4efb8545bc33635747ac287e8a34836ed");
-    }
+    use serde::Serializer;
 
-    #[test]
-    fn t037_sender_object() {
-        assert_eq!(
-            fp(&Message::new(TO, "Hi").from(Sender::sender_id("Acme"))),
-            "51d4fa0d4d3827b01e8cacee4233fea1626801fe7e09bdeef090aa9ec8695cb0"
-        );
-    }
-
-    #[test]
-    fn t038_provider_options_sorted() {
-        let hash = "b00eed5c0d8b56f6d0eb9671457f7eef7f07126cc7a790098c54c366b913cce9";
-        let a = Message::new(TO, "Hi").provider_option("twilio", json!({"smartEncoded": true, "riskCheck": "disable"}));
-        let b = Message::new(TO, "Hi").provider_option("twilio", json!({"riskCheck": "disable", "smartEncoded": true}));
-        assert_eq!(fp(&a), hash);
-        assert_eq!(fp(&b), hash);
-        let c =
-            Message::new(TO, "Hi").provider_option("twilio", json!({"smartEncoded": false, "riskCheck": "disable"}));
-        assert_ne!(fp(&c), hash);
-        assert_ne!(fp(&Message::new(TO, "Hi")), hash);
-    }
-
-    #[test]
-    fn t039_every_field_changes_the_hash() {
-        let base = Message::new("+1", "b");
-        let hash = fp(&base);
-        assert_eq!(hash, "da08cdb186b03adb3240364f681c34e3beafebc2fdacd4cb988f5c14c1436497");
-        assert_eq!(hash.len(), 64);
-        assert!(hash.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b)));
-        assert_eq!(fp(&base.clone()), hash);
-        let at = OffsetDateTime::parse("2030-01-01T00:00:00Z", &Rfc3339).unwrap();
-        for changed in [
-            Message { to: "+2".into(), ..base.clone() },
-            base.clone().from("+3"),
-            Message { body: "c".into(), ..base.clone() },
-            base.clone().media_url("https://x"),
-            base.clone().send_at(at),
-            base.clone().validity_period_secs(60),
-            base.clone().webhook_url("https://y"),
-        ] {
-            assert_ne!(fp(&changed), hash, "{changed:?}");
+    #[allow(clippy::ref_option)] // the signature serde's `with` requires
+    pub(super) fn serialize<S: Serializer>(at: &Option<SystemTime>, s: S) -> Result<S::Ok, S::Error> {
+        match at {
+            Some(at) => s.serialize_i64(super::millis(*at)),
+            None => s.serialize_none(),
         }
-    }
-
-    #[test]
-    fn t040_non_ascii_is_hashed_raw() {
-        assert_eq!(
-            fp(&Message::new(TO, "Héllo 📦")),
-            "9aaf7aa94042cfc8bbbb53c36cda6cc335c63945e73c4dbb5a22c0c09a611d1c"
-        );
     }
 }

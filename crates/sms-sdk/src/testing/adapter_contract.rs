@@ -23,7 +23,6 @@
 //! ```
 
 use std::collections::BTreeMap;
-use std::fmt::Write as _;
 use std::time::Duration;
 
 use serde_json::Value;
@@ -35,6 +34,8 @@ use crate::client::{Client, SendOptions};
 use crate::error::ErrorKind;
 use crate::message::{Message, OutboundMessage, Sender};
 use crate::{CancellationToken, UnknownReason};
+
+pub use super::{CaseResult, Report};
 
 /// One canned HTTP response.
 #[derive(Debug, Clone)]
@@ -117,48 +118,7 @@ pub struct Fixtures {
     pub server_error: Reply,
 }
 
-/// The result of one check.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct CaseResult {
-    /// `<adapter>: <check>`.
-    pub name: String,
-    /// Whether it passed.
-    pub passed: bool,
-    /// Why it failed.
-    pub error: Option<String>,
-}
-
-/// The result of the whole contract.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Report {
-    /// The adapter's name.
-    pub adapter: String,
-    /// True when every check passed.
-    pub passed: bool,
-    /// Every check, in order.
-    pub results: Vec<CaseResult>,
-}
-
-impl Report {
-    /// The failed checks, one per line.
-    #[must_use]
-    pub fn failures(&self) -> String {
-        self.results.iter().filter(|r| !r.passed).fold(String::new(), |mut s, r| {
-            let _ = writeln!(s, "{}: {}", r.name, r.error.as_deref().unwrap_or(""));
-            s
-        })
-    }
-}
-
 type Check = Result<(), String>;
-
-macro_rules! ensure {
-    ($cond:expr, $($msg:tt)+) => {
-        if !$cond {
-            return Err(format!($($msg)+));
-        }
-    };
-}
 
 /// Runs every check of the contract against adapters built by `factory` (given the base URL of
 /// a fresh local server for each check).
@@ -189,7 +149,7 @@ where
         record(&check, result);
     }
     let passed = results.iter().all(|r| r.passed);
-    Report { adapter: name, passed, results }
+    Report { subject: name, passed, results }
 }
 
 struct Harness<'a, F> {

@@ -17,10 +17,55 @@
 //! # Ok::<(), sms_sdk::Error>(()) }).unwrap();
 //! ```
 
+/// Returns `Err(message)` from a check when `cond` is false.
+macro_rules! ensure {
+    ($cond:expr, $($msg:tt)+) => {
+        if !$cond {
+            return Err(format!($($msg)+));
+        }
+    };
+}
+
 pub mod adapter_contract;
 mod memory;
+pub mod store_contract;
+
+use std::fmt::Write as _;
 
 pub use memory::{
     MemoryAdapter, MemoryAdapterBuilder, MemoryOutcome, RejectedOptions, SentMessage, accepted_outcome,
     rejected_outcome, unknown_outcome,
 };
+
+/// The result of one check.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CaseResult {
+    /// `<subject>: <check>`.
+    pub name: String,
+    /// Whether it passed.
+    pub passed: bool,
+    /// Why it failed.
+    pub error: Option<String>,
+}
+
+/// The result of the whole contract.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Report {
+    /// What was checked: the adapter's name, or the store's.
+    pub subject: String,
+    /// True when every check passed.
+    pub passed: bool,
+    /// Every check, in order.
+    pub results: Vec<CaseResult>,
+}
+
+impl Report {
+    /// The failed checks, one per line.
+    #[must_use]
+    pub fn failures(&self) -> String {
+        self.results.iter().filter(|r| !r.passed).fold(String::new(), |mut s, r| {
+            let _ = writeln!(s, "{}: {}", r.name, r.error.as_deref().unwrap_or(""));
+            s
+        })
+    }
+}

@@ -5,10 +5,12 @@ mod client;
 mod coalescing;
 mod failover;
 mod hooks;
+mod idempotency;
 #[cfg(any(feature = "twilio", feature = "telnyx", feature = "plivo", feature = "vonage"))]
 mod provider;
 mod redaction;
 mod retry;
+mod stores;
 mod validation;
 
 use std::time::Duration;

@@ -77,7 +77,7 @@ fn fixtures() -> Fixtures {
 async fn twilio_passes_the_adapter_contract() {
     let report = adapter_contract::run(twilio_at, &fixtures()).await;
     assert!(report.passed, "{}", report.failures());
-    assert_eq!(report.adapter, "twilio");
+    assert_eq!(report.subject, "twilio");
 }
 
 #[tokio::test]
@@ -331,4 +331,19 @@ async fn t178_bare_429s_are_unknown() {
         assert_eq!(requests(&server).await.len(), 1);
         assert!(backup.sent().is_empty());
     }
+}
+
+#[tokio::test]
+async fn t125_options_are_part_of_the_fingerprint() {
+    let server = serve(created()).await;
+    let client = Client::builder()
+        .adapter(twilio_at(&server.uri()))
+        .idempotency(sms_sdk::idempotency::MemoryStore::new())
+        .build()
+        .unwrap();
+    let keyed = |smart: bool| message().idempotency_key("k1").provider_option("twilio", json!({"smartEncoded": smart}));
+    assert!(!client.send(&keyed(true)).await.unwrap().replayed);
+    assert!(client.send(&keyed(true)).await.unwrap().replayed);
+    assert_eq!(client.send(&keyed(false)).await.unwrap_err().code(), "idempotency_conflict");
+    assert_eq!(requests(&server).await.len(), 1);
 }

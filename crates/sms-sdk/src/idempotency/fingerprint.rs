@@ -1,0 +1,207 @@
+//! The fingerprint that tells a repeat of a message from another message reusing its key.
+
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+use sha2::{Digest, Sha256};
+
+use crate::message::{Message, format_timestamp};
+
+/// The SHA-256 (lowercase hex) of a message's canonical JSON form.
+///
+/// The canonical form is the array `[to, from, body, media_urls, send_at, validity, webhook_url]`
+/// (the caller's `from`, or `null`), followed by the provider options of the client's adapters
+/// (keys sorted, empty entries left out) only when there are any.
+#[derive(Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct Fingerprint(String);
+
+impl Fingerprint {
+    /// The fingerprint of `message` on a client whose adapters are named `adapters`.
+    #[must_use]
+    pub fn of(message: &Message, adapters: &[&str]) -> Self {
+        let mut parts = vec![
+            Value::String(message.to.clone()),
+            serde_json::to_value(&message.from).unwrap_or(Value::Null),
+            Value::String(message.body.clone()),
+            Value::Array(message.media_urls.iter().cloned().map(Value::String).collect()),
+            message.send_at.map_or(Value::Null, |at| Value::String(format_timestamp(at))),
+            message.validity_period_secs.map_or(Value::Null, Value::from),
+            message.webhook_url.clone().map_or(Value::Null, Value::String),
+        ];
+        if let Some(Value::Object(options)) = &message.provider_options {
+            let applicable: Map<String, Value> = options
+                .iter()
+                .filter(|(name, entry)| adapters.contains(&name.as_str()) && !is_empty_entry(entry))
+                .map(|(name, entry)| (name.clone(), entry.clone()))
+                .collect();
+            if !applicable.is_empty() {
+                parts.push(sorted(Value::Object(applicable)));
+            }
+        }
+        let canonical = Value::Array(parts).to_string();
+        Self::from_canonical(&canonical)
+    }
+
+    /// The fingerprint of an already canonical JSON text.
+    #[must_use]
+    pub fn from_canonical(canonical: &str) -> Self {
+        Self(hex(&Sha256::digest(canonical.as_bytes())))
+    }
+
+    /// Wraps a stored fingerprint.
+    #[must_use]
+    pub fn from_hex(hex: impl Into<String>) -> Self {
+        Self(hex.into())
+    }
+
+    /// The 64 lowercase hex characters.
+    #[must_use]
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Debug for Fingerprint {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Fingerprint({})", &self.0[..self.0.len().min(12)])
+    }
+}
+
+fn hex(bytes: &[u8]) -> String {
+    use fmt::Write;
+    bytes.iter().fold(String::with_capacity(bytes.len() * 2), |mut s, b| {
+        let _ = write!(s, "{b:02x}");
+        s
+    })
+}
+
+fn is_empty_entry(entry: &Value) -> bool {
+    match entry {
+        Value::Null => true,
+        Value::Object(map) => map.is_empty(),
+        Value::Bool(_) | Value::Number(_) | Value::String(_) | Value::Array(_) => false,
+    }
+}
+
+/// A deep copy with every object's keys in UTF-16 code-unit order (JavaScript's sort), and
+/// integral floats written as integers.
+fn sorted(value: Value) -> Value {
+    match value {
+        Value::Object(map) => {
+            let mut entries: Vec<(String, Value)> = map.into_iter().collect();
+            entries.sort_by(|(a, _), (b, _)| a.encode_utf16().cmp(b.encode_utf16()));
+            Value::Object(entries.into_iter().map(|(k, v)| (k, sorted(v))).collect())
+        }
+        Value::Array(items) => Value::Array(items.into_iter().map(sorted).collect()),
+        Value::Number(n) if n.as_i64().is_none() && n.as_u64().is_none() => {
+            match n.as_f64().filter(|f| f.fract() == 0.0 && f.abs() < 9.0e15) {
+                Some(f) => Value::from(f as i64),
+                None => Value::Number(n),
+            }
+        }
+        other @ (Value::Null | Value::Bool(_) | Value::Number(_) | Value::String(_)) => other,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+    use time::OffsetDateTime;
+    use time::format_description::well_known::Rfc3339;
+
+    use super::*;
+    use crate::Sender;
+
+    const TO: &str = "+14155550123";
+
+    fn fp(message: &Message) -> String {
+        Fingerprint::of(message, &["memory", "twilio"]).as_str().to_owned()
+    }
+
+    #[test]
+    fn t033_legacy_form_without_options() {
+        let hash = "8077a06627cfd4a457e72965f3e562a63c47d9423c151d12dd90503080103ad8";
+        assert_eq!(Fingerprint::from_canonical(r#"["+14155550123",null,"Hi",[],null,null,null]"#).as_str(), hash);
+        assert_eq!(fp(&Message::new(TO, "Hi")), hash);
+        // Empty options, and options for adapters the client does not have, change nothing.
+        assert_eq!(fp(&Message { provider_options: Some(json!({})), ..Message::new(TO, "Hi") }), hash);
+        assert_eq!(fp(&Message::new(TO, "Hi").provider_option("sinch", json!({"x": 1}))), hash);
+        assert_eq!(fp(&Message::new(TO, "Hi").provider_option("twilio", json!({}))), hash);
+    }
+
+    #[test]
+    fn t034_t035_bodies() {
+        assert_eq!(
+            fp(&Message::new(TO, "Appointment tomorrow at 9.")),
+            "d665a7dee8dba70cef1c7ea379608be73d684ebfa0a03ee80bb12a9bc2b5f32d"
+        );
+        assert_eq!(
+            fp(&Message::new(TO, "Your order has shipped.")),
+            "62882235083a354fc06823b4d48d28422fae6cbf2df1c5c5dc917c1fa148f3a6"
+        );
+    }
+
+    #[test]
+    fn t036_every_field() {
+        let message = Message::new(TO, "Hi")
+            .from("+15005550006")
+            .media_url("https://example.com/a.png")
+            .send_at(OffsetDateTime::parse("2030-01-01T10:00:00Z", &Rfc3339).unwrap())
+            .validity_period_secs(600)
+            .webhook_url("https://example.com/status");
+        assert_eq!(fp(&message), "21a6f50e6581f82887175403bd0889d4efb8545bc33635747ac287e8a34836ed");
+    }
+
+    #[test]
+    fn t037_sender_object() {
+        assert_eq!(
+            fp(&Message::new(TO, "Hi").from(Sender::sender_id("Acme"))),
+            "51d4fa0d4d3827b01e8cacee4233fea1626801fe7e09bdeef090aa9ec8695cb0"
+        );
+    }
+
+    #[test]
+    fn t038_provider_options_sorted() {
+        let hash = "b00eed5c0d8b56f6d0eb9671457f7eef7f07126cc7a790098c54c366b913cce9";
+        let a = Message::new(TO, "Hi").provider_option("twilio", json!({"smartEncoded": true, "riskCheck": "disable"}));
+        let b = Message::new(TO, "Hi").provider_option("twilio", json!({"riskCheck": "disable", "smartEncoded": true}));
+        assert_eq!(fp(&a), hash);
+        assert_eq!(fp(&b), hash);
+        let c =
+            Message::new(TO, "Hi").provider_option("twilio", json!({"smartEncoded": false, "riskCheck": "disable"}));
+        assert_ne!(fp(&c), hash);
+        assert_ne!(fp(&Message::new(TO, "Hi")), hash);
+    }
+
+    #[test]
+    fn t039_every_field_changes_the_hash() {
+        let base = Message::new("+1", "b");
+        let hash = fp(&base);
+        assert_eq!(hash, "da08cdb186b03adb3240364f681c34e3beafebc2fdacd4cb988f5c14c1436497");
+        assert_eq!(hash.len(), 64);
+        assert!(hash.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b)));
+        assert_eq!(fp(&base.clone()), hash);
+        let at = OffsetDateTime::parse("2030-01-01T00:00:00Z", &Rfc3339).unwrap();
+        for changed in [
+            Message { to: "+2".into(), ..base.clone() },
+            base.clone().from("+3"),
+            Message { body: "c".into(), ..base.clone() },
+            base.clone().media_url("https://x"),
+            base.clone().send_at(at),
+            base.clone().validity_period_secs(60),
+            base.clone().webhook_url("https://y"),
+        ] {
+            assert_ne!(fp(&changed), hash, "{changed:?}");
+        }
+    }
+
+    #[test]
+    fn t040_non_ascii_is_hashed_raw() {
+        assert_eq!(
+            fp(&Message::new(TO, "Héllo 📦")),
+            "9aaf7aa94042cfc8bbbb53c36cda6cc335c63945e73c4dbb5a22c0c09a611d1c"
+        );
+    }
+}

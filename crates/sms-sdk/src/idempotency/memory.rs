@@ -1,0 +1,189 @@
+//! The in-memory store: one process, lost on restart. For tests and single-process tools.
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::time::{Duration, SystemTime};
+
+use super::{
+    Entry, Filter, FinalRecord, Finalized, Fingerprint, IdempotencyStore, Operator, Record, Reservation, ReservationId,
+    Resolution, Resolved, StoreError, resolved_receipt,
+};
+use crate::adapter::BoxFuture;
+
+/// Each key's record and expiry.
+type Entries = BTreeMap<String, (Record, Option<SystemTime>)>;
+
+/// Idempotency records in this process's memory. Clones share the records.
+///
+/// ```
+/// use sms_sdk::idempotency::MemoryStore;
+///
+/// let store = MemoryStore::new();
+/// assert_eq!(store.len(), 0);
+/// ```
+#[derive(Debug, Clone, Default)]
+pub struct MemoryStore {
+    entries: Arc<Mutex<Entries>>,
+}
+
+impl MemoryStore {
+    /// An empty store.
+    #[must_use]
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Removes `key`'s record (after reconciling it); true when there was one.
+    pub fn delete(&self, key: &str) -> bool {
+        self.lock().remove(key).is_some()
+    }
+
+    /// Records held, counting expired ones not yet swept.
+    #[must_use]
+    pub fn len(&self) -> usize {
+        self.lock().len()
+    }
+
+    /// True when no record is held.
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Entries> {
+        self.entries.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// The live record of `key` at `now`, sweeping it when it expired.
+    fn live(
+        entries: &mut BTreeMap<String, (Record, Option<SystemTime>)>,
+        key: &str,
+        now: SystemTime,
+    ) -> Option<Record> {
+        match entries.get(key) {
+            Some((_, Some(expires_at))) if *expires_at <= now => {
+                entries.remove(key);
+                None
+            }
+            Some((record, _)) => Some(record.clone()),
+            None => None,
+        }
+    }
+}
+
+impl IdempotencyStore for MemoryStore {
+    fn get<'a>(&'a self, key: &'a str) -> BoxFuture<'a, Result<Option<Record>, StoreError>> {
+        Box::pin(async move { Ok(Self::live(&mut self.lock(), key, SystemTime::now())) })
+    }
+
+    fn reserve<'a>(
+        &'a self,
+        key: &'a str,
+        fingerprint: &'a Fingerprint,
+        now: SystemTime,
+    ) -> BoxFuture<'a, Result<Reservation, StoreError>> {
+        Box::pin(async move {
+            let mut entries = self.lock();
+            match Self::live(&mut entries, key, now) {
+                Some(Record::Rejected { fingerprint: held, .. }) if held == *fingerprint => {}
+                Some(record) => return Ok(Reservation::Existing(Box::new(record))),
+                None => {}
+            }
+            let reservation_id = ReservationId::new();
+            let record = Record::Reserved {
+                fingerprint: fingerprint.clone(),
+                reservation_id: reservation_id.clone(),
+                reserved_at: now,
+            };
+            entries.insert(key.to_owned(), (record, None));
+            Ok(Reservation::Acquired(reservation_id))
+        })
+    }
+
+    fn finalize<'a>(
+        &'a self,
+        key: &'a str,
+        reservation: &'a ReservationId,
+        record: FinalRecord,
+        ttl: Duration,
+        now: SystemTime,
+    ) -> BoxFuture<'a, Result<Finalized, StoreError>> {
+        Box::pin(async move {
+            let mut entries = self.lock();
+            let fingerprint = match entries.get(key) {
+                Some((Record::Reserved { reservation_id, fingerprint, .. }, _)) if reservation_id == reservation => {
+                    fingerprint.clone()
+                }
+                _ => return Ok(Finalized::NotOwner),
+            };
+            let expires_at = record.expires_at(ttl, now);
+            entries.insert(key.to_owned(), (record.into_record(fingerprint), expires_at));
+            Ok(Finalized::Written)
+        })
+    }
+}
+
+impl Operator for MemoryStore {
+    fn list<'a>(&'a self, filter: Filter, now: SystemTime) -> BoxFuture<'a, Result<Vec<Entry>, StoreError>> {
+        Box::pin(async move {
+            let entries = self.lock();
+            Ok(entries
+                .iter()
+                .filter(|(_, (record, expires_at))| expires_at.is_none_or(|at| at > now) && filter.matches(record, now))
+                .map(|(key, (record, expires_at))| Entry {
+                    key: key.clone(),
+                    record: record.clone(),
+                    expires_at: *expires_at,
+                })
+                .collect())
+        })
+    }
+
+    fn resolve<'a>(
+        &'a self,
+        key: &'a str,
+        resolution: Resolution,
+        stale_after: Duration,
+        now: SystemTime,
+    ) -> BoxFuture<'a, Result<Resolved, StoreError>> {
+        Box::pin(async move {
+            let mut entries = self.lock();
+            let Some(record) = Self::live(&mut entries, key, now) else { return Ok(Resolved::NotFound) };
+            if !record.is_unresolved(stale_after, now) {
+                return Ok(Resolved::Refused(Box::new(record)));
+            }
+            match resolution {
+                Resolution::NotSent => {
+                    entries.remove(key);
+                }
+                Resolution::Sent { provider, provider_id, ttl } => {
+                    let result = resolved_receipt(provider, provider_id);
+                    let accepted = Record::Accepted { fingerprint: record.fingerprint().clone(), result };
+                    entries.insert(key.to_owned(), (accepted, Some(now + ttl)));
+                }
+            }
+            Ok(Resolved::Done)
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::idempotency::State;
+
+    #[test]
+    fn filter_matches_states_and_unresolved_records() {
+        let now = SystemTime::now();
+        let reserved = |age: u64| Record::Reserved {
+            fingerprint: Fingerprint::from_hex("f"),
+            reservation_id: ReservationId::new(),
+            reserved_at: now - Duration::from_secs(age),
+        };
+        let stale = Filter::Unresolved { stale_after: Duration::from_secs(300) };
+        assert!(stale.matches(&reserved(301), now));
+        assert!(!stale.matches(&reserved(300), now));
+        assert!(Filter::State(State::Reserved).matches(&reserved(0), now));
+        assert!(Filter::All.matches(&reserved(0), now));
+    }
+}

@@ -1,0 +1,345 @@
+//! The idempotency store contract: every check a store must pass, including a race.
+//!
+//! ```
+//! use std::sync::Arc;
+//! use sms_sdk::idempotency::MemoryStore;
+//! use sms_sdk::testing::store_contract;
+//!
+//! # tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap().block_on(async {
+//! let report = store_contract::run("memory", Arc::new(MemoryStore::new())).await;
+//! assert!(report.passed, "{}", report.failures());
+//! # });
+//! ```
+//!
+//! Keys are unique to each run, so the suite can run again and again against one shared database.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::{Duration, SystemTime};
+
+use super::{CaseResult, Report};
+use crate::adapter::{Category, Delivery};
+use crate::client::{Handoff, Receipt};
+use crate::encoding::Encoding;
+use crate::error::{Attempt, AttemptOutcome, ErrorRecord};
+use crate::idempotency::{
+    Filter, FinalRecord, Finalized, Fingerprint, Record, Reservation, ReservationId, Resolution, Resolved, State, Store,
+};
+
+type Check = Result<(), String>;
+
+/// Concurrent tasks in the race check.
+pub const RACE_TASKS: usize = 32;
+/// Keys every task of the race check reserves.
+pub const RACE_KEYS: usize = 500;
+
+const HOUR: Duration = Duration::from_secs(3600);
+const STALE: Duration = Duration::from_secs(300);
+
+/// Runs every check against `store`; `name` labels the report.
+pub async fn run(name: &str, store: Arc<dyn Store>) -> Report {
+    let run = Run { store, prefix: format!("contract:{}:", uuid::Uuid::new_v4().simple()), base: SystemTime::now() };
+    let mut results = Vec::new();
+    let mut record = |check: &str, result: Check| {
+        results.push(CaseResult { name: format!("{name}: {check}"), passed: result.is_ok(), error: result.err() });
+    };
+    record("an absent key reads as none", run.absent().await);
+    record("reserve claims a new key once", run.claims_once().await);
+    record("a reservation never expires and is never claimable", run.reserved_is_held().await);
+    record("finalize needs the owning reservation", run.owner_only().await);
+    record("a rejection is claimable by the same message only", run.rejected_retry().await);
+    record("accepted records expire exactly at their TTL", run.expiry_boundary().await);
+    record("unknown records never expire", run.unknown_is_kept().await);
+    record("records keep the result and the error", run.round_trip().await);
+    record("the operator lists unresolved keys", run.lists_unresolved().await);
+    record("the operator resolves a key as sent", run.resolves_sent().await);
+    record("the operator resolves a key as not sent", run.resolves_not_sent().await);
+    record("the operator refuses settled and fresh keys", run.refuses().await);
+    record(&format!("{RACE_TASKS} tasks reserving {RACE_KEYS} keys: one winner per key"), run.race().await);
+    let passed = results.iter().all(|r| r.passed);
+    Report { subject: name.to_owned(), passed, results }
+}
+
+/// A sample accepted result.
+#[must_use]
+pub fn sample_receipt(provider_id: &str) -> Receipt {
+    Receipt {
+        id: crate::client::new_send_id(),
+        provider: "memory".into(),
+        provider_id: provider_id.into(),
+        handoff: Handoff::Accepted,
+        delivery: Delivery::Queued,
+        encoding: Encoding::Gsm7,
+        segments: 1,
+        attempted_providers: vec!["memory".into()],
+        attempts: vec![Attempt {
+            provider: "memory".into(),
+            attempt: 1,
+            outcome: AttemptOutcome::Accepted { provider_id: provider_id.into(), delivery: Delivery::Queued },
+            duration: Duration::from_millis(12),
+        }],
+        replayed: false,
+    }
+}
+
+/// A sample error record.
+#[must_use]
+pub fn sample_error(code: &str) -> ErrorRecord {
+    ErrorRecord {
+        code: code.into(),
+        message: "sample".into(),
+        retry_safe: code != "handoff_unknown",
+        attempts: vec![Attempt {
+            provider: "memory".into(),
+            attempt: 1,
+            outcome: AttemptOutcome::Rejected {
+                category: Category::Sender,
+                http_status: Some(400),
+                provider_code: None,
+                retry_after: None,
+            },
+            duration: Duration::from_millis(3),
+        }],
+        provider: None,
+        category: Some(Category::Sender),
+        reason: None,
+        field: None,
+        retry_after: None,
+        errors: Vec::new(),
+    }
+}
+
+struct Run {
+    store: Arc<dyn Store>,
+    prefix: String,
+    base: SystemTime,
+}
+
+fn fp(name: &str) -> Fingerprint {
+    Fingerprint::from_canonical(name)
+}
+
+impl Run {
+    fn key(&self, name: &str) -> String {
+        format!("{}{name}", self.prefix)
+    }
+
+    async fn acquire(&self, key: &str, fingerprint: &Fingerprint, now: SystemTime) -> Result<ReservationId, String> {
+        match self.store.reserve(key, fingerprint, now).await.map_err(|e| e.to_string())? {
+            Reservation::Acquired(id) => Ok(id),
+            Reservation::Existing(record) => Err(format!("{key} was not claimable: {:?}", record.state())),
+        }
+    }
+
+    async fn existing(&self, key: &str, fingerprint: &Fingerprint, now: SystemTime) -> Result<Record, String> {
+        match self.store.reserve(key, fingerprint, now).await.map_err(|e| e.to_string())? {
+            Reservation::Existing(record) => Ok(*record),
+            Reservation::Acquired(_) => Err(format!("{key} was claimed but should not be")),
+        }
+    }
+
+    async fn finalize(
+        &self,
+        key: &str,
+        id: &ReservationId,
+        record: FinalRecord,
+        ttl: Duration,
+    ) -> Result<Finalized, String> {
+        self.store.finalize(key, id, record, ttl, self.base).await.map_err(|e| e.to_string())
+    }
+
+    async fn absent(&self) -> Check {
+        let got = self.store.get(&self.key("absent")).await.map_err(|e| e.to_string())?;
+        ensure!(got.is_none(), "expected none, got {got:?}");
+        Ok(())
+    }
+
+    async fn claims_once(&self) -> Check {
+        let key = self.key("once");
+        let id = self.acquire(&key, &fp("a"), self.base).await?;
+        let record = self.existing(&key, &fp("a"), self.base).await?;
+        ensure!(
+            matches!(&record, Record::Reserved { reservation_id, .. } if *reservation_id == id),
+            "expected the reservation, got {record:?}"
+        );
+        Ok(())
+    }
+
+    async fn reserved_is_held(&self) -> Check {
+        let key = self.key("held");
+        self.acquire(&key, &fp("a"), self.base).await?;
+        self.existing(&key, &fp("b"), self.base).await?;
+        let record = self.existing(&key, &fp("a"), self.base + 100 * 365 * 24 * HOUR).await?;
+        ensure!(record.state() == State::Reserved, "expected reserved, got {:?}", record.state());
+        Ok(())
+    }
+
+    async fn owner_only(&self) -> Check {
+        let key = self.key("owner");
+        let id = self.acquire(&key, &fp("f"), self.base).await?;
+        let wrong = self.finalize(&key, &ReservationId::new(), FinalRecord::Rejected(sample_error("x")), HOUR).await?;
+        ensure!(wrong == Finalized::NotOwner, "a stranger finalized the key");
+        let right = self.finalize(&key, &id, FinalRecord::Rejected(sample_error("x")), HOUR).await?;
+        ensure!(right == Finalized::Written, "the owner could not finalize");
+        let again = self.finalize(&key, &id, FinalRecord::Unknown(sample_error("x")), HOUR).await?;
+        ensure!(again == Finalized::NotOwner, "a finalized key was finalized again");
+        let got = self.store.get(&key).await.map_err(|e| e.to_string())?;
+        ensure!(got.as_ref().map(Record::state) == Some(State::Rejected), "expected rejected, got {got:?}");
+        Ok(())
+    }
+
+    async fn rejected_retry(&self) -> Check {
+        let key = self.key("rejected");
+        let id = self.acquire(&key, &fp("f"), self.base).await?;
+        self.finalize(&key, &id, FinalRecord::Rejected(sample_error("provider_rejected")), HOUR).await?;
+        let other = self.existing(&key, &fp("other"), self.base).await?;
+        ensure!(other.state() == State::Rejected, "expected the rejection, got {:?}", other.state());
+        self.acquire(&key, &fp("f"), self.base).await?;
+        Ok(())
+    }
+
+    async fn expiry_boundary(&self) -> Check {
+        let key = self.key("expiry");
+        let id = self.acquire(&key, &fp("f"), self.base).await?;
+        self.finalize(&key, &id, FinalRecord::Accepted(sample_receipt("p1")), Duration::from_secs(10)).await?;
+        let before = self.existing(&key, &fp("f"), self.base + Duration::from_secs(9)).await?;
+        ensure!(before.state() == State::Accepted, "expected accepted before expiry, got {:?}", before.state());
+        self.acquire(&key, &fp("other"), self.base + Duration::from_secs(10)).await?;
+        Ok(())
+    }
+
+    async fn unknown_is_kept(&self) -> Check {
+        let key = self.key("unknown");
+        let id = self.acquire(&key, &fp("f"), self.base).await?;
+        self.finalize(&key, &id, FinalRecord::Unknown(sample_error("handoff_unknown")), Duration::ZERO).await?;
+        let later = self.existing(&key, &fp("f"), self.base + Duration::from_millis(1_000_000_000)).await?;
+        ensure!(later.state() == State::Unknown, "expected unknown, got {:?}", later.state());
+        Ok(())
+    }
+
+    async fn round_trip(&self) -> Check {
+        let (accepted, rejected) = (self.key("trip-a"), self.key("trip-r"));
+        let receipt = sample_receipt("p-round-trip");
+        let id = self.acquire(&accepted, &fp("f"), self.base).await?;
+        self.finalize(&accepted, &id, FinalRecord::Accepted(receipt.clone()), HOUR).await?;
+        let got = self.store.get(&accepted).await.map_err(|e| e.to_string())?;
+        ensure!(
+            got == Some(Record::Accepted { fingerprint: fp("f"), result: receipt }),
+            "the accepted record changed: {got:?}"
+        );
+        let id = self.acquire(&rejected, &fp("f"), self.base).await?;
+        self.finalize(&rejected, &id, FinalRecord::Rejected(sample_error("provider_rejected")), HOUR).await?;
+        let got = self.store.get(&rejected).await.map_err(|e| e.to_string())?;
+        ensure!(
+            got == Some(Record::Rejected { fingerprint: fp("f"), error: sample_error("provider_rejected") }),
+            "the rejected record changed: {got:?}"
+        );
+        Ok(())
+    }
+
+    /// An unknown key, a stale reservation and a fresh one, under `tag`.
+    async fn unresolved_keys(&self, tag: &str) -> Result<[String; 3], String> {
+        let keys =
+            [self.key(&format!("{tag}-unknown")), self.key(&format!("{tag}-stale")), self.key(&format!("{tag}-fresh"))];
+        let id = self.acquire(&keys[0], &fp("f"), self.base).await?;
+        self.finalize(&keys[0], &id, FinalRecord::Unknown(sample_error("handoff_unknown")), HOUR).await?;
+        self.acquire(&keys[1], &fp("f"), self.base - 2 * STALE).await?;
+        self.acquire(&keys[2], &fp("f"), self.base).await?;
+        Ok(keys)
+    }
+
+    async fn lists_unresolved(&self) -> Check {
+        let [unknown, stale, fresh] = self.unresolved_keys("list").await?;
+        let listed =
+            self.store.list(Filter::Unresolved { stale_after: STALE }, self.base).await.map_err(|e| e.to_string())?;
+        let mine: Vec<&str> = listed.iter().map(|e| e.key.as_str()).filter(|k| k.starts_with(&self.prefix)).collect();
+        ensure!(
+            mine.contains(&unknown.as_str()) && mine.contains(&stale.as_str()),
+            "missing unresolved keys: {mine:?}"
+        );
+        ensure!(!mine.contains(&fresh.as_str()), "a fresh reservation was listed as unresolved");
+        let unknowns = self.store.list(Filter::State(State::Unknown), self.base).await.map_err(|e| e.to_string())?;
+        ensure!(unknowns.iter().any(|e| e.key == unknown), "the unknown key is not listed by state");
+        ensure!(
+            unknowns.iter().all(|e| e.record.state() == State::Unknown),
+            "the state filter let another state through"
+        );
+        Ok(())
+    }
+
+    async fn resolves_sent(&self) -> Check {
+        let [unknown, stale, _] = self.unresolved_keys("sent").await?;
+        for key in [&unknown, &stale] {
+            let resolution = Resolution::Sent { provider: "twilio".into(), provider_id: "SM1".into(), ttl: HOUR };
+            let done = self.store.resolve(key, resolution, STALE, self.base).await.map_err(|e| e.to_string())?;
+            ensure!(done == Resolved::Done, "{key}: expected done, got {done:?}");
+            let record = self.existing(key, &fp("f"), self.base).await?;
+            let Record::Accepted { fingerprint, result } = &record else {
+                return Err(format!("{key}: expected accepted, got {record:?}"));
+            };
+            ensure!(*fingerprint == fp("f"), "{key}: the fingerprint changed");
+            ensure!(result.provider == "twilio" && result.provider_id == "SM1", "{key}: wrong result {result:?}");
+            ensure!(result.delivery == Delivery::Unknown && result.handoff == Handoff::Accepted, "{key}: wrong status");
+        }
+        Ok(())
+    }
+
+    async fn resolves_not_sent(&self) -> Check {
+        let [unknown, stale, _] = self.unresolved_keys("not-sent").await?;
+        for key in [&unknown, &stale] {
+            let done =
+                self.store.resolve(key, Resolution::NotSent, STALE, self.base).await.map_err(|e| e.to_string())?;
+            ensure!(done == Resolved::Done, "{key}: expected done, got {done:?}");
+            let got = self.store.get(key).await.map_err(|e| e.to_string())?;
+            ensure!(got.is_none(), "{key}: the record is still there: {got:?}");
+            self.acquire(key, &fp("f"), self.base).await?;
+        }
+        Ok(())
+    }
+
+    async fn refuses(&self) -> Check {
+        let [_, _, fresh] = self.unresolved_keys("refuse").await?;
+        let accepted = self.key("refuse-accepted");
+        let id = self.acquire(&accepted, &fp("f"), self.base).await?;
+        self.finalize(&accepted, &id, FinalRecord::Accepted(sample_receipt("p")), HOUR).await?;
+        for key in [&fresh, &accepted] {
+            let outcome =
+                self.store.resolve(key, Resolution::NotSent, STALE, self.base).await.map_err(|e| e.to_string())?;
+            ensure!(matches!(outcome, Resolved::Refused(_)), "{key}: expected refused, got {outcome:?}");
+        }
+        let missing = self.store.resolve(&self.key("nothing"), Resolution::NotSent, STALE, self.base).await;
+        ensure!(matches!(missing, Ok(Resolved::NotFound)), "expected not found, got {missing:?}");
+        Ok(())
+    }
+
+    async fn race(&self) -> Check {
+        let keys: Arc<Vec<String>> = Arc::new((0..RACE_KEYS).map(|i| self.key(&format!("race-{i}"))).collect());
+        let tasks: Vec<_> = (0..RACE_TASKS)
+            .map(|task| {
+                let (store, keys, now) = (Arc::clone(&self.store), Arc::clone(&keys), self.base);
+                tokio::spawn(async move {
+                    let mut won = Vec::new();
+                    for i in 0..keys.len() {
+                        let key = &keys[(i + task * 7) % keys.len()];
+                        match store.reserve(key, &fp("race"), now).await {
+                            Ok(Reservation::Acquired(_)) => won.push(key.clone()),
+                            Ok(Reservation::Existing(_)) => {}
+                            Err(e) => return Err(e.to_string()),
+                        }
+                    }
+                    Ok(won)
+                })
+            })
+            .collect();
+        let mut winners: HashMap<String, usize> = HashMap::new();
+        for task in tasks {
+            for key in task.await.map_err(|e| e.to_string())?? {
+                *winners.entry(key).or_default() += 1;
+            }
+        }
+        ensure!(winners.len() == RACE_KEYS, "{} of {RACE_KEYS} keys were won", winners.len());
+        let doubled = winners.values().filter(|&&n| n > 1).count();
+        ensure!(doubled == 0, "{doubled} keys were won more than once");
+        Ok(())
+    }
+}

@@ -1,0 +1,218 @@
+//! Every shipped store passes the one contract suite; the durable ones also survive a race of
+//! separate OS processes, and a store that goes away fails sends with a typed error.
+
+use std::collections::HashMap;
+use std::process::Command;
+use std::sync::Arc;
+use std::time::{Duration, SystemTime};
+
+use sms_sdk::idempotency::{self, Fingerprint, MemoryStore, Reservation, Store};
+use sms_sdk::testing::store_contract;
+
+async fn assert_contract(name: &str, store: Arc<dyn Store>) {
+    let report = store_contract::run(name, store).await;
+    assert!(report.passed, "{}", report.failures());
+}
+
+/// A store server's URL from the environment the test command sets; fails loudly without it.
+pub(crate) fn server_url(var: &str) -> String {
+    std::env::var(var).ok().filter(|v| !v.is_empty()).unwrap_or_else(|| {
+        panic!("{var} is not set: run `scripts/test.sh`, which starts PostgreSQL and Redis for the store tests")
+    })
+}
+
+/// A fresh temporary path for a SQLite file.
+pub(crate) fn temp_db() -> std::path::PathBuf {
+    std::env::temp_dir().join(format!("sms-sdk-test-{}", uuid_suffix())).join("state.db")
+}
+
+fn uuid_suffix() -> String {
+    format!(
+        "{:x}{:x}",
+        SystemTime::now().duration_since(SystemTime::UNIX_EPOCH).unwrap().as_nanos(),
+        std::process::id()
+    )
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn memory_store_passes_the_contract() {
+    assert_contract("memory", Arc::new(MemoryStore::new())).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stores_open_from_urls() {
+    assert!(idempotency::open("memory").await.is_ok());
+    assert!(idempotency::open("ftp://x").await.is_err());
+}
+
+const RACE_PROCESSES: usize = 4;
+const RACE_KEYS: usize = 1000;
+
+/// The cross-process race: this test binary runs itself `RACE_PROCESSES` times as workers (the
+/// same test, with `SMS_SDK_RACE_URL` set), which all reserve the same keys at the same instant.
+async fn cross_process_race(test: &str, url: &str) {
+    if let Ok(url) = std::env::var("SMS_SDK_RACE_URL") {
+        return race_worker(&url).await;
+    }
+    let prefix = format!("race:{}:", uuid_suffix());
+    let start_at = SystemTime::now() + Duration::from_millis(1500);
+    let start_ms = start_at.duration_since(SystemTime::UNIX_EPOCH).unwrap().as_millis().to_string();
+    let exe = std::env::current_exe().unwrap();
+    let children: Vec<_> = (0..RACE_PROCESSES)
+        .map(|_| {
+            Command::new(&exe)
+                .args([test, "--exact", "--nocapture", "--test-threads=1"])
+                .env("SMS_SDK_RACE_URL", url)
+                .env("SMS_SDK_RACE_PREFIX", &prefix)
+                .env("SMS_SDK_RACE_START_MS", &start_ms)
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    let mut winners: HashMap<String, usize> = HashMap::new();
+    for child in children {
+        let output = tokio::task::spawn_blocking(move || child.wait_with_output()).await.unwrap().unwrap();
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        assert!(output.status.success(), "a worker failed: {stdout}\n{}", String::from_utf8_lossy(&output.stderr));
+        assert!(stdout.contains("RACE-DONE"), "a worker did not finish: {stdout}");
+        assert!(!stdout.contains("RACE-ERROR"), "a worker saw store errors: {stdout}");
+        // libtest's own "test … ..." may share a line with the first report line.
+        for key in stdout.lines().filter_map(|l| l.split("RACE-WON ").nth(1)) {
+            *winners.entry(key.to_owned()).or_default() += 1;
+        }
+    }
+    assert_eq!(winners.len(), RACE_KEYS, "every key has a winner");
+    assert!(winners.values().all(|&n| n == 1), "a key had two winners");
+}
+
+async fn race_worker(url: &str) {
+    let prefix = std::env::var("SMS_SDK_RACE_PREFIX").unwrap();
+    let start_ms: u64 = std::env::var("SMS_SDK_RACE_START_MS").unwrap().parse().unwrap();
+    let store = idempotency::open(url).await.unwrap();
+    let start = SystemTime::UNIX_EPOCH + Duration::from_millis(start_ms);
+    if let Ok(wait) = start.duration_since(SystemTime::now()) {
+        tokio::time::sleep(wait).await;
+    }
+    let fingerprint = Fingerprint::from_hex("race");
+    let now = SystemTime::now();
+    let mut report = String::new();
+    for i in 0..RACE_KEYS {
+        let key = format!("{prefix}{i}");
+        match store.reserve(&key, &fingerprint, now).await {
+            Ok(Reservation::Acquired(_)) => report.push_str(&format!("RACE-WON {key}\n")),
+            Ok(Reservation::Existing(_)) => {}
+            Err(error) => report.push_str(&format!("RACE-ERROR {error}\n")),
+        }
+    }
+    println!("\n{report}RACE-DONE");
+}
+
+#[cfg(feature = "sqlite")]
+mod sqlite {
+    use super::*;
+    use sms_sdk::idempotency::sqlite::SqliteStore;
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn sqlite_store_passes_the_contract() {
+        let store = SqliteStore::open(temp_db()).await.unwrap();
+        assert_contract("sqlite", Arc::new(store)).await;
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn sqlite_cross_process_race() {
+        let url = std::env::var("SMS_SDK_RACE_URL").unwrap_or_else(|_| format!("sqlite:{}", temp_db().display()));
+        cross_process_race("stores::sqlite::sqlite_cross_process_race", &url).await;
+    }
+}
+
+#[cfg(feature = "postgres")]
+mod postgres {
+    use super::*;
+    use sms_sdk::idempotency::postgres::PostgresStore;
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn postgres_store_passes_the_contract() {
+        let store = PostgresStore::connect(&server_url("SMS_SDK_TEST_POSTGRES_URL")).await.unwrap();
+        assert_contract("postgres", Arc::new(store)).await;
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn postgres_table_name_is_configurable() {
+        let url = server_url("SMS_SDK_TEST_POSTGRES_URL");
+        let store = PostgresStore::builder(&url).table("sms_idempotency_custom").connect().await.unwrap();
+        assert_contract("postgres (custom table)", Arc::new(store)).await;
+        assert!(PostgresStore::builder(&url).table("bad name").connect().await.is_err());
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn postgres_cross_process_race() {
+        cross_process_race("stores::postgres::postgres_cross_process_race", &server_url("SMS_SDK_TEST_POSTGRES_URL"))
+            .await;
+    }
+}
+
+#[cfg(feature = "redis")]
+mod redis {
+    use super::*;
+    use sms_sdk::idempotency::redis::RedisStore;
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn redis_store_passes_the_contract() {
+        let store = RedisStore::connect(&server_url("SMS_SDK_TEST_REDIS_URL")).await.unwrap();
+        assert_contract("redis", Arc::new(store)).await;
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn redis_key_prefix_is_configurable() {
+        let store =
+            RedisStore::builder(server_url("SMS_SDK_TEST_REDIS_URL")).prefix("custom:idem:").connect().await.unwrap();
+        assert_contract("redis (custom prefix)", Arc::new(store)).await;
+    }
+
+    /// A TCP proxy to `upstream` that can be cut: every connection drops and new ones are refused.
+    async fn cuttable_proxy(upstream: std::net::SocketAddr) -> (String, tokio::task::JoinHandle<()>) {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let address = listener.local_addr().unwrap();
+        let proxy = tokio::spawn(async move {
+            let mut connections = tokio::task::JoinSet::new();
+            while let Ok((mut client, _)) = listener.accept().await {
+                connections.spawn(async move {
+                    if let Ok(mut server) = tokio::net::TcpStream::connect(upstream).await {
+                        let _ = tokio::io::copy_bidirectional(&mut client, &mut server).await;
+                    }
+                });
+            }
+        });
+        (format!("redis://{address}/0"), proxy)
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_store_that_goes_away_fails_the_send_before_any_request() {
+        use sms_sdk::testing::MemoryAdapter;
+        use sms_sdk::{Client, ErrorKind, Message};
+
+        let url = server_url("SMS_SDK_TEST_REDIS_URL");
+        let upstream = url.trim_start_matches("redis://").split('/').next().unwrap().parse().unwrap();
+        let (proxied, proxy) = cuttable_proxy(upstream).await;
+        let store = RedisStore::connect(&proxied).await.unwrap();
+        let memory = MemoryAdapter::new();
+        let client = Client::builder().adapter(memory.clone()).idempotency(store).build().unwrap();
+        let message = |key: &str| Message::new(crate::TO, "x").idempotency_key(format!("{key}:{}", uuid_suffix()));
+        client.send(&message("before")).await.unwrap();
+        proxy.abort();
+        let _ = proxy.await;
+        let err = client.send(&message("after")).await.unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::Store);
+        assert_eq!(err.code(), "store");
+        assert!(err.is_retry_safe());
+        assert!(std::error::Error::source(&err).is_some());
+        assert_eq!(memory.sent().len(), 1);
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn redis_cross_process_race() {
+        cross_process_race("stores::redis::redis_cross_process_race", &server_url("SMS_SDK_TEST_REDIS_URL")).await;
+    }
+}
