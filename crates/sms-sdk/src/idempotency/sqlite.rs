@@ -59,12 +59,20 @@ impl SqliteStore {
             if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
                 std::fs::create_dir_all(parent).map_err(StoreError::new)?;
             }
-            let connection = Connection::open(&path)?;
-            connection.busy_timeout(Duration::from_secs(10))?;
-            connection.pragma_update(None, "journal_mode", "WAL")?;
-            connection.pragma_update(None, "synchronous", "NORMAL")?;
-            connection.execute_batch(&create)?;
-            Ok(connection)
+            // Switching to WAL needs a moment alone with the file: when several processes open a
+            // new database at once, some get SQLITE_BUSY before the busy timeout applies. Retry.
+            let deadline = std::time::Instant::now() + Duration::from_secs(10);
+            loop {
+                match prepare(&path, &create) {
+                    Err(rusqlite::Error::SqliteFailure(e, _))
+                        if matches!(e.code, rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked)
+                            && std::time::Instant::now() < deadline =>
+                    {
+                        std::thread::sleep(Duration::from_millis(20));
+                    }
+                    result => return Ok(result?),
+                }
+            }
         })
         .await
         .map_err(StoreError::new)??;
@@ -81,6 +89,16 @@ impl SqliteStore {
             .await
             .map_err(StoreError::new)?
     }
+}
+
+/// Opens the file in WAL mode with a busy timeout and creates the table.
+fn prepare(path: &Path, create: &str) -> rusqlite::Result<Connection> {
+    let connection = Connection::open(path)?;
+    connection.busy_timeout(Duration::from_secs(10))?;
+    connection.pragma_update(None, "journal_mode", "WAL")?;
+    connection.pragma_update(None, "synchronous", "NORMAL")?;
+    connection.execute_batch(create)?;
+    Ok(connection)
 }
 
 fn read_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<Row> {
