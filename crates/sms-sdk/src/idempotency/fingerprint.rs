@@ -132,7 +132,7 @@ mod tests {
     }
 
     #[test]
-    fn t034_t035_bodies() {
+    fn t034_and_t035_bodies() {
         assert_eq!(
             fp(&Message::new(TO, "Appointment tomorrow at 9.")),
             "d665a7dee8dba70cef1c7ea379608be73d684ebfa0a03ee80bb12a9bc2b5f32d"

@@ -65,8 +65,10 @@ impl SqliteStore {
             loop {
                 match prepare(&path, &create) {
                     Err(rusqlite::Error::SqliteFailure(e, _))
-                        if matches!(e.code, rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked)
-                            && std::time::Instant::now() < deadline =>
+                        if matches!(
+                            e.code,
+                            rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked
+                        ) && std::time::Instant::now() < deadline =>
                     {
                         std::thread::sleep(Duration::from_millis(20));
                     }

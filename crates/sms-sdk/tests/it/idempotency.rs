@@ -43,7 +43,7 @@ async fn t041_a_repeat_replays_the_first_result() {
 }
 
 #[tokio::test]
-async fn t042_t043_another_message_with_the_key_conflicts() {
+async fn t042_and_t043_another_message_with_the_key_conflicts() {
     let memory = MemoryAdapter::new();
     let client = client(&memory, MemoryStore::new());
     client.send(&appointment()).await.unwrap();

@@ -151,7 +151,7 @@ async fn t110_vonage_options_nest_under_sms() {
 }
 
 #[tokio::test]
-async fn t111_t122_plain_twilio_body_and_options_for_other_adapters_are_ignored() {
+async fn t111_and_t122_plain_twilio_body_and_options_for_other_adapters_are_ignored() {
     for options in [None, Some(json!({"telnyx": {"autoDetect": true}}))] {
         let server = serve(json_reply(201, &fixture_json("twilio", "message_created.json"))).await;
         let client = Client::builder().adapter(twilio_at(&server.uri())).build().unwrap();
@@ -174,7 +174,7 @@ async fn refused(
 }
 
 #[tokio::test]
-async fn t112_t113_extra_cannot_name_reserved_or_typed_parameters() {
+async fn t112_and_t113_extra_cannot_name_reserved_or_typed_parameters() {
     let server = serve(json_reply(201, &fixture_json("twilio", "message_created.json"))).await;
     let client = Client::builder().adapter(twilio_at(&server.uri())).build().unwrap();
     for key in ["To", "body", "STATUSCALLBACK", "MediaUrl", "ContentSid"] {

@@ -87,7 +87,7 @@ fn t154_accepted() {
 }
 
 #[test]
-fn t155_t156_rejections() {
+fn t155_and_t156_rejections() {
     let Outcome::Rejected(r) = interpret(400, &[], r#"{"api_id":"a1","error":"invalid dst number"}"#) else { panic!() };
     assert_eq!(r.category, Category::Request);
     assert_eq!(r.details.provider_request_id(), Some("a1"));
@@ -180,7 +180,7 @@ async fn t097_plivo_cannot_schedule() {
 }
 
 #[tokio::test]
-async fn t177_t178_rate_limits_and_bare_429s() {
+async fn t177_and_t178_rate_limits_and_bare_429s() {
     let retry = RetryPolicy::new(2, Duration::from_millis(1), Duration::from_millis(1));
     let replies: Vec<(ResponseTemplate, bool)> = vec![
         (json_reply(429, &json!({"api_id": "a3", "error": "too many requests"})), true),

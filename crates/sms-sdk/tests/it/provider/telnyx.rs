@@ -90,7 +90,7 @@ fn t143_accepted() {
 }
 
 #[test]
-fn t144_t145_t146_rejections() {
+fn t144_and_t145_and_t146_rejections() {
     let body = json!({"errors": [{"code": "40300", "title": "Blocked due to STOP message",
         "detail": "Messages cannot be sent due to an existing block rule."}]});
     let Outcome::Rejected(r) = interpret(400, &[], &body.to_string()) else { panic!() };
@@ -159,7 +159,7 @@ async fn t094_no_sender_at_all() {
 }
 
 #[tokio::test]
-async fn t097_t098_unsupported_validity_and_alphanumeric_without_a_profile() {
+async fn t097_and_t098_unsupported_validity_and_alphanumeric_without_a_profile() {
     let server = serve(ResponseTemplate::new(200)).await;
     let client = Client::builder().adapter(telnyx_at(&server.uri())).build().unwrap();
     let err = client.send(&message().validity_period_secs(600)).await.unwrap_err();
@@ -170,7 +170,7 @@ async fn t097_t098_unsupported_validity_and_alphanumeric_without_a_profile() {
 }
 
 #[tokio::test]
-async fn t177_t178_rate_limits_and_bare_429s() {
+async fn t177_and_t178_rate_limits_and_bare_429s() {
     let retry = RetryPolicy::new(2, Duration::from_millis(1), Duration::from_millis(1));
     let documented = json!({"errors": [{"code": "10011", "title": "Too many requests"}]});
     let bare: Vec<ResponseTemplate> = vec![

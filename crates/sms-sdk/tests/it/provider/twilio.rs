@@ -112,7 +112,7 @@ fn t127_accepted_with_unknown_fields() {
 }
 
 #[test]
-fn t128_t129_t130_rejections() {
+fn t128_and_t129_and_t130_rejections() {
     let Outcome::Rejected(r) = interpret(400, &[], &fixture("twilio", "error_21211.json")) else { panic!() };
     assert_eq!(
         (r.category, r.category.allows_failover(), r.details.provider()),
@@ -268,7 +268,7 @@ async fn t093_bad_input_makes_no_request() {
 }
 
 #[tokio::test]
-async fn t097_t099_twilio_limits() {
+async fn t097_and_t099_twilio_limits() {
     let server = serve(created()).await;
     let client = client_at(&server.uri());
     let err = client.send(&message().send_at(time::OffsetDateTime::now_utc())).await.unwrap_err();

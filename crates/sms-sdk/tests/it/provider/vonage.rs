@@ -92,20 +92,36 @@ async fn t162_documented_request() {
 }
 
 #[test]
-fn t163_to_t167_responses() {
+fn t163_accepted() {
     let Outcome::Accepted(a) = interpret(202, &[], &json!({"message_uuid": MESSAGE_UUID}).to_string()) else {
         panic!()
     };
     assert_eq!((a.provider_id.as_str(), a.delivery), (MESSAGE_UUID, Delivery::Queued));
+}
+
+#[test]
+fn t164_invalid_recipient() {
     let Outcome::Rejected(r) = interpret(422, &[], &fixture("vonage", "error_1430.json")) else { panic!() };
     assert_eq!((r.category, r.details.provider_code()), (Category::Recipient, Some("1430")));
+}
+
+#[test]
+fn t165_low_balance_is_account_by_status() {
     let Outcome::Rejected(r) = interpret(402, &[], &fixture("vonage", "error_low_balance.json")) else { panic!() };
     assert_eq!((r.category, r.details.provider_code()), (Category::Account, None));
+}
+
+#[test]
+fn t166_throttled_is_a_rate_limit() {
     let Outcome::Rejected(r) = interpret(429, &[("retry-after", "1")], &fixture("vonage", "error_throttled.json"))
     else {
         panic!()
     };
     assert_eq!((r.category, r.retry_after), (Category::RateLimited, Some(Duration::from_secs(1))));
+}
+
+#[test]
+fn t167_unknown_outcomes() {
     assert!(
         matches!(interpret(202, &[], r#"{"workflow_id":"w1"}"#), Outcome::Unknown(u) if u.reason == UnknownReason::MalformedResponse)
     );
@@ -240,7 +256,7 @@ async fn t096_unsupported_fields_make_no_request() {
 }
 
 #[tokio::test]
-async fn t177_t178_rate_limits_and_bare_429s() {
+async fn t177_and_t178_rate_limits_and_bare_429s() {
     let retry = RetryPolicy::new(2, Duration::from_millis(1), Duration::from_millis(1));
     let replies: Vec<(ResponseTemplate, bool)> = vec![
         (
