@@ -1,104 +1,117 @@
 //! The logic of the `sms-sdk` command: one function over arguments, environment and output
-//! streams, returning the exit code, so tests run it in-process.
+//! streams that returns the exit code, so tests run it in-process.
 //!
-//! Only `send` exists so far, and it stops before any request when no provider is configured.
+//! ```
+//! let mut out = Vec::new();
+//! let mut err = Vec::new();
+//! let code = sms_sdk_cli::run(&["--help".into()], &sms_sdk_cli::Env::default(), &mut out, &mut err);
+//! assert_eq!(code, 0);
+//! ```
 
+mod cli;
+pub mod config;
+mod doctor;
+mod emulator;
+mod send;
+mod store;
+mod webhook;
+
+use std::collections::HashMap;
 use std::io::Write;
 
-/// Exit code of a usage or input error.
+use clap::Parser as _;
+use sms_sdk::ErrorKind;
+
+pub use crate::cli::Cli;
+
+/// Success: accepted (or replayed), valid, verified, checks passed.
+pub const EXIT_OK: u8 = 0;
+/// A proven failure that is safe to retry (rejection, failed check, invalid signature).
+pub const EXIT_FAILED: u8 = 1;
+/// A usage or input error, caught before any request.
 pub const EXIT_USAGE: u8 = 2;
-/// Exit code of a configuration error: nothing was sent.
+/// The outcome is unknown: the message may have been sent.
+pub const EXIT_UNKNOWN: u8 = 3;
+/// The idempotency key names another message.
+pub const EXIT_CONFLICT: u8 = 4;
+/// Another process is sending this key right now.
+pub const EXIT_IN_PROGRESS: u8 = 5;
+/// `webhook verify`: authentic, but the payload is malformed.
+pub const EXIT_PAYLOAD: u8 = 6;
+/// Configuration or store error: nothing was sent.
 pub const EXIT_CONFIGURATION: u8 = 7;
 
-const HELP: &str = "\
-sms-sdk: send SMS through Twilio, Telnyx, Plivo and Vonage
+/// The environment the command reads (empty values count as unset).
+#[derive(Debug, Clone, Default)]
+pub struct Env(HashMap<String, String>);
 
-Usage:
-  sms-sdk send --to E164 --body TEXT [--from SENDER]
+impl Env {
+    /// The process environment.
+    #[must_use]
+    pub fn from_process() -> Self {
+        Self(std::env::vars().collect())
+    }
 
-Commands:
-  send    send one message
-";
+    /// A variable's value, `None` when unset or empty.
+    #[must_use]
+    pub fn get(&self, name: &str) -> Option<&str> {
+        self.0.get(name).map(String::as_str).filter(|v| !v.is_empty())
+    }
+}
 
-/// The variables that configure a provider, by provider.
-const PROVIDER_ENV: &[(&str, &[&str])] = &[
-    ("twilio", &["TWILIO_ACCOUNT_SID", "TWILIO_AUTH_TOKEN", "TWILIO_API_KEY_SID"]),
-    ("telnyx", &["TELNYX_API_KEY"]),
-    ("plivo", &["PLIVO_AUTH_ID", "PLIVO_AUTH_TOKEN"]),
-    ("vonage", &["VONAGE_API_KEY", "VONAGE_APPLICATION_ID"]),
-];
+impl<K: Into<String>, V: Into<String>> FromIterator<(K, V)> for Env {
+    fn from_iter<I: IntoIterator<Item = (K, V)>>(iter: I) -> Self {
+        Self(iter.into_iter().map(|(k, v)| (k.into(), v.into())).collect())
+    }
+}
+
+/// The exit code of a send error (the table of `decisions.md`).
+#[must_use]
+#[allow(clippy::wildcard_enum_match_arm)] // `ErrorKind` is non-exhaustive: new kinds are failures
+pub fn exit_code(kind: ErrorKind) -> u8 {
+    match kind {
+        ErrorKind::Configuration | ErrorKind::Store => EXIT_CONFIGURATION,
+        ErrorKind::InvalidRecipient
+        | ErrorKind::InvalidSender
+        | ErrorKind::InvalidMessage { .. }
+        | ErrorKind::Unsupported { .. } => EXIT_USAGE,
+        ErrorKind::Unknown(_) => EXIT_UNKNOWN,
+        ErrorKind::IdempotencyConflict => EXIT_CONFLICT,
+        ErrorKind::IdempotencyInProgress => EXIT_IN_PROGRESS,
+        _ => EXIT_FAILED,
+    }
+}
 
 /// Runs the command with `args` (without the program name) and `env`, writing to `out` and
 /// `err`; returns the exit code.
-pub fn run(args: &[String], env: &[(String, String)], out: &mut impl Write, err: &mut impl Write) -> u8 {
-    match args.first().map(String::as_str) {
-        None | Some("--help" | "-h" | "help") => {
-            let _ = out.write_all(HELP.as_bytes());
-            0
+pub fn run(args: &[String], env: &Env, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
+    if args.first().map(String::as_str) == Some("doctor") {
+        return doctor::run(&args[1..], env, out, err);
+    }
+    let argv = std::iter::once("sms-sdk".to_owned()).chain(args.iter().cloned());
+    let cli = match Cli::try_parse_from(argv) {
+        Ok(cli) => cli,
+        Err(error) => {
+            let help =
+                matches!(error.kind(), clap::error::ErrorKind::DisplayHelp | clap::error::ErrorKind::DisplayVersion)
+                    || matches!(error.kind(), clap::error::ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand)
+                        && args.is_empty();
+            let text = error.render().to_string();
+            return if help {
+                let _ = out.write_all(text.as_bytes());
+                EXIT_OK
+            } else {
+                let _ = err.write_all(text.as_bytes());
+                EXIT_USAGE
+            };
         }
-        Some("send") => send(&args[1..], env, err),
-        Some(other) => {
-            let _ = writeln!(err, "error: unknown command `{other}`\n\n{HELP}");
-            EXIT_USAGE
+    };
+    let runtime = match tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build() {
+        Ok(runtime) => runtime,
+        Err(error) => {
+            let _ = writeln!(err, "error: could not start the async runtime: {error}");
+            return EXIT_CONFIGURATION;
         }
-    }
-}
-
-fn send(args: &[String], env: &[(String, String)], err: &mut impl Write) -> u8 {
-    let flag = |name: &str| args.iter().position(|a| a == name).and_then(|i| args.get(i + 1));
-    if flag("--to").is_none() || flag("--body").is_none() {
-        let _ = writeln!(err, "error: `send` needs --to and --body\n\n{HELP}");
-        return EXIT_USAGE;
-    }
-    let set = |name: &str| env.iter().any(|(k, v)| k == name && !v.is_empty());
-    let configured: Vec<&str> =
-        PROVIDER_ENV.iter().filter(|(_, vars)| vars.iter().any(|v| set(v))).map(|(name, _)| *name).collect();
-    if configured.is_empty() {
-        let _ = writeln!(
-            err,
-            "error: no provider configured; nothing was sent.\n\
-             Set TWILIO_ACCOUNT_SID and TWILIO_AUTH_TOKEN (or TELNYX_API_KEY, PLIVO_AUTH_ID and PLIVO_AUTH_TOKEN, \
-             VONAGE_API_KEY and VONAGE_API_SECRET) to send for real.\n\
-             The embedded local emulator that sends without an account is not built yet."
-        );
-    } else {
-        let _ = writeln!(
-            err,
-            "error: the {} adapter is not built yet in this version; nothing was sent.",
-            configured.join(", ")
-        );
-    }
-    EXIT_CONFIGURATION
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn call(args: &[&str], env: &[(&str, &str)]) -> (u8, String, String) {
-        let args: Vec<String> = args.iter().map(|s| (*s).to_owned()).collect();
-        let env: Vec<(String, String)> = env.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())).collect();
-        let (mut out, mut err) = (Vec::new(), Vec::new());
-        let code = run(&args, &env, &mut out, &mut err);
-        (code, String::from_utf8(out).unwrap(), String::from_utf8(err).unwrap())
-    }
-
-    #[test]
-    fn help_exits_zero() {
-        assert_eq!(call(&[], &[]).0, 0);
-        assert!(call(&["--help"], &[]).1.contains("Usage"));
-    }
-
-    #[test]
-    fn send_without_a_provider_says_so_and_sends_nothing() {
-        let (code, _, err) = call(&["send", "--to", "+14155550123", "--body", "Hi"], &[("TWILIO_ACCOUNT_SID", "")]);
-        assert_eq!(code, EXIT_CONFIGURATION);
-        assert!(err.contains("no provider configured"), "{err}");
-    }
-
-    #[test]
-    fn send_without_flags_is_a_usage_error() {
-        assert_eq!(call(&["send"], &[]).0, EXIT_USAGE);
-        assert_eq!(call(&["nope"], &[]).0, EXIT_USAGE);
-    }
+    };
+    runtime.block_on(cli::dispatch(cli, env, out, err))
 }

@@ -32,6 +32,7 @@ pub mod retry;
 #[cfg_attr(docsrs, doc(cfg(feature = "testing")))]
 pub mod testing;
 pub mod validate;
+pub mod webhook;
 
 pub use adapter::{Adapter, Category, Delivery, Outcome, UnknownReason};
 pub use client::{Client, ClientBuilder, Failover, Handoff, Receipt, SendOptions};
@@ -43,13 +44,13 @@ pub use validate::{Field, Issue, IssueCode, Validation};
 
 #[cfg(feature = "plivo")]
 #[cfg_attr(docsrs, doc(cfg(feature = "plivo")))]
-pub use provider::plivo::Plivo;
+pub use provider::plivo::{Plivo, PlivoWebhook};
 #[cfg(feature = "telnyx")]
 #[cfg_attr(docsrs, doc(cfg(feature = "telnyx")))]
-pub use provider::telnyx::Telnyx;
+pub use provider::telnyx::{Telnyx, TelnyxWebhook};
 #[cfg(feature = "twilio")]
 #[cfg_attr(docsrs, doc(cfg(feature = "twilio")))]
-pub use provider::twilio::Twilio;
+pub use provider::twilio::{Twilio, TwilioWebhook};
 #[cfg(feature = "vonage")]
 #[cfg_attr(docsrs, doc(cfg(feature = "vonage")))]
-pub use provider::vonage::Vonage;
+pub use provider::vonage::{Vonage, VonageWebhook};

@@ -1,6 +1,9 @@
 //! The in-memory store: one process, lost on restart. For tests and single-process tools.
+//!
+//! It is also a [`DedupeStore`]: webhook dedupe keys live in a second map, apart from the
+//! idempotency records.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, SystemTime};
 
@@ -9,11 +12,15 @@ use super::{
     Resolution, Resolved, StoreError, resolved_receipt,
 };
 use crate::adapter::BoxFuture;
+use crate::webhook::dedupe::DedupeStore;
 
 /// Each key's record and expiry.
 type Entries = BTreeMap<String, (Record, Option<SystemTime>)>;
 
-/// Idempotency records in this process's memory. Clones share the records.
+/// When each webhook dedupe key was last recorded as seen.
+type Sightings = HashMap<String, SystemTime>;
+
+/// Idempotency records and webhook dedupe keys in this process's memory. Clones share both.
 ///
 /// ```
 /// use sms_sdk::idempotency::MemoryStore;
@@ -24,6 +31,7 @@ type Entries = BTreeMap<String, (Record, Option<SystemTime>)>;
 #[derive(Debug, Clone, Default)]
 pub struct MemoryStore {
     entries: Arc<Mutex<Entries>>,
+    sightings: Arc<Mutex<Sightings>>,
 }
 
 impl MemoryStore {
@@ -38,13 +46,13 @@ impl MemoryStore {
         self.lock().remove(key).is_some()
     }
 
-    /// Records held, counting expired ones not yet swept.
+    /// Idempotency records held, counting expired ones not yet swept (dedupe keys not counted).
     #[must_use]
     pub fn len(&self) -> usize {
         self.lock().len()
     }
 
-    /// True when no record is held.
+    /// True when no idempotency record is held.
     #[must_use]
     pub fn is_empty(&self) -> bool {
         self.len() == 0
@@ -52,6 +60,10 @@ impl MemoryStore {
 
     fn lock(&self) -> MutexGuard<'_, Entries> {
         self.entries.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn lock_sightings(&self) -> MutexGuard<'_, Sightings> {
+        self.sightings.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
     /// The live record of `key` at `now`, sweeping it when it expired.
@@ -123,6 +135,27 @@ impl IdempotencyStore for MemoryStore {
     }
 }
 
+impl DedupeStore for MemoryStore {
+    fn first_seen<'a>(
+        &'a self,
+        key: &'a str,
+        now: SystemTime,
+        retention: Duration,
+    ) -> BoxFuture<'a, Result<bool, StoreError>> {
+        Box::pin(async move {
+            let mut sightings = self.lock_sightings();
+            // A retention too long to add to a time never runs out.
+            let first = sightings
+                .get(key)
+                .is_none_or(|seen_at| seen_at.checked_add(retention).is_some_and(|until| until <= now));
+            if first {
+                sightings.insert(key.to_owned(), now);
+            }
+            Ok(first)
+        })
+    }
+}
+
 impl Operator for MemoryStore {
     fn list<'a>(&'a self, filter: Filter, now: SystemTime) -> BoxFuture<'a, Result<Vec<Entry>, StoreError>> {
         Box::pin(async move {
@@ -185,5 +218,18 @@ mod tests {
         assert!(!stale.matches(&reserved(300), now));
         assert!(Filter::State(State::Reserved).matches(&reserved(0), now));
         assert!(Filter::All.matches(&reserved(0), now));
+    }
+
+    #[tokio::test]
+    async fn dedupe_keys_are_first_once_per_retention() {
+        let store = MemoryStore::new();
+        let (now, retention) = (SystemTime::now(), Duration::from_secs(10));
+        assert!(store.first_seen("evt", now, retention).await.unwrap());
+        assert!(!store.first_seen("evt", now + Duration::from_millis(9_999), retention).await.unwrap());
+        assert!(store.first_seen("evt", now + retention, retention).await.unwrap());
+        assert!(!store.first_seen("evt", now + retention, retention).await.unwrap());
+        assert!(!store.clone().first_seen("evt", now + retention, Duration::MAX).await.unwrap());
+        assert!(store.first_seen("other", now, retention).await.unwrap());
+        assert!(store.is_empty(), "dedupe keys are not idempotency records");
     }
 }

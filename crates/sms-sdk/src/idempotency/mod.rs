@@ -277,6 +277,13 @@ impl std::error::Error for StoreError {
     }
 }
 
+impl From<StoreError> for crate::Error {
+    /// A store failure: `ErrorKind::Store`, with the backend error as its source.
+    fn from(error: StoreError) -> Self {
+        Self::store(Box::new(error))
+    }
+}
+
 impl From<serde_json::Error> for StoreError {
     fn from(error: serde_json::Error) -> Self {
         Self::new(error)
@@ -385,10 +392,10 @@ pub trait Operator: Send + Sync + 'static {
     ) -> BoxFuture<'a, Result<Resolved, StoreError>>;
 }
 
-/// A store with its operator tools, as [`open`] returns it.
-pub trait Store: IdempotencyStore + Operator {}
+/// A store with its operator tools and webhook deduplication, as [`open`] returns it.
+pub trait Store: IdempotencyStore + Operator + crate::webhook::dedupe::DedupeStore {}
 
-impl<T: IdempotencyStore + Operator> Store for T {}
+impl<T: IdempotencyStore + Operator + crate::webhook::dedupe::DedupeStore> Store for T {}
 
 impl<S: IdempotencyStore + ?Sized> IdempotencyStore for Arc<S> {
     fn get<'a>(&'a self, key: &'a str) -> BoxFuture<'a, Result<Option<Record>, StoreError>> {

@@ -14,6 +14,11 @@
 //! is a single `INSERT … ON CONFLICT (key) DO UPDATE … WHERE … RETURNING` statement; `finalize`
 //! an `UPDATE … WHERE reservation_id = $2`. Connections come from a small pool (8); TLS is not
 //! supported yet (`sslmode=disable`, or a local proxy).
+//!
+//! As a [`DedupeStore`] it also creates, under the same lock, the webhook dedupe table
+//! `sms_webhook_dedupe` (for a custom table `T`: `T_dedupe`): `key TEXT PRIMARY KEY, seen_at
+//! BIGINT NOT NULL, expires_at BIGINT NOT NULL` (epoch milliseconds). `first_seen` is one
+//! `INSERT … ON CONFLICT (key) DO UPDATE … WHERE expires_at <= now RETURNING key`.
 
 use std::str::FromStr;
 use std::sync::Arc;
@@ -23,14 +28,15 @@ use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod};
 use tokio_postgres::NoTls;
 
 use super::row::{Row, expiry, payload};
-use super::sql::Statements;
+use super::sql::{Statements, dedupe_times};
 use super::{
     Entry, Filter, FinalRecord, Finalized, Fingerprint, IdempotencyStore, Operator, Record, Reservation, ReservationId,
     Resolution, Resolved, StoreError, millis, resolved_receipt,
 };
 use crate::adapter::BoxFuture;
+use crate::webhook::dedupe::DedupeStore;
 
-/// Idempotency records in a PostgreSQL table. Cheap to clone.
+/// Idempotency records and webhook dedupe keys in PostgreSQL tables. Cheap to clone.
 #[derive(Clone)]
 pub struct PostgresStore {
     pool: Pool,
@@ -65,7 +71,7 @@ impl From<deadpool_postgres::PoolError> for StoreError {
 }
 
 impl PostgresStore {
-    /// Connects to `url` with the default table and pool size, creating the table if needed.
+    /// Connects to `url` with the default table and pool size, creating the tables if needed.
     ///
     /// # Errors
     /// A [`StoreError`] when the URL is malformed or the server unreachable.
@@ -80,7 +86,8 @@ impl PostgresStore {
 }
 
 impl PostgresStoreBuilder {
-    /// The table name (a plain SQL identifier).
+    /// The idempotency table's name (a plain SQL identifier); the dedupe table is named after it
+    /// (`<table>_dedupe`, or `sms_webhook_dedupe` for the default `sms_idempotency`).
     pub fn table(mut self, table: impl Into<String>) -> Self {
         self.table = table.into();
         self
@@ -92,7 +99,7 @@ impl PostgresStoreBuilder {
         self
     }
 
-    /// Connects and creates the table if needed.
+    /// Connects and creates the tables if needed.
     ///
     /// # Errors
     /// A [`StoreError`] when the URL or table name is malformed or the server unreachable.
@@ -105,7 +112,11 @@ impl PostgresStoreBuilder {
         let client = pool.get().await?;
         // Concurrent CREATE TABLE IF NOT EXISTS can fail on the catalog's unique index: serialize it.
         client.execute("SELECT pg_advisory_lock(7325901)", &[]).await?;
-        let created = client.batch_execute(&sql.create).await;
+        let created = async {
+            client.batch_execute(&sql.create).await?;
+            client.batch_execute(&sql.dedupe_create).await
+        }
+        .await;
         client.execute("SELECT pg_advisory_unlock(7325901)", &[]).await?;
         created?;
         drop(client);
@@ -211,6 +222,22 @@ impl Operator for PostgresStore {
                 None => Resolved::NotFound,
                 Some(row) => Resolved::Refused(Box::new(read_row(&row).record()?)),
             })
+        })
+    }
+}
+
+impl DedupeStore for PostgresStore {
+    fn first_seen<'a>(
+        &'a self,
+        key: &'a str,
+        now: SystemTime,
+        retention: Duration,
+    ) -> BoxFuture<'a, Result<bool, StoreError>> {
+        Box::pin(async move {
+            let client = self.pool.get().await?;
+            let (seen_at, expires_at) = dedupe_times(now, retention);
+            let recorded = client.query_opt(&self.sql.dedupe_first_seen, &[&key, &seen_at, &expires_at]).await?;
+            Ok(recorded.is_some())
         })
     }
 }

@@ -13,6 +13,11 @@
 //! milliseconds). `reserve`, `finalize` and the operator's `resolve` are Lua scripts, so each is
 //! atomic; accepted and rejected records also get a key expiry of their TTL, while reserved and
 //! unknown records never expire.
+//!
+//! As a [`DedupeStore`] it writes one string key per webhook dedupe key, `<prefix>dedupe:<key>`,
+//! holding the sighting's epoch milliseconds: `first_seen` is `SET … NX PX <retention>`, so the
+//! sighting is forgotten once `retention` has passed on the Redis server's clock (not at the
+//! `now` passed in).
 
 use std::collections::HashMap;
 use std::time::{Duration, SystemTime};
@@ -26,6 +31,14 @@ use super::{
     Resolution, Resolved, StoreError, millis, resolved_receipt,
 };
 use crate::adapter::BoxFuture;
+use crate::webhook::dedupe::DedupeStore;
+
+/// Where dedupe keys live under the prefix.
+const DEDUPE_NAMESPACE: &str = "dedupe:";
+
+/// The longest dedupe retention Redis is asked for (a century, in milliseconds): longer ones would
+/// overflow the server's expiry time.
+const MAX_DEDUPE_RETENTION_MS: u64 = 100 * 365 * 24 * 3600 * 1000;
 
 /// Claims a key: returns 1, or the existing hash when it is not claimable.
 const RESERVE: &str = r"
@@ -78,7 +91,7 @@ redis.call('PEXPIRE', KEYS[1], math.max(tonumber(ARGV[5]), 1))
 return 1
 ";
 
-/// Idempotency records in Redis. Cheap to clone; reconnects by itself.
+/// Idempotency records and webhook dedupe keys in Redis. Cheap to clone; reconnects by itself.
 #[derive(Clone)]
 pub struct RedisStore {
     connection: ConnectionManager,
@@ -121,6 +134,10 @@ impl RedisStore {
 
     fn key(&self, key: &str) -> String {
         format!("{}{key}", self.prefix)
+    }
+
+    fn dedupe_key(&self, key: &str) -> String {
+        format!("{}{DEDUPE_NAMESPACE}{key}", self.prefix)
     }
 
     async fn hash(&self, key: &str) -> Result<Option<Row>, StoreError> {
@@ -252,6 +269,13 @@ impl Operator for RedisStore {
             let mut entries = Vec::new();
             for full in keys {
                 let key = full.strip_prefix(&self.prefix).unwrap_or(&full);
+                // Dedupe keys share the prefix but are strings, not records.
+                if key.starts_with(DEDUPE_NAMESPACE) {
+                    let kind: String = redis::cmd("TYPE").arg(&full).query_async(&mut connection).await?;
+                    if kind != "hash" {
+                        continue;
+                    }
+                }
                 if let Some(row) = self.hash(key).await?
                     && row.expires_at.is_none_or(|at| at > millis(now))
                 {
@@ -300,6 +324,33 @@ impl Operator for RedisStore {
                     None => Resolved::NotFound,
                 },
             })
+        })
+    }
+}
+
+impl DedupeStore for RedisStore {
+    fn first_seen<'a>(
+        &'a self,
+        key: &'a str,
+        now: SystemTime,
+        retention: Duration,
+    ) -> BoxFuture<'a, Result<bool, StoreError>> {
+        Box::pin(async move {
+            let retention_ms =
+                u64::try_from(retention.as_millis()).unwrap_or(u64::MAX).clamp(1, MAX_DEDUPE_RETENTION_MS);
+            let reply: Option<String> = redis::cmd("SET")
+                .arg(self.dedupe_key(key))
+                .arg(millis(now))
+                .arg("NX")
+                .arg("PX")
+                .arg(retention_ms)
+                .query_async(&mut self.connection.clone())
+                .await?;
+            match reply.as_deref() {
+                Some("OK") => Ok(true),
+                None => Ok(false),
+                Some(other) => Err(StoreError::new(format!("unexpected reply from SET NX: {other:?}"))),
+            }
         })
     }
 }

@@ -1,6 +1,8 @@
 //! The SQL shared by the SQLite and PostgreSQL stores (plain runtime SQL, `$N` placeholders).
 
-use super::StoreError;
+use std::time::{Duration, SystemTime};
+
+use super::{StoreError, millis};
 
 /// Every statement of a store, for one table.
 #[derive(Debug, Clone)]
@@ -13,6 +15,23 @@ pub(crate) struct Statements {
     pub(crate) list: String,
     pub(crate) resolve_sent: String,
     pub(crate) resolve_not_sent: String,
+    /// Creates the webhook dedupe table (see [`dedupe_table`]).
+    pub(crate) dedupe_create: String,
+    /// Records a dedupe key: `$1` key, `$2` now, `$3` expiry (epoch ms); returns a row when the
+    /// key was unseen or its sighting expired.
+    pub(crate) dedupe_first_seen: String,
+}
+
+/// The webhook dedupe table that accompanies the idempotency table `table`:
+/// `sms_webhook_dedupe` for the default `sms_idempotency`, `<table>_dedupe` otherwise.
+pub(crate) fn dedupe_table(table: &str) -> String {
+    if table == "sms_idempotency" { "sms_webhook_dedupe".to_owned() } else { format!("{table}_dedupe") }
+}
+
+/// The `seen_at` and `expires_at` (epoch ms) of a dedupe sighting at `now` kept for `retention`.
+pub(crate) fn dedupe_times(now: SystemTime, retention: Duration) -> (i64, i64) {
+    let seen_at = millis(now);
+    (seen_at, seen_at.saturating_add(i64::try_from(retention.as_millis()).unwrap_or(i64::MAX)))
 }
 
 impl Statements {
@@ -25,6 +44,7 @@ impl Statements {
         }
         let columns = super::row::COLUMNS;
         let unresolved = "(state = 'unknown' OR (state = 'reserved' AND reserved_at < $2))";
+        let dedupe = dedupe_table(table);
         Ok(Self {
             create: format!(
                 "CREATE TABLE IF NOT EXISTS {table} (
@@ -61,6 +81,20 @@ impl Statements {
                  WHERE key = $1 AND {unresolved}"
             ),
             resolve_not_sent: format!("DELETE FROM {table} WHERE key = $1 AND {unresolved}"),
+            dedupe_create: format!(
+                "CREATE TABLE IF NOT EXISTS {dedupe} (
+                    key TEXT PRIMARY KEY,
+                    seen_at BIGINT NOT NULL,
+                    expires_at BIGINT NOT NULL
+                )"
+            ),
+            // One statement: insert, or take over a sighting whose retention has run out.
+            dedupe_first_seen: format!(
+                "INSERT INTO {dedupe} (key, seen_at, expires_at) VALUES ($1, $2, $3)
+                 ON CONFLICT (key) DO UPDATE SET seen_at = excluded.seen_at, expires_at = excluded.expires_at
+                 WHERE {dedupe}.expires_at <= $2
+                 RETURNING key"
+            ),
         })
     }
 
@@ -84,6 +118,8 @@ impl Statements {
             list: convert(self.list),
             resolve_sent: convert(self.resolve_sent),
             resolve_not_sent: convert(self.resolve_not_sent),
+            dedupe_create: convert(self.dedupe_create),
+            dedupe_first_seen: convert(self.dedupe_first_seen),
         }
     }
 }
@@ -105,5 +141,27 @@ mod tests {
         let s = Statements::new("t").unwrap().for_sqlite();
         assert!(s.finalize.contains("key = ?1") && s.finalize.contains("expires_at = ?5"));
         assert!(!s.reserve.contains('$'));
+        assert!(s.dedupe_first_seen.contains("VALUES (?1, ?2, ?3)") && !s.dedupe_first_seen.contains('$'));
+    }
+
+    #[test]
+    fn dedupe_times_saturate() {
+        let now = std::time::UNIX_EPOCH + Duration::from_millis(1_000);
+        assert_eq!(dedupe_times(now, Duration::from_millis(250)), (1_000, 1_250));
+        assert_eq!(dedupe_times(now, Duration::MAX), (1_000, i64::MAX));
+    }
+
+    #[test]
+    fn the_dedupe_table_accompanies_the_idempotency_table() {
+        assert_eq!(dedupe_table("sms_idempotency"), "sms_webhook_dedupe");
+        assert_eq!(dedupe_table("app_sms"), "app_sms_dedupe");
+        let s = Statements::new("app_sms").unwrap();
+        assert!(s.dedupe_create.contains("CREATE TABLE IF NOT EXISTS app_sms_dedupe ("));
+        assert!(s.dedupe_first_seen.starts_with("INSERT INTO app_sms_dedupe "));
+        assert!(s.dedupe_first_seen.contains("WHERE app_sms_dedupe.expires_at <= $2"));
+        let default = Statements::new("sms_idempotency").unwrap();
+        assert!(
+            default.dedupe_create.contains("sms_webhook_dedupe") && !default.dedupe_create.contains("sms_idempotency")
+        );
     }
 }

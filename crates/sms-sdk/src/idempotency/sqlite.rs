@@ -12,6 +12,10 @@
 //! `sms_idempotency (key TEXT PRIMARY KEY, fingerprint, state, reservation_id, reserved_at,
 //! record, expires_at)`. `reserve` is one `INSERT … ON CONFLICT DO UPDATE … WHERE … RETURNING`
 //! inside an immediate transaction; every call runs on tokio's blocking pool.
+//!
+//! As a [`DedupeStore`] it also creates the table `sms_webhook_dedupe (key TEXT PRIMARY KEY,
+//! seen_at BIGINT NOT NULL, expires_at BIGINT NOT NULL)` (epoch milliseconds); `first_seen` is one
+//! `INSERT … ON CONFLICT (key) DO UPDATE … WHERE expires_at <= now RETURNING key`.
 
 use std::path::Path;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -20,14 +24,15 @@ use std::time::{Duration, SystemTime};
 use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 
 use super::row::{Row, expiry, payload};
-use super::sql::Statements;
+use super::sql::{Statements, dedupe_times};
 use super::{
     Entry, Filter, FinalRecord, Finalized, Fingerprint, IdempotencyStore, Operator, Record, Reservation, ReservationId,
     Resolution, Resolved, StoreError, millis, resolved_receipt,
 };
 use crate::adapter::BoxFuture;
+use crate::webhook::dedupe::DedupeStore;
 
-/// Idempotency records in a SQLite file. Cheap to clone.
+/// Idempotency records and webhook dedupe keys in a SQLite file. Cheap to clone.
 #[derive(Clone)]
 pub struct SqliteStore {
     connection: Arc<Mutex<Connection>>,
@@ -54,7 +59,7 @@ impl SqliteStore {
     pub async fn open(path: impl AsRef<Path>) -> Result<Self, StoreError> {
         let path = path.as_ref().to_owned();
         let sql = Statements::new("sms_idempotency")?.for_sqlite();
-        let create = sql.create.clone();
+        let schema = [sql.create.clone(), sql.dedupe_create.clone()];
         let connection = tokio::task::spawn_blocking(move || -> Result<Connection, StoreError> {
             if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
                 std::fs::create_dir_all(parent).map_err(StoreError::new)?;
@@ -63,7 +68,7 @@ impl SqliteStore {
             // new database at once, some get SQLITE_BUSY before the busy timeout applies. Retry.
             let deadline = std::time::Instant::now() + Duration::from_secs(10);
             loop {
-                match prepare(&path, &create) {
+                match prepare(&path, &schema) {
                     Err(rusqlite::Error::SqliteFailure(e, _))
                         if matches!(
                             e.code,
@@ -93,13 +98,15 @@ impl SqliteStore {
     }
 }
 
-/// Opens the file in WAL mode with a busy timeout and creates the table.
-fn prepare(path: &Path, create: &str) -> rusqlite::Result<Connection> {
+/// Opens the file in WAL mode with a busy timeout and creates the tables.
+fn prepare(path: &Path, schema: &[String]) -> rusqlite::Result<Connection> {
     let connection = Connection::open(path)?;
     connection.busy_timeout(Duration::from_secs(10))?;
     connection.pragma_update(None, "journal_mode", "WAL")?;
     connection.pragma_update(None, "synchronous", "NORMAL")?;
-    connection.execute_batch(create)?;
+    for create in schema {
+        connection.execute_batch(create)?;
+    }
     Ok(connection)
 }
 
@@ -206,6 +213,23 @@ impl Operator for SqliteStore {
             };
             tx.commit()?;
             Ok(resolved)
+        }))
+    }
+}
+
+impl DedupeStore for SqliteStore {
+    fn first_seen<'a>(
+        &'a self,
+        key: &'a str,
+        now: SystemTime,
+        retention: Duration,
+    ) -> BoxFuture<'a, Result<bool, StoreError>> {
+        let key = key.to_owned();
+        let (seen_at, expires_at) = dedupe_times(now, retention);
+        Box::pin(self.with(move |c, sql| {
+            let recorded: Option<String> =
+                c.query_row(&sql.dedupe_first_seen, params![key, seen_at, expires_at], |r| r.get(0)).optional()?;
+            Ok(recorded.is_some())
         }))
     }
 }

@@ -33,6 +33,8 @@ use crate::adapter::{Adapter, Category, Delivery, Outcome, SendContext, SenderTy
 use crate::client::{Client, SendOptions};
 use crate::error::ErrorKind;
 use crate::message::{Message, OutboundMessage, Sender};
+use crate::testing::webhooks::SignedRequest;
+use crate::webhook::WebhookVerifier;
 use crate::{CancellationToken, UnknownReason};
 
 pub use super::{CaseResult, Report};
@@ -116,6 +118,27 @@ pub struct Fixtures {
     pub malformed_success: Reply,
     /// A 5xx.
     pub server_error: Reply,
+    /// The provider's webhooks, when the adapter has a verifier.
+    pub webhooks: Option<WebhookFixtures>,
+}
+
+/// Signed webhook requests and the event fields each must normalize to.
+#[derive(Clone)]
+pub struct WebhookFixtures {
+    /// The provider's verifier, configured with the test secret.
+    pub verifier: std::sync::Arc<dyn WebhookVerifier>,
+    /// When the requests are verified (for timestamped schemes).
+    pub now: std::time::SystemTime,
+    /// Named requests and the fields (a JSON object) their event must have.
+    pub cases: Vec<(String, SignedRequest, Value)>,
+    /// A request changed after signing: it must fail as not authentic.
+    pub tampered: SignedRequest,
+}
+
+impl std::fmt::Debug for WebhookFixtures {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("WebhookFixtures").field("cases", &self.cases.len()).finish_non_exhaustive()
+    }
 }
 
 type Check = Result<(), String>;
@@ -147,6 +170,17 @@ where
     record("5xx is unknown", harness.unknown_reply(&fixtures.server_error).await);
     for (check, result) in harness.undeclared_capabilities().await {
         record(&check, result);
+    }
+    if let Some(webhooks) = &fixtures.webhooks {
+        for (case, request, expected) in &webhooks.cases {
+            record(&format!("webhook {case}"), webhook_case(webhooks, request, expected));
+        }
+        let tampered = webhooks.verifier.verify_at(&webhooks.tampered.as_request(), webhooks.now);
+        let result = match tampered {
+            Err(error) if error.is_authentication() => Ok(()),
+            other => Err(format!("expected a signature error, got {other:?}")),
+        };
+        record("tampered webhook is not authentic", result);
     }
     let passed = results.iter().all(|r| r.passed);
     Report { subject: name, passed, results }
@@ -371,6 +405,17 @@ where
         ));
         results
     }
+}
+
+/// Verifies one webhook case and compares the event with the expected fields.
+fn webhook_case(webhooks: &WebhookFixtures, request: &SignedRequest, expected: &Value) -> Check {
+    let event = webhooks.verifier.verify_at(&request.as_request(), webhooks.now).map_err(|e| e.to_string())?;
+    let actual = serde_json::to_value(&event).map_err(|e| e.to_string())?;
+    let Value::Object(expected) = expected else { return Err("expected fields must be a JSON object".into()) };
+    for (field, value) in expected {
+        ensure!(actual.get(field) == Some(value), "field {field}: {:?} is not {value}", actual.get(field));
+    }
+    Ok(())
 }
 
 fn context() -> SendContext {

@@ -27,8 +27,10 @@ macro_rules! ensure {
 }
 
 pub mod adapter_contract;
+pub mod dedupe_contract;
 mod memory;
 pub mod store_contract;
+pub mod webhooks;
 
 use std::fmt::Write as _;
 

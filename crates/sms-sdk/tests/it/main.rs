@@ -1,8 +1,11 @@
 //! Integration tests of the client over memory adapters: one binary, one link.
 
+#[cfg(all(feature = "axum", feature = "twilio", feature = "telnyx", feature = "plivo", feature = "vonage"))]
+mod axum_example;
 mod cancel;
 mod client;
 mod coalescing;
+mod dedupe;
 mod failover;
 mod hooks;
 mod idempotency;
@@ -12,6 +15,7 @@ mod redaction;
 mod retry;
 mod stores;
 mod validation;
+mod webhooks;
 
 use std::time::Duration;
 

@@ -13,12 +13,16 @@
 //! are classified; every other 4xx is `Request` and never fails over.
 
 mod response;
+mod webhook;
 
 use std::fmt;
 
 use serde_json::{Map, Value};
 
 pub use self::response::{interpret, rejection_category};
+#[cfg(feature = "testing")]
+pub(crate) use self::webhook::parse as parse_fields;
+pub use self::webhook::{PlivoWebhook, signature_v2, signature_v3, v3_string};
 use crate::adapter::{
     ALL_SENDER_TYPES, Adapter, AdapterInfo, Capabilities, Outcome, SendContext, Support, SupportStatus, ValidityRange,
 };

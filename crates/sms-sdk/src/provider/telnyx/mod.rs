@@ -13,12 +13,16 @@
 //! need the adapter's messaging profile. No validity period.
 
 mod response;
+mod webhook;
 
 use std::fmt;
 
 use serde_json::{Map, Value};
 
 pub use self::response::{delivery, interpret, rejection_category};
+#[cfg(feature = "testing")]
+pub(crate) use self::webhook::parse as parse_body;
+pub use self::webhook::{TelnyxWebhook, signed_payload, verify_signature};
 use crate::adapter::{
     ALL_SENDER_TYPES, Adapter, AdapterInfo, Capabilities, Outcome, SendContext, Support, SupportStatus,
 };

@@ -15,12 +15,16 @@
 //! `shortenUrls` need a Messaging Service sender (`MG…`).
 
 mod response;
+mod webhook;
 
 use std::fmt;
 
 use url::form_urlencoded;
 
 pub use self::response::{delivery, interpret, rejection_category};
+#[cfg(feature = "testing")]
+pub(crate) use self::webhook::parse as parse_fields;
+pub use self::webhook::{TwilioWebhook, signature, url_variants};
 use crate::adapter::{
     ALL_SENDER_TYPES, Adapter, AdapterInfo, Capabilities, Outcome, SendContext, Support, SupportStatus, ValidityRange,
 };

@@ -14,6 +14,7 @@
 //! body may never be empty.
 
 mod response;
+mod webhook;
 
 use std::fmt;
 use std::sync::Arc;
@@ -25,6 +26,9 @@ use ring::signature::{RSA_PKCS1_SHA256, RsaKeyPair};
 use serde_json::{Map, Value, json};
 
 pub use self::response::{error_code, interpret, rejection_category};
+#[cfg(feature = "testing")]
+pub(crate) use self::webhook::parse as parse_body;
+pub use self::webhook::{VonageWebhook, sign_jwt, verify_token};
 use crate::adapter::{
     Adapter, AdapterInfo, Capabilities, Category, Outcome, SendContext, SenderType, Support, SupportStatus,
     ValidityRange,

@@ -57,6 +57,21 @@ fn fixtures() -> Fixtures {
         ),
         malformed_success: Reply::json(202, &json!({"message": "message(s) queued", "message_uuid": []})),
         server_error: Reply::json(500, &error("error_500.json")),
+        webhooks: Some(webhook_fixtures()),
+    }
+}
+
+fn webhook_fixtures() -> adapter_contract::WebhookFixtures {
+    use sms_sdk::testing::webhooks::signed_plivo_request;
+    let url = "https://example.com/plivo";
+    let delivered =
+        signed_plivo_request("plivo-token", url, &[("MessageUUID", MESSAGE_UUID), ("Status", "delivered")], "5");
+    let tampered = delivered.clone().header("x-plivo-signature-v2-nonce", "6");
+    adapter_contract::WebhookFixtures {
+        verifier: std::sync::Arc::new(plivo::PlivoWebhook::new("plivo-token").unwrap()),
+        now: std::time::SystemTime::now(),
+        cases: vec![("delivered".into(), delivered, json!({"type": "message.delivered", "provider_id": MESSAGE_UUID}))],
+        tampered,
     }
 }
 

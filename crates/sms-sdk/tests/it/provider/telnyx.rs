@@ -56,6 +56,26 @@ fn fixtures() -> Fixtures {
         ),
         malformed_success: Reply::json(200, &json!({"data": {"record_type": "message"}})),
         server_error: Reply::json(500, &error("error_10007.json")),
+        webhooks: Some(webhook_fixtures()),
+    }
+}
+
+fn webhook_fixtures() -> adapter_contract::WebhookFixtures {
+    use sms_sdk::testing::webhooks::{SignedRequest, TelnyxKeyPair, signed_telnyx_request};
+    let key = TelnyxKeyPair::from_seed([7; 32]);
+    let body = r#"{"data":{"event_type":"message.finalized","id":"evt-1","payload":{"id":"m1","to":[{"phone_number":"+14155550123","status":"delivered"}]}}}"#;
+    let delivered = signed_telnyx_request(&key, "https://example.com/telnyx", body, 1_700_000_000);
+    let tampered =
+        SignedRequest { body: body.replace("delivered", "delivery_failed").into_bytes(), ..delivered.clone() };
+    adapter_contract::WebhookFixtures {
+        verifier: std::sync::Arc::new(telnyx::TelnyxWebhook::new(&key.public_key).unwrap()),
+        now: std::time::UNIX_EPOCH + Duration::from_secs(1_700_000_000),
+        cases: vec![(
+            "delivered".into(),
+            delivered,
+            json!({"type": "message.delivered", "dedupe_key": "telnyx:evt-1"}),
+        )],
+        tampered,
     }
 }
 

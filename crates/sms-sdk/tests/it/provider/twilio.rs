@@ -70,6 +70,42 @@ fn fixtures() -> Fixtures {
         ),
         malformed_success: Reply::json(201, &json!({"status": "queued"})),
         server_error: Reply::json(503, &error("error_503.json")),
+        webhooks: Some(webhook_fixtures()),
+    }
+}
+
+fn webhook_fixtures() -> adapter_contract::WebhookFixtures {
+    use sms_sdk::testing::webhooks::{SignedRequest, form_body, signed_twilio_request};
+    let url = "https://example.com/twilio";
+    let delivered = signed_twilio_request(
+        "test-token",
+        url,
+        &[("MessageSid", MESSAGE_SID), ("MessageStatus", "delivered"), ("SmsStatus", "delivered")],
+    );
+    let stop = signed_twilio_request(
+        "test-token",
+        url,
+        &[
+            ("MessageSid", MESSAGE_SID),
+            ("From", "+14155550123"),
+            ("To", "+15005550006"),
+            ("Body", "STOP"),
+            ("OptOutType", "STOP"),
+        ],
+    );
+    let sent = signed_twilio_request("test-token", url, &[("MessageSid", MESSAGE_SID), ("MessageStatus", "sent")]);
+    let tampered = SignedRequest {
+        body: form_body(&[("MessageSid", MESSAGE_SID), ("MessageStatus", "delivered")]).into_bytes(),
+        ..sent
+    };
+    adapter_contract::WebhookFixtures {
+        verifier: std::sync::Arc::new(twilio::TwilioWebhook::new("test-token").unwrap()),
+        now: std::time::SystemTime::now(),
+        cases: vec![
+            ("delivered".into(), delivered, json!({"type": "message.delivered", "provider_id": MESSAGE_SID})),
+            ("opt-out".into(), stop, json!({"type": "recipient.opted_out", "source": "provider", "keyword": "STOP"})),
+        ],
+        tampered,
     }
 }
 

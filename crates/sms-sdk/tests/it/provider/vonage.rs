@@ -63,6 +63,22 @@ fn fixtures() -> Fixtures {
         ),
         malformed_success: Reply::json(202, &json!({"workflow_id": "w1"})),
         server_error: Reply::json(500, &error("error_500.json")),
+        webhooks: Some(webhook_fixtures()),
+    }
+}
+
+fn webhook_fixtures() -> adapter_contract::WebhookFixtures {
+    use sms_sdk::testing::webhooks::{SignedRequest, signed_vonage_request};
+    let body = json!({"message_uuid": MESSAGE_UUID, "to": "447700900000", "status": "delivered"}).to_string();
+    let delivered =
+        signed_vonage_request("vonage-signature-secret", "https://example.com/vonage", &body, 1_700_000_000, "j1");
+    let submitted = json!({"message_uuid": MESSAGE_UUID, "to": "447700900000", "status": "submitted"}).to_string();
+    let tampered = SignedRequest { body: submitted.into_bytes(), ..delivered.clone() };
+    adapter_contract::WebhookFixtures {
+        verifier: std::sync::Arc::new(vonage::VonageWebhook::new("vonage-signature-secret").unwrap()),
+        now: std::time::UNIX_EPOCH + Duration::from_secs(1_700_000_000),
+        cases: vec![("delivered".into(), delivered, json!({"type": "message.delivered", "to": "+447700900000"}))],
+        tampered,
     }
 }
 

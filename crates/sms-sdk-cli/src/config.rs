@@ -1,0 +1,191 @@
+//! Provider configuration from the environment, with the reference doctor's variable names.
+
+use sms_sdk::adapter::{Adapter, AdapterInfo, Outcome, SendContext};
+use sms_sdk::provider::vonage::Vonage;
+use sms_sdk::{Error, OutboundMessage, Plivo, Sender, Telnyx, Twilio};
+
+use crate::Env;
+
+/// The providers, in the default failover order.
+pub const PROVIDERS: [&str; 4] = ["twilio", "telnyx", "plivo", "vonage"];
+
+/// Each provider's production origin, replaced by `SMS_SDK_<PROVIDER>_BASE_URL`.
+fn default_origin(provider: &str) -> &'static str {
+    match provider {
+        "twilio" => sms_sdk::provider::twilio::DEFAULT_BASE_URL,
+        "telnyx" => sms_sdk::provider::telnyx::DEFAULT_BASE_URL,
+        "plivo" => sms_sdk::provider::plivo::DEFAULT_BASE_URL,
+        _ => sms_sdk::provider::vonage::Region::Global.base_url(),
+    }
+}
+
+/// One group of variables of which any one must be set.
+pub(crate) type Group = &'static [&'static str];
+
+/// The required groups, optional variables and secret variables of a provider.
+pub(crate) struct ProviderEnv {
+    pub(crate) required: &'static [Group],
+    pub(crate) optional: &'static [&'static str],
+    pub(crate) secrets: &'static [&'static str],
+}
+
+/// The environment table of `provider`.
+pub(crate) fn provider_env(provider: &str) -> ProviderEnv {
+    match provider {
+        "twilio" => ProviderEnv {
+            required: &[&["TWILIO_ACCOUNT_SID"], &["TWILIO_AUTH_TOKEN", "TWILIO_API_KEY_SID"]],
+            optional: &["TWILIO_API_KEY_SECRET", "TWILIO_FROM", "TWILIO_MESSAGING_SERVICE_SID"],
+            secrets: &["TWILIO_AUTH_TOKEN", "TWILIO_API_KEY_SECRET"],
+        },
+        "telnyx" => ProviderEnv {
+            required: &[&["TELNYX_API_KEY"]],
+            optional: &["TELNYX_FROM", "TELNYX_MESSAGING_PROFILE_ID"],
+            secrets: &["TELNYX_API_KEY"],
+        },
+        "plivo" => ProviderEnv {
+            required: &[&["PLIVO_AUTH_ID"], &["PLIVO_AUTH_TOKEN"]],
+            optional: &["PLIVO_FROM", "PLIVO_POWERPACK_UUID"],
+            secrets: &["PLIVO_AUTH_TOKEN"],
+        },
+        _ => ProviderEnv {
+            required: &[&["VONAGE_API_KEY", "VONAGE_APPLICATION_ID"]],
+            optional: &["VONAGE_API_SECRET", "VONAGE_PRIVATE_KEY", "VONAGE_FROM"],
+            secrets: &["VONAGE_API_SECRET", "VONAGE_PRIVATE_KEY"],
+        },
+    }
+}
+
+/// Whether every required group of `provider` has a variable set.
+pub(crate) fn is_configured(env: &Env, provider: &str) -> bool {
+    provider_env(provider).required.iter().all(|group| group.iter().any(|name| env.get(name).is_some()))
+}
+
+/// A sender as the command line writes it: `+…` a number, 3–8 digits a short code, anything
+/// else an alphanumeric sender ID.
+pub(crate) fn parse_sender(text: &str) -> Sender {
+    if text.starts_with('+') {
+        Sender::phone(text)
+    } else if (3..=8).contains(&text.len()) && text.bytes().all(|b| b.is_ascii_digit()) {
+        Sender::short_code(text)
+    } else {
+        Sender::sender_id(text)
+    }
+}
+
+/// The sender configured in the environment and its text: `<PROVIDER>_FROM`, else Twilio's
+/// messaging service or Plivo's Powerpack.
+pub(crate) fn env_sender(env: &Env, provider: &str) -> Option<(Sender, String)> {
+    let from = format!("{}_FROM", provider.to_ascii_uppercase());
+    if let Some(text) = env.get(&from) {
+        return Some((parse_sender(text), text.to_owned()));
+    }
+    let pool = match provider {
+        "twilio" => env.get("TWILIO_MESSAGING_SERVICE_SID"),
+        "plivo" => env.get("PLIVO_POWERPACK_UUID"),
+        _ => None,
+    }?;
+    Some((Sender::messaging_service(pool), pool.to_owned()))
+}
+
+/// Any of the four adapters (the client takes one concrete type per `adapter` call).
+#[derive(Debug, Clone)]
+pub enum AnyAdapter {
+    /// Twilio.
+    Twilio(Twilio),
+    /// Telnyx.
+    Telnyx(Telnyx),
+    /// Plivo.
+    Plivo(Plivo),
+    /// Vonage.
+    Vonage(Vonage),
+}
+
+impl Adapter for AnyAdapter {
+    fn info(&self) -> &AdapterInfo {
+        match self {
+            Self::Twilio(a) => a.info(),
+            Self::Telnyx(a) => a.info(),
+            Self::Plivo(a) => a.info(),
+            Self::Vonage(a) => a.info(),
+        }
+    }
+
+    async fn send(&self, message: &OutboundMessage, cx: &SendContext) -> Outcome {
+        match self {
+            Self::Twilio(a) => a.send(message, cx).await,
+            Self::Telnyx(a) => a.send(message, cx).await,
+            Self::Plivo(a) => a.send(message, cx).await,
+            Self::Vonage(a) => a.send(message, cx).await,
+        }
+    }
+
+    fn validate(&self, message: &OutboundMessage) -> Vec<sms_sdk::Issue> {
+        match self {
+            Self::Twilio(a) => a.validate(message),
+            Self::Telnyx(a) => a.validate(message),
+            Self::Plivo(a) => a.validate(message),
+            Self::Vonage(a) => a.validate(message),
+        }
+    }
+}
+
+/// `builder` with `from` as its default sender, when there is one.
+macro_rules! with_from {
+    ($builder:expr, $from:expr) => {
+        match $from {
+            Some(from) => $builder.from(from),
+            None => $builder,
+        }
+    };
+}
+
+/// Builds `provider`'s adapter from the environment, with `from` (or the environment's sender)
+/// as its default sender.
+///
+/// # Errors
+/// The adapter's configuration error.
+pub(crate) fn adapter(env: &Env, provider: &str, from: Option<Sender>) -> Result<AnyAdapter, Error> {
+    let var = |name: &str| env.get(name).unwrap_or_default().to_owned();
+    let from = from.or_else(|| env_sender(env, provider).map(|(sender, _)| sender));
+    let base = env.get(&format!("SMS_SDK_{}_BASE_URL", provider.to_ascii_uppercase())).map(str::to_owned);
+    let base = base.unwrap_or_else(|| default_origin(provider).to_owned());
+    Ok(match provider {
+        "twilio" => {
+            let builder = if env.get("TWILIO_AUTH_TOKEN").is_some() {
+                Twilio::builder(var("TWILIO_ACCOUNT_SID"), var("TWILIO_AUTH_TOKEN"))
+            } else {
+                Twilio::with_api_key(var("TWILIO_ACCOUNT_SID"), var("TWILIO_API_KEY_SID"), var("TWILIO_API_KEY_SECRET"))
+            };
+            let builder = builder.base_url(base);
+            AnyAdapter::Twilio(with_from!(builder, from).build()?)
+        }
+        "telnyx" => {
+            let mut builder = Telnyx::builder(var("TELNYX_API_KEY")).base_url(base);
+            if let Some(profile) = env.get("TELNYX_MESSAGING_PROFILE_ID") {
+                builder = builder.messaging_profile_id(profile);
+            }
+            AnyAdapter::Telnyx(with_from!(builder, from).build()?)
+        }
+        "plivo" => {
+            let builder = Plivo::builder(var("PLIVO_AUTH_ID"), var("PLIVO_AUTH_TOKEN")).base_url(base);
+            AnyAdapter::Plivo(with_from!(builder, from).build()?)
+        }
+        _ => {
+            let builder = if env.get("VONAGE_API_KEY").is_some() {
+                Vonage::basic(var("VONAGE_API_KEY"), var("VONAGE_API_SECRET"))
+            } else {
+                Vonage::application(var("VONAGE_APPLICATION_ID"), private_key(&var("VONAGE_PRIVATE_KEY")))
+            };
+            let builder = builder.base_url(base);
+            AnyAdapter::Vonage(with_from!(builder, from).build()?)
+        }
+    })
+}
+
+/// `VONAGE_PRIVATE_KEY` is PEM text or the path of a PEM file.
+fn private_key(value: &str) -> String {
+    if value.contains("-----BEGIN") || value.is_empty() {
+        return value.to_owned();
+    }
+    std::fs::read_to_string(value).unwrap_or_else(|_| value.to_owned())
+}

@@ -1,0 +1,340 @@
+//! `sms-sdk doctor`: the reference doctor, flag for flag and line for line. It parses its own
+//! arguments exactly as the reference does, checks one provider's configuration offline, and
+//! sends one real message only behind `--live` with explicit confirmations.
+
+use std::io::Write;
+
+use sms_sdk::adapter::{Adapter, SupportStatus};
+use sms_sdk::encoding::{Encoding, estimate_segments};
+use sms_sdk::message::is_e164;
+use sms_sdk::redact::mask_phone_number;
+use sms_sdk::{Client, Message, Sender};
+
+use crate::Env;
+use crate::config::{self, AnyAdapter, PROVIDERS};
+
+const USAGE: &str = "\
+Usage: sms-sdk doctor --adapter <twilio|telnyx|plivo|vonage> [options]
+
+Checks one provider's configuration without sending anything (a dry run, no network calls).
+
+Options:
+  --adapter <name>        twilio, telnyx, plivo or vonage (required)
+  --body <text>           message body to estimate (default: \"Test message from SMS SDK doctor.\")
+  --to <+E164>            recipient to check (format only)
+  --from <sender>         sender: +E164 number, 3-8 digit short code, or alphanumeric ID
+  --live                  send ONE real, billable message (needs --to, --confirm-to, --confirm-from)
+  --confirm-to <+E164>    must equal --to for --live
+  --confirm-from <sender> must equal the sender in use for --live
+  -h, --help              show this help
+";
+
+const DEFAULT_BODY: &str = "Test message from SMS SDK doctor.";
+const OK: &str = "[ok]           ";
+const FAIL: &str = "[fail]         ";
+const INFO: &str = "[info]         ";
+const NOT_VERIFIED: &str = "[not verified] ";
+
+/// Parsed doctor options.
+#[derive(Debug, Default, PartialEq, Eq)]
+struct Options {
+    adapter: String,
+    body: Option<String>,
+    to: Option<String>,
+    from: Option<String>,
+    live: bool,
+    confirm_to: Option<String>,
+    confirm_from: Option<String>,
+}
+
+/// What the arguments ask for.
+#[derive(Debug, PartialEq, Eq)]
+enum Parsed {
+    Help,
+    Run(Options),
+}
+
+/// The reference parser: `args` start after `doctor`.
+fn parse(args: &[String]) -> Result<Parsed, String> {
+    if args.iter().any(|a| a == "--help" || a == "-h") {
+        return Ok(Parsed::Help);
+    }
+    let mut options = Options::default();
+    let mut adapter = None;
+    let mut iter = args.iter();
+    while let Some(arg) = iter.next() {
+        let slot = match arg.as_str() {
+            "--live" => {
+                options.live = true;
+                continue;
+            }
+            "--adapter" => &mut adapter,
+            "--body" => &mut options.body,
+            "--to" => &mut options.to,
+            "--from" => &mut options.from,
+            "--confirm-to" => &mut options.confirm_to,
+            "--confirm-from" => &mut options.confirm_from,
+            other => return Err(format!("unknown option \"{other}\"")),
+        };
+        let value = iter.next().filter(|v| !v.starts_with("--")).ok_or_else(|| format!("{arg} needs a value"))?;
+        *slot = Some(value.clone());
+    }
+    match adapter {
+        Some(name) if PROVIDERS.contains(&name.as_str()) => {
+            options.adapter = name;
+            Ok(Parsed::Run(options))
+        }
+        _ => Err("--adapter must be one of twilio, telnyx, plivo, vonage".into()),
+    }
+}
+
+/// Runs the doctor with the arguments after `doctor`.
+pub(crate) fn run(args: &[String], env: &Env, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
+    match parse(args) {
+        Ok(Parsed::Help) => {
+            let _ = out.write_all(USAGE.as_bytes());
+            0
+        }
+        Err(message) => {
+            let _ = writeln!(err, "error: {message}\n\n{USAGE}");
+            2
+        }
+        Ok(Parsed::Run(options)) => Doctor { options, env, out, failed: false }.run(err),
+    }
+}
+
+struct Doctor<'a> {
+    options: Options,
+    env: &'a Env,
+    out: &'a mut dyn Write,
+    failed: bool,
+}
+
+impl Doctor<'_> {
+    fn line(&mut self, label: &str, text: &str) {
+        if label == FAIL {
+            self.failed = true;
+        }
+        let _ = writeln!(self.out, "{label}{text}");
+    }
+
+    fn run(mut self, err: &mut dyn Write) -> u8 {
+        let provider = self.options.adapter.clone();
+        let mode = if self.options.live { "LIVE: will send one billable message" } else { "dry run, no network calls" };
+        let _ = writeln!(self.out, "SMS SDK doctor: {provider} ({mode})");
+
+        self.environment(&provider);
+        let sender = match &self.options.from {
+            Some(text) => Some((config::parse_sender(text), text.clone())),
+            None => config::env_sender(self.env, &provider),
+        };
+        let adapter = match config::adapter(self.env, &provider, sender.as_ref().map(|(s, _)| s.clone())) {
+            Ok(adapter) => {
+                let support = &adapter.info().support;
+                let status = if support.status == SupportStatus::Partial { "partial" } else { "supported" };
+                self.line(OK, &format!("adapter configuration is well-formed (support: {status})"));
+                for note in support.notes.clone() {
+                    self.line(INFO, &note);
+                }
+                Some(adapter)
+            }
+            Err(error) => {
+                self.line(FAIL, &format!("adapter configuration: {error}"));
+                None
+            }
+        };
+        match &sender {
+            None => self.line(FAIL, &format!("no sender: pass --from or set {}_FROM", provider.to_ascii_uppercase())),
+            Some((_, text)) => self.line(INFO, &format!("sender: {}", display_sender(text))),
+        }
+        let body = self.options.body.clone().unwrap_or_else(|| DEFAULT_BODY.to_owned());
+        self.body(&body);
+        let to_valid = self.options.to.as_deref().map(is_e164);
+        match (&self.options.to, to_valid) {
+            (Some(to), Some(true)) => {
+                let to = mask_phone_number(to);
+                self.line(OK, &format!("recipient {to} is valid E.164 (format only)"));
+            }
+            (Some(_), _) => self.line(FAIL, "recipient is not E.164 (expected +<country code><number>)"),
+            (None, _) => {}
+        }
+        if let (Some(adapter), Some((sender, _)), Some(true) | None) = (&adapter, &sender, to_valid) {
+            self.validate(adapter.clone(), sender.clone(), &body);
+        }
+        self.line(NOT_VERIFIED, "credentials (the dry run does not call the provider)");
+        self.line(NOT_VERIFIED, "sender provisioning, 10DLC/toll-free registration, and campaign status");
+        self.line(NOT_VERIFIED, "webhook URL reachability and signing configuration");
+
+        if !self.options.live {
+            let result =
+                if self.failed { "Result: problems found." } else { "Result: local checks passed. Nothing was sent." };
+            let _ = writeln!(self.out, "{result}");
+            return u8::from(self.failed);
+        }
+        let (Some(adapter), Some((_, sender_text)), false) = (adapter, sender, self.failed) else {
+            let _ = writeln!(err, "Live send skipped: fix the failed checks first.");
+            return 1;
+        };
+        self.live(adapter, &sender_text, &body, err)
+    }
+
+    fn environment(&mut self, provider: &str) {
+        let table = config::provider_env(provider);
+        let hidden = |names: &[&str]| {
+            if names.iter().any(|n| table.secrets.contains(n)) { " (value hidden)" } else { "" }
+        };
+        for group in table.required {
+            let present: Vec<&str> = group.iter().copied().filter(|n| self.env.get(n).is_some()).collect();
+            if present.is_empty() {
+                self.line(FAIL, &format!("{} missing", group.join(" or ")));
+            } else {
+                let marker = hidden(&present);
+                self.line(OK, &format!("{} set{marker}", present.join(", ")));
+            }
+        }
+        for name in table.optional {
+            if self.env.get(name).is_some() {
+                let marker = hidden(&[name]);
+                self.line(INFO, &format!("{name} set{marker}"));
+            }
+        }
+    }
+
+    fn body(&mut self, body: &str) {
+        let preview = estimate_segments(body);
+        let (encoding, unit) = match preview.encoding {
+            Encoding::Gsm7 => ("GSM7", "septets"),
+            Encoding::Ucs2 => ("UCS2", "UTF-16 units"),
+        };
+        let plural = if preview.segments == 1 { "" } else { "s" };
+        self.line(
+            INFO,
+            &format!(
+                "body: {encoding}, {} {unit}, {} segment{plural} (estimate, not a price quote)",
+                preview.units, preview.segments
+            ),
+        );
+        if !preview.non_gsm_characters.is_empty() {
+            let quoted: Vec<String> = preview
+                .non_gsm_characters
+                .iter()
+                .map(|c| serde_json::to_string(&c.to_string()).unwrap_or_default())
+                .collect();
+            self.line(INFO, &format!("characters forcing UCS-2: {}", quoted.join(" ")));
+        }
+    }
+
+    fn validate(&mut self, adapter: AnyAdapter, sender: Sender, body: &str) {
+        let to = self.options.to.clone().unwrap_or_else(|| "+10000000000".to_owned());
+        let client = match Client::builder().adapter(adapter).build() {
+            Ok(client) => client,
+            Err(error) => return self.line(FAIL, &format!("client: {error}")),
+        };
+        let report = client.validate(&Message::new(to, body).from(sender));
+        if report.issues.is_empty() {
+            self.line(OK, "message passes local validation for this adapter");
+        }
+        for issue in &report.issues {
+            self.line(FAIL, &format!("{}: {}", reference_field(issue.field), issue.message));
+        }
+    }
+
+    fn live(&mut self, adapter: AnyAdapter, sender_text: &str, body: &str, err: &mut dyn Write) -> u8 {
+        let Some(to) = self.options.to.clone().filter(|to| is_e164(to)) else {
+            let _ = writeln!(err, "Live send needs --to with an E.164 recipient.");
+            return 2;
+        };
+        if self.options.confirm_to.as_deref() != Some(to.as_str()) {
+            let _ = writeln!(err, "Live send needs --confirm-to {} (the recipient, repeated).", mask_phone_number(&to));
+            return 2;
+        }
+        if self.options.confirm_from.as_deref() != Some(sender_text) {
+            let _ = writeln!(err, "Live send needs --confirm-from {sender_text} (the sender that will be used).");
+            return 2;
+        }
+        let provider = adapter.info().name.clone();
+        let _ = writeln!(
+            self.out,
+            "Sending one message to {} from {} via {provider}...",
+            mask_phone_number(&to),
+            display_sender(sender_text)
+        );
+        let client = match Client::builder().adapter(adapter).retry(sms_sdk::RetryPolicy::none()).build() {
+            Ok(client) => client,
+            Err(error) => return self.live_failed(&error),
+        };
+        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build();
+        let result = match runtime {
+            Ok(runtime) => runtime.block_on(client.send(&Message::new(&to, body))),
+            Err(error) => {
+                let _ = writeln!(err, "error: could not start the async runtime: {error}");
+                return 1;
+            }
+        };
+        match result {
+            Ok(receipt) => {
+                let delivery = serde_json::to_value(receipt.delivery).ok().and_then(|v| v.as_str().map(str::to_owned));
+                self.line(
+                    OK,
+                    &format!(
+                        "accepted by {}: providerId {}, delivery {} (not handset delivery)",
+                        receipt.provider,
+                        receipt.provider_id,
+                        delivery.unwrap_or_default()
+                    ),
+                );
+                0
+            }
+            Err(error) => self.live_failed(&error),
+        }
+    }
+
+    fn live_failed(&mut self, error: &sms_sdk::Error) -> u8 {
+        self.line(FAIL, &format!("{}: {error} (retrySafe: {})", error.code(), error.is_retry_safe()));
+        1
+    }
+}
+
+/// A sender for display: numbers masked.
+fn display_sender(text: &str) -> String {
+    if text.starts_with('+') { mask_phone_number(text) } else { text.to_owned() }
+}
+
+/// The reference's field names in the doctor's lines (`from`, `mediaUrls`, …).
+fn reference_field(field: sms_sdk::Field) -> String {
+    let snake = field.as_str();
+    let mut camel = String::with_capacity(snake.len());
+    let mut upper = false;
+    for c in snake.chars() {
+        if c == '_' {
+            upper = true;
+        } else if upper {
+            camel.extend(c.to_uppercase());
+            upper = false;
+        } else {
+            camel.push(c);
+        }
+    }
+    camel.replace("validityPeriodSecs", "validityPeriodSec")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(list: &[&str]) -> Vec<String> {
+        list.iter().map(|s| (*s).to_owned()).collect()
+    }
+
+    #[test]
+    fn t264_argument_parsing() {
+        assert_eq!(parse(&args(&["--help"])), Ok(Parsed::Help));
+        assert!(parse(&args(&[])).is_err());
+        assert!(parse(&args(&["--adapter", "sinch"])).is_err());
+        assert!(parse(&args(&["--adapter"])).is_err());
+        assert!(parse(&args(&["--adapter", "twilio", "--bogus"])).is_err());
+        assert!(parse(&args(&["--adapter", "--to"])).is_err());
+        let Ok(Parsed::Run(options)) = parse(&args(&["--adapter", "twilio", "--to", "+14155550123"])) else { panic!() };
+        assert_eq!((options.adapter.as_str(), options.to.as_deref()), ("twilio", Some("+14155550123")));
+    }
+}

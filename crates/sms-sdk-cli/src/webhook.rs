@@ -1,0 +1,91 @@
+//! `sms-sdk webhook verify`: verify a request exactly as a server would.
+
+use std::io::{Read, Write};
+use std::time::{Duration, SystemTime};
+
+use http::{HeaderMap, HeaderName, HeaderValue};
+use sms_sdk::webhook::{WebhookRequest, WebhookVerifier};
+use sms_sdk::{PlivoWebhook, TelnyxWebhook, TwilioWebhook, VonageWebhook};
+
+use crate::cli::VerifyArgs;
+use crate::{EXIT_CONFIGURATION, EXIT_FAILED, EXIT_OK, EXIT_PAYLOAD, EXIT_USAGE, Env};
+
+/// The verifier of `provider`, with its secret from the environment.
+fn verifier(provider: &str, url: &str, env: &Env) -> Result<Box<dyn WebhookVerifier>, String> {
+    let secret = |name: &str| env.get(name).map(str::to_owned).ok_or_else(|| format!("{name} is not set"));
+    let configuration = |e: sms_sdk::Error| e.to_string();
+    Ok(match provider {
+        "twilio" => Box::new(TwilioWebhook::new(secret("TWILIO_AUTH_TOKEN")?).map_err(configuration)?.public_url(url)),
+        "telnyx" => Box::new(TelnyxWebhook::new(&secret("TELNYX_PUBLIC_KEY")?).map_err(configuration)?),
+        "plivo" => Box::new(PlivoWebhook::new(secret("PLIVO_AUTH_TOKEN")?).map_err(configuration)?.public_url(url)),
+        "vonage" => Box::new(VonageWebhook::new(secret("VONAGE_SIGNATURE_SECRET")?).map_err(configuration)?),
+        other => return Err(format!("unknown provider `{other}`")),
+    })
+}
+
+fn headers(lines: &[String]) -> Result<HeaderMap, String> {
+    let mut map = HeaderMap::new();
+    for line in lines {
+        let (name, value) = line.split_once(':').ok_or_else(|| format!("header {line:?} is not `Name: value`"))?;
+        let name =
+            HeaderName::from_bytes(name.trim().as_bytes()).map_err(|_| format!("bad header name in {line:?}"))?;
+        let value = HeaderValue::from_str(value.trim()).map_err(|_| format!("bad header value in {line:?}"))?;
+        map.append(name, value);
+    }
+    Ok(map)
+}
+
+fn body(path: Option<&str>) -> Result<Vec<u8>, String> {
+    match path {
+        None => Ok(Vec::new()),
+        Some("-") => {
+            let mut bytes = Vec::new();
+            std::io::stdin().read_to_end(&mut bytes).map_err(|e| format!("cannot read standard input: {e}"))?;
+            Ok(bytes)
+        }
+        Some(path) => std::fs::read(path).map_err(|e| format!("cannot read {path}: {e}")),
+    }
+}
+
+/// `webhook verify`.
+pub(crate) fn verify(args: &VerifyArgs, env: &Env, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
+    if !crate::config::PROVIDERS.contains(&args.provider.as_str()) {
+        let _ = writeln!(err, "error: --provider must be one of twilio, telnyx, plivo, vonage");
+        return EXIT_USAGE;
+    }
+    let verifier = match verifier(&args.provider, &args.url, env) {
+        Ok(verifier) => verifier,
+        Err(message) => {
+            let _ = writeln!(err, "error: configuration: {message}");
+            return EXIT_CONFIGURATION;
+        }
+    };
+    let (headers, body) = match (headers(&args.headers), body(args.body_file.as_deref())) {
+        (Ok(headers), Ok(body)) => (headers, body),
+        (Err(message), _) | (_, Err(message)) => {
+            let _ = writeln!(err, "error: {message}");
+            return EXIT_USAGE;
+        }
+    };
+    let request = WebhookRequest { method: &args.method, url: &args.url, headers: &headers, body: &body };
+    let now = args.now.map_or_else(SystemTime::now, |s| SystemTime::UNIX_EPOCH + Duration::from_secs(s));
+    match verifier.verify_at(&request, now) {
+        Ok(event) => {
+            if args.json {
+                let _ = writeln!(out, "{}", serde_json::to_string(&event).unwrap_or_default());
+            } else {
+                let _ = writeln!(out, "verified {} {} ({})", event.provider, event.type_name(), event.dedupe_key);
+            }
+            EXIT_OK
+        }
+        Err(error) => {
+            if args.json {
+                let record = serde_json::json!({"error": {"code": error.code(), "reason": error.reason(), "message": error.to_string()}});
+                let _ = writeln!(out, "{record}");
+            } else {
+                let _ = writeln!(err, "error: {error}");
+            }
+            if error.is_authentication() { EXIT_FAILED } else { EXIT_PAYLOAD }
+        }
+    }
+}

@@ -1,0 +1,273 @@
+//! The doctor, line for line (T252–T265), run in-process.
+
+use serde_json::json;
+use sms_sdk_cli::{Env, run};
+use wiremock::matchers::any;
+use wiremock::{Mock, MockServer, ResponseTemplate};
+
+const SID: &str = "AC0123456789abcdef0123456789abcdef";
+
+struct Output {
+    code: u8,
+    out: String,
+    err: String,
+}
+
+fn doctor(args: &[&str], env: &[(&str, &str)]) -> Output {
+    let args: Vec<String> = std::iter::once("doctor").chain(args.iter().copied()).map(str::to_owned).collect();
+    let env: Env = env.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())).collect();
+    let (mut out, mut err) = (Vec::new(), Vec::new());
+    let code = run(&args, &env, &mut out, &mut err);
+    Output { code, out: String::from_utf8(out).unwrap(), err: String::from_utf8(err).unwrap() }
+}
+
+fn twilio_env() -> Vec<(&'static str, &'static str)> {
+    vec![
+        ("TWILIO_ACCOUNT_SID", SID),
+        ("TWILIO_AUTH_TOKEN", "super-secret-twilio-token"),
+        ("TWILIO_FROM", "+15005550006"),
+    ]
+}
+
+/// A mock Twilio API on its own runtime, and the env pointing at it.
+fn mock_twilio(reply: ResponseTemplate) -> (tokio::runtime::Runtime, MockServer) {
+    let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().unwrap();
+    let server = runtime.block_on(async {
+        let server = MockServer::start().await;
+        Mock::given(any()).respond_with(reply).mount(&server).await;
+        server
+    });
+    (runtime, server)
+}
+
+fn calls(runtime: &tokio::runtime::Runtime, server: &MockServer) -> usize {
+    runtime.block_on(server.received_requests()).unwrap_or_default().len()
+}
+
+#[test]
+fn t252_dry_run_hides_secrets_and_numbers() {
+    let (runtime, server) = mock_twilio(ResponseTemplate::new(500));
+    let mut env = twilio_env();
+    let uri = server.uri();
+    env.push(("SMS_SDK_TWILIO_BASE_URL", &uri));
+    let o = doctor(&["--adapter", "twilio", "--to", "+14155550123"], &env);
+    assert_eq!(o.code, 0, "{}{}", o.out, o.err);
+    assert!(o.out.contains("dry run, no network calls"));
+    assert!(o.out.contains("[ok]           TWILIO_ACCOUNT_SID set"));
+    assert!(o.out.contains("TWILIO_AUTH_TOKEN set (value hidden)"));
+    assert!(o.out.contains("Nothing was sent."));
+    for secret in ["super-secret-twilio-token", "+14155550123", "+15005550006"] {
+        assert!(!o.out.contains(secret) && !o.err.contains(secret), "{secret}");
+    }
+    assert_eq!(calls(&runtime, &server), 0);
+}
+
+#[test]
+fn t253_nothing_unverifiable_is_claimed() {
+    let o = doctor(&["--adapter", "twilio", "--to", "+14155550123"], &twilio_env());
+    assert!(o.out.contains("[not verified] credentials"));
+    assert!(o.out.contains("[not verified] sender provisioning, 10DLC/toll-free registration, and campaign status"));
+    assert!(o.out.contains("[not verified] webhook URL reachability"));
+    for line in o.out.lines().filter(|l| l.starts_with("[ok]")) {
+        for claim in ["approved", "registered", "reachable", "credentials are valid"] {
+            assert!(!line.contains(claim), "{line}");
+        }
+    }
+}
+
+#[test]
+fn t254_unicode_body_estimate() {
+    let o = doctor(
+        &["--adapter", "telnyx", "--body", "Hello 📦"],
+        &[("TELNYX_API_KEY", "k"), ("TELNYX_FROM", "+15005550006")],
+    );
+    assert!(o.out.contains("UCS2, 8 UTF-16 units, 1 segment (estimate, not a price quote)"), "{}", o.out);
+    assert!(o.out.contains("characters forcing UCS-2: \"📦\""), "{}", o.out);
+}
+
+#[test]
+fn t255_missing_variables_and_a_bad_sid() {
+    let o = doctor(&["--adapter", "twilio"], &[("TWILIO_ACCOUNT_SID", "bad")]);
+    assert_eq!(o.code, 1);
+    assert!(o.out.contains("[fail]         TWILIO_AUTH_TOKEN or TWILIO_API_KEY_SID missing"), "{}", o.out);
+    assert!(o.out.contains("account_sid must be AC"), "{}", o.out);
+    assert!(o.out.contains("no sender"));
+}
+
+#[test]
+fn t256_unsupported_sender_type() {
+    let o = doctor(&["--adapter", "vonage", "--from", "12345"], &[("VONAGE_API_KEY", "k"), ("VONAGE_API_SECRET", "s")]);
+    assert_eq!(o.code, 1);
+    assert!(o.out.contains("[fail]         from: vonage does not support short code senders."), "{}", o.out);
+}
+
+#[test]
+fn t257_invalid_recipient() {
+    let o = doctor(&["--adapter", "twilio", "--to", "4155550123"], &twilio_env());
+    assert_eq!(o.code, 1);
+    assert!(o.out.contains("recipient is not E.164"));
+}
+
+#[test]
+fn t258_other_providers_pass_offline() {
+    for (adapter, env) in [
+        ("plivo", vec![("PLIVO_AUTH_ID", "MA1"), ("PLIVO_AUTH_TOKEN", "t"), ("PLIVO_POWERPACK_UUID", "pp-1")]),
+        ("vonage", vec![("VONAGE_API_KEY", "k"), ("VONAGE_API_SECRET", "s"), ("VONAGE_FROM", "Acme")]),
+        ("telnyx", vec![("TELNYX_API_KEY", "k"), ("TELNYX_FROM", "+15005550006")]),
+    ] {
+        let o = doctor(&["--adapter", adapter], &env);
+        assert_eq!(o.code, 0, "{adapter}: {}", o.out);
+    }
+}
+
+#[test]
+fn t259_partial_support_notes() {
+    let o = doctor(
+        &["--adapter", "plivo"],
+        &[("PLIVO_AUTH_ID", "MA1"), ("PLIVO_AUTH_TOKEN", "t"), ("PLIVO_FROM", "+15005550006")],
+    );
+    assert!(o.out.contains("support: partial"));
+    assert!(o.out.contains("does not document its API error body"));
+}
+
+#[test]
+fn t260_live_gating() {
+    let (runtime, server) = mock_twilio(ResponseTemplate::new(500));
+    let uri = server.uri();
+    let mut env = twilio_env();
+    env.push(("SMS_SDK_TWILIO_BASE_URL", &uri));
+    assert_eq!(doctor(&["--adapter", "twilio", "--live"], &env).code, 2);
+    let o = doctor(
+        &[
+            "--adapter",
+            "twilio",
+            "--live",
+            "--to",
+            "+14155550123",
+            "--confirm-to",
+            "+14155550124",
+            "--confirm-from",
+            "+15005550006",
+        ],
+        &env,
+    );
+    assert_eq!(o.code, 2);
+    assert!(o.err.contains("--confirm-to"));
+    let o = doctor(&["--adapter", "twilio", "--live", "--to", "+14155550123", "--confirm-to", "+14155550123"], &env);
+    assert_eq!(o.code, 2);
+    assert!(o.err.contains("--confirm-from +15005550006"), "{}", o.err);
+    let o = doctor(
+        &[
+            "--adapter",
+            "twilio",
+            "--live",
+            "--from",
+            "+15005550009",
+            "--to",
+            "+14155550123",
+            "--confirm-to",
+            "+14155550123",
+            "--confirm-from",
+            "+15005550006",
+        ],
+        &env,
+    );
+    assert_eq!(o.code, 2);
+    assert_eq!(calls(&runtime, &server), 0);
+}
+
+#[test]
+fn t261_live_with_failed_checks_is_skipped() {
+    let o = doctor(
+        &[
+            "--adapter",
+            "twilio",
+            "--live",
+            "--to",
+            "+14155550123",
+            "--confirm-to",
+            "+14155550123",
+            "--confirm-from",
+            "+15005550006",
+        ],
+        &[("TWILIO_ACCOUNT_SID", SID), ("TWILIO_FROM", "+15005550006")],
+    );
+    assert_eq!(o.code, 1);
+    assert!(o.err.contains("Live send skipped: fix the failed checks first."));
+}
+
+fn confirmed_live(server: &MockServer) -> Output {
+    let uri = server.uri();
+    let mut env = twilio_env();
+    env.push(("SMS_SDK_TWILIO_BASE_URL", &uri));
+    doctor(
+        &[
+            "--adapter",
+            "twilio",
+            "--live",
+            "--to",
+            "+14155550123",
+            "--confirm-to",
+            "+14155550123",
+            "--confirm-from",
+            "+15005550006",
+        ],
+        &env,
+    )
+}
+
+#[test]
+fn t262_confirmed_live_send() {
+    let body = json!({"sid": "SM0123456789abcdef0123456789abcdef", "status": "queued"});
+    let (runtime, server) = mock_twilio(ResponseTemplate::new(201).set_body_json(body));
+    let o = confirmed_live(&server);
+    assert_eq!(o.code, 0, "{}{}", o.out, o.err);
+    assert!(o.out.contains(
+        "accepted by twilio: providerId SM0123456789abcdef0123456789abcdef, delivery queued (not handset delivery)"
+    ));
+    assert_eq!(calls(&runtime, &server), 1);
+}
+
+#[test]
+fn t263_confirmed_live_rejection() {
+    let (runtime, server) =
+        mock_twilio(ResponseTemplate::new(400).set_body_json(json!({"code": 21211, "message": "bad"})));
+    let o = confirmed_live(&server);
+    assert_eq!(o.code, 1);
+    assert!(o.out.contains("provider_rejected") && o.out.contains("retrySafe: true"), "{}", o.out);
+    assert_eq!(calls(&runtime, &server), 1);
+}
+
+fn command(args: &[&str]) -> Output {
+    let args: Vec<String> = args.iter().map(|s| (*s).to_owned()).collect();
+    let (mut out, mut err) = (Vec::new(), Vec::new());
+    let code = run(&args, &Env::default(), &mut out, &mut err);
+    Output { code, out: String::from_utf8(out).unwrap(), err: String::from_utf8(err).unwrap() }
+}
+
+#[test]
+fn t264_argument_parsing_through_the_command() {
+    assert_eq!(command(&[]).code, 0);
+    assert_eq!(command(&["--help"]).code, 0);
+    assert_eq!(command(&["doctor", "--help"]).code, 0);
+    for bad in [
+        &["doctor"][..],
+        &["doctor", "--adapter", "sinch"],
+        &["doctor", "--adapter"],
+        &["doctor", "--adapter", "twilio", "--bogus"],
+        &["send"],
+    ] {
+        assert_eq!(command(bad).code, 2, "{bad:?}");
+    }
+    assert_ne!(command(&["doctor", "--adapter", "twilio", "--to", "+14155550123"]).code, 2);
+}
+
+#[test]
+fn t265_usage_errors_and_help() {
+    let o = command(&["doctor", "--adapter", "nope"]);
+    assert_eq!(o.code, 2);
+    assert!(o.err.contains("--adapter must be one of twilio, telnyx, plivo, vonage"));
+    let o = command(&["doctor", "--help"]);
+    assert_eq!(o.code, 0);
+    assert!(o.out.starts_with("Usage: sms-sdk doctor"));
+}

@@ -1,0 +1,177 @@
+//! Telnyx webhooks: Ed25519 over `{timestamp}|{raw body}` with a freshness window, then the
+//! message events of API v2.
+
+use std::time::{Duration, SystemTime};
+
+use ring::signature::{ED25519, UnparsedPublicKey};
+use serde_json::Value;
+
+use super::NAME;
+use crate::error::Error;
+use crate::http::read_code;
+use crate::webhook::event::{DeliveryStatus, EventKind, Inbound, StatusUpdate};
+use crate::webhook::{
+    Settings, SmsEvent, WebhookError, WebhookRequest, WebhookVerifier, decode_base64, header, parse_time, unix_seconds,
+};
+
+/// The text Telnyx signs: `{timestamp}|{raw body}`.
+#[must_use]
+pub fn signed_payload(timestamp: &str, body: &[u8]) -> Vec<u8> {
+    let mut data = Vec::with_capacity(timestamp.len() + 1 + body.len());
+    data.extend_from_slice(timestamp.as_bytes());
+    data.push(b'|');
+    data.extend_from_slice(body);
+    data
+}
+
+/// Verifies and parses Telnyx's message webhooks.
+#[derive(Debug, Clone)]
+pub struct TelnyxWebhook {
+    public_key: [u8; 32],
+    settings: Settings,
+}
+
+impl TelnyxWebhook {
+    /// A verifier for the account's Ed25519 public key (base64, 32 bytes; Mission Control →
+    /// Keys & Credentials).
+    ///
+    /// # Errors
+    /// `Configuration` when the key is not base64 of 32 bytes.
+    pub fn new(public_key_base64: &str) -> Result<Self, Error> {
+        let key = decode_base64(public_key_base64)
+            .and_then(|bytes| <[u8; 32]>::try_from(bytes).ok())
+            .ok_or_else(|| Error::configuration("The Telnyx public key must be base64 of a 32-byte Ed25519 key."))?;
+        Ok(Self { public_key: key, settings: Settings::default() })
+    }
+
+    /// The freshness window, in both directions (default 300 s).
+    #[must_use]
+    pub fn tolerance(mut self, tolerance: Duration) -> Self {
+        self.settings.tolerance = tolerance;
+        self
+    }
+
+    /// Whether whole-message STOP/HELP keywords become opt-out and help events (default true).
+    #[must_use]
+    pub fn detect_keywords(mut self, detect: bool) -> Self {
+        self.settings.detect_keywords = detect;
+        self
+    }
+
+    /// The largest body accepted (default 1 MiB).
+    #[must_use]
+    pub fn max_body_bytes(mut self, limit: usize) -> Self {
+        self.settings.max_body = limit;
+        self
+    }
+}
+
+/// Checks a Telnyx signature, in the reference's order of reasons.
+///
+/// # Errors
+/// The first failed check as a [`WebhookError`].
+pub fn verify_signature(
+    public_key_base64: &str,
+    signature_base64: &str,
+    timestamp: &str,
+    body: &[u8],
+    now: SystemTime,
+    tolerance: Duration,
+) -> Result<(), WebhookError> {
+    if timestamp.is_empty() || !timestamp.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(WebhookError::MalformedSignature { provider: NAME });
+    }
+    let sent = timestamp.parse::<i64>().map_err(|_| WebhookError::MalformedSignature { provider: NAME })?;
+    let tolerance = i64::try_from(tolerance.as_secs()).unwrap_or(i64::MAX);
+    if (unix_seconds(now) - sent).abs() > tolerance {
+        return Err(WebhookError::StaleTimestamp { provider: NAME });
+    }
+    let key = decode_base64(public_key_base64)
+        .filter(|k| k.len() == 32)
+        .ok_or(WebhookError::InvalidCredentials { provider: NAME })?;
+    let signature = decode_base64(signature_base64)
+        .filter(|s| s.len() == 64)
+        .ok_or(WebhookError::MalformedSignature { provider: NAME })?;
+    UnparsedPublicKey::new(&ED25519, key)
+        .verify(&signed_payload(timestamp, body), &signature)
+        .map_err(|_| WebhookError::InvalidSignature { provider: NAME })
+}
+
+impl WebhookVerifier for TelnyxWebhook {
+    fn provider(&self) -> &'static str {
+        NAME
+    }
+
+    fn body_limit(&self) -> usize {
+        self.settings.max_body
+    }
+
+    fn verify_at(&self, request: &WebhookRequest<'_>, now: SystemTime) -> Result<SmsEvent, WebhookError> {
+        self.settings.check_size(NAME, request)?;
+        let signature = header(request.headers, "telnyx-signature-ed25519").filter(|s| !s.is_empty());
+        let timestamp = header(request.headers, "telnyx-timestamp");
+        let (Some(signature), Some(timestamp)) = (signature, timestamp) else {
+            return Err(WebhookError::MissingSignature { provider: NAME });
+        };
+        let key = crate::webhook::encode_base64(&self.public_key);
+        verify_signature(&key, signature, timestamp, request.body, now, self.settings.tolerance)?;
+        parse(request.body, self.settings.detect_keywords)
+    }
+}
+
+/// Normalizes a verified Telnyx body.
+pub(crate) fn parse(body: &[u8], detect_keywords: bool) -> Result<SmsEvent, WebhookError> {
+    let payload_error = |message: &str| WebhookError::payload(NAME, message);
+    let raw: Value = serde_json::from_slice(body).map_err(|_| payload_error("the body is not JSON"))?;
+    let data = raw.get("data").filter(|d| d.is_object()).ok_or_else(|| payload_error("missing data"))?;
+    let text =
+        |value: &Value, key: &str| value.get(key).and_then(Value::as_str).filter(|s| !s.is_empty()).map(str::to_owned);
+    let event_id = text(data, "id").ok_or_else(|| payload_error("missing data.id"))?;
+    let event_type = text(data, "event_type").ok_or_else(|| payload_error("missing data.event_type"))?;
+    let occurred_at = data.get("occurred_at").and_then(Value::as_str).and_then(parse_time);
+    let dedupe_key = format!("telnyx:{event_id}");
+    let event =
+        |kind| Ok(SmsEvent { provider: NAME, dedupe_key: dedupe_key.clone(), occurred_at, raw: raw.clone(), kind });
+    if !matches!(event_type.as_str(), "message.received" | "message.sent" | "message.finalized") {
+        return event(EventKind::Unrecognized { provider_event_type: event_type });
+    }
+    let payload = data.get("payload").filter(|p| p.is_object()).ok_or_else(|| payload_error("missing data.payload"))?;
+    let provider_id = text(payload, "id").ok_or_else(|| payload_error("missing data.payload.id"))?;
+    let from = payload.get("from").and_then(|f| text(f, "phone_number"));
+    let recipient = payload.get("to").and_then(|to| to.get(0));
+    let to = recipient.and_then(|r| text(r, "phone_number"));
+    if event_type == "message.received" {
+        let (Some(from), Some(to)) = (from, to) else { return Err(payload_error("missing from or to")) };
+        let media_urls = payload
+            .get("media")
+            .and_then(Value::as_array)
+            .map(|media| media.iter().filter_map(|m| text(m, "url")).collect())
+            .unwrap_or_default();
+        let body = payload.get("text").and_then(Value::as_str).unwrap_or_default().to_owned();
+        let message = Inbound { provider_id, from, to, body, media_urls };
+        return event(EventKind::inbound(message, None, detect_keywords));
+    }
+    let status = recipient.and_then(|r| text(r, "status"));
+    let error_code = payload.get("errors").and_then(|e| e.get(0)).and_then(|e| read_code(e, "code"));
+    let delivery = match status.as_deref() {
+        Some("queued" | "sending") => Some(DeliveryStatus::Queued),
+        Some("sent" | "delivery_unconfirmed") => Some(DeliveryStatus::Sent),
+        Some("delivered") => Some(DeliveryStatus::Delivered),
+        Some("sending_failed" | "delivery_failed" | "expired")
+            if matches!(error_code.as_deref(), Some("40002" | "40003" | "40322")) =>
+        {
+            Some(DeliveryStatus::Filtered)
+        }
+        Some("sending_failed" | "delivery_failed" | "expired") => Some(DeliveryStatus::Undelivered),
+        _ => None,
+    };
+    match (delivery, status) {
+        (Some(delivery), Some(provider_status)) => {
+            event(EventKind::status(delivery, StatusUpdate { provider_id, provider_status, error_code, from, to }))
+        }
+        (_, status) => {
+            let status = status.unwrap_or_else(|| "no_status".into());
+            event(EventKind::Unrecognized { provider_event_type: format!("{event_type}:{status}") })
+        }
+    }
+}

@@ -1,0 +1,225 @@
+//! Signed webhook requests, built with the same signing functions the verifiers check, and the
+//! one way to parse a webhook without verifying it.
+//!
+//! ```
+//! # #[cfg(feature = "twilio")] {
+//! use sms_sdk::provider::twilio::TwilioWebhook;
+//! use sms_sdk::testing::webhooks::signed_twilio_request;
+//! use sms_sdk::webhook::WebhookVerifier;
+//!
+//! let signed = signed_twilio_request("token", "https://example.com/status", &[
+//!     ("MessageSid", "SM0123456789abcdef0123456789abcdef"), ("MessageStatus", "delivered"),
+//! ]);
+//! let event = TwilioWebhook::new("token").unwrap().verify(&signed.as_request()).unwrap();
+//! assert_eq!(event.type_name(), "message.delivered");
+//! # }
+//! ```
+
+use http::{HeaderMap, HeaderName, HeaderValue};
+
+use crate::webhook::WebhookRequest;
+
+/// A webhook request, owned: method, URL, headers and body.
+#[derive(Debug, Clone)]
+pub struct SignedRequest {
+    /// `POST` or `GET`.
+    pub method: String,
+    /// The URL the request is sent to.
+    pub url: String,
+    /// The headers, signature included.
+    pub headers: HeaderMap,
+    /// The raw body.
+    pub body: Vec<u8>,
+}
+
+impl SignedRequest {
+    /// A request with no headers yet.
+    #[must_use]
+    pub fn new(method: &str, url: &str, body: impl Into<Vec<u8>>) -> Self {
+        Self { method: method.into(), url: url.into(), headers: HeaderMap::new(), body: body.into() }
+    }
+
+    /// Sets a header (replacing one of the same name).
+    #[must_use]
+    pub fn header(mut self, name: &str, value: &str) -> Self {
+        if let (Ok(name), Ok(value)) = (HeaderName::from_bytes(name.as_bytes()), HeaderValue::from_str(value)) {
+            self.headers.insert(name, value);
+        }
+        self
+    }
+
+    /// The same request received at another URL (behind a proxy, say).
+    #[must_use]
+    pub fn received_at(mut self, url: &str) -> Self {
+        self.url = url.into();
+        self
+    }
+
+    /// The borrowed form the verifiers take.
+    #[must_use]
+    pub fn as_request(&self) -> WebhookRequest<'_> {
+        WebhookRequest { method: &self.method, url: &self.url, headers: &self.headers, body: &self.body }
+    }
+}
+
+/// Form-encodes `params` in order.
+#[must_use]
+pub fn form_body<K: AsRef<str>, V: AsRef<str>>(params: &[(K, V)]) -> String {
+    let mut form = url::form_urlencoded::Serializer::new(String::new());
+    for (k, v) in params {
+        form.append_pair(k.as_ref(), v.as_ref());
+    }
+    form.finish()
+}
+
+/// A Twilio form POST of `params` to `url`, signed with `auth_token`.
+#[cfg(feature = "twilio")]
+#[cfg_attr(docsrs, doc(cfg(feature = "twilio")))]
+#[must_use]
+pub fn signed_twilio_request<K: AsRef<str>, V: AsRef<str>>(
+    auth_token: &str,
+    url: &str,
+    params: &[(K, V)],
+) -> SignedRequest {
+    let signature = crate::provider::twilio::signature(auth_token, url, params);
+    SignedRequest::new("POST", url, form_body(params))
+        .header("content-type", "application/x-www-form-urlencoded")
+        .header("x-twilio-signature", &signature)
+}
+
+/// An Ed25519 key pair for signing Telnyx webhooks in tests.
+#[cfg(feature = "telnyx")]
+#[cfg_attr(docsrs, doc(cfg(feature = "telnyx")))]
+#[derive(Clone)]
+pub struct TelnyxKeyPair {
+    seed: [u8; 32],
+    /// The public key, base64 of its 32 bytes (what `TelnyxWebhook::new` takes).
+    pub public_key: String,
+}
+
+#[cfg(feature = "telnyx")]
+impl TelnyxKeyPair {
+    /// A new random key pair.
+    ///
+    /// # Panics
+    /// When the system random generator fails.
+    #[must_use]
+    pub fn generate() -> Self {
+        let mut seed = [0u8; 32];
+        ring::rand::SecureRandom::fill(&ring::rand::SystemRandom::new(), &mut seed).expect("system randomness");
+        Self::from_seed(seed)
+    }
+
+    /// The key pair of a fixed 32-byte seed (deterministic tests).
+    #[must_use]
+    pub fn from_seed(seed: [u8; 32]) -> Self {
+        let pair = ring::signature::Ed25519KeyPair::from_seed_unchecked(&seed).expect("any 32 bytes are a seed");
+        let public_key = crate::webhook::encode_base64(ring::signature::KeyPair::public_key(&pair).as_ref());
+        Self { seed, public_key }
+    }
+
+    /// The seed (the private key).
+    #[must_use]
+    pub fn seed(&self) -> [u8; 32] {
+        self.seed
+    }
+
+    /// Base64 of the Ed25519 signature of `message`.
+    #[must_use]
+    pub fn sign(&self, message: &[u8]) -> String {
+        let pair = ring::signature::Ed25519KeyPair::from_seed_unchecked(&self.seed).expect("any 32 bytes are a seed");
+        crate::webhook::encode_base64(pair.sign(message).as_ref())
+    }
+}
+
+#[cfg(feature = "telnyx")]
+impl std::fmt::Debug for TelnyxKeyPair {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TelnyxKeyPair").field("public_key", &self.public_key).finish_non_exhaustive()
+    }
+}
+
+/// A Telnyx JSON POST of `body` to `url`, signed by `key` at `timestamp` (Unix seconds).
+#[cfg(feature = "telnyx")]
+#[cfg_attr(docsrs, doc(cfg(feature = "telnyx")))]
+#[must_use]
+pub fn signed_telnyx_request(key: &TelnyxKeyPair, url: &str, body: &str, timestamp: i64) -> SignedRequest {
+    let timestamp = timestamp.to_string();
+    let signature = key.sign(&crate::provider::telnyx::signed_payload(&timestamp, body.as_bytes()));
+    SignedRequest::new("POST", url, body)
+        .header("content-type", "application/json")
+        .header("telnyx-timestamp", &timestamp)
+        .header("telnyx-signature-ed25519", &signature)
+}
+
+/// A Plivo form POST of `params` to `url` with a V2 signature for `nonce`.
+#[cfg(feature = "plivo")]
+#[cfg_attr(docsrs, doc(cfg(feature = "plivo")))]
+#[must_use]
+pub fn signed_plivo_request<K: AsRef<str>, V: AsRef<str>>(
+    auth_token: &str,
+    url: &str,
+    params: &[(K, V)],
+    nonce: &str,
+) -> SignedRequest {
+    SignedRequest::new("POST", url, form_body(params))
+        .header("content-type", "application/x-www-form-urlencoded")
+        .header("x-plivo-signature-v2", &crate::provider::plivo::signature_v2(auth_token, url, nonce))
+        .header("x-plivo-signature-v2-nonce", nonce)
+}
+
+/// A Plivo form POST of `params` to `url` with V3 (and V2) signatures for `nonce`.
+#[cfg(feature = "plivo")]
+#[cfg_attr(docsrs, doc(cfg(feature = "plivo")))]
+#[must_use]
+pub fn signed_plivo_v3_request<K: AsRef<str>, V: AsRef<str>>(
+    auth_token: &str,
+    url: &str,
+    params: &[(K, V)],
+    nonce: &str,
+) -> SignedRequest {
+    signed_plivo_request(auth_token, url, params, nonce)
+        .header("x-plivo-signature-v3", &crate::provider::plivo::signature_v3(auth_token, "POST", url, params, nonce))
+        .header("x-plivo-signature-v3-nonce", nonce)
+}
+
+/// A Vonage JSON POST of `body` to `url` with an HS256 bearer JWT: claims `iat`, `jti`,
+/// `iss: "Vonage"`, `payload_hash` (SHA-256 of the body) and `api_key`, in that order.
+#[cfg(feature = "vonage")]
+#[cfg_attr(docsrs, doc(cfg(feature = "vonage")))]
+#[must_use]
+pub fn signed_vonage_request(signature_secret: &str, url: &str, body: &str, iat: i64, jti: &str) -> SignedRequest {
+    let claims = serde_json::json!({
+        "iat": iat, "jti": jti, "iss": "Vonage",
+        "payload_hash": crate::webhook::sha256_hex(body.as_bytes()), "api_key": "test-key"
+    });
+    let token = crate::provider::vonage::sign_jwt(signature_secret, &claims);
+    SignedRequest::new("POST", url, body)
+        .header("content-type", "application/json")
+        .header("authorization", &format!("Bearer {token}"))
+}
+
+/// Parses a webhook WITHOUT verifying it. Only for tests and fixtures: never in a server.
+///
+/// # Errors
+/// A payload error when the request is malformed (or names an unknown provider).
+pub fn parse_unverified(
+    provider: &str,
+    request: &WebhookRequest<'_>,
+) -> Result<crate::webhook::SmsEvent, crate::webhook::WebhookError> {
+    let form = || crate::webhook::first_values(&crate::webhook::request_params(request));
+    match provider {
+        #[cfg(feature = "twilio")]
+        "twilio" => crate::provider::twilio::parse_fields(form(), true),
+        #[cfg(feature = "telnyx")]
+        "telnyx" => crate::provider::telnyx::parse_body(request.body, true),
+        #[cfg(feature = "plivo")]
+        "plivo" => crate::provider::plivo::parse_fields(form(), true),
+        #[cfg(feature = "vonage")]
+        "vonage" => crate::provider::vonage::parse_body(request.body, true),
+        _ => {
+            let _ = form;
+            Err(crate::webhook::WebhookError::payload("unknown", "no such provider"))
+        }
+    }
+}

@@ -1,0 +1,49 @@
+//! Webhook verification and normalization, per provider (vectors T179–T246).
+
+#[cfg(feature = "plivo")]
+mod plivo;
+#[cfg(feature = "telnyx")]
+mod telnyx;
+#[cfg(feature = "twilio")]
+mod twilio;
+#[cfg(feature = "vonage")]
+mod vonage;
+
+use sms_sdk::webhook::{EventKind, SmsEvent, WebhookError};
+
+/// The reason of a signature error, or a panic naming what came instead.
+pub(crate) fn reason(result: Result<SmsEvent, WebhookError>) -> &'static str {
+    match result {
+        Err(error) => error.reason().unwrap_or_else(|| panic!("not a signature error: {error:?}")),
+        Ok(event) => panic!("expected a signature error, got {event:?}"),
+    }
+}
+
+/// Asserts a payload error.
+pub(crate) fn assert_payload_error(result: Result<SmsEvent, WebhookError>) {
+    match result {
+        Err(error) => {
+            assert_eq!(error.code(), "webhook_payload", "{error:?}");
+            assert!(!error.is_authentication());
+        }
+        Ok(event) => panic!("expected a payload error, got {event:?}"),
+    }
+}
+
+/// The status update of a status event.
+pub(crate) fn status(event: &SmsEvent) -> &sms_sdk::webhook::event::StatusUpdate {
+    match &event.kind {
+        EventKind::Queued(s)
+        | EventKind::Sent(s)
+        | EventKind::Delivered(s)
+        | EventKind::Undelivered(s)
+        | EventKind::Filtered(s) => s,
+        other @ (EventKind::Received(_)
+        | EventKind::OptedOut(_)
+        | EventKind::OptedIn(_)
+        | EventKind::Help(_)
+        | EventKind::Unrecognized { .. }) => {
+            panic!("not a status event: {other:?}")
+        }
+    }
+}
