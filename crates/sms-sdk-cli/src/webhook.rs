@@ -85,7 +85,13 @@ pub(crate) fn verify(args: &VerifyArgs, env: &Env, out: &mut dyn Write, err: &mu
             } else {
                 let _ = writeln!(err, "error: {error}");
             }
-            if error.is_authentication() { EXIT_FAILED } else { EXIT_PAYLOAD }
+            if error.is_authentication() {
+                EXIT_FAILED
+            } else if error.code() == "webhook_payload" {
+                EXIT_PAYLOAD
+            } else {
+                EXIT_USAGE
+            }
         }
     }
 }

@@ -6,6 +6,7 @@ mod cancel;
 mod client;
 mod coalescing;
 mod dedupe;
+mod examples;
 mod failover;
 mod hooks;
 mod idempotency;

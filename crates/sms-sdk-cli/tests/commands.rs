@@ -1,0 +1,291 @@
+//! `send`, `idempotency` and `webhook verify`, in-process and through the built binary.
+
+use std::time::Duration;
+
+use serde_json::json;
+use sms_sdk_cli::{Env, run};
+use wiremock::matchers::any;
+use wiremock::{Mock, MockServer, ResponseTemplate};
+
+const SID: &str = "AC0123456789abcdef0123456789abcdef";
+const MESSAGE_SID: &str = "SM0123456789abcdef0123456789abcdef";
+
+struct Output {
+    code: u8,
+    out: String,
+    err: String,
+}
+
+fn command(args: &[&str], env: &Env) -> Output {
+    let args: Vec<String> = args.iter().map(|s| (*s).to_owned()).collect();
+    let (mut out, mut err) = (Vec::new(), Vec::new());
+    let code = run(&args, env, &mut out, &mut err);
+    Output { code, out: String::from_utf8(out).unwrap(), err: String::from_utf8(err).unwrap() }
+}
+
+/// A mock Twilio on its own runtime.
+struct Twilio {
+    runtime: tokio::runtime::Runtime,
+    server: MockServer,
+}
+
+impl Twilio {
+    fn answering(reply: ResponseTemplate) -> Self {
+        let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().unwrap();
+        let server = runtime.block_on(async {
+            let server = MockServer::start().await;
+            Mock::given(any()).respond_with(reply).mount(&server).await;
+            server
+        });
+        Self { runtime, server }
+    }
+
+    fn accepting() -> Self {
+        Self::answering(ResponseTemplate::new(201).set_body_json(json!({"sid": MESSAGE_SID, "status": "queued"})))
+    }
+
+    fn calls(&self) -> usize {
+        self.runtime.block_on(self.server.received_requests()).unwrap_or_default().len()
+    }
+
+    fn env(&self, store: &str) -> Env {
+        [
+            ("TWILIO_ACCOUNT_SID", SID.to_owned()),
+            ("TWILIO_AUTH_TOKEN", "test-token".to_owned()),
+            ("TWILIO_FROM", "+15005550006".to_owned()),
+            ("SMS_SDK_TWILIO_BASE_URL", self.server.uri()),
+            ("SMS_SDK_STORE", store.to_owned()),
+        ]
+        .into_iter()
+        .collect()
+    }
+}
+
+fn temp_store() -> String {
+    let dir =
+        std::env::temp_dir().join(format!("sms-sdk-cli-{}-{:?}", std::process::id(), std::thread::current().id()));
+    format!("sqlite:{}", dir.join(format!("{}.db", uuid_like())).display())
+}
+
+fn uuid_like() -> u128 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos()
+}
+
+#[test]
+fn t251_the_built_binary_sends_once() {
+    let twilio = Twilio::accepting();
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_sms-sdk"))
+        .args(["send", "--to", "+14155550123", "--body", "Your order has shipped."])
+        .env("TWILIO_ACCOUNT_SID", SID)
+        .env("TWILIO_AUTH_TOKEN", "test-token")
+        .env("TWILIO_FROM", "+15005550006")
+        .env("SMS_SDK_TWILIO_BASE_URL", twilio.server.uri())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(output.status.success(), "{stdout}{}", String::from_utf8_lossy(&output.stderr));
+    assert!(stdout.contains(MESSAGE_SID), "{stdout}");
+    assert_eq!(twilio.calls(), 1);
+}
+
+#[test]
+fn a_repeated_key_replays_and_another_body_conflicts() {
+    let twilio = Twilio::accepting();
+    let env = twilio.env(&temp_store());
+    let send =
+        |body: &str| command(&["send", "--to", "+14155550123", "--body", body, "--idempotency-key", "order:1"], &env);
+    let first = send("Your order has shipped.");
+    assert_eq!(first.code, 0, "{}{}", first.out, first.err);
+    let second = send("Your order has shipped.");
+    assert_eq!(second.code, 0);
+    assert!(second.out.contains("replayed"), "{}", second.out);
+    assert_eq!(twilio.calls(), 1);
+    let other = send("Something else");
+    assert_eq!(other.code, 4, "{}", other.err);
+    assert_eq!(twilio.calls(), 1);
+}
+
+#[test]
+fn json_output_is_one_object() {
+    let twilio = Twilio::accepting();
+    let env = twilio.env("memory");
+    let o = command(&["send", "--to", "+14155550123", "--body", "Hi", "--json"], &env);
+    let value: serde_json::Value = serde_json::from_str(o.out.trim()).unwrap();
+    assert_eq!((value["provider"].as_str(), value["provider_id"].as_str()), (Some("twilio"), Some(MESSAGE_SID)));
+    assert_eq!(value["handoff"], "accepted");
+    let o = command(&["send", "--to", "+0", "--body", "Hi", "--json"], &env);
+    assert_eq!(o.code, 2);
+    let value: serde_json::Value = serde_json::from_str(o.out.trim()).unwrap();
+    assert_eq!(value["error"]["code"], "invalid_recipient");
+    assert_eq!(value["error"]["retry_safe"], true);
+}
+
+#[test]
+fn an_unreachable_store_exits_7_and_sends_nothing() {
+    let twilio = Twilio::accepting();
+    let env = twilio.env("postgres://nobody@127.0.0.1:1/none");
+    let o = command(&["send", "--to", "+14155550123", "--body", "Hi", "--idempotency-key", "k", "--json"], &env);
+    assert_eq!(o.code, 7, "{}{}", o.out, o.err);
+    let value: serde_json::Value = serde_json::from_str(o.out.trim()).unwrap();
+    assert_eq!(value["error"]["code"], "store");
+    assert_eq!(twilio.calls(), 0);
+}
+
+#[test]
+fn exit_codes_follow_the_outcome() {
+    let rejected =
+        Twilio::answering(ResponseTemplate::new(400).set_body_json(json!({"code": 21211, "message": "bad"})));
+    let o = command(&["send", "--to", "+14155550123", "--body", "Hi"], &rejected.env("memory"));
+    assert_eq!(o.code, 1, "{}", o.err);
+    let unknown = Twilio::answering(ResponseTemplate::new(500));
+    let o = command(&["send", "--to", "+14155550123", "--body", "Hi"], &unknown.env("memory"));
+    assert_eq!(o.code, 3);
+    assert!(o.err.contains("server_error"));
+    let o = command(&["send", "--to", "+14155550123", "--body", "Hi", "--provider", "sinch"], &unknown.env("memory"));
+    assert_eq!(o.code, 2);
+}
+
+#[test]
+fn an_unknown_outcome_is_listed_and_settled_by_the_operator() {
+    let held = Twilio::answering(ResponseTemplate::new(201).set_delay(Duration::from_secs(10)));
+    let store = temp_store();
+    let env = held.env(&store);
+    let send = |key: &str| {
+        command(
+            &["send", "--to", "+14155550123", "--body", "Hi", "--idempotency-key", key, "--timeout-ms", "200"],
+            &env,
+        )
+    };
+    assert_eq!(send("a").code, 3);
+    assert_eq!(send("b").code, 3);
+    let listed = command(&["idempotency", "list", "--state", "unresolved"], &env);
+    assert!(listed.out.contains("a\tunknown") && listed.out.contains("b\tunknown"), "{}", listed.out);
+    let shown = command(&["idempotency", "show", "a", "--json"], &env);
+    assert!(shown.out.contains("\"state\":\"unknown\""), "{}", shown.out);
+    // The next send of an unknown key refuses to resend.
+    assert_eq!(send("a").code, 3);
+
+    let sent =
+        command(&["idempotency", "resolve", "a", "--sent", "--provider", "twilio", "--provider-id", MESSAGE_SID], &env);
+    assert_eq!(sent.code, 0, "{}", sent.err);
+    let replay = send("a");
+    assert_eq!(replay.code, 0, "{}", replay.err);
+    assert!(replay.out.contains("replayed") && replay.out.contains(MESSAGE_SID), "{}", replay.out);
+
+    assert_eq!(command(&["idempotency", "resolve", "b", "--not-sent"], &env).code, 0);
+    let calls_before = held.calls();
+    assert_eq!(send("b").code, 3, "the next send with the key goes out");
+    assert_eq!(held.calls(), calls_before + 1);
+
+    // Settled keys are refused.
+    assert_eq!(command(&["idempotency", "resolve", "a", "--not-sent"], &env).code, 2);
+    assert_eq!(command(&["idempotency", "resolve", "missing", "--not-sent"], &env).code, 2);
+}
+
+#[test]
+fn validate_is_local() {
+    let o = command(&["validate", "--to", "+14155550123", "--body", "Your package is ready 📦"], &Env::default());
+    assert_eq!(o.code, 0, "{}{}", o.out, o.err);
+    assert!(o.out.contains("ucs2"));
+    let o = command(&["validate", "--to", "+1", "--body", ""], &Env::default());
+    assert_eq!(o.code, 1);
+    assert!(o.out.contains("not supported"));
+}
+
+mod webhook_verify {
+    use sms_sdk::testing::webhooks::{
+        SignedRequest, TelnyxKeyPair, signed_plivo_v3_request, signed_telnyx_request, signed_twilio_request,
+        signed_vonage_request,
+    };
+
+    use super::*;
+
+    fn verify(provider: &str, url: &str, request: &SignedRequest, env: &Env, now: Option<&str>) -> Output {
+        let dir = std::env::temp_dir().join(format!("sms-sdk-verify-{}", uuid_like()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let body = dir.join("body");
+        std::fs::write(&body, &request.body).unwrap();
+        let mut args = vec![
+            "webhook".to_owned(),
+            "verify".into(),
+            "--provider".into(),
+            provider.into(),
+            "--url".into(),
+            url.into(),
+        ];
+        args.extend(["--body-file".into(), body.display().to_string()]);
+        for (name, value) in &request.headers {
+            args.extend(["-H".into(), format!("{name}: {}", value.to_str().unwrap())]);
+        }
+        if let Some(now) = now {
+            args.extend(["--now".into(), now.into()]);
+        }
+        let refs: Vec<&str> = args.iter().map(String::as_str).collect();
+        command(&refs, env)
+    }
+
+    fn flipped(request: &SignedRequest) -> SignedRequest {
+        let mut body = request.body.clone();
+        let last = body.len() - 2;
+        body[last] = if body[last] == b'x' { b'y' } else { b'x' };
+        SignedRequest { body, ..request.clone() }
+    }
+
+    #[test]
+    fn each_provider_accepts_a_signed_request_and_refuses_a_changed_one() {
+        let url = "https://example.com/hook";
+        let key = TelnyxKeyPair::generate();
+        let env: Env = [
+            ("TWILIO_AUTH_TOKEN", "tw-token".to_owned()),
+            ("TELNYX_PUBLIC_KEY", key.public_key.clone()),
+            ("PLIVO_AUTH_TOKEN", "pl-token".to_owned()),
+            ("VONAGE_SIGNATURE_SECRET", "vo-secret".to_owned()),
+        ]
+        .into_iter()
+        .collect();
+        let cases: Vec<(&str, SignedRequest, Option<&str>)> = vec![
+            (
+                "twilio",
+                signed_twilio_request("tw-token", url, &[("MessageSid", MESSAGE_SID), ("MessageStatus", "delivered")]),
+                None,
+            ),
+            (
+                "telnyx",
+                signed_telnyx_request(
+                    &key,
+                    url,
+                    r#"{"data":{"event_type":"message.sent","id":"e","payload":{"id":"m","to":[{"status":"sent"}]}}}"#,
+                    1_700_000_000,
+                ),
+                Some("1700000000"),
+            ),
+            (
+                "plivo",
+                signed_plivo_v3_request("pl-token", url, &[("MessageUUID", "u"), ("Status", "delivered")], "1"),
+                None,
+            ),
+            (
+                "vonage",
+                signed_vonage_request(
+                    "vo-secret",
+                    url,
+                    r#"{"message_uuid":"v","status":"delivered"}"#,
+                    1_700_000_000,
+                    "j",
+                ),
+                Some("1700000000"),
+            ),
+        ];
+        for (provider, request, now) in cases {
+            let ok = verify(provider, url, &request, &env, now);
+            assert_eq!(ok.code, 0, "{provider}: {}{}", ok.out, ok.err);
+            assert!(ok.out.contains("verified"), "{}", ok.out);
+            let bad = verify(provider, url, &flipped(&request), &env, now);
+            assert_eq!(bad.code, 1, "{provider}: {}{}", bad.out, bad.err);
+        }
+        // Authentic but malformed → 6; no secret → 7.
+        let malformed = signed_twilio_request("tw-token", url, &[("Body", "hi")]);
+        assert_eq!(verify("twilio", url, &malformed, &env, None).code, 6);
+        assert_eq!(verify("twilio", url, &malformed, &Env::default(), None).code, 7);
+    }
+}

@@ -1,0 +1,46 @@
+//! A third-party adapter: implement `Adapter` (one `send` that returns an `Outcome`) and the
+//! client gives it validation, retries, failover, idempotency and hooks.
+//!
+//! `cargo run -p sms-sdk --example custom_adapter`
+
+use sms_sdk::adapter::{Adapter, AdapterInfo, Capabilities, Category, Outcome, SendContext};
+use sms_sdk::error::ProviderError;
+use sms_sdk::{Client, Message, OutboundMessage};
+
+/// An adapter for an imaginary in-house gateway that refuses one prefix.
+#[derive(Debug)]
+pub struct Gateway {
+    info: AdapterInfo,
+}
+
+impl Gateway {
+    /// A gateway adapter sending from `from`.
+    #[must_use]
+    pub fn new(from: &str) -> Self {
+        Self { info: AdapterInfo::new("gateway", Capabilities::default()).default_from(from) }
+    }
+}
+
+impl Adapter for Gateway {
+    fn info(&self) -> &AdapterInfo {
+        &self.info
+    }
+
+    async fn send(&self, message: &OutboundMessage, cx: &SendContext) -> Outcome {
+        // A real adapter makes one request here and classifies its answer.
+        if message.to.as_str().starts_with("+999") {
+            return Outcome::rejected(Category::Recipient, ProviderError::new("gateway").code("NO_ROUTE"));
+        }
+        Outcome::accepted(format!("gw-{}", cx.attempt))
+    }
+}
+
+#[tokio::main]
+async fn main() -> Result<(), sms_sdk::Error> {
+    let client = Client::builder().adapter(Gateway::new("+15005550006")).build()?;
+    let receipt = client.send(&Message::new("+14155550123", "Hello from the gateway")).await?;
+    println!("{} accepted it as {}", receipt.provider, receipt.provider_id);
+    let refused = client.send(&Message::new("+99912345678", "Hello")).await.unwrap_err();
+    println!("refused: {} ({:?})", refused.code(), refused.category());
+    Ok(())
+}

@@ -1,0 +1,44 @@
+//! The examples, run by the tests (T247, T248, T250).
+
+#[cfg(feature = "twilio")]
+#[path = "../../examples/send.rs"]
+#[allow(dead_code, unreachable_pub)]
+mod send;
+
+#[cfg(all(feature = "twilio", feature = "telnyx"))]
+#[path = "../../examples/failover.rs"]
+#[allow(dead_code, unreachable_pub)]
+mod failover;
+
+#[path = "../../examples/testing.rs"]
+#[allow(dead_code, unreachable_pub)]
+mod testing;
+
+#[cfg(feature = "twilio")]
+#[tokio::test]
+async fn t247_twilio_example() {
+    let server = send::stand_in().await;
+    let receipt =
+        send::send(&server.uri(), "AC0123456789abcdef0123456789abcdef", "test-token", "+15005550006").await.unwrap();
+    assert_eq!(
+        (receipt.provider.as_str(), receipt.provider_id.as_str()),
+        ("twilio", "SM0123456789abcdef0123456789abcdef")
+    );
+    assert_eq!(receipt.handoff, sms_sdk::Handoff::Accepted);
+}
+
+#[cfg(all(feature = "twilio", feature = "telnyx"))]
+#[tokio::test]
+async fn t248_failover_example() {
+    let (twilio, telnyx) = failover::stand_ins().await;
+    let receipt = failover::send(&twilio.uri(), &telnyx.uri()).await.unwrap();
+    assert_eq!(receipt.attempted_providers, ["twilio", "telnyx"]);
+}
+
+#[tokio::test]
+async fn t250_test_adapter_example() {
+    let (error, bodies) = testing::run().await;
+    assert_eq!(error.category(), Some(sms_sdk::Category::Compliance));
+    assert_eq!(error.code(), "provider_rejected");
+    assert_eq!(bodies, ["Your login code is 482913", "Your login code is 111222"]);
+}
