@@ -8,13 +8,14 @@
 //! # let _ = store; Ok(()) }
 //! ```
 //!
-//! Each key is a hash at `<prefix><key>` (default prefix `sms-sdk:idempotency:`) with the fields
+//! Each key is a hash at `<prefix>idempotency:<key>` (default prefix `sms-sdk:`) with the fields
 //! `state`, `fingerprint`, `reservation_id`, `reserved_at`, `record` and `expires_at` (epoch
 //! milliseconds). `reserve`, `finalize` and the operator's `resolve` are Lua scripts, so each is
 //! atomic; accepted and rejected records also get a key expiry of their TTL, while reserved and
 //! unknown records never expire.
 //!
-//! As a [`DedupeStore`] it writes one string key per webhook dedupe key, `<prefix>dedupe:<key>`,
+//! As a [`DedupeStore`] it writes one string key per webhook dedupe key, `<prefix>dedupe:<key>`
+//! (a namespace apart from the records, so the two never collide),
 //! holding the sighting's epoch milliseconds: `first_seen` is `SET … NX PX <retention>`, so the
 //! sighting is forgotten once `retention` has passed on the Redis server's clock (not at the
 //! `now` passed in).
@@ -33,6 +34,8 @@ use super::{
 use crate::adapter::BoxFuture;
 use crate::webhook::dedupe::DedupeStore;
 
+/// Where idempotency records live under the prefix.
+const RECORD_NAMESPACE: &str = "idempotency:";
 /// Where dedupe keys live under the prefix.
 const DEDUPE_NAMESPACE: &str = "dedupe:";
 
@@ -129,11 +132,11 @@ impl RedisStore {
 
     /// A store on the server at `url` (`redis://host:port/db`).
     pub fn builder(url: impl Into<String>) -> RedisStoreBuilder {
-        RedisStoreBuilder { url: url.into(), prefix: "sms-sdk:idempotency:".into() }
+        RedisStoreBuilder { url: url.into(), prefix: "sms-sdk:".into() }
     }
 
     fn key(&self, key: &str) -> String {
-        format!("{}{key}", self.prefix)
+        format!("{}{RECORD_NAMESPACE}{key}", self.prefix)
     }
 
     fn dedupe_key(&self, key: &str) -> String {
@@ -257,7 +260,15 @@ impl Operator for RedisStore {
     fn list<'a>(&'a self, filter: Filter, now: SystemTime) -> BoxFuture<'a, Result<Vec<Entry>, StoreError>> {
         Box::pin(async move {
             let mut connection = self.connection.clone();
-            let pattern = format!("{}*", self.prefix.replace('*', "\\*").replace('?', "\\?"));
+            let records = format!("{}{RECORD_NAMESPACE}", self.prefix);
+            let escaped: String = records
+                .chars()
+                .flat_map(|c| match c {
+                    '*' | '?' | '[' | ']' | '\\' => vec!['\\', c],
+                    c => vec![c],
+                })
+                .collect();
+            let pattern = format!("{escaped}*");
             let mut keys: Vec<String> = Vec::new();
             {
                 let mut iter = connection.scan_match::<_, String>(pattern).await?;
@@ -268,14 +279,7 @@ impl Operator for RedisStore {
             keys.sort();
             let mut entries = Vec::new();
             for full in keys {
-                let key = full.strip_prefix(&self.prefix).unwrap_or(&full);
-                // Dedupe keys share the prefix but are strings, not records.
-                if key.starts_with(DEDUPE_NAMESPACE) {
-                    let kind: String = redis::cmd("TYPE").arg(&full).query_async(&mut connection).await?;
-                    if kind != "hash" {
-                        continue;
-                    }
-                }
+                let key = full.strip_prefix(&records).unwrap_or(&full);
                 if let Some(row) = self.hash(key).await?
                     && row.expires_at.is_none_or(|at| at > millis(now))
                 {

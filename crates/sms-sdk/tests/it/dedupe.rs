@@ -85,8 +85,8 @@ mod redis {
         assert_contract("redis (custom prefix)", Arc::new(store)).await;
     }
 
-    /// Dedupe keys share the store's prefix; the operator's listing skips them, but still lists
-    /// a record whose idempotency key merely starts with `dedupe:`.
+    /// Dedupe keys and records live in separate namespaces under the prefix: the listing shows
+    /// records only, including one whose idempotency key starts with `dedupe:`.
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn redis_operator_list_skips_dedupe_keys() {
         let prefix = format!("sms-sdk:dedupe-list:{}:", uuid_like());
