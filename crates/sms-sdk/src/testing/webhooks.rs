@@ -207,6 +207,7 @@ pub fn parse_unverified(
     provider: &str,
     request: &WebhookRequest<'_>,
 ) -> Result<crate::webhook::SmsEvent, crate::webhook::WebhookError> {
+    #[cfg(any(feature = "twilio", feature = "plivo"))]
     let form = || crate::webhook::first_values(&crate::webhook::request_params(request));
     match provider {
         #[cfg(feature = "twilio")]
@@ -218,8 +219,8 @@ pub fn parse_unverified(
         #[cfg(feature = "vonage")]
         "vonage" => crate::provider::vonage::parse_body(request.body, true),
         _ => {
-            let _ = form;
-            Err(crate::webhook::WebhookError::payload("unknown", "no such provider"))
+            let _ = request;
+            Err(crate::webhook::WebhookError::Payload { provider: "unknown", message: "no such provider".into() })
         }
     }
 }

@@ -161,6 +161,7 @@ impl EventKind {
 
     /// The normalized event of an inbound message: a provider signal first, then (when
     /// `detect_keywords`) a whole-message keyword, else a plain received message.
+    #[cfg_attr(not(feature = "__http"), allow(dead_code))]
     pub(crate) fn inbound(message: Inbound, signal: Option<Keyword>, detect_keywords: bool) -> Self {
         let (keyword, source) = match signal {
             Some(keyword) => (keyword, KeywordSource::Provider),
@@ -196,6 +197,7 @@ pub enum DeliveryStatus {
 
 impl EventKind {
     /// The status event of `status`.
+    #[cfg_attr(not(feature = "__http"), allow(dead_code))]
     pub(crate) fn status(status: DeliveryStatus, update: StatusUpdate) -> Self {
         match status {
             DeliveryStatus::Queued => Self::Queued(update),

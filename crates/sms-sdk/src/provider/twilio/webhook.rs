@@ -78,34 +78,7 @@ impl TwilioWebhook {
         Ok(Self { auth_token, settings: Settings::default() })
     }
 
-    /// The public URL Twilio calls, when a proxy changes what the server sees.
-    #[must_use]
-    pub fn public_url(mut self, url: impl Into<String>) -> Self {
-        self.settings.public_url = Some(url.into());
-        self
-    }
-
-    /// Rebuilds the URL from `X-Forwarded-Proto` and `X-Forwarded-Host` (only behind a proxy you
-    /// control: clients can set these headers).
-    #[must_use]
-    pub fn trust_proxy(mut self, trust: bool) -> Self {
-        self.settings.trust_proxy = trust;
-        self
-    }
-
-    /// Whether whole-message STOP/HELP keywords become opt-out and help events (default true).
-    #[must_use]
-    pub fn detect_keywords(mut self, detect: bool) -> Self {
-        self.settings.detect_keywords = detect;
-        self
-    }
-
-    /// The largest body accepted (default 1 MiB).
-    #[must_use]
-    pub fn max_body_bytes(mut self, limit: usize) -> Self {
-        self.settings.max_body = limit;
-        self
-    }
+    crate::webhook::verifier_options!(url);
 
     fn verify_signature(&self, request: &WebhookRequest<'_>) -> Result<Record, WebhookError> {
         let invalid = WebhookError::InvalidSignature { provider: NAME };

@@ -102,26 +102,7 @@ impl VonageWebhook {
         Ok(Self { signature_secret, settings: Settings::default() })
     }
 
-    /// The freshness window of `iat`, in both directions (default 300 s).
-    #[must_use]
-    pub fn tolerance(mut self, tolerance: Duration) -> Self {
-        self.settings.tolerance = tolerance;
-        self
-    }
-
-    /// Whether whole-message STOP/HELP keywords become opt-out and help events (default true).
-    #[must_use]
-    pub fn detect_keywords(mut self, detect: bool) -> Self {
-        self.settings.detect_keywords = detect;
-        self
-    }
-
-    /// The largest body accepted (default 1 MiB).
-    #[must_use]
-    pub fn max_body_bytes(mut self, limit: usize) -> Self {
-        self.settings.max_body = limit;
-        self
-    }
+    crate::webhook::verifier_options!(timestamped);
 }
 
 impl WebhookVerifier for VonageWebhook {
