@@ -1,39 +1,193 @@
-//! The embedded default (no provider configured: send through the in-process emulator) and the
+//! The embedded default (no provider configured: the emulator in-process, the real Twilio
+//! adapter over loopback, and the status timeline from signed webhooks) and the
 //! `sms-sdk emulator` command.
 
 use std::io::Write;
 use std::sync::Arc;
+use std::time::Duration;
 
-use sms_sdk::{Message, Twilio};
+use axum::Router;
+use axum::extract::{FromRef, State};
+use axum::http::StatusCode;
+use axum::routing::post;
+use sms_sdk::webhook::SmsEvent;
+use sms_sdk::webhook::axum::Verified;
+use sms_sdk::{Client, Message, Twilio, TwilioWebhook};
+use sms_sdk_emulator::{Emulator, credentials};
+use tokio::sync::mpsc;
 
-use crate::EXIT_CONFIGURATION;
 use crate::cli::{EmulatorArgs, MessageArgs};
 use crate::config::AnyAdapter;
+use crate::send::{report_error, report_receipt};
+use crate::{EXIT_CONFIGURATION, EXIT_OK};
 
-/// The emulator's Twilio account (placeholder until the emulator crate lands).
-const ACCOUNT_SID: &str = "AC00000000000000000000000000000000";
-const AUTH_TOKEN: &str = "emulator-auth-token";
+/// The emulator's default sender.
+const SENDER: &str = "+15005550006";
+/// How long the embedded default waits for the final status webhook.
+const TIMELINE_WAIT: Duration = Duration::from_secs(5);
+/// The path of the in-process webhook receiver.
+const STATUS_PATH: &str = "/sms/status";
 
 /// The Twilio adapter of the embedded default, against `base_url`.
 pub(crate) fn embedded_adapter(base_url: &str) -> AnyAdapter {
-    let twilio = Twilio::builder(ACCOUNT_SID, AUTH_TOKEN).from("+15005550006").base_url(base_url).build();
+    let twilio = Twilio::builder(credentials::TWILIO_ACCOUNT_SID, credentials::TWILIO_AUTH_TOKEN)
+        .from(SENDER)
+        .base_url(base_url)
+        .build();
     AnyAdapter::Twilio(twilio.expect("the emulator's Twilio configuration is valid"))
 }
 
-/// Sends through the in-process emulator.
-pub(crate) async fn embedded_send(
-    _args: &MessageArgs,
-    _message: Message,
-    _store: Option<Arc<dyn sms_sdk::idempotency::Store>>,
-    _out: &mut dyn Write,
-    err: &mut dyn Write,
-) -> u8 {
-    let _ = writeln!(err, "error: no provider configured; nothing was sent.");
-    EXIT_CONFIGURATION
+#[derive(Clone, FromRef)]
+struct Receiver {
+    verifier: TwilioWebhook,
+    events: mpsc::UnboundedSender<SmsEvent>,
 }
 
-/// `sms-sdk emulator`.
-pub(crate) async fn run(_args: EmulatorArgs, _out: &mut dyn Write, err: &mut dyn Write) -> u8 {
-    let _ = writeln!(err, "error: the emulator is not available yet");
-    EXIT_CONFIGURATION
+async fn receive(
+    State(events): State<mpsc::UnboundedSender<SmsEvent>>,
+    Verified(event, ..): Verified<TwilioWebhook>,
+) -> StatusCode {
+    let _ = events.send(event);
+    StatusCode::NO_CONTENT
+}
+
+/// Starts the in-process receiver of the emulator's signed status webhooks: its URL and the
+/// events it verified.
+async fn start_receiver() -> std::io::Result<(String, mpsc::UnboundedReceiver<SmsEvent>)> {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+    let url = format!("http://{}{STATUS_PATH}", listener.local_addr()?);
+    let verifier = TwilioWebhook::new(credentials::TWILIO_AUTH_TOKEN)
+        .map_err(|e| std::io::Error::other(e.to_string()))?
+        .public_url(&url);
+    let (events, received) = mpsc::unbounded_channel();
+    let app = Router::new().route(STATUS_PATH, post(receive)).with_state(Receiver { verifier, events });
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    Ok((url, received))
+}
+
+/// Sends through the in-process emulator and prints the status timeline.
+pub(crate) async fn embedded_send(
+    args: &MessageArgs,
+    message: Message,
+    store: Option<Arc<dyn sms_sdk::idempotency::Store>>,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> u8 {
+    let (receiver_url, mut events) = match start_receiver().await {
+        Ok(receiver) => receiver,
+        Err(error) => {
+            let _ = writeln!(err, "error: configuration: could not start the webhook receiver: {error}");
+            return EXIT_CONFIGURATION;
+        }
+    };
+    let emulator = match Emulator::builder().webhook_url(&receiver_url).start().await {
+        Ok(emulator) => emulator,
+        Err(error) => {
+            let _ = writeln!(err, "error: configuration: could not start the emulator: {error}");
+            return EXIT_CONFIGURATION;
+        }
+    };
+    let mut builder = Client::builder().adapter(embedded_adapter(&emulator.base_url()));
+    if let Some(ms) = args.timeout_ms {
+        builder = builder.timeout(Duration::from_millis(ms));
+    }
+    if let Some(store) = store {
+        builder = builder.idempotency(store);
+    }
+    let result = match builder.build() {
+        Ok(client) => client.send(&message).await,
+        Err(error) => Err(error),
+    };
+    let code = match result {
+        Ok(receipt) => {
+            report_receipt(&receipt, args.json, out);
+            if !receipt.replayed && !args.json {
+                timeline(&receipt.provider_id, &mut events, out).await;
+            }
+            EXIT_OK
+        }
+        Err(error) => report_error(&error, args.json, out, err),
+    };
+    let _ = writeln!(
+        err,
+        "note: no provider is configured, so the local emulator stood in: nothing left this machine.\n\
+         note: set TWILIO_ACCOUNT_SID, TWILIO_AUTH_TOKEN and TWILIO_FROM (or TELNYX_API_KEY, PLIVO_AUTH_ID and \
+         PLIVO_AUTH_TOKEN, VONAGE_API_KEY and VONAGE_API_SECRET) to send for real."
+    );
+    emulator.shutdown().await;
+    code
+}
+
+/// Prints the verified status webhooks of `provider_id` until a final one, or for 5 s.
+async fn timeline(provider_id: &str, events: &mut mpsc::UnboundedReceiver<SmsEvent>, out: &mut dyn Write) {
+    let _ = writeln!(out, "status timeline (signed webhooks, verified):");
+    let _ = writeln!(out, "  queued       (send response)");
+    let deadline = tokio::time::Instant::now() + TIMELINE_WAIT;
+    while let Ok(Some(event)) = tokio::time::timeout_at(deadline, events.recv()).await {
+        let Some(status) = event.kind.delivery_status() else { continue };
+        if !event.dedupe_key.contains(provider_id) {
+            continue;
+        }
+        let _ = writeln!(out, "  {:<12} ({})", event.type_name().trim_start_matches("message."), event.dedupe_key);
+        if sms_sdk::webhook::ordering::stage(status) == 2 {
+            return;
+        }
+    }
+    let _ = writeln!(out, "  (no final status within {} s)", TIMELINE_WAIT.as_secs());
+}
+
+/// `sms-sdk emulator`: runs until interrupted.
+pub(crate) async fn run(args: EmulatorArgs, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
+    let mut builder =
+        Emulator::builder().listen(&args.listen).status_delay(Duration::from_millis(args.status_delay_ms));
+    if let Some(url) = &args.webhook_url {
+        builder = builder.webhook_url(url);
+    }
+    if let Some(url) = &args.inbound_url {
+        builder = builder.inbound_url(url);
+    }
+    let emulator = match builder.start().await {
+        Ok(emulator) => emulator,
+        Err(error) => {
+            let _ = writeln!(err, "error: could not start the emulator: {error}");
+            return EXIT_CONFIGURATION;
+        }
+    };
+    let base = emulator.base_url();
+    let _ = writeln!(out, "sms-sdk emulator listening on {base}");
+    let _ = writeln!(out, "credentials and webhook secrets (also at {base}/_emulator/keys):");
+    let _ = writeln!(out, "{}", serde_json::to_string_pretty(&credentials::keys_json()).unwrap_or_default());
+    let _ = writeln!(out, "point the adapters at it:");
+    for provider in ["TWILIO", "TELNYX", "PLIVO", "VONAGE"] {
+        let _ = writeln!(out, "export SMS_SDK_{provider}_BASE_URL={base}");
+    }
+    let _ = writeln!(
+        out,
+        "export TWILIO_ACCOUNT_SID={} TWILIO_AUTH_TOKEN={}",
+        credentials::TWILIO_ACCOUNT_SID,
+        credentials::TWILIO_AUTH_TOKEN
+    );
+    let _ = writeln!(
+        out,
+        "export TELNYX_API_KEY={} TELNYX_PUBLIC_KEY={}",
+        credentials::TELNYX_API_KEY,
+        credentials::TELNYX_PUBLIC_KEY
+    );
+    let _ = writeln!(
+        out,
+        "export PLIVO_AUTH_ID={} PLIVO_AUTH_TOKEN={}",
+        credentials::PLIVO_AUTH_ID,
+        credentials::PLIVO_AUTH_TOKEN
+    );
+    let _ = writeln!(
+        out,
+        "export VONAGE_API_KEY={} VONAGE_API_SECRET={} VONAGE_SIGNATURE_SECRET={}",
+        credentials::VONAGE_API_KEY,
+        credentials::VONAGE_API_SECRET,
+        credentials::VONAGE_SIGNATURE_SECRET
+    );
+    let _ = out.flush();
+    let _ = tokio::signal::ctrl_c().await;
+    emulator.shutdown().await;
+    EXIT_OK
 }

@@ -1,0 +1,44 @@
+//! The emulator's shared state: configuration, keys, what was received, the webhook poster.
+
+use std::time::Duration;
+
+use time::OffsetDateTime;
+use tokio_util::sync::CancellationToken;
+
+use crate::delivery::Poster;
+use crate::keys::Keys;
+use crate::provider::Signer;
+use crate::store::Store;
+
+/// The settings of a running emulator.
+#[derive(Debug, Clone)]
+pub(crate) struct Config {
+    /// Where status webhooks go when a message has no callback URL of its own.
+    pub(crate) webhook_url: Option<String>,
+    /// Where injected inbound messages go by default.
+    pub(crate) inbound_url: Option<String>,
+    /// The time between status steps (and before the first).
+    pub(crate) status_delay: Duration,
+}
+
+/// Everything the handlers and background tasks share.
+#[derive(Debug)]
+pub(crate) struct App {
+    /// The settings.
+    pub(crate) config: Config,
+    /// The key material.
+    pub(crate) keys: &'static Keys,
+    /// What was received.
+    pub(crate) store: Store,
+    /// Posts webhooks.
+    pub(crate) poster: Poster,
+    /// Cancelled when the emulator stops.
+    pub(crate) shutdown: CancellationToken,
+}
+
+impl App {
+    /// A signer for now.
+    pub(crate) fn signer(&self) -> Signer<'static> {
+        Signer { keys: self.keys, now: OffsetDateTime::now_utc() }
+    }
+}

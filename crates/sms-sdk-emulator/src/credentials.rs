@@ -1,0 +1,65 @@
+//! The fixed test credentials the emulator accepts and the secrets it signs webhooks with.
+//!
+//! They are the same on every run and in every process, so a test, a script or an example can
+//! configure the real adapters and webhook verifiers with them. None of them is a real account.
+//!
+//! ```
+//! use sms_sdk_emulator::credentials;
+//!
+//! assert!(credentials::TWILIO_ACCOUNT_SID.starts_with("AC"));
+//! let keys = credentials::keys_json();
+//! assert_eq!(keys["telnyx"]["public_key"], credentials::TELNYX_PUBLIC_KEY);
+//! ```
+
+use serde_json::{Value, json};
+
+/// The Twilio account SID (`AC` and 32 hex characters): the Basic auth user and the path's
+/// account.
+pub const TWILIO_ACCOUNT_SID: &str = "ACe1a70000000000000000000000000001";
+/// The Twilio auth token: the Basic auth password, and the key of `X-Twilio-Signature`.
+pub const TWILIO_AUTH_TOKEN: &str = "emulator-twilio-auth-token";
+
+/// The Telnyx API key (`Authorization: Bearer …`).
+pub const TELNYX_API_KEY: &str = "KEY_emulator_telnyx_api_key";
+/// The seed (private key) of the Ed25519 key pair that signs Telnyx webhooks.
+pub const TELNYX_SIGNING_SEED: [u8; 32] = *b"sms-sdk emulator: telnyx seed 01";
+/// The Telnyx webhook public key: base64 of the 32-byte Ed25519 public key of
+/// [`TELNYX_SIGNING_SEED`] (what `TelnyxWebhook::new` takes).
+pub const TELNYX_PUBLIC_KEY: &str = "Y4nPFe/r4yqDZn0jHVBrOpiI90N2qb01jZsFe6Z8O6M=";
+
+/// The Plivo auth id: the Basic auth user and the path's account.
+pub const PLIVO_AUTH_ID: &str = "MAEMULATOR0000000001";
+/// The Plivo auth token: the Basic auth password, and the key of the V2 and V3 signatures.
+pub const PLIVO_AUTH_TOKEN: &str = "emulator-plivo-auth-token";
+
+/// The Vonage API key (Basic auth user).
+pub const VONAGE_API_KEY: &str = "e1a70001";
+/// The Vonage API secret (Basic auth password).
+pub const VONAGE_API_SECRET: &str = "emulator-vonage-api-secret";
+/// The Vonage application id that application JWTs must carry.
+pub const VONAGE_APPLICATION_ID: &str = "5e1a7000-0000-4000-8000-000000000001";
+/// The Vonage application's RSA-2048 private key (PKCS#8 PEM): the adapter signs its RS256
+/// JWTs with it, and the emulator checks them with its public half.
+pub const VONAGE_PRIVATE_KEY: &str = include_str!("../assets/vonage_application_key.pem");
+/// The Vonage signature secret: the HS256 key of the webhook JWTs.
+pub const VONAGE_SIGNATURE_SECRET: &str = "emulator-vonage-signature-secret";
+
+/// Every credential and webhook secret, in the shape `GET /_emulator/keys` returns:
+/// `{"twilio": {"account_sid", "auth_token"}, "telnyx": {"api_key", "public_key"},
+/// "plivo": {"auth_id", "auth_token"}, "vonage": {"api_key", "api_secret", "application_id",
+/// "private_key", "signature_secret"}}`.
+#[must_use]
+pub fn keys_json() -> Value {
+    json!({
+        "twilio": {"account_sid": TWILIO_ACCOUNT_SID, "auth_token": TWILIO_AUTH_TOKEN},
+        "telnyx": {"api_key": TELNYX_API_KEY, "public_key": TELNYX_PUBLIC_KEY},
+        "plivo": {"auth_id": PLIVO_AUTH_ID, "auth_token": PLIVO_AUTH_TOKEN},
+        "vonage": {
+            "api_key": VONAGE_API_KEY,
+            "api_secret": VONAGE_API_SECRET,
+            "application_id": VONAGE_APPLICATION_ID,
+            "private_key": VONAGE_PRIVATE_KEY,
+            "signature_secret": VONAGE_SIGNATURE_SECRET,
+        },
+    })
+}

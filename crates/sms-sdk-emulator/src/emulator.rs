@@ -1,0 +1,282 @@
+//! Starting and stopping the emulator.
+
+use std::fmt;
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::sync::Arc;
+use std::time::Duration;
+
+use sms_sdk::provider::plivo::{Plivo, PlivoBuilder};
+use sms_sdk::provider::telnyx::{Telnyx, TelnyxBuilder};
+use sms_sdk::provider::twilio::{Twilio, TwilioBuilder};
+use sms_sdk::provider::vonage::{Vonage, VonageBuilder};
+use tokio::net::TcpListener;
+use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
+
+use crate::app::{App, Config};
+use crate::credentials::{
+    PLIVO_AUTH_ID, PLIVO_AUTH_TOKEN, TELNYX_API_KEY, TWILIO_ACCOUNT_SID, TWILIO_AUTH_TOKEN, VONAGE_API_KEY,
+    VONAGE_API_SECRET, VONAGE_APPLICATION_ID, VONAGE_PRIVATE_KEY,
+};
+use crate::delivery::Poster;
+use crate::error::{StartError, StartErrorKind};
+use crate::store::{ReceivedMessage, Store};
+use crate::{keys, routes, server};
+
+/// The default listen address: loopback, any free port.
+pub const DEFAULT_LISTEN: &str = "127.0.0.1:0";
+/// The default time between status steps (and before the first): 200 ms.
+pub const DEFAULT_STATUS_DELAY: Duration = Duration::from_millis(200);
+/// The default time between the attempts of a webhook: 1 s.
+pub const DEFAULT_WEBHOOK_RETRY_INTERVAL: Duration = Duration::from_secs(1);
+
+/// The local provider emulator: one HTTP server on loopback speaking the Twilio, Telnyx, Plivo
+/// and Vonage send APIs. Start one with [`Emulator::builder`] (or [`Emulator::start`] for the
+/// defaults).
+#[derive(Debug, Clone, Copy)]
+pub struct Emulator;
+
+impl Emulator {
+    /// A builder: listen on `127.0.0.1:0`, no webhook or inbound URL, status steps every 200 ms.
+    pub fn builder() -> EmulatorBuilder {
+        EmulatorBuilder::default()
+    }
+
+    /// Starts an emulator with the defaults.
+    ///
+    /// # Errors
+    /// As [`EmulatorBuilder::start`].
+    pub async fn start() -> Result<RunningEmulator, StartError> {
+        Self::builder().start().await
+    }
+}
+
+/// Configures an emulator; [`EmulatorBuilder::start`] checks the settings and starts it.
+#[derive(Debug, Clone)]
+#[must_use]
+pub struct EmulatorBuilder {
+    listen: String,
+    webhook_url: Option<String>,
+    inbound_url: Option<String>,
+    status_delay: Duration,
+    webhook_retry_interval: Duration,
+}
+
+impl Default for EmulatorBuilder {
+    fn default() -> Self {
+        Self {
+            listen: DEFAULT_LISTEN.to_owned(),
+            webhook_url: None,
+            inbound_url: None,
+            status_delay: DEFAULT_STATUS_DELAY,
+            webhook_retry_interval: DEFAULT_WEBHOOK_RETRY_INTERVAL,
+        }
+    }
+}
+
+impl EmulatorBuilder {
+    /// The address to listen on: a loopback `IP:PORT` (`127.0.0.1:4010`, `[::1]:0`) or
+    /// `localhost:PORT`. Any other address is refused when starting.
+    pub fn listen(mut self, address: impl Into<String>) -> Self {
+        self.listen = address.into();
+        self
+    }
+
+    /// Where status webhooks go for messages without a callback URL of their own.
+    pub fn webhook_url(mut self, url: impl Into<String>) -> Self {
+        self.webhook_url = Some(url.into());
+        self
+    }
+
+    /// Where `POST /_emulator/inbound` delivers inbound messages unless the request names
+    /// another URL.
+    pub fn inbound_url(mut self, url: impl Into<String>) -> Self {
+        self.inbound_url = Some(url.into());
+        self
+    }
+
+    /// The time before the first status step and between steps (default 200 ms).
+    pub fn status_delay(mut self, delay: Duration) -> Self {
+        self.status_delay = delay;
+        self
+    }
+
+    /// The time between the attempts of a webhook that was not answered 2xx (default 1 s).
+    pub fn webhook_retry_interval(mut self, interval: Duration) -> Self {
+        self.webhook_retry_interval = interval;
+        self
+    }
+
+    /// Binds the address and starts serving in the background (on the current tokio runtime).
+    ///
+    /// # Errors
+    /// [`StartErrorKind::InvalidAddress`] or [`StartErrorKind::NotLoopback`] for the listen
+    /// address, [`StartErrorKind::InvalidUrl`] for a webhook or inbound URL that is not an
+    /// absolute http(s) URL, [`StartErrorKind::Bind`] when the address is taken, and
+    /// [`StartErrorKind::Internal`] if the fixed keys or the HTTP client cannot be set up.
+    pub async fn start(self) -> Result<RunningEmulator, StartError> {
+        let address = loopback_address(&self.listen)?;
+        for url in [&self.webhook_url, &self.inbound_url].into_iter().flatten() {
+            check_url(url)?;
+        }
+        let keys = keys::keys().map_err(|detail| StartError::new(StartErrorKind::Internal, detail))?;
+        let poster = Poster::new(self.webhook_retry_interval).map_err(|error| {
+            StartError::new(StartErrorKind::Internal, "the webhook HTTP client could not be built").with_source(error)
+        })?;
+        let listener = TcpListener::bind(address).await.map_err(|error| {
+            StartError::new(StartErrorKind::Bind, format!("could not listen on {address}")).with_source(error)
+        })?;
+        let address = listener.local_addr().map_err(|error| {
+            StartError::new(StartErrorKind::Bind, "the listening address is unknown").with_source(error)
+        })?;
+        let shutdown = CancellationToken::new();
+        let config =
+            Config { webhook_url: self.webhook_url, inbound_url: self.inbound_url, status_delay: self.status_delay };
+        let store = Store::new(shutdown.clone());
+        let app = Arc::new(App { config, keys, store, poster, shutdown: shutdown.clone() });
+        let server = tokio::spawn(server::serve(listener, routes::router(Arc::clone(&app)), shutdown));
+        Ok(RunningEmulator { app, address, server: Some(server) })
+    }
+}
+
+/// Parses a listen address and refuses anything but loopback.
+fn loopback_address(text: &str) -> Result<SocketAddr, StartError> {
+    let invalid = || {
+        StartError::new(
+            StartErrorKind::InvalidAddress,
+            format!("{text:?} is not a listen address (expected 127.0.0.1:PORT, [::1]:PORT or localhost:PORT)"),
+        )
+    };
+    let address = match text.strip_prefix("localhost:") {
+        Some(port) => SocketAddr::new(IpAddr::V4(Ipv4Addr::LOCALHOST), port.parse().map_err(|_| invalid())?),
+        None => text.parse::<SocketAddr>().map_err(|_| invalid())?,
+    };
+    if !address.ip().is_loopback() {
+        return Err(StartError::new(
+            StartErrorKind::NotLoopback,
+            format!("the emulator listens on loopback only, not on {address}"),
+        ));
+    }
+    Ok(address)
+}
+
+fn check_url(text: &str) -> Result<(), StartError> {
+    match url::Url::parse(text) {
+        Ok(url) if matches!(url.scheme(), "http" | "https") => Ok(()),
+        Ok(_) | Err(_) => {
+            Err(StartError::new(StartErrorKind::InvalidUrl, format!("{text:?} is not an absolute http(s) URL")))
+        }
+    }
+}
+
+/// A running emulator. It stops when [`RunningEmulator::shutdown`] is awaited or when it is
+/// dropped.
+pub struct RunningEmulator {
+    app: Arc<App>,
+    address: SocketAddr,
+    server: Option<JoinHandle<()>>,
+}
+
+impl RunningEmulator {
+    /// `http://127.0.0.1:PORT`: the base URL to give every adapter.
+    #[must_use]
+    pub fn base_url(&self) -> String {
+        format!("http://{}", self.address)
+    }
+
+    /// The address it listens on.
+    #[must_use]
+    pub fn local_addr(&self) -> SocketAddr {
+        self.address
+    }
+
+    /// Every send request received so far, in order (what `GET /_emulator/messages` lists).
+    #[must_use]
+    pub fn messages(&self) -> Vec<ReceivedMessage> {
+        self.app.store.list()
+    }
+
+    /// Forgets every message and all per-recipient state, and stops pending status webhooks
+    /// (what `DELETE /_emulator/messages` does).
+    pub fn clear(&self) {
+        self.app.store.clear();
+    }
+
+    /// A Twilio adapter builder with the emulator's credentials and base URL (add a sender).
+    pub fn twilio(&self) -> TwilioBuilder {
+        Twilio::builder(TWILIO_ACCOUNT_SID, TWILIO_AUTH_TOKEN).base_url(self.base_url())
+    }
+
+    /// A Telnyx adapter builder with the emulator's API key and base URL.
+    pub fn telnyx(&self) -> TelnyxBuilder {
+        Telnyx::builder(TELNYX_API_KEY).base_url(self.base_url())
+    }
+
+    /// A Plivo adapter builder with the emulator's credentials and base URL.
+    pub fn plivo(&self) -> PlivoBuilder {
+        Plivo::builder(PLIVO_AUTH_ID, PLIVO_AUTH_TOKEN).base_url(self.base_url())
+    }
+
+    /// A Vonage adapter builder with the emulator's API key and secret (Basic auth).
+    pub fn vonage(&self) -> VonageBuilder {
+        Vonage::basic(VONAGE_API_KEY, VONAGE_API_SECRET).base_url(self.base_url())
+    }
+
+    /// A Vonage adapter builder authenticated as the emulator's test application (RS256 JWT).
+    pub fn vonage_application(&self) -> VonageBuilder {
+        Vonage::application(VONAGE_APPLICATION_ID, VONAGE_PRIVATE_KEY).base_url(self.base_url())
+    }
+
+    /// Stops accepting connections, ends open ones and cancels pending webhooks.
+    pub async fn shutdown(mut self) {
+        self.app.shutdown.cancel();
+        if let Some(server) = self.server.take() {
+            let _ = server.await;
+        }
+    }
+}
+
+impl Drop for RunningEmulator {
+    fn drop(&mut self) {
+        self.app.shutdown.cancel();
+    }
+}
+
+impl fmt::Debug for RunningEmulator {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RunningEmulator")
+            .field("base_url", &self.base_url())
+            .field("webhook_url", &self.app.config.webhook_url)
+            .field("inbound_url", &self.app.config.inbound_url)
+            .field("status_delay", &self.app.config.status_delay)
+            .finish_non_exhaustive()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_loopback_addresses_are_accepted() {
+        assert!(loopback_address("127.0.0.1:0").is_ok());
+        assert!(loopback_address("[::1]:4010").is_ok());
+        assert_eq!(loopback_address("localhost:4010").ok(), "127.0.0.1:4010".parse().ok());
+        for (text, kind) in [
+            ("0.0.0.0:4010", StartErrorKind::NotLoopback),
+            ("192.168.1.2:4010", StartErrorKind::NotLoopback),
+            ("[::]:0", StartErrorKind::NotLoopback),
+            ("example.com:80", StartErrorKind::InvalidAddress),
+            ("127.0.0.1", StartErrorKind::InvalidAddress),
+        ] {
+            assert_eq!(loopback_address(text).map_err(|e| e.kind()).err(), Some(kind), "{text}");
+        }
+    }
+
+    #[test]
+    fn urls_must_be_absolute_http() {
+        assert!(check_url("http://127.0.0.1:9/hook").is_ok());
+        assert!(check_url("/hook").is_err());
+        assert!(check_url("ftp://example.com/").is_err());
+    }
+}

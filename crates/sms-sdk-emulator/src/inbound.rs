@@ -1,0 +1,66 @@
+//! `POST /_emulator/inbound`: an incoming message, delivered as the provider's signed
+//! inbound-message webhook.
+
+use axum::response::Response;
+use http::StatusCode;
+use serde::Deserialize;
+use serde_json::json;
+
+use crate::app::App;
+use crate::provider::{Inbound, Provider, with_plus};
+use crate::respond::{error_response, json_response};
+
+/// `{provider, from, to, text, inbound_url?}`.
+#[derive(Debug, Deserialize)]
+struct InboundRequest {
+    provider: String,
+    from: String,
+    to: String,
+    text: String,
+    #[serde(default)]
+    inbound_url: Option<String>,
+}
+
+impl App {
+    /// Posts the inbound webhook (retried like status webhooks) and answers 202 with the
+    /// message id it assigned and whether the webhook was answered 2xx; 409 when there is no
+    /// inbound URL; 400 for a malformed request.
+    pub(crate) async fn inbound(&self, body: &[u8]) -> Response {
+        let request: InboundRequest = match serde_json::from_slice(body) {
+            Ok(request) => request,
+            Err(_) => {
+                return error_response(
+                    StatusCode::BAD_REQUEST,
+                    "expected a JSON object {provider, from, to, text, inbound_url?}",
+                );
+            }
+        };
+        let provider: Provider = match request.provider.parse() {
+            Ok(provider) => provider,
+            Err(error) => return error_response(StatusCode::BAD_REQUEST, &error.to_string()),
+        };
+        let Some(url) = request.inbound_url.or_else(|| self.config.inbound_url.clone()) else {
+            return error_response(
+                StatusCode::CONFLICT,
+                "no inbound URL: start the emulator with one, or pass inbound_url in the request",
+            );
+        };
+        let inbound = Inbound {
+            id: provider.new_id(),
+            from: with_plus(&request.from),
+            to: with_plus(&request.to),
+            text: request.text,
+        };
+        let hook = provider.inbound_webhook(&inbound, &url, self.signer());
+        let mut answer = json!({"provider": provider, "id": inbound.id, "url": url, "delivered": false});
+        let fields = match self.shutdown.run_until_cancelled(self.poster.post(&hook)).await {
+            Some(Ok(status)) => json!({"delivered": true, "webhook_status": status}),
+            Some(Err(failure)) => json!({"attempts": failure.attempts, "error": failure.error}),
+            None => json!({"error": "the emulator is stopping"}),
+        };
+        if let (Some(answer), serde_json::Value::Object(fields)) = (answer.as_object_mut(), fields) {
+            answer.extend(fields);
+        }
+        json_response(StatusCode::ACCEPTED, &answer)
+    }
+}

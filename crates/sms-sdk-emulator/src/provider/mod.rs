@@ -1,0 +1,354 @@
+//! The four provider dialects. Each module reads its provider's send request and writes its
+//! provider's answers and webhooks; this module holds the shapes they share and dispatches on
+//! [`Provider`], so the send logic in `send.rs` is written once.
+
+mod plivo;
+mod telnyx;
+mod twilio;
+mod vonage;
+mod wire;
+
+pub(crate) use self::twilio::list as twilio_list;
+pub(crate) use self::wire::with_plus;
+
+use std::fmt;
+use std::str::FromStr;
+
+use http::{HeaderMap, StatusCode};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use time::OffsetDateTime;
+
+use crate::keys::Keys;
+use crate::magic::Reason;
+use crate::store::{ReceivedMessage, Status};
+
+/// A provider API the emulator speaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Provider {
+    /// `POST /2010-04-01/Accounts/{AccountSid}/Messages.json`.
+    Twilio,
+    /// `POST /v2/messages`.
+    Telnyx,
+    /// `POST /v1/Account/{auth_id}/Message/`.
+    Plivo,
+    /// `POST /v1/messages`.
+    Vonage,
+}
+
+impl Provider {
+    /// The four providers.
+    pub const ALL: [Self; 4] = [Self::Twilio, Self::Telnyx, Self::Plivo, Self::Vonage];
+
+    /// `twilio`, `telnyx`, `plivo` or `vonage` (the library's adapter names).
+    #[must_use]
+    pub const fn name(self) -> &'static str {
+        match self {
+            Self::Twilio => "twilio",
+            Self::Telnyx => "telnyx",
+            Self::Plivo => "plivo",
+            Self::Vonage => "vonage",
+        }
+    }
+}
+
+impl fmt::Display for Provider {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// The error of parsing an unknown provider name.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UnknownProvider(String);
+
+impl fmt::Display for UnknownProvider {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "unknown provider {:?} (expected twilio, telnyx, plivo or vonage)", self.0)
+    }
+}
+
+impl std::error::Error for UnknownProvider {}
+
+impl FromStr for Provider {
+    type Err = UnknownProvider;
+
+    fn from_str(name: &str) -> Result<Self, Self::Err> {
+        Self::ALL.into_iter().find(|p| p.name() == name).ok_or_else(|| UnknownProvider(name.to_owned()))
+    }
+}
+
+/// A send request in one shape, whatever the provider calls its fields.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct SendRequest {
+    /// The recipient, as sent.
+    pub(crate) to: Option<String>,
+    /// The sender, as sent.
+    pub(crate) from: Option<String>,
+    /// True when the sender is a messaging service, profile or powerpack (not a number).
+    pub(crate) service_sender: bool,
+    /// The text.
+    pub(crate) body: Option<String>,
+    /// The media URLs.
+    pub(crate) media_urls: Vec<String>,
+    /// The message's status callback URL.
+    pub(crate) callback_url: Option<String>,
+    /// A parameter whose value the provider does not accept (Vonage `channel`, …).
+    pub(crate) invalid: Option<&'static str>,
+}
+
+/// A required field.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Field {
+    /// The recipient.
+    To,
+    /// The sender.
+    From,
+    /// The text (or media).
+    Body,
+}
+
+impl SendRequest {
+    /// The first missing required field: the recipient, the sender, then a text or media.
+    pub(crate) fn missing(&self) -> Option<Field> {
+        let empty = |value: &Option<String>| value.as_deref().is_none_or(str::is_empty);
+        if empty(&self.to) {
+            Some(Field::To)
+        } else if empty(&self.from) {
+            Some(Field::From)
+        } else if empty(&self.body) && self.media_urls.is_empty() {
+            Some(Field::Body)
+        } else {
+            None
+        }
+    }
+}
+
+/// Why a request is refused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Failure {
+    /// Wrong or missing credentials.
+    Auth,
+    /// The body cannot be read at all.
+    Unreadable,
+    /// A required field is missing.
+    Missing(Field),
+    /// A parameter has a value the provider does not accept.
+    Invalid(&'static str),
+    /// A magic rejection (or a malformed number).
+    Reject(Reason),
+    /// The provider's documented rate limit.
+    RateLimited,
+    /// HTTP 500.
+    ServerError,
+    /// No such message.
+    NotFound,
+}
+
+/// A refusal in the provider's own words.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct ErrorReply {
+    /// The HTTP status.
+    pub(crate) status: StatusCode,
+    /// The provider's error code, when the body carries one.
+    pub(crate) code: Option<String>,
+    /// The JSON error body.
+    pub(crate) body: Value,
+}
+
+/// A step of the status sequence after acceptance.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Step {
+    /// Handed to the carrier.
+    Sent,
+    /// Delivered to the handset.
+    Delivered,
+    /// Not delivered (an error the library maps to `undelivered`, not `filtered`).
+    Undelivered,
+}
+
+impl Step {
+    /// The inspection status after this step.
+    pub(crate) const fn status(self) -> Status {
+        match self {
+            Self::Sent => Status::Sent,
+            Self::Delivered => Status::Delivered,
+            Self::Undelivered => Status::Undelivered,
+        }
+    }
+}
+
+/// An injected inbound message.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Inbound {
+    /// The id the emulator assigned.
+    pub(crate) id: String,
+    /// The sender (E.164).
+    pub(crate) from: String,
+    /// The receiving number (E.164).
+    pub(crate) to: String,
+    /// The text.
+    pub(crate) text: String,
+}
+
+/// A webhook to post, already signed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Webhook {
+    /// Where to post it.
+    pub(crate) url: String,
+    /// The provider's event or status name (for failure records).
+    pub(crate) event: String,
+    /// `application/json` or `application/x-www-form-urlencoded`.
+    pub(crate) content_type: &'static str,
+    /// Signature headers.
+    pub(crate) headers: Vec<(&'static str, String)>,
+    /// The exact body that was signed.
+    pub(crate) body: Vec<u8>,
+}
+
+/// What signing needs: the keys and the time.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Signer<'a> {
+    /// The key material.
+    pub(crate) keys: &'a Keys,
+    /// Now.
+    pub(crate) now: OffsetDateTime,
+}
+
+/// What authentication looks at.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct AuthRequest<'a> {
+    /// The request headers.
+    pub(crate) headers: &'a HeaderMap,
+    /// The account in the path (Twilio, Plivo).
+    pub(crate) account: Option<&'a str>,
+    /// The key material.
+    pub(crate) keys: &'a Keys,
+    /// Now.
+    pub(crate) now: OffsetDateTime,
+}
+
+impl Provider {
+    /// Whether the request carries this provider's fixed test credentials.
+    pub(crate) fn authenticate(self, request: &AuthRequest<'_>) -> bool {
+        match self {
+            Self::Twilio => twilio::authenticate(request),
+            Self::Telnyx => telnyx::authenticate(request),
+            Self::Plivo => plivo::authenticate(request),
+            Self::Vonage => vonage::authenticate(request),
+        }
+    }
+
+    /// Reads a send request; `None` when the body cannot be read at all.
+    pub(crate) fn parse(self, body: &[u8]) -> Option<SendRequest> {
+        match self {
+            Self::Twilio => Some(twilio::parse(body)),
+            Self::Telnyx => telnyx::parse(body),
+            Self::Plivo => plivo::parse(body),
+            Self::Vonage => vonage::parse(body),
+        }
+    }
+
+    /// A new message id in the provider's format.
+    pub(crate) fn new_id(self) -> String {
+        match self {
+            Self::Twilio => format!("SM{}", uuid::Uuid::new_v4().simple()),
+            Self::Telnyx | Self::Plivo | Self::Vonage => uuid::Uuid::new_v4().to_string(),
+        }
+    }
+
+    /// The HTTP status of an accepted send.
+    pub(crate) const fn success_status(self) -> StatusCode {
+        match self {
+            Self::Twilio => StatusCode::CREATED,
+            Self::Telnyx => StatusCode::OK,
+            Self::Plivo | Self::Vonage => StatusCode::ACCEPTED,
+        }
+    }
+
+    /// The body of an accepted send.
+    pub(crate) fn accepted(self, message: &ReceivedMessage) -> Value {
+        match self {
+            Self::Twilio => twilio::resource(message),
+            Self::Telnyx => telnyx::resource(message),
+            Self::Plivo => plivo::accepted(message),
+            Self::Vonage => vonage::accepted(message),
+        }
+    }
+
+    /// The provider's answer to `failure`.
+    pub(crate) fn error(self, failure: Failure) -> ErrorReply {
+        match self {
+            Self::Twilio => twilio::error(failure),
+            Self::Telnyx => telnyx::error(failure),
+            Self::Plivo => plivo::error(failure),
+            Self::Vonage => vonage::error(failure),
+        }
+    }
+
+    /// The provider's message fetch representation (Vonage has no fetch endpoint).
+    pub(crate) fn resource(self, message: &ReceivedMessage) -> Option<Value> {
+        match self {
+            Self::Twilio => Some(twilio::resource(message)),
+            Self::Telnyx => Some(telnyx::resource(message)),
+            Self::Plivo => Some(plivo::resource(message)),
+            Self::Vonage => None,
+        }
+    }
+
+    /// The signed status webhook for `step` of `message`, to `url`.
+    pub(crate) fn status_webhook(
+        self,
+        message: &ReceivedMessage,
+        step: Step,
+        url: &str,
+        signer: Signer<'_>,
+    ) -> Webhook {
+        match self {
+            Self::Twilio => twilio::status_webhook(message, step, url),
+            Self::Telnyx => telnyx::status_webhook(message, step, url, signer),
+            Self::Plivo => plivo::status_webhook(message, step, url, signer),
+            Self::Vonage => vonage::status_webhook(message, step, url, signer),
+        }
+    }
+
+    /// The signed inbound-message webhook of `inbound`, to `url`.
+    pub(crate) fn inbound_webhook(self, inbound: &Inbound, url: &str, signer: Signer<'_>) -> Webhook {
+        match self {
+            Self::Twilio => twilio::inbound_webhook(inbound, url),
+            Self::Telnyx => telnyx::inbound_webhook(inbound, url, signer),
+            Self::Plivo => plivo::inbound_webhook(inbound, url, signer),
+            Self::Vonage => vonage::inbound_webhook(inbound, url, signer),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_round_trip() {
+        for provider in Provider::ALL {
+            assert_eq!(provider.name().parse::<Provider>(), Ok(provider));
+            assert_eq!(serde_json::to_value(provider).ok(), Some(Value::from(provider.name())));
+        }
+        assert!("sinch".parse::<Provider>().is_err());
+    }
+
+    #[test]
+    fn missing_fields_in_order() {
+        let full = SendRequest {
+            to: Some("+1".into()),
+            from: Some("+2".into()),
+            body: Some("hi".into()),
+            ..SendRequest::default()
+        };
+        assert_eq!(full.missing(), None);
+        assert_eq!(SendRequest { to: None, ..full.clone() }.missing(), Some(Field::To));
+        assert_eq!(SendRequest { from: Some(String::new()), ..full.clone() }.missing(), Some(Field::From));
+        assert_eq!(SendRequest { body: None, ..full.clone() }.missing(), Some(Field::Body));
+        assert_eq!(SendRequest { body: None, media_urls: vec!["https://x/a.png".into()], ..full }.missing(), None);
+    }
+}

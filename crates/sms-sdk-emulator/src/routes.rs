@@ -1,0 +1,137 @@
+//! The routes: the four providers' send and fetch endpoints, and the emulator's own.
+
+use std::sync::Arc;
+
+use axum::Router;
+use axum::body::Bytes;
+use axum::extract::{Extension, Path, State};
+use axum::response::{IntoResponse as _, Response};
+use axum::routing::{get, post};
+use http::{HeaderMap, StatusCode, Uri};
+use serde_json::Value;
+use time::OffsetDateTime;
+
+use crate::app::App;
+use crate::credentials::keys_json;
+use crate::provider::{AuthRequest, Failure, Provider, twilio_list};
+use crate::respond::{error_response, json_response};
+use crate::send::Reply;
+use crate::server::Connection;
+
+type AppState = State<Arc<App>>;
+
+/// The emulator's router.
+pub(crate) fn router(app: Arc<App>) -> Router {
+    Router::new()
+        .route(
+            "/2010-04-01/Accounts/{account}/Messages.json",
+            post(|State(app): AppState, connection, Path(account): Path<String>, headers, body| async move {
+                send(&app, connection, Provider::Twilio, Some(&account), &headers, &body).await
+            })
+            .get(
+                |State(app): AppState, Path(account): Path<String>, headers: HeaderMap, uri: Uri| async move {
+                    refusal(&app, Provider::Twilio, Some(&account), &headers).unwrap_or_else(|| {
+                        let list = twilio_list(&app.store.list(), uri.query().unwrap_or_default());
+                        json_response(StatusCode::OK, &list)
+                    })
+                },
+            ),
+        )
+        .route(
+            "/2010-04-01/Accounts/{account}/Messages/{file}",
+            get(|State(app): AppState, Path((account, file)): Path<(String, String)>, headers: HeaderMap| async move {
+                let sid = file.strip_suffix(".json").unwrap_or_default();
+                lookup(&app, Provider::Twilio, Some(&account), &headers, sid)
+            }),
+        )
+        .route(
+            "/v2/messages",
+            post(|State(app): AppState, connection, headers, body| async move {
+                send(&app, connection, Provider::Telnyx, None, &headers, &body).await
+            }),
+        )
+        .route(
+            "/v2/messages/{id}",
+            get(|State(app): AppState, Path(id): Path<String>, headers: HeaderMap| async move {
+                lookup(&app, Provider::Telnyx, None, &headers, &id)
+            }),
+        )
+        .route(
+            "/v1/Account/{account}/Message/",
+            post(|State(app): AppState, connection, Path(account): Path<String>, headers, body| async move {
+                send(&app, connection, Provider::Plivo, Some(&account), &headers, &body).await
+            }),
+        )
+        .route(
+            "/v1/Account/{account}/Message/{id}/",
+            get(|State(app): AppState, Path((account, id)): Path<(String, String)>, headers: HeaderMap| async move {
+                lookup(&app, Provider::Plivo, Some(&account), &headers, &id)
+            }),
+        )
+        .route(
+            "/v1/messages",
+            post(|State(app): AppState, connection, headers, body| async move {
+                send(&app, connection, Provider::Vonage, None, &headers, &body).await
+            }),
+        )
+        .route(
+            "/_emulator/messages",
+            get(|State(app): AppState| async move { json_response(StatusCode::OK, &messages_json(&app)) }).delete(
+                |State(app): AppState| async move {
+                    app.store.clear();
+                    StatusCode::NO_CONTENT.into_response()
+                },
+            ),
+        )
+        .route("/_emulator/keys", get(|| async { json_response(StatusCode::OK, &keys_json()) }))
+        .route("/_emulator/inbound", post(|State(app): AppState, body: Bytes| async move { app.inbound(&body).await }))
+        .fallback(|| async { error_response(StatusCode::NOT_FOUND, "no such route") })
+        .with_state(app)
+}
+
+fn messages_json(app: &App) -> Value {
+    serde_json::to_value(app.store.list()).unwrap_or_default()
+}
+
+/// Handles a send and turns the reply into a response or a connection fault.
+async fn send(
+    app: &Arc<App>,
+    Extension(connection): Extension<Connection>,
+    provider: Provider,
+    account: Option<&str>,
+    headers: &HeaderMap,
+    body: &Bytes,
+) -> Response {
+    match app.send(provider, account, headers, body) {
+        Reply::Respond(response) => return response,
+        Reply::Hold => {}
+        Reply::Reset => connection.reset(),
+        Reply::Drop => connection.close(),
+    }
+    // Never answer: the connection ends when the client gives up, or as signalled above.
+    std::future::pending().await
+}
+
+/// The provider's auth error when the request does not carry its credentials.
+fn refusal(app: &App, provider: Provider, account: Option<&str>, headers: &HeaderMap) -> Option<Response> {
+    let request = AuthRequest { headers, account, keys: app.keys, now: OffsetDateTime::now_utc() };
+    if provider.authenticate(&request) {
+        return None;
+    }
+    let reply = provider.error(Failure::Auth);
+    Some(json_response(reply.status, &reply.body))
+}
+
+/// A provider's message fetch.
+fn lookup(app: &App, provider: Provider, account: Option<&str>, headers: &HeaderMap, id: &str) -> Response {
+    if let Some(response) = refusal(app, provider, account, headers) {
+        return response;
+    }
+    match app.store.find(provider, id).and_then(|message| provider.resource(&message)) {
+        Some(resource) => json_response(StatusCode::OK, &resource),
+        None => {
+            let reply = provider.error(Failure::NotFound);
+            json_response(reply.status, &reply.body)
+        }
+    }
+}

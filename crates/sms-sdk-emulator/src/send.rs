@@ -1,0 +1,240 @@
+//! A send request, whatever the provider: authenticate, read, check, apply the magic recipient
+//! table, record the entry, answer; then the status webhooks of a created message.
+
+use std::sync::Arc;
+
+use axum::body::Body;
+use axum::response::{IntoResponse as _, Response};
+use http::{HeaderMap, HeaderValue, StatusCode, header};
+use sms_sdk::message::is_e164;
+use time::OffsetDateTime;
+
+use crate::app::App;
+use crate::magic::{self, Behavior, Reason};
+use crate::provider::{AuthRequest, Failure, Provider, SendRequest, Step, with_plus};
+use crate::respond::json_response;
+use crate::store::{ReceivedMessage, Status};
+
+/// What the connection gets.
+#[derive(Debug)]
+pub(crate) enum Reply {
+    /// An HTTP response.
+    Respond(Response),
+    /// Nothing, until the client gives up.
+    Hold,
+    /// A reset (RST) before any response.
+    Reset,
+    /// A close before any response.
+    Drop,
+}
+
+/// Whether `from` looks like a sender: an E.164 number, a short code or number without its `+`
+/// (3–15 digits), or an alphanumeric sender ID (1–11 letters, digits and spaces, one letter at
+/// least).
+fn plausible_sender(from: &str) -> bool {
+    if from.starts_with('+') {
+        return is_e164(from);
+    }
+    if from.bytes().all(|b| b.is_ascii_digit()) {
+        return (3..=15).contains(&from.len());
+    }
+    (1..=11).contains(&from.chars().count())
+        && from.chars().all(|c| c.is_ascii_alphanumeric() || c == ' ')
+        && from.chars().any(|c| c.is_ascii_alphabetic())
+}
+
+/// What to do with a request, in the order a provider checks: credentials, a readable body,
+/// required fields, accepted values, well-formed numbers, then the magic recipient table.
+fn decide(authenticated: bool, request: Option<&SendRequest>) -> Result<Behavior, Failure> {
+    if !authenticated {
+        return Err(Failure::Auth);
+    }
+    let request = request.ok_or(Failure::Unreadable)?;
+    if let Some(field) = request.missing() {
+        return Err(Failure::Missing(field));
+    }
+    if let Some(name) = request.invalid {
+        return Err(Failure::Invalid(name));
+    }
+    let to = with_plus(request.to.as_deref().unwrap_or_default());
+    if !is_e164(&to) {
+        return Err(Failure::Reject(Reason::InvalidNumber));
+    }
+    if !request.service_sender && !plausible_sender(request.from.as_deref().unwrap_or_default()) {
+        return Err(Failure::Reject(Reason::InvalidSender));
+    }
+    Ok(magic::behavior(&to))
+}
+
+impl App {
+    /// Handles a send request to `provider` (`account` is the path's account, if any).
+    pub(crate) fn send(
+        self: &Arc<Self>,
+        provider: Provider,
+        account: Option<&str>,
+        headers: &HeaderMap,
+        body: &[u8],
+    ) -> Reply {
+        let now = OffsetDateTime::now_utc();
+        let request = provider.parse(body);
+        let mut entry = ReceivedMessage::new(provider, now);
+        if let Some(request) = &request {
+            entry.to = request.to.as_deref().map(with_plus);
+            entry.from.clone_from(&request.from);
+            entry.service_sender = request.service_sender;
+            entry.body.clone_from(&request.body);
+            entry.media_urls.clone_from(&request.media_urls);
+            entry.callback_url.clone_from(&request.callback_url);
+        }
+        let authenticated = provider.authenticate(&AuthRequest { headers, account, keys: self.keys, now });
+        let behavior = match decide(authenticated, request.as_ref()) {
+            Ok(behavior) => behavior,
+            Err(failure) => return Reply::Respond(self.refuse(entry, failure)),
+        };
+        match behavior {
+            Behavior::Deliver => self.accept(entry, Step::Delivered),
+            Behavior::Undeliver => self.accept(entry, Step::Undelivered),
+            Behavior::Reject(reason) => Reply::Respond(self.refuse(entry, Failure::Reject(reason))),
+            Behavior::ServerError => Reply::Respond(self.refuse(entry, Failure::ServerError)),
+            Behavior::RateLimitAlways => Reply::Respond(self.refuse(entry, Failure::RateLimited)),
+            Behavior::RateLimitOnce => {
+                let key = (provider, entry.to.clone().unwrap_or_default(), entry.body.clone().unwrap_or_default());
+                if self.store.limit_once(key) {
+                    Reply::Respond(self.refuse(entry, Failure::RateLimited))
+                } else {
+                    self.accept(entry, Step::Delivered)
+                }
+            }
+            Behavior::Hold => self.unanswered(entry, Status::NoResponse, Reply::Hold),
+            Behavior::Reset => self.unanswered(entry, Status::ConnectionReset, Reply::Reset),
+            Behavior::Bare429 => {
+                entry.status = Status::RateLimited;
+                entry.http_status = Some(429);
+                self.store.record(entry);
+                let text = [(header::CONTENT_TYPE, HeaderValue::from_static("text/plain"))];
+                Reply::Respond((StatusCode::TOO_MANY_REQUESTS, text, "Too Many Requests").into_response())
+            }
+            Behavior::Unreadable => {
+                let status = provider.success_status();
+                entry.status = Status::UnreadableResponse;
+                entry.http_status = Some(status.as_u16());
+                self.store.record(entry);
+                let json = [(header::CONTENT_TYPE, HeaderValue::from_static("application/json"))];
+                Reply::Respond((status, json, Body::from("{\"unreadab")).into_response())
+            }
+            Behavior::CreateThenDrop => {
+                self.create(entry, Step::Delivered);
+                Reply::Drop
+            }
+        }
+    }
+
+    /// Records a refusal and answers it in the provider's words.
+    fn refuse(&self, mut entry: ReceivedMessage, failure: Failure) -> Response {
+        let reply = entry.provider.error(failure);
+        entry.status = match failure {
+            Failure::RateLimited => Status::RateLimited,
+            Failure::ServerError => Status::ServerError,
+            Failure::Auth
+            | Failure::Unreadable
+            | Failure::Missing(_)
+            | Failure::Invalid(_)
+            | Failure::Reject(_)
+            | Failure::NotFound => Status::Rejected,
+        };
+        entry.http_status = Some(reply.status.as_u16());
+        entry.error_code.clone_from(&reply.code);
+        self.store.record(entry);
+        let mut response = json_response(reply.status, &reply.body);
+        if failure == Failure::RateLimited {
+            response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+        }
+        response
+    }
+
+    /// Records a request that gets no response.
+    fn unanswered(&self, mut entry: ReceivedMessage, status: Status, reply: Reply) -> Reply {
+        entry.status = status;
+        self.store.record(entry);
+        reply
+    }
+
+    /// Creates the message and answers the provider's success.
+    fn accept(self: &Arc<Self>, mut entry: ReceivedMessage, last: Step) -> Reply {
+        let status = entry.provider.success_status();
+        entry.http_status = Some(status.as_u16());
+        let message = self.create(entry, last);
+        Reply::Respond(json_response(status, &message.provider.accepted(&message)))
+    }
+
+    /// Creates the message (an id, status `queued`) and schedules its status steps.
+    fn create(self: &Arc<Self>, mut entry: ReceivedMessage, last: Step) -> ReceivedMessage {
+        let id = entry.provider.new_id();
+        entry.id = Some(id.clone());
+        entry.status = Status::Queued;
+        self.store.record(entry.clone());
+        self.schedule_status(entry.provider, id, last);
+        entry
+    }
+
+    /// `sent` after one status delay, then `last` after another, each posted (signed) to the
+    /// message's callback URL or else the global webhook URL.
+    fn schedule_status(self: &Arc<Self>, provider: Provider, id: String, last: Step) {
+        let app = Arc::clone(self);
+        let epoch = self.store.epoch();
+        let start = tokio::time::Instant::now();
+        let steps = async move {
+            for (step, after) in [Step::Sent, last].into_iter().zip(1u32..) {
+                tokio::time::sleep_until(start + app.config.status_delay * after).await;
+                let Some(message) = app.store.update(provider, &id, |m| m.status = step.status()) else { return };
+                let Some(url) = message.callback_url.clone().or_else(|| app.config.webhook_url.clone()) else {
+                    continue;
+                };
+                let hook = provider.status_webhook(&message, step, &url, app.signer());
+                if let Err(failure) = app.poster.post(&hook).await {
+                    app.store.update(provider, &id, |m| m.webhook_failures.push(failure));
+                }
+            }
+        };
+        tokio::spawn(async move { epoch.run_until_cancelled(steps).await });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::provider::Field;
+
+    fn request(to: &str, from: &str) -> SendRequest {
+        SendRequest { to: Some(to.into()), from: Some(from.into()), body: Some("hi".into()), ..SendRequest::default() }
+    }
+
+    #[test]
+    fn credentials_are_checked_before_anything_else() {
+        assert_eq!(decide(false, None), Err(Failure::Auth));
+        assert_eq!(decide(true, None), Err(Failure::Unreadable));
+        let no_to = SendRequest { to: None, ..request("+1", "+2") };
+        assert_eq!(decide(true, Some(&no_to)), Err(Failure::Missing(Field::To)));
+    }
+
+    #[test]
+    fn malformed_numbers_are_rejected_like_the_magic_ones() {
+        assert_eq!(
+            decide(true, Some(&request("not-a-number", "+15005550006"))),
+            Err(Failure::Reject(Reason::InvalidNumber))
+        );
+        assert_eq!(decide(true, Some(&request("+14155550123", "+0"))), Err(Failure::Reject(Reason::InvalidSender)));
+        assert_eq!(decide(true, Some(&request("14155550123", "ACME"))), Ok(Behavior::Deliver));
+        assert_eq!(decide(true, Some(&request(magic::HOLD, "15005550006"))), Ok(Behavior::Hold));
+    }
+
+    #[test]
+    fn senders() {
+        for ok in ["+15005550006", "15005550006", "12345", "ACME", "My Shop 1"] {
+            assert!(plausible_sender(ok), "{ok}");
+        }
+        for bad in ["+1", "+abc", "12", "A very long sender id", "ACME!", "1234567890123456"] {
+            assert!(!plausible_sender(bad), "{bad}");
+        }
+    }
+}

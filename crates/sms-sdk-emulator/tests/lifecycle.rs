@@ -1,0 +1,53 @@
+//! Starting and stopping: fast, loopback only, and really stopped afterwards.
+
+use std::time::{Duration, Instant};
+
+use sms_sdk_emulator::{Emulator, StartErrorKind};
+
+#[tokio::test]
+async fn it_starts_in_well_under_a_second() {
+    let started = Instant::now();
+    let emulator = Emulator::start().await.expect("starts");
+    assert!(started.elapsed() < Duration::from_secs(1), "took {:?}", started.elapsed());
+    assert!(emulator.base_url().starts_with("http://127.0.0.1:"));
+    emulator.shutdown().await;
+}
+
+#[tokio::test]
+async fn it_refuses_addresses_that_are_not_loopback() {
+    for address in ["0.0.0.0:0", "[::]:0", "10.0.0.1:4010"] {
+        let err = Emulator::builder().listen(address).start().await.expect_err("refused");
+        assert_eq!(err.kind(), StartErrorKind::NotLoopback, "{address}");
+    }
+    let err = Emulator::builder().listen("example.com:4010").start().await.expect_err("refused");
+    assert_eq!(err.kind(), StartErrorKind::InvalidAddress);
+    let err = Emulator::builder().webhook_url("not a url").start().await.expect_err("refused");
+    assert_eq!(err.kind(), StartErrorKind::InvalidUrl);
+}
+
+#[tokio::test]
+async fn a_fixed_port_works_once() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0").and_then(|l| l.local_addr()).expect("a free port").port();
+    let emulator = Emulator::builder().listen(format!("localhost:{port}")).start().await.expect("starts");
+    assert_eq!(emulator.base_url(), format!("http://127.0.0.1:{port}"));
+    let err = Emulator::builder().listen(format!("127.0.0.1:{port}")).start().await.expect_err("taken");
+    assert_eq!(err.kind(), StartErrorKind::Bind);
+}
+
+#[tokio::test]
+async fn shutdown_and_drop_stop_listening() {
+    let emulator = Emulator::start().await.expect("starts");
+    let address = emulator.local_addr();
+    assert!(tokio::net::TcpStream::connect(address).await.is_ok());
+    emulator.shutdown().await;
+    assert!(tokio::net::TcpStream::connect(address).await.is_err());
+
+    let dropped = Emulator::start().await.expect("starts");
+    let address = dropped.local_addr();
+    drop(dropped);
+    let deadline = Instant::now() + Duration::from_secs(2);
+    while tokio::net::TcpStream::connect(address).await.is_ok() && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert!(tokio::net::TcpStream::connect(address).await.is_err());
+}

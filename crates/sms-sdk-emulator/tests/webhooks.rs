@@ -1,0 +1,151 @@
+//! Status and inbound webhooks: every one verifies with the library's verifier and normalizes
+//! to the expected events.
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use common::{Api, Receiver, TO, client, emulator, eventually, post_json};
+use serde_json::json;
+use sms_sdk::Message;
+use sms_sdk_emulator::{Emulator, Provider, Status, magic};
+
+/// The event types each provider id received, in arrival order.
+fn events_by_id(receiver: &Receiver) -> BTreeMap<String, Vec<String>> {
+    let mut events: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for received in receiver.received() {
+        let (kind, id) =
+            received.outcome.unwrap_or_else(|e| panic!("{} webhook did not verify: {e}", received.provider));
+        events.entry(id).or_default().push(kind);
+    }
+    events
+}
+
+#[tokio::test]
+async fn status_webhooks_verify_and_normalize_for_every_provider() {
+    let receiver = Receiver::start().await;
+    let emulator = emulator().await;
+    let mut expected = BTreeMap::new();
+    for api in [Api::Twilio, Api::Telnyx, Api::Plivo, Api::VonageApplication] {
+        let url = receiver.url(api.provider());
+        for (to, last) in [(TO, "message.delivered"), (magic::UNDELIVERED, "message.undelivered")] {
+            let message = Message::new(to, "Status please").webhook_url(url.clone());
+            let receipt = client(&emulator, api).send(&message).await.expect("accepted");
+            expected.insert(receipt.provider_id, vec!["message.sent".to_owned(), last.to_owned()]);
+        }
+    }
+    receiver.wait_for(expected.len() * 2).await;
+    assert_eq!(events_by_id(&receiver), expected);
+    assert!(receiver.received().iter().all(|r| r.outcome.is_ok()));
+    let finals: Vec<(Provider, Status)> = emulator.messages().iter().map(|m| (m.provider, m.status)).collect();
+    for provider in [Provider::Twilio, Provider::Telnyx, Provider::Plivo, Provider::Vonage] {
+        assert!(finals.contains(&(provider, Status::Delivered)), "{finals:?}");
+        assert!(finals.contains(&(provider, Status::Undelivered)), "{finals:?}");
+    }
+    assert!(emulator.messages().iter().all(|m| m.webhook_failures.is_empty()));
+}
+
+#[tokio::test]
+async fn messages_without_a_callback_use_the_global_webhook_url() {
+    let receiver = Receiver::start().await;
+    let emulator = Emulator::builder()
+        .webhook_url(receiver.url(Provider::Vonage))
+        .status_delay(Duration::from_millis(20))
+        .start()
+        .await
+        .expect("starts");
+    // Vonage Basic auth cannot carry a per-message webhook URL.
+    let receipt = client(&emulator, Api::VonageBasic).send(&Message::new(TO, "Hi")).await.expect("accepted");
+    receiver.wait_for(2).await;
+    let events = events_by_id(&receiver);
+    assert_eq!(
+        events.get(&receipt.provider_id),
+        Some(&vec!["message.sent".to_owned(), "message.delivered".to_owned()])
+    );
+}
+
+#[tokio::test]
+async fn no_webhook_url_means_no_webhook_but_the_status_still_moves() {
+    let emulator = emulator().await;
+    client(&emulator, Api::Telnyx).send(&Message::new(magic::UNDELIVERED, "Hi")).await.expect("accepted");
+    assert!(eventually(|| emulator.messages()[0].status == Status::Undelivered).await);
+}
+
+#[tokio::test]
+async fn a_webhook_that_is_not_answered_2xx_is_retried_twice_and_the_failure_recorded() {
+    let receiver = Receiver::start().await;
+    let emulator = Emulator::builder()
+        .status_delay(Duration::from_millis(10))
+        .webhook_retry_interval(Duration::from_millis(100))
+        .start()
+        .await
+        .expect("starts");
+    let message = Message::new(TO, "Hi").webhook_url(format!("{}/fail", receiver.base));
+    client(&emulator, Api::Twilio).send(&message).await.expect("accepted");
+    assert!(eventually(|| emulator.messages()[0].webhook_failures.len() == 2).await, "{:?}", emulator.messages());
+    let failures = &emulator.messages()[0].webhook_failures;
+    assert_eq!(failures[0].event, "sent");
+    assert_eq!(failures[1].event, "delivered");
+    assert!(failures.iter().all(|f| f.attempts == 3 && f.error == "HTTP 500"), "{failures:?}");
+    let calls = receiver.failures();
+    assert_eq!(calls.len(), 6);
+    assert!(calls[1] - calls[0] >= Duration::from_millis(100));
+    // The inspection endpoint shows the same.
+    let listed = common::inspection(&emulator).await;
+    assert_eq!(listed[0]["webhook_failures"][0]["attempts"], 3);
+}
+
+#[tokio::test]
+async fn an_unreachable_webhook_url_is_recorded_too() {
+    let emulator = Emulator::builder()
+        .status_delay(Duration::from_millis(10))
+        .webhook_retry_interval(Duration::from_millis(10))
+        .webhook_url("http://127.0.0.1:9/unreachable")
+        .start()
+        .await
+        .expect("starts");
+    client(&emulator, Api::Plivo).send(&Message::new(TO, "Hi")).await.expect("accepted");
+    assert!(eventually(|| emulator.messages()[0].webhook_failures.len() == 2).await);
+    assert_eq!(emulator.messages()[0].webhook_failures[0].error, "the connection failed");
+}
+
+#[tokio::test]
+async fn inbound_stop_is_a_signed_opt_out_for_every_provider() {
+    let receiver = Receiver::start().await;
+    let emulator = emulator().await;
+    let mut ids = Vec::new();
+    for provider in Provider::ALL {
+        let request = json!({
+            "provider": provider, "from": "+14155550123", "to": "+15005550006", "text": "STOP",
+            "inbound_url": receiver.url(provider),
+        });
+        let (status, body) = post_json(&format!("{}/_emulator/inbound", emulator.base_url()), &request).await;
+        assert_eq!(status, 202, "{body}");
+        assert_eq!(body["delivered"], true, "{body}");
+        ids.push(body["id"].as_str().expect("an id").to_owned());
+    }
+    let received = receiver.wait_for(4).await;
+    for (received, id) in received.iter().zip(&ids) {
+        assert_eq!(received.outcome, Ok(("recipient.opted_out".to_owned(), id.clone())), "{}", received.provider);
+    }
+}
+
+#[tokio::test]
+async fn inbound_uses_the_configured_url_and_needs_one() {
+    let receiver = Receiver::start().await;
+    let with_url = Emulator::builder().inbound_url(receiver.url(Provider::Twilio)).start().await.expect("starts");
+    let request = json!({"provider": "twilio", "from": "+14155550123", "to": "+15005550006", "text": "hello there"});
+    let (status, body) = post_json(&format!("{}/_emulator/inbound", with_url.base_url()), &request).await;
+    assert_eq!(status, 202);
+    assert_eq!(
+        receiver.wait_for(1).await[0].outcome,
+        Ok(("message.received".to_owned(), body["id"].as_str().unwrap_or_default().to_owned()))
+    );
+
+    let without = Emulator::start().await.expect("starts");
+    assert_eq!(post_json(&format!("{}/_emulator/inbound", without.base_url()), &request).await.0, 409);
+    let unknown =
+        json!({"provider": "sinch", "from": "+1", "to": "+2", "text": "x", "inbound_url": "http://127.0.0.1:9/"});
+    assert_eq!(post_json(&format!("{}/_emulator/inbound", without.base_url()), &unknown).await.0, 400);
+}
