@@ -121,3 +121,34 @@ fn validate_needs_no_provider() {
     assert_eq!(report["encoding"], "ucs2");
     assert_eq!(report["supported"], true);
 }
+
+#[test]
+fn the_emulator_command_serves_until_stopped() {
+    use std::io::{BufRead, BufReader, Read, Write};
+
+    let mut child = Command::new(env!("CARGO_BIN_EXE_sms-sdk"))
+        .args(["emulator", "--listen", "127.0.0.1:0"])
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let first = lines.next().unwrap().unwrap();
+    let base = first.rsplit(' ').next().unwrap().to_owned();
+    assert!(base.starts_with("http://127.0.0.1:"), "{first}");
+    let printed: Vec<String> = lines
+        .by_ref()
+        .take_while(|l| l.as_ref().is_ok_and(|l| !l.starts_with("export VONAGE")))
+        .map(Result::unwrap)
+        .collect();
+    assert!(printed.iter().any(|l| l == &format!("export SMS_SDK_TWILIO_BASE_URL={base}")), "{printed:?}");
+
+    let address = base.trim_start_matches("http://");
+    let mut stream = std::net::TcpStream::connect(address).unwrap();
+    write!(stream, "GET /_emulator/keys HTTP/1.1\r\nHost: {address}\r\nConnection: close\r\n\r\n").unwrap();
+    let mut response = String::new();
+    stream.read_to_string(&mut response).unwrap();
+    assert!(response.starts_with("HTTP/1.1 200"), "{response}");
+    assert!(response.contains("\"account_sid\"") && response.contains("\"signature_secret\""));
+    child.kill().unwrap();
+    child.wait().unwrap();
+}
