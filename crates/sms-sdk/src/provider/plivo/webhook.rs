@@ -83,17 +83,12 @@ pub fn signature_v3<K: AsRef<str>, V: AsRef<str>>(
 }
 
 /// Verifies and parses Plivo's message webhooks.
-#[derive(Clone)]
+#[derive(Debug, Clone)]
 pub struct PlivoWebhook {
     auth_token: Secret,
     settings: Settings,
 }
 
-impl std::fmt::Debug for PlivoWebhook {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("PlivoWebhook").field("auth_token", &self.auth_token).field("settings", &self.settings).finish()
-    }
-}
 
 impl PlivoWebhook {
     /// A verifier for the account's auth token.

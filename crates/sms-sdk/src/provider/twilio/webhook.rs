@@ -53,17 +53,12 @@ pub fn url_variants(url: &str) -> Vec<String> {
 }
 
 /// Verifies and parses Twilio's status and inbound webhooks.
-#[derive(Clone)]
+#[derive(Debug, Clone)]
 pub struct TwilioWebhook {
     auth_token: Secret,
     settings: Settings,
 }
 
-impl std::fmt::Debug for TwilioWebhook {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("TwilioWebhook").field("auth_token", &self.auth_token).field("settings", &self.settings).finish()
-    }
-}
 
 impl TwilioWebhook {
     /// A verifier for the account's auth token (an API key cannot verify webhooks).

@@ -77,17 +77,12 @@ pub fn verify_token(
 }
 
 /// Verifies and parses Vonage Messages API webhooks.
-#[derive(Clone)]
+#[derive(Debug, Clone)]
 pub struct VonageWebhook {
     signature_secret: Secret,
     settings: Settings,
 }
 
-impl std::fmt::Debug for VonageWebhook {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("VonageWebhook").field("signature_secret", &self.signature_secret).finish_non_exhaustive()
-    }
-}
 
 impl VonageWebhook {
     /// A verifier for the account's signature secret.

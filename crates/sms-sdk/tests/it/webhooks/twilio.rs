@@ -307,6 +307,7 @@ fn oversized_bodies_are_refused_before_reading() {
 #[test]
 fn an_empty_token_is_a_configuration_error() {
     assert_eq!(TwilioWebhook::new("").unwrap_err().kind(), sms_sdk::ErrorKind::Configuration);
+    assert!(!format!("{:?}", verifier()).contains(TOKEN), "Debug never shows the token");
     let _ = WebhookRequest { method: "POST", url: URL, headers: &HeaderMap::new(), body: b"" };
 }
 
