@@ -192,6 +192,9 @@ fn v3_signs_the_parameters() {
     edited[2] = ("Text", "Hello");
     let tampered = SignedRequest { body: form_body(&edited).into_bytes(), ..signed.clone() };
     assert_eq!(reason(verifier.verify(&tampered.as_request())), "invalid_signature");
+    // V3 signs the query too.
+    let moved = signed.clone().received_at("https://example.com/sms/inbound?tenant=acmf");
+    assert_eq!(reason(verifier.verify(&moved.as_request())), "invalid_signature");
     // Several signatures: any match is enough.
     let several = signed.clone().header("x-plivo-signature-v3", "AAAA, rYoHZgPIXdBjAoDNjkIy3A1vGSDr099o3atv+qSBw04=");
     assert!(verifier.verify(&several.as_request()).is_ok());
