@@ -1,15 +1,16 @@
-//! Starting and stopping: fast, loopback only, and really stopped afterwards.
+//! Starting and stopping: loopback only, serving at once, and really stopped afterwards.
+//! (How fast it starts is measured by `cargo bench -p sms-sdk-emulator`, not asserted here.)
 
 use std::time::{Duration, Instant};
 
 use sms_sdk_emulator::{Emulator, StartErrorKind};
 
 #[tokio::test]
-async fn it_starts_in_well_under_a_second() {
-    let started = Instant::now();
+async fn it_serves_as_soon_as_start_returns() {
     let emulator = Emulator::start().await.expect("starts");
-    assert!(started.elapsed() < Duration::from_secs(1), "took {:?}", started.elapsed());
     assert!(emulator.base_url().starts_with("http://127.0.0.1:"));
+    let connected = tokio::net::TcpStream::connect(emulator.local_addr()).await;
+    assert!(connected.is_ok(), "the listener is bound when start returns");
     emulator.shutdown().await;
 }
 
