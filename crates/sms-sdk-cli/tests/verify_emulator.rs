@@ -126,3 +126,36 @@ fn emulator_webhooks_verify_and_a_changed_byte_is_refused() {
     }
     assert_eq!(seen.into_iter().collect::<Vec<_>>(), ["plivo", "telnyx", "twilio", "vonage"]);
 }
+
+#[test]
+fn a_repeated_key_makes_one_emulator_request() {
+    let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().unwrap();
+    let emulator = runtime.block_on(Emulator::builder().start()).unwrap();
+    let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos();
+    let store = std::env::temp_dir().join(format!("sms-sdk-one-request-{nanos}")).join("state.db");
+    let env: Env = [
+        ("TWILIO_ACCOUNT_SID", credentials::TWILIO_ACCOUNT_SID.to_owned()),
+        ("TWILIO_AUTH_TOKEN", credentials::TWILIO_AUTH_TOKEN.to_owned()),
+        ("TWILIO_FROM", "+15005550006".to_owned()),
+        ("SMS_SDK_TWILIO_BASE_URL", emulator.base_url()),
+        ("SMS_SDK_STORE", format!("sqlite:{}", store.display())),
+    ]
+    .into_iter()
+    .collect();
+    let send = |body: &str| {
+        let args: Vec<String> = ["send", "--to", "+14155550123", "--body", body, "--idempotency-key", "order:9"]
+            .iter()
+            .map(|s| (*s).to_owned())
+            .collect();
+        let (mut out, mut err) = (Vec::new(), Vec::new());
+        let code = run(&args, &env, &mut out, &mut err);
+        (code, String::from_utf8(out).unwrap())
+    };
+    assert_eq!(send("Your order has shipped.").0, 0);
+    let (code, out) = send("Your order has shipped.");
+    assert_eq!(code, 0);
+    assert!(out.contains("replayed"), "{out}");
+    assert_eq!(send("Another body").0, 4);
+    assert_eq!(emulator.messages().len(), 1, "one request reached the emulator");
+    runtime.block_on(emulator.shutdown());
+}
