@@ -89,7 +89,6 @@ pub struct PlivoWebhook {
     settings: Settings,
 }
 
-
 impl PlivoWebhook {
     /// A verifier for the account's auth token.
     ///

@@ -59,7 +59,6 @@ pub struct TwilioWebhook {
     settings: Settings,
 }
 
-
 impl TwilioWebhook {
     /// A verifier for the account's auth token (an API key cannot verify webhooks).
     ///

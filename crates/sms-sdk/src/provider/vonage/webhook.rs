@@ -83,7 +83,6 @@ pub struct VonageWebhook {
     settings: Settings,
 }
 
-
 impl VonageWebhook {
     /// A verifier for the account's signature secret.
     ///
