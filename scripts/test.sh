@@ -88,6 +88,9 @@ cargo fmt --all -- --check
 step "cargo clippy (all targets, all features)"
 cargo clippy --workspace --all-targets --all-features -- -D warnings
 
+step "cargo doc (warnings are errors: broken links, missing docs)"
+RUSTDOCFLAGS="-D warnings" cargo doc --workspace --all-features --no-deps --quiet
+
 step "cargo check --no-default-features"
 cargo check -p sms-sdk --no-default-features
 
