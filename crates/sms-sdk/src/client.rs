@@ -28,6 +28,7 @@ use futures_util::FutureExt;
 use serde::{Deserialize, Serialize};
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
+use tracing::Instrument;
 
 use crate::adapter::{Adapter, AdapterInfo, BoxFuture, Delivery, DynAdapter, UnknownReason};
 use crate::encoding::{Encoding, SegmentPreview, estimate_segments};
@@ -292,6 +293,7 @@ impl Dispatch<'_> {
         }
     }
 
+    /// Runs one send inside its own tracing span (id and masked recipient).
     async fn execute(&self, chain: Vec<Candidate>, held: Option<Held<'_>>) -> Result<Receipt, Error> {
         let id = new_send_id();
         let base = HookBase {
@@ -302,8 +304,17 @@ impl Dispatch<'_> {
             idempotency_key: self.message.idempotency_key.clone(),
         };
         let span = tracing::debug_span!("sms_send", id = %id, to = %base.to);
-        let _entered = span.enter();
+        self.run(id, base, chain, held).instrument(span).await
+    }
 
+    /// The policy gate, the provider chain, then the result, recorded and reported.
+    async fn run(
+        &self,
+        id: String,
+        base: HookBase,
+        chain: Vec<Candidate>,
+        held: Option<Held<'_>>,
+    ) -> Result<Receipt, Error> {
         if let Some(policy) = &self.inner.before_send {
             let cx = BeforeSendContext {
                 id: id.clone(),
