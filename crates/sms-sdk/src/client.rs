@@ -16,21 +16,19 @@
 //! # Ok::<(), sms_sdk::Error>(()) }).unwrap();
 //! ```
 
-use std::collections::HashMap;
 use std::fmt;
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use futures_util::FutureExt;
 use serde::{Deserialize, Serialize};
-use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
 use crate::adapter::{Adapter, AdapterInfo, BoxFuture, Delivery, DynAdapter, UnknownReason};
+use crate::coalesce::{Flight, Flights, follow};
 use crate::encoding::{Encoding, SegmentPreview, estimate_segments};
 use crate::error::{Attempt, BoxError, Error};
 use crate::failover::Chain;
@@ -407,82 +405,6 @@ impl Dispatch<'_> {
             held.finalize(FinalRecord::Rejected(Error::policy_rejected(None).to_record())).await;
         }
         error
-    }
-}
-
-type Shared = Option<Result<Receipt, Error>>;
-
-/// Sends in flight on this client, by idempotency key: later callers with the same key share
-/// the first caller's request instead of sending again.
-#[derive(Default)]
-struct Flights {
-    map: Mutex<HashMap<String, InFlight>>,
-    next: AtomicU64,
-}
-
-/// The running send of one key.
-struct InFlight {
-    fingerprint: Fingerprint,
-    token: u64,
-    receiver: watch::Receiver<Shared>,
-}
-
-enum Flight<'a> {
-    Lead(Lead<'a>),
-    Follow(watch::Receiver<Shared>),
-}
-
-/// The first caller of a key. Dropping it (finished or not) removes the key's entry, so a
-/// dropped send leaves its followers an error instead of a hang.
-struct Lead<'a> {
-    flights: &'a Flights,
-    key: String,
-    token: u64,
-    sender: watch::Sender<Shared>,
-}
-
-impl Flights {
-    fn join(&self, key: &str, fingerprint: &Fingerprint) -> Result<Flight<'_>, Error> {
-        let mut map = self.map.lock().unwrap_or_else(PoisonError::into_inner);
-        if let Some(running) = map.get(key) {
-            return if running.fingerprint == *fingerprint {
-                Ok(Flight::Follow(running.receiver.clone()))
-            } else {
-                Err(Error::idempotency_conflict(key))
-            };
-        }
-        let token = self.next.fetch_add(1, Ordering::Relaxed);
-        let (sender, receiver) = watch::channel(None);
-        map.insert(key.to_owned(), InFlight { fingerprint: fingerprint.clone(), token, receiver });
-        Ok(Flight::Lead(Lead { flights: self, key: key.to_owned(), token, sender }))
-    }
-}
-
-impl Lead<'_> {
-    fn finish(self, result: &Result<Receipt, Error>) {
-        self.sender.send_replace(Some(result.clone()));
-    }
-}
-
-impl Drop for Lead<'_> {
-    fn drop(&mut self) {
-        let mut map = self.flights.map.lock().unwrap_or_else(PoisonError::into_inner);
-        if map.get(&self.key).is_some_and(|running| running.token == self.token) {
-            map.remove(&self.key);
-        }
-    }
-}
-
-/// Waits for the leader of a key and replays its result.
-async fn follow(mut receiver: watch::Receiver<Shared>) -> Result<Receipt, Error> {
-    let result = match receiver.wait_for(Option::is_some).await {
-        Ok(shared) => shared.clone(),
-        Err(_) => None,
-    };
-    match result {
-        Some(Ok(receipt)) => Ok(Receipt { replayed: true, ..receipt }),
-        Some(Err(error)) => Err(error),
-        None => Err(Error::unknown_replay(UnknownReason::Aborted, Vec::new())),
     }
 }
 

@@ -16,6 +16,7 @@
 
 pub mod adapter;
 mod client;
+mod coalesce;
 pub mod encoding;
 pub mod error;
 mod failover;

@@ -1,0 +1,90 @@
+//! In-process coalescing: concurrent sends with one idempotency key on one client share the
+//! first caller's request, even without a store. A dropped first caller never leaves the others
+//! waiting: its guard removes the key's entry and they get `Unknown(Aborted)`.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Mutex, PoisonError};
+
+use tokio::sync::watch;
+
+use crate::adapter::UnknownReason;
+use crate::client::Receipt;
+use crate::error::Error;
+use crate::idempotency::Fingerprint;
+
+type Shared = Option<Result<Receipt, Error>>;
+
+/// Sends in flight on this client, by idempotency key: later callers with the same key share
+/// the first caller's request instead of sending again.
+#[derive(Default)]
+pub(crate) struct Flights {
+    map: Mutex<HashMap<String, InFlight>>,
+    next: AtomicU64,
+}
+
+/// The running send of one key.
+struct InFlight {
+    fingerprint: Fingerprint,
+    token: u64,
+    receiver: watch::Receiver<Shared>,
+}
+
+pub(crate) enum Flight<'a> {
+    Lead(Lead<'a>),
+    Follow(watch::Receiver<Shared>),
+}
+
+/// The first caller of a key. Dropping it (finished or not) removes the key's entry, so a
+/// dropped send leaves its followers an error instead of a hang.
+pub(crate) struct Lead<'a> {
+    flights: &'a Flights,
+    key: String,
+    token: u64,
+    sender: watch::Sender<Shared>,
+}
+
+impl Flights {
+    pub(crate) fn join(&self, key: &str, fingerprint: &Fingerprint) -> Result<Flight<'_>, Error> {
+        let mut map = self.map.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(running) = map.get(key) {
+            return if running.fingerprint == *fingerprint {
+                Ok(Flight::Follow(running.receiver.clone()))
+            } else {
+                Err(Error::idempotency_conflict(key))
+            };
+        }
+        let token = self.next.fetch_add(1, Ordering::Relaxed);
+        let (sender, receiver) = watch::channel(None);
+        map.insert(key.to_owned(), InFlight { fingerprint: fingerprint.clone(), token, receiver });
+        Ok(Flight::Lead(Lead { flights: self, key: key.to_owned(), token, sender }))
+    }
+}
+
+impl Lead<'_> {
+    pub(crate) fn finish(self, result: &Result<Receipt, Error>) {
+        self.sender.send_replace(Some(result.clone()));
+    }
+}
+
+impl Drop for Lead<'_> {
+    fn drop(&mut self) {
+        let mut map = self.flights.map.lock().unwrap_or_else(PoisonError::into_inner);
+        if map.get(&self.key).is_some_and(|running| running.token == self.token) {
+            map.remove(&self.key);
+        }
+    }
+}
+
+/// Waits for the leader of a key and replays its result.
+pub(crate) async fn follow(mut receiver: watch::Receiver<Shared>) -> Result<Receipt, Error> {
+    let result = match receiver.wait_for(Option::is_some).await {
+        Ok(shared) => shared.clone(),
+        Err(_) => None,
+    };
+    match result {
+        Some(Ok(receipt)) => Ok(Receipt { replayed: true, ..receipt }),
+        Some(Err(error)) => Err(error),
+        None => Err(Error::unknown_replay(UnknownReason::Aborted, Vec::new())),
+    }
+}
