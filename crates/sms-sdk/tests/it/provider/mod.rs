@@ -97,3 +97,54 @@ pub(crate) fn interpret_with(
     }
     interpret(status, &map, body.as_bytes(), std::time::SystemTime::now())
 }
+
+/// T177: a documented rate limit is retried once on the adapter, then fails over to a memory
+/// `backup`.
+pub(crate) async fn assert_documented_rate_limit_fails_over<A: sms_sdk::Adapter>(
+    adapter: impl Fn(&str) -> A,
+    documented: ResponseTemplate,
+) {
+    let server = serve(documented).await;
+    let (client, _) = with_backup(adapter(&server.uri()));
+    assert_eq!(client.send(&crate::message()).await.unwrap().provider, "backup");
+    assert_eq!(requests(&server).await.len(), 2);
+}
+
+/// T178: every bare 429 (an HTML page with `Retry-After`, an empty body, foreign JSON, and the
+/// provider's own `extra` lookalikes) is an unknown outcome: sent once, never failed over.
+pub(crate) async fn assert_bare_429s_are_unknown<A: sms_sdk::Adapter>(
+    adapter: impl Fn(&str) -> A,
+    extra: Vec<ResponseTemplate>,
+) {
+    let mut replies = vec![
+        ResponseTemplate::new(429)
+            .set_body_raw(b"<html><body>429 Too Many Requests</body></html>".to_vec(), "text/html")
+            .insert_header("retry-after", "1"),
+        ResponseTemplate::new(429),
+        json_reply(429, &serde_json::json!({"message": "rate limit exceeded"})),
+    ];
+    replies.extend(extra);
+    for reply in replies {
+        let server = serve(reply).await;
+        let (client, backup) = with_backup(adapter(&server.uri()));
+        let err = client.send(&crate::message()).await.unwrap_err();
+        assert_eq!(err.kind(), sms_sdk::ErrorKind::Unknown(sms_sdk::UnknownReason::UnexpectedStatus));
+        assert!(!err.is_retry_safe());
+        assert_eq!(err.provider_error().and_then(|p| p.status()), Some(429));
+        assert_eq!(requests(&server).await.len(), 1);
+        assert!(backup.sent().is_empty());
+    }
+}
+
+/// A client of `primary` then a memory `backup`, failover on, retries of 1 ms.
+fn with_backup(primary: impl sms_sdk::Adapter) -> (sms_sdk::Client, sms_sdk::testing::MemoryAdapter) {
+    let backup = sms_sdk::testing::MemoryAdapter::builder().name("backup").build();
+    let client = sms_sdk::Client::builder()
+        .adapter(primary)
+        .adapter(backup.clone())
+        .failover(sms_sdk::Failover::OnEligibleRejection)
+        .retry(sms_sdk::RetryPolicy::new(2, std::time::Duration::from_millis(1), std::time::Duration::from_millis(1)))
+        .build()
+        .unwrap();
+    (client, backup)
+}

@@ -5,9 +5,8 @@ use std::time::Duration;
 use serde_json::json;
 use sms_sdk::adapter::{Category, Delivery, Outcome, SupportStatus};
 use sms_sdk::provider::plivo::{self, Plivo};
-use sms_sdk::testing::MemoryAdapter;
 use sms_sdk::testing::adapter_contract::{self, ExpectedBody, ExpectedRequest, Fixtures, Reply};
-use sms_sdk::{Adapter, Client, ErrorKind, Failover, Message, RetryPolicy, Sender, UnknownReason};
+use sms_sdk::{Adapter, Client, ErrorKind, Failover, Message, Sender, UnknownReason};
 use wiremock::ResponseTemplate;
 
 use super::{fixture, fixture_json, json_reply, outbound, requests, serve};
@@ -196,39 +195,8 @@ async fn t097_plivo_cannot_schedule() {
 
 #[tokio::test]
 async fn t177_and_t178_rate_limits_and_bare_429s() {
-    let retry = RetryPolicy::new(2, Duration::from_millis(1), Duration::from_millis(1));
-    let replies: Vec<(ResponseTemplate, bool)> = vec![
-        (json_reply(429, &json!({"api_id": "a3", "error": "too many requests"})), true),
-        (
-            ResponseTemplate::new(429)
-                .set_body_raw(b"<html><body>429 Too Many Requests</body></html>".to_vec(), "text/html")
-                .insert_header("retry-after", "1"),
-            false,
-        ),
-        (ResponseTemplate::new(429), false),
-        (json_reply(429, &json!({"message": "rate limit exceeded"})), false),
-        (json_reply(429, &json!({"error": "too many requests"})), false),
-    ];
-    for (reply, documented) in replies {
-        let server = serve(reply).await;
-        let backup = MemoryAdapter::builder().name("backup").build();
-        let client = Client::builder()
-            .adapter(plivo_at(&server.uri()))
-            .adapter(backup.clone())
-            .failover(Failover::OnEligibleRejection)
-            .retry(retry)
-            .build()
-            .unwrap();
-        let result = client.send(&message()).await;
-        if documented {
-            assert_eq!(result.unwrap().provider, "backup");
-            assert_eq!(requests(&server).await.len(), 2);
-        } else {
-            let err = result.unwrap_err();
-            assert_eq!(err.kind(), ErrorKind::Unknown(UnknownReason::UnexpectedStatus));
-            assert_eq!(err.provider_error().and_then(|p| p.status()), Some(429));
-            assert_eq!(requests(&server).await.len(), 1);
-            assert!(backup.sent().is_empty());
-        }
-    }
+    let documented = json!({"api_id": "a3", "error": "too many requests"});
+    super::assert_documented_rate_limit_fails_over(plivo_at, json_reply(429, &documented)).await;
+    let without_api_id = json!({"error": "too many requests"});
+    super::assert_bare_429s_are_unknown(plivo_at, vec![json_reply(429, &without_api_id)]).await;
 }

@@ -5,9 +5,8 @@ use std::time::Duration;
 use serde_json::json;
 use sms_sdk::adapter::{Category, Delivery, Outcome};
 use sms_sdk::provider::telnyx::{self, Telnyx};
-use sms_sdk::testing::MemoryAdapter;
 use sms_sdk::testing::adapter_contract::{self, ExpectedBody, ExpectedRequest, Fixtures, Reply};
-use sms_sdk::{Client, ErrorKind, Failover, Message, RetryPolicy, Sender, UnknownReason};
+use sms_sdk::{Client, ErrorKind, Message, Sender, UnknownReason};
 use wiremock::ResponseTemplate;
 
 use super::{fixture, fixture_json, json_body, json_reply, outbound, requests, serve};
@@ -191,41 +190,8 @@ async fn t097_and_t098_unsupported_validity_and_alphanumeric_without_a_profile()
 
 #[tokio::test]
 async fn t177_and_t178_rate_limits_and_bare_429s() {
-    let retry = RetryPolicy::new(2, Duration::from_millis(1), Duration::from_millis(1));
     let documented = json!({"errors": [{"code": "10011", "title": "Too many requests"}]});
-    let bare: Vec<ResponseTemplate> = vec![
-        ResponseTemplate::new(429)
-            .set_body_raw(b"<html><body>429 Too Many Requests</body></html>".to_vec(), "text/html")
-            .insert_header("retry-after", "1"),
-        ResponseTemplate::new(429),
-        json_reply(429, &json!({"message": "rate limit exceeded"})),
-        json_reply(429, &json!({"errors": [{"code": "10015", "title": "Bad request"}]})),
-    ];
-    let server = serve(json_reply(429, &documented)).await;
-    let backup = MemoryAdapter::builder().name("backup").build();
-    let client = Client::builder()
-        .adapter(telnyx_at(&server.uri()))
-        .adapter(backup.clone())
-        .failover(Failover::OnEligibleRejection)
-        .retry(retry)
-        .build()
-        .unwrap();
-    assert_eq!(client.send(&message()).await.unwrap().provider, "backup");
-    assert_eq!(requests(&server).await.len(), 2);
-    for reply in bare {
-        let server = serve(reply).await;
-        let backup = MemoryAdapter::builder().name("backup").build();
-        let client = Client::builder()
-            .adapter(telnyx_at(&server.uri()))
-            .adapter(backup.clone())
-            .failover(Failover::OnEligibleRejection)
-            .retry(retry)
-            .build()
-            .unwrap();
-        let err = client.send(&message()).await.unwrap_err();
-        assert_eq!(err.kind(), ErrorKind::Unknown(UnknownReason::UnexpectedStatus));
-        assert_eq!(err.provider_error().and_then(|p| p.status()), Some(429));
-        assert_eq!(requests(&server).await.len(), 1);
-        assert!(backup.sent().is_empty());
-    }
+    super::assert_documented_rate_limit_fails_over(telnyx_at, json_reply(429, &documented)).await;
+    let lookalike = json!({"errors": [{"code": "10015", "title": "Bad request"}]});
+    super::assert_bare_429s_are_unknown(telnyx_at, vec![json_reply(429, &lookalike)]).await;
 }

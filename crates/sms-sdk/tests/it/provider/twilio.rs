@@ -6,7 +6,6 @@ use serde_json::json;
 use sms_sdk::adapter::{Category, Delivery, Outcome, SendContext};
 use sms_sdk::provider::twilio::{self, Twilio};
 use sms_sdk::testing::adapter_contract::{self, ExpectedBody, ExpectedRequest, Fixtures, Reply};
-use sms_sdk::testing::{MemoryAdapter, MemoryOutcome};
 use sms_sdk::{Client, ErrorKind, Field, Message, RetryPolicy, Sender, UnknownReason};
 use wiremock::ResponseTemplate;
 
@@ -325,48 +324,14 @@ async fn t097_and_t099_twilio_limits() {
 
 #[tokio::test]
 async fn t177_documented_rate_limit_retries_then_fails_over() {
-    let server = serve(json_reply(429, &json!({"code": 20429, "message": "Too Many Requests", "status": 429}))).await;
-    let backup = MemoryAdapter::builder().name("backup").build();
-    let client = Client::builder()
-        .adapter(twilio_at(&server.uri()))
-        .adapter(backup.clone())
-        .failover(sms_sdk::Failover::OnEligibleRejection)
-        .retry(RetryPolicy::new(2, Duration::from_millis(1), Duration::from_millis(1)))
-        .build()
-        .unwrap();
-    let receipt = client.send(&message()).await.unwrap();
-    assert_eq!(receipt.provider, "backup");
-    assert_eq!(requests(&server).await.len(), 2);
-    let _ = MemoryOutcome::from(Outcome::accepted("x"));
+    let documented = json!({"code": 20429, "message": "Too Many Requests", "status": 429});
+    super::assert_documented_rate_limit_fails_over(twilio_at, json_reply(429, &documented)).await;
 }
 
 #[tokio::test]
 async fn t178_bare_429s_are_unknown() {
-    let bodies: Vec<ResponseTemplate> = vec![
-        ResponseTemplate::new(429)
-            .set_body_raw(b"<html><body>429 Too Many Requests</body></html>".to_vec(), "text/html")
-            .insert_header("retry-after", "1"),
-        ResponseTemplate::new(429),
-        json_reply(429, &json!({"message": "rate limit exceeded"})),
-        json_reply(429, &json!({"code": 21211, "message": "Invalid 'To'", "status": 429})),
-    ];
-    for reply in bodies {
-        let server = serve(reply).await;
-        let backup = MemoryAdapter::builder().name("backup").build();
-        let client = Client::builder()
-            .adapter(twilio_at(&server.uri()))
-            .adapter(backup.clone())
-            .failover(sms_sdk::Failover::OnEligibleRejection)
-            .retry(RetryPolicy::new(2, Duration::from_millis(1), Duration::from_millis(1)))
-            .build()
-            .unwrap();
-        let err = client.send(&message()).await.unwrap_err();
-        assert_eq!(err.kind(), ErrorKind::Unknown(UnknownReason::UnexpectedStatus));
-        assert!(!err.is_retry_safe());
-        assert_eq!(err.provider_error().and_then(|p| p.status()), Some(429));
-        assert_eq!(requests(&server).await.len(), 1);
-        assert!(backup.sent().is_empty());
-    }
+    let lookalike = json!({"code": 21211, "message": "Invalid 'To'", "status": 429});
+    super::assert_bare_429s_are_unknown(twilio_at, vec![json_reply(429, &lookalike)]).await;
 }
 
 #[tokio::test]

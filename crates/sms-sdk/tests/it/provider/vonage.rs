@@ -6,9 +6,8 @@ use base64::Engine as _;
 use serde_json::{Value, json};
 use sms_sdk::adapter::{Category, Delivery, Outcome, SupportStatus};
 use sms_sdk::provider::vonage::{self, Region, Vonage};
-use sms_sdk::testing::MemoryAdapter;
 use sms_sdk::testing::adapter_contract::{self, ExpectedBody, ExpectedRequest, Fixtures, Reply};
-use sms_sdk::{Adapter, Client, ErrorKind, Failover, Field, Message, RetryPolicy, Sender, UnknownReason};
+use sms_sdk::{Adapter, Client, ErrorKind, Field, Message, Sender, UnknownReason};
 use wiremock::ResponseTemplate;
 
 use super::{fixture, fixture_json, json_reply, outbound, requests, serve};
@@ -273,51 +272,8 @@ async fn t096_unsupported_fields_make_no_request() {
 
 #[tokio::test]
 async fn t177_and_t178_rate_limits_and_bare_429s() {
-    let retry = RetryPolicy::new(2, Duration::from_millis(1), Duration::from_millis(1));
-    let replies: Vec<(ResponseTemplate, bool)> = vec![
-        (
-            json_reply(
-                429,
-                &json!({"type": "https://developer.vonage.com/api-errors/messages#1000", "title": "1000", "detail": "Throttled"}),
-            ),
-            true,
-        ),
-        (
-            ResponseTemplate::new(429)
-                .set_body_raw(b"<html><body>429 Too Many Requests</body></html>".to_vec(), "text/html")
-                .insert_header("retry-after", "1"),
-            false,
-        ),
-        (ResponseTemplate::new(429), false),
-        (json_reply(429, &json!({"message": "rate limit exceeded"})), false),
-        (
-            json_reply(
-                429,
-                &json!({"type": "https://developer.vonage.com/api-errors/messages#1020", "title": "Invalid params"}),
-            ),
-            false,
-        ),
-    ];
-    for (reply, documented) in replies {
-        let server = serve(reply).await;
-        let backup = MemoryAdapter::builder().name("backup").build();
-        let client = Client::builder()
-            .adapter(vonage_at(&server.uri()))
-            .adapter(backup.clone())
-            .failover(Failover::OnEligibleRejection)
-            .retry(retry)
-            .build()
-            .unwrap();
-        let result = client.send(&message()).await;
-        if documented {
-            assert_eq!(result.unwrap().provider, "backup");
-            assert_eq!(requests(&server).await.len(), 2);
-        } else {
-            let err = result.unwrap_err();
-            assert_eq!(err.kind(), ErrorKind::Unknown(UnknownReason::UnexpectedStatus));
-            assert_eq!(err.provider_error().and_then(|p| p.status()), Some(429));
-            assert_eq!(requests(&server).await.len(), 1);
-            assert!(backup.sent().is_empty());
-        }
-    }
+    let documented = json!({"type": "https://developer.vonage.com/api-errors/messages#1000", "title": "1000", "detail": "Throttled"});
+    super::assert_documented_rate_limit_fails_over(vonage_at, json_reply(429, &documented)).await;
+    let lookalike = json!({"type": "https://developer.vonage.com/api-errors/messages#1020", "title": "Invalid params"});
+    super::assert_bare_429s_are_unknown(vonage_at, vec![json_reply(429, &lookalike)]).await;
 }
