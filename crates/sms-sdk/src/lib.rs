@@ -17,6 +17,7 @@
 pub mod adapter;
 mod client;
 mod coalesce;
+mod digest;
 pub mod encoding;
 pub mod error;
 mod failover;

@@ -4,7 +4,6 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
-use sha2::{Digest, Sha256};
 
 use crate::message::{Message, format_timestamp};
 
@@ -47,7 +46,7 @@ impl Fingerprint {
     /// The fingerprint of an already canonical JSON text.
     #[must_use]
     pub fn from_canonical(canonical: &str) -> Self {
-        Self(hex(&Sha256::digest(canonical.as_bytes())))
+        Self(crate::digest::sha256_hex(canonical.as_bytes()))
     }
 
     /// Wraps a stored fingerprint.
@@ -67,14 +66,6 @@ impl fmt::Debug for Fingerprint {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "Fingerprint({})", &self.0[..self.0.len().min(12)])
     }
-}
-
-fn hex(bytes: &[u8]) -> String {
-    use fmt::Write;
-    bytes.iter().fold(String::with_capacity(bytes.len() * 2), |mut s, b| {
-        let _ = write!(s, "{b:02x}");
-        s
-    })
 }
 
 fn is_empty_entry(entry: &Value) -> bool {

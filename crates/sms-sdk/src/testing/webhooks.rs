@@ -191,7 +191,7 @@ pub fn signed_plivo_v3_request<K: AsRef<str>, V: AsRef<str>>(
 pub fn signed_vonage_request(signature_secret: &str, url: &str, body: &str, iat: i64, jti: &str) -> SignedRequest {
     let claims = serde_json::json!({
         "iat": iat, "jti": jti, "iss": "Vonage",
-        "payload_hash": crate::webhook::sha256_hex(body.as_bytes()), "api_key": "test-key"
+        "payload_hash": crate::digest::sha256_hex(body.as_bytes()), "api_key": "test-key"
     });
     let token = crate::provider::vonage::sign_jwt(signature_secret, &claims);
     SignedRequest::new("POST", url, body)

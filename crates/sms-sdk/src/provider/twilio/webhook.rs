@@ -7,12 +7,13 @@ use ring::hmac;
 use serde_json::Value;
 
 use super::NAME;
+use crate::digest::sha256_hex;
 use crate::error::Error;
 use crate::redact::{Secret, js_trim};
 use crate::webhook::event::{DeliveryStatus, EventKind, Inbound, Keyword, KeywordKind, StatusUpdate};
 use crate::webhook::{
     Settings, SmsEvent, WebhookError, WebhookRequest, WebhookVerifier, decode_base64, encode_base64, first_values,
-    form_pairs, header, request_params, same_bytes, sha256_hex, split_url,
+    form_pairs, header, request_params, same_bytes, split_url,
 };
 
 /// The `X-Twilio-Signature` of `params` posted to `url`: base64 of HMAC-SHA1 keyed with the auth

@@ -8,13 +8,13 @@ use ring::hmac;
 use serde_json::Value;
 
 use super::NAME;
+use crate::digest::sha256_hex;
 use crate::error::Error;
 use crate::http::read_code;
 use crate::redact::Secret;
 use crate::webhook::event::{DeliveryStatus, EventKind, Inbound, StatusUpdate};
 use crate::webhook::{
-    Settings, SmsEvent, WebhookError, WebhookRequest, WebhookVerifier, header, parse_time, same_bytes, sha256_hex,
-    unix_seconds,
+    Settings, SmsEvent, WebhookError, WebhookRequest, WebhookVerifier, header, parse_time, same_bytes, unix_seconds,
 };
 
 fn base64url(bytes: &[u8]) -> String {
