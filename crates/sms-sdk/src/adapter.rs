@@ -192,15 +192,18 @@ pub enum Category {
     Compliance,
     /// A malformed request, or any unlisted 4xx.
     Request,
+    /// The provider could not be reached: DNS resolution, the connection or the TLS handshake
+    /// failed before any byte of the request was written, so nothing was sent.
+    Unreachable,
 }
 
 impl Category {
     /// Whether another provider might accept what this one refused: `Auth`, `RateLimited`,
-    /// `Sender` and `Account` yes; `Recipient`, `Compliance` and `Request` never.
+    /// `Sender`, `Account` and `Unreachable` yes; `Recipient`, `Compliance` and `Request` never.
     #[must_use]
     pub const fn allows_failover(self) -> bool {
         match self {
-            Self::Auth | Self::RateLimited | Self::Sender | Self::Account => true,
+            Self::Auth | Self::RateLimited | Self::Sender | Self::Account | Self::Unreachable => true,
             Self::Recipient | Self::Compliance | Self::Request => false,
         }
     }
@@ -216,6 +219,7 @@ impl Category {
             Self::Account => "account",
             Self::Compliance => "compliance",
             Self::Request => "request",
+            Self::Unreachable => "unreachable",
         }
     }
 }
@@ -231,7 +235,7 @@ impl fmt::Display for Category {
 #[serde(rename_all = "snake_case")]
 #[non_exhaustive]
 pub enum UnknownReason {
-    /// The connection failed after the request may have been sent (or could not be made).
+    /// The connection failed after the request may have been sent.
     Network,
     /// No response within the per-request timeout.
     Timeout,
@@ -455,7 +459,7 @@ mod tests {
 
     #[test]
     fn t066_failover_eligibility_by_category() {
-        for c in [Category::Auth, Category::RateLimited, Category::Sender, Category::Account] {
+        for c in [Category::Auth, Category::RateLimited, Category::Sender, Category::Account, Category::Unreachable] {
             assert!(c.allows_failover(), "{c}");
         }
         for c in [Category::Recipient, Category::Compliance, Category::Request] {

@@ -54,8 +54,9 @@ pub enum ErrorKind {
     },
     /// `before_send` refused the send (`policy_rejected`).
     PolicyRejected,
-    /// One provider proved it did not create the message (`provider_rejected`, `provider_auth`
-    /// or `provider_rate_limited`).
+    /// One provider proved it did not create the message (`provider_rejected`, `provider_auth`,
+    /// `provider_rate_limited`, or `provider_unreachable` when the request never left the
+    /// machine).
     Rejected(Category),
     /// Two or more providers rejected the message (`all_providers_rejected`).
     AllRejected,
@@ -86,6 +87,7 @@ impl ErrorKind {
             Self::PolicyRejected => "policy_rejected",
             Self::Rejected(Category::Auth) => "provider_auth",
             Self::Rejected(Category::RateLimited) => "provider_rate_limited",
+            Self::Rejected(Category::Unreachable) => "provider_unreachable",
             Self::Rejected(
                 Category::Recipient | Category::Sender | Category::Account | Category::Compliance | Category::Request,
             ) => "provider_rejected",
@@ -150,10 +152,10 @@ impl ProviderError {
         self
     }
 
-    /// Sets the provider's error code.
+    /// Sets the provider's error code (at most 64 characters, control characters removed).
     #[must_use]
     pub fn code(mut self, code: impl Into<String>) -> Self {
-        self.code = Some(code.into());
+        self.code = Some(bounded(&code.into(), 64));
         self
     }
 
@@ -164,10 +166,10 @@ impl ProviderError {
         self
     }
 
-    /// Sets the provider's request id.
+    /// Sets the provider's request id (at most 128 characters, control characters removed).
     #[must_use]
     pub fn request_id(mut self, id: impl Into<String>) -> Self {
-        self.request_id = Some(id.into());
+        self.request_id = Some(bounded(&id.into(), 128));
         self
     }
 
@@ -200,6 +202,12 @@ impl ProviderError {
     pub fn provider_request_id(&self) -> Option<&str> {
         self.request_id.as_deref()
     }
+}
+
+/// `text` without control characters, cut to `max` characters: identifiers a provider sends
+/// back are short, and anything longer is not one.
+fn bounded(text: &str, max: usize) -> String {
+    text.chars().filter(|c| !c.is_control()).take(max).collect()
 }
 
 /// One provider request of a send: safe to log (no body, number or option).
@@ -524,6 +532,7 @@ impl Error {
         let message = match rejection.category {
             Category::Auth => format!("{p} rejected the credentials{detail}"),
             Category::RateLimited => format!("{p} rate-limited the request; the message was not created{detail}"),
+            Category::Unreachable => format!("{p} could not be reached; nothing was sent{detail}"),
             c @ (Category::Recipient
             | Category::Sender
             | Category::Account
@@ -660,6 +669,7 @@ mod tests {
             (ErrorKind::Rejected(Category::Recipient), "provider_rejected", true),
             (ErrorKind::Rejected(Category::Auth), "provider_auth", true),
             (ErrorKind::Rejected(Category::RateLimited), "provider_rate_limited", true),
+            (ErrorKind::Rejected(Category::Unreachable), "provider_unreachable", true),
             (ErrorKind::AllRejected, "all_providers_rejected", true),
             (ErrorKind::Unknown(UnknownReason::Timeout), "handoff_unknown", false),
             (ErrorKind::Aborted, "aborted", true),

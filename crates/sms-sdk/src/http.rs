@@ -1,19 +1,47 @@
 //! The HTTP transport shared by the provider adapters, and the response rules they all follow.
 //!
-//! One pooled `reqwest` client per adapter, rustls on ring, no redirects and no automatic
-//! retries of any kind: the client decides every retry. Transport failures are all `Unknown`:
-//! a request that may have left the machine may have created a message.
+//! One pooled `reqwest` client per adapter, rustls on ring (configured on the client, never as
+//! a process-wide default), no redirects and no automatic retries of any kind: the client decides
+//! every retry.
+//!
+//! How a failure is classified depends on whether the request could have left the machine:
+//! - DNS resolution, connecting, a connect timeout or the TLS handshake failed: nothing was
+//!   written, so the provider proved nothing was created: `Rejected(Unreachable)`.
+//! - Anything after the connection was established (request written in part or whole, response
+//!   lost, timeout while waiting, a body over [`MAX_RESPONSE_BODY`]): `Unknown`.
+//!
+//! The connect phase gets its own budget (10 s, or 90 % of the request timeout when that is
+//! shorter), so a connect that hangs is reported as unreachable before the request timeout fires.
+//! TLS early data is off, so no request byte travels during the handshake.
 
+use std::fmt;
+use std::sync::Arc;
+use std::task::{Context, Poll};
 use std::time::{Duration, SystemTime};
 
 use base64::Engine as _;
 use http::{HeaderMap, HeaderValue, header};
 use serde_json::Value;
 
+use crate::adapter::BoxFuture;
 use crate::adapter::{Accepted, Category, Outcome, Rejection, Unknown, UnknownReason};
-use crate::error::{Error, ProviderError};
+use crate::error::{BoxError, Error, ProviderError};
 use crate::redact::Secret;
 use crate::retry::parse_retry_after;
+
+/// The largest provider response body read: 1 MiB. A longer one is `Unknown(MalformedResponse)`
+/// (the request was sent).
+pub(crate) const MAX_RESPONSE_BODY: usize = 1024 * 1024;
+/// The longest the connect phase (DNS, TCP, TLS) may take: 10 s.
+pub(crate) const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+/// Needles shorter than this are not scrubbed from provider text (a two-letter body would
+/// otherwise blank out ordinary words).
+const MIN_SCRUBBED_LEN: usize = 6;
+
+tokio::task_local! {
+    /// The connect budget of the request being sent on this task.
+    static CONNECT_BUDGET: Duration;
+}
 
 /// A request body, already encoded.
 pub(crate) enum Body {
@@ -23,36 +51,52 @@ pub(crate) enum Body {
     Json(Value),
 }
 
+/// One request to the provider.
+pub(crate) struct Post<'a> {
+    /// The path after the base URL.
+    pub(crate) path: &'a str,
+    /// The `Authorization` header value.
+    pub(crate) authorization: &'a Secret,
+    /// The encoded body.
+    pub(crate) body: Body,
+    /// The request timeout (connect included).
+    pub(crate) timeout: Duration,
+    /// The message text: scrubbed from anything the provider sends back, as secrets are.
+    pub(crate) text: &'a str,
+}
+
 /// A provider's HTTP endpoint and the pooled client that reaches it.
 #[derive(Clone)]
 pub(crate) struct Transport {
+    provider: &'static str,
     client: reqwest::Client,
     base_url: String,
+    secrets: Arc<[Secret]>,
 }
 
 impl Transport {
-    /// A transport to `base_url` (trailing slashes removed). HTTPS is the default; plain `http`
-    /// is accepted for an explicit override (the emulator, a local proxy).
-    pub(crate) fn new(provider: &str, base_url: &str) -> Result<Self, Error> {
+    /// A transport to `base_url` (trailing slashes removed) whose responses never carry any of
+    /// `secrets` on to errors or records. HTTPS is the default; plain `http` is accepted for an
+    /// explicit override (the emulator, a local proxy).
+    pub(crate) fn new(provider: &'static str, base_url: &str, secrets: Vec<Secret>) -> Result<Self, Error> {
         let base_url = base_url.trim_end_matches('/').to_owned();
-        let parsed = url::Url::parse(&base_url)
-            .map_err(|_| Error::configuration(format!("The {provider} base URL must be an absolute http(s) URL.")))?;
-        if !matches!(parsed.scheme(), "http" | "https") {
-            return Err(Error::configuration(format!("The {provider} base URL must be an absolute http(s) URL.")));
+        let invalid = || Error::configuration(format!("The {provider} base URL must be an absolute http(s) URL."));
+        let parsed = url::Url::parse(&base_url).map_err(|_| invalid())?;
+        if !matches!(parsed.scheme(), "http" | "https") || parsed.host_str().is_none_or(str::is_empty) {
+            return Err(invalid());
         }
-        // reqwest is built without a default TLS provider; ring is ours. An application that
-        // installed its own provider first keeps it.
-        let _ = rustls::crypto::ring::default_provider().install_default();
         let client = reqwest::Client::builder()
+            .tls_backend_preconfigured(tls_config(provider)?)
             .redirect(reqwest::redirect::Policy::none())
             .retry(reqwest::retry::never())
-            .connect_timeout(Duration::from_secs(10))
+            .connect_timeout(CONNECT_TIMEOUT)
+            .connector_layer(ConnectBudget)
             .build()
             .map_err(|e| {
                 Error::configuration(format!("Could not build the {provider} HTTP client."))
                     .with_source(std::sync::Arc::new(e))
             })?;
-        Ok(Self { client, base_url })
+        Ok(Self { provider, client, base_url, secrets: secrets.into() })
     }
 
     /// The base URL, without a trailing slash.
@@ -60,58 +104,216 @@ impl Transport {
         &self.base_url
     }
 
-    /// POSTs `body` to `path` and classifies the response with `interpret`; a transport failure
-    /// is `Unknown(Network)` (or `Timeout`).
+    /// Sends `post` and classifies the response with `interpret`: a failure before the request
+    /// could be written is `Rejected(Unreachable)`, any later transport failure
+    /// `Unknown(Network)` (or `Timeout`).
     pub(crate) async fn post(
         &self,
-        provider: &str,
-        path: &str,
-        authorization: &Secret,
-        body: Body,
-        timeout: Duration,
+        post: Post<'_>,
         interpret: impl FnOnce(u16, &HeaderMap, &[u8], SystemTime) -> Outcome,
     ) -> Outcome {
+        let provider = self.provider;
+        let mut auth = match HeaderValue::from_str(post.authorization.expose()) {
+            Ok(auth) => auth,
+            // Builders refuse credentials that cannot be sent; a custom one still never goes out blank.
+            Err(_) => {
+                let details = ProviderError::new(provider).message("the credentials cannot be sent in a header");
+                return Outcome::rejected(Category::Auth, details);
+            }
+        };
+        auth.set_sensitive(true);
         let mut request = self
             .client
-            .post(format!("{}{path}", self.base_url))
-            .timeout(timeout)
-            .header(header::ACCEPT, "application/json");
-        let mut auth = HeaderValue::from_str(authorization.expose()).unwrap_or_else(|_| HeaderValue::from_static(""));
-        auth.set_sensitive(true);
-        request = request.header(header::AUTHORIZATION, auth);
-        request = match body {
+            .post(format!("{}{}", self.base_url, post.path))
+            .timeout(post.timeout)
+            .header(header::ACCEPT, "application/json")
+            .header(header::AUTHORIZATION, auth);
+        request = match post.body {
             Body::Form(form) => request.header(header::CONTENT_TYPE, "application/x-www-form-urlencoded").body(form),
             Body::Json(json) => request.header(header::CONTENT_TYPE, "application/json").body(json.to_string()),
         };
         let started = std::time::Instant::now();
-        let result = async {
+        let exchange = async {
             let response = request.send().await?;
             let status = response.status().as_u16();
             let headers = response.headers().clone();
-            let body = response.bytes().await?;
+            let body = read_capped(response, MAX_RESPONSE_BODY).await?;
             Ok::<_, reqwest::Error>((status, headers, body))
-        }
-        .await;
+        };
+        let result = CONNECT_BUDGET.scope(connect_budget(post.timeout), exchange).await;
         match result {
-            Ok((status, headers, body)) => {
+            Ok((status, headers, Some(body))) => {
                 tracing::debug!(provider, status, elapsed = ?started.elapsed(), "provider responded");
+                let body =
+                    if (200..300).contains(&status) { body } else { self.scrub(body, post.authorization, post.text) };
                 interpret(status, &headers, &body, SystemTime::now())
             }
-            Err(error) => {
-                let reason = if error.is_timeout() { UnknownReason::Timeout } else { UnknownReason::Network };
-                tracing::debug!(provider, ?reason, elapsed = ?started.elapsed(), "provider request failed");
-                // Never keep reqwest's error text: it names the URL. The kind is enough.
-                let cause = if error.is_timeout() { "request timed out" } else { "request failed" };
-                Outcome::Unknown(Unknown { reason, details: None, cause: None }.with_cause(cause))
+            Ok((status, _, None)) => {
+                tracing::debug!(provider, status, "provider response body over the limit");
+                let details = ProviderError::new(provider)
+                    .http_status(status)
+                    .message(&format!("the response body is larger than {MAX_RESPONSE_BODY} bytes"));
+                Outcome::Unknown(Unknown {
+                    reason: UnknownReason::MalformedResponse,
+                    details: Some(details),
+                    cause: None,
+                })
+            }
+            Err(error) => classify(provider, &error, started.elapsed()),
+        }
+    }
+
+    /// `body` with every credential, the authorization header and the message text (and their
+    /// form- and JSON-encoded forms) replaced by `***`, so that a provider or proxy that echoes the
+    /// request cannot carry them into errors, logs or idempotency records.
+    fn scrub(&self, body: Vec<u8>, authorization: &Secret, text: &str) -> Vec<u8> {
+        let Ok(mut body) = String::from_utf8(body) else { return Vec::new() };
+        let auth = authorization.expose();
+        let credential = auth.split_once(' ').map_or(auth, |(_, value)| value);
+        let needles = self.secrets.iter().map(Secret::expose).chain([auth, credential, text]);
+        for needle in needles.filter(|n| n.chars().count() >= MIN_SCRUBBED_LEN) {
+            for form in encodings(needle) {
+                if body.contains(form.as_str()) {
+                    body = body.replace(form.as_str(), "***");
+                }
             }
         }
+        body.into_bytes()
     }
 }
 
-impl std::fmt::Debug for Transport {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+/// `needle` as written, form-encoded and JSON-escaped (each once).
+fn encodings(needle: &str) -> Vec<String> {
+    let mut forms = vec![needle.to_owned()];
+    let form: String = url::form_urlencoded::byte_serialize(needle.as_bytes()).collect();
+    let json = serde_json::to_string(needle).unwrap_or_default();
+    let json = json.strip_prefix('"').and_then(|j| j.strip_suffix('"')).unwrap_or_default().to_owned();
+    for encoded in [form, json] {
+        if !encoded.is_empty() && !forms.contains(&encoded) {
+            forms.push(encoded);
+        }
+    }
+    forms
+}
+
+/// How a transport failure is classified: before any byte was written it is `Unreachable`,
+/// afterwards unknown. Never keeps reqwest's error text (it names the URL).
+fn classify(provider: &'static str, error: &reqwest::Error, elapsed: Duration) -> Outcome {
+    if error.is_connect() {
+        let what = if error.is_timeout() { "the connection timed out" } else { "the connection failed" };
+        tracing::debug!(provider, ?elapsed, what, "provider unreachable; nothing was sent");
+        let details = ProviderError::new(provider).message(&format!("{what} before the request was sent"));
+        return Outcome::Rejected(Rejection { category: Category::Unreachable, retry_after: None, details });
+    }
+    let reason = if error.is_timeout() { UnknownReason::Timeout } else { UnknownReason::Network };
+    tracing::debug!(provider, ?reason, ?elapsed, "provider request failed");
+    let cause = if error.is_timeout() { "request timed out" } else { "request failed" };
+    Outcome::Unknown(Unknown { reason, details: None, cause: None }.with_cause(cause))
+}
+
+/// The connect budget of a request with `timeout`: 10 s, or 90 % of the timeout when shorter, so
+/// that a hanging connect fails as a connect error before the request timeout fires.
+fn connect_budget(timeout: Duration) -> Duration {
+    CONNECT_TIMEOUT.min(timeout.mul_f64(0.9))
+}
+
+/// Reads the body, or `None` when it is longer than `limit` (by its length header or as read).
+async fn read_capped(mut response: reqwest::Response, limit: usize) -> Result<Option<Vec<u8>>, reqwest::Error> {
+    let limit_u64 = u64::try_from(limit).unwrap_or(u64::MAX);
+    if response.content_length().is_some_and(|length| length > limit_u64) {
+        return Ok(None);
+    }
+    let mut body = Vec::new();
+    while let Some(chunk) = response.chunk().await? {
+        if body.len().saturating_add(chunk.len()) > limit {
+            return Ok(None);
+        }
+        body.extend_from_slice(&chunk);
+    }
+    Ok(Some(body))
+}
+
+/// The TLS configuration: ring, the platform's certificate verifier, HTTP/2 and HTTP/1.1 by
+/// ALPN, no early data. Set on the client, so the process-wide default provider is never touched.
+fn tls_config(provider: &str) -> Result<rustls::ClientConfig, Error> {
+    let failed = |e: rustls::Error| {
+        Error::configuration(format!("Could not configure TLS for {provider}.")).with_source(Arc::new(e))
+    };
+    let crypto = Arc::new(rustls::crypto::ring::default_provider());
+    let verifier = rustls_platform_verifier::Verifier::new(Arc::clone(&crypto)).map_err(failed)?;
+    let mut config = rustls::ClientConfig::builder_with_provider(crypto)
+        .with_safe_default_protocol_versions()
+        .map_err(failed)?
+        .dangerous()
+        .with_custom_certificate_verifier(Arc::new(verifier))
+        .with_no_client_auth();
+    config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
+    config.enable_early_data = false;
+    Ok(config)
+}
+
+/// A connector layer that bounds each connect by the budget of the request that started it
+/// (the task-local [`CONNECT_BUDGET`]; the 10 s default for a connect started elsewhere).
+#[derive(Debug, Clone, Copy)]
+struct ConnectBudget;
+
+impl<S> tower::Layer<S> for ConnectBudget {
+    type Service = Budgeted<S>;
+
+    fn layer(&self, inner: S) -> Self::Service {
+        Budgeted(inner)
+    }
+}
+
+/// A connector bounded by [`ConnectBudget`].
+#[derive(Debug, Clone)]
+struct Budgeted<S>(S);
+
+impl<S, R> tower::Service<R> for Budgeted<S>
+where
+    S: tower::Service<R, Error = BoxError>,
+    S::Future: Send + 'static,
+    S::Response: 'static,
+{
+    type Response = S::Response;
+    type Error = BoxError;
+    type Future = BoxFuture<'static, Result<S::Response, BoxError>>;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), BoxError>> {
+        self.0.poll_ready(cx)
+    }
+
+    fn call(&mut self, request: R) -> Self::Future {
+        let budget = CONNECT_BUDGET.try_with(|budget| *budget).unwrap_or(CONNECT_TIMEOUT);
+        let connect = self.0.call(request);
+        Box::pin(async move {
+            match tokio::time::timeout(budget, connect).await {
+                Ok(result) => result,
+                Err(_elapsed) => Err(std::io::Error::new(std::io::ErrorKind::TimedOut, "connect timed out").into()),
+            }
+        })
+    }
+}
+
+impl fmt::Debug for Transport {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Transport").field("base_url", &self.base_url).finish_non_exhaustive()
     }
+}
+
+/// Checks that a credential can be sent in a header: visible ASCII only (no space, newline or
+/// control character). `field` names it in the configuration error.
+pub(crate) fn check_credential(provider: &str, field: &str, value: &str) -> Result<(), Error> {
+    if value.is_empty() {
+        return Err(Error::configuration(format!("{provider} {field} is required.")));
+    }
+    if !value.bytes().all(|b| b.is_ascii_graphic()) {
+        return Err(Error::configuration(format!(
+            "{provider} {field} contains a character that cannot be sent in a header (space, newline, control or \
+             non-ASCII character)."
+        )));
+    }
+    Ok(())
 }
 
 /// `Basic base64(user:password)`.
@@ -239,8 +441,53 @@ mod tests {
 
     #[test]
     fn transport_needs_an_http_base_url() {
-        assert!(Transport::new("x", "ftp://example.com").is_err());
-        assert!(Transport::new("x", "not a url").is_err());
-        assert_eq!(Transport::new("x", "http://127.0.0.1:4010//").unwrap().base_url(), "http://127.0.0.1:4010");
+        assert!(Transport::new("x", "ftp://example.com", Vec::new()).is_err());
+        assert!(Transport::new("x", "not a url", Vec::new()).is_err());
+        assert!(Transport::new("x", "http://", Vec::new()).is_err());
+        let transport = Transport::new("x", "http://127.0.0.1:4010//", Vec::new()).unwrap();
+        assert_eq!(transport.base_url(), "http://127.0.0.1:4010");
+    }
+
+    #[test]
+    fn building_a_transport_installs_no_process_wide_tls_provider() {
+        let _ = Transport::new("x", "https://example.com", Vec::new()).unwrap();
+        assert!(rustls::crypto::CryptoProvider::get_default().is_none());
+    }
+
+    #[test]
+    fn the_connect_budget_stays_inside_the_request_timeout() {
+        assert_eq!(connect_budget(Duration::from_secs(30)), CONNECT_TIMEOUT);
+        assert_eq!(connect_budget(Duration::from_secs(10)), Duration::from_secs(9));
+        assert_eq!(connect_budget(Duration::from_millis(100)), Duration::from_millis(90));
+        assert_eq!(connect_budget(Duration::MAX), CONNECT_TIMEOUT);
+        assert_eq!(connect_budget(Duration::ZERO), Duration::ZERO);
+    }
+
+    #[test]
+    fn credentials_that_cannot_be_sent_are_configuration_errors_naming_the_field() {
+        assert!(check_credential("Telnyx", "api_key", "KEY0123abc").is_ok());
+        for bad in ["", "key\n", "key with space", "kéy", "key\u{7f}"] {
+            let error = check_credential("Telnyx", "api_key", bad).unwrap_err();
+            assert_eq!(error.kind(), crate::ErrorKind::Configuration);
+            assert!(error.to_string().contains("Telnyx api_key"), "{error}");
+            assert!(!error.to_string().contains(bad) || bad.is_empty(), "{error}");
+        }
+    }
+
+    #[test]
+    fn scrubbing_removes_secrets_the_header_and_the_text_in_every_encoding() {
+        let transport = Transport::new("x", "http://127.0.0.1:1", vec![Secret::new("tok/en+secret")]).unwrap();
+        let auth = basic_auth("AC1", "tok/en+secret");
+        let encoded_auth = auth.expose().strip_prefix("Basic ").unwrap().to_owned();
+        let text = "Your code is \"1234\" & more";
+        let echoed = format!(
+            "{{\"message\": \"tok/en+secret tok%2Fen%2Bsecret {encoded_auth} Your+code+is+%221234%22+%26+more \
+             Your code is \\\"1234\\\" & more\"}}"
+        );
+        let scrubbed = String::from_utf8(transport.scrub(echoed.into_bytes(), &auth, text)).unwrap();
+        assert_eq!(scrubbed, r#"{"message": "*** *** *** *** ***"}"#);
+        // Short texts are left alone: they would blank out ordinary words.
+        let kept = transport.scrub(b"hi there".to_vec(), &auth, "hi");
+        assert_eq!(kept, b"hi there");
     }
 }

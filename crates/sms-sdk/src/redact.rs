@@ -40,7 +40,10 @@ pub fn mask_phone_number(value: &str) -> String {
 /// space, and the result is cut to 200 UTF-16 units (199 and `…`).
 #[must_use]
 pub fn redact_text(text: &str) -> String {
-    let masked = mask_phone_runs(text);
+    // Only the first 200 units survive; masking looks a little further so that a number cut by
+    // the limit is still masked, but never at the whole of a huge text.
+    let head = text.char_indices().nth(4 * MAX_PROVIDER_TEXT).map_or(text, |(end, _)| text.get(..end).unwrap_or(text));
+    let masked = mask_phone_runs(head);
     let mut cleaned = String::with_capacity(masked.len());
     let mut in_control = false;
     for c in masked.chars() {

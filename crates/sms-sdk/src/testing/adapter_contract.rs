@@ -163,7 +163,8 @@ where
     record("maps a permanent rejection", harness.permanent().await);
     record("maps an eligible rejection", harness.eligible().await);
     record("maps a confirmed rate limit", harness.rate_limited().await);
-    record("network error is unknown", harness.network_error().await);
+    record("a refused connection is an unreachable rejection", harness.unreachable().await);
+    record("a connection lost after the request is unknown", harness.network_error().await);
     record("cancelled in flight is unknown", harness.cancelled_in_flight().await);
     record("malformed 2xx is unknown", harness.unknown_reply(&fixtures.malformed_success).await);
     record("non-JSON 2xx is unknown", harness.unknown_reply(&Reply::raw(200, "text/html", "<html>ok</html>")).await);
@@ -326,10 +327,33 @@ where
         }
     }
 
-    async fn network_error(&self) -> Check {
+    /// Nothing listens on the port: the request never left the machine.
+    async fn unreachable(&self) -> Check {
         let port = closed_port().await.map_err(|e| format!("could not reserve a port: {e}"))?;
         let adapter = (self.factory)(&format!("http://127.0.0.1:{port}"));
-        expect_unknown(adapter.send(&self.fixtures.message, &context()).await, Some(UnknownReason::Network))
+        match adapter.send(&self.fixtures.message, &context()).await {
+            Outcome::Rejected(rejection) if rejection.category == Category::Unreachable => Ok(()),
+            other @ (Outcome::Accepted(_) | Outcome::Rejected(_) | Outcome::Unknown(_)) => {
+                Err(format!("expected an unreachable rejection, got {other:?}"))
+            }
+        }
+    }
+
+    /// The server reads the request and closes the connection without answering: the message
+    /// may have been created.
+    async fn network_error(&self) -> Check {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.map_err(|e| e.to_string())?;
+        let address = listener.local_addr().map_err(|e| e.to_string())?;
+        let server = tokio::spawn(async move {
+            while let Ok((mut stream, _)) = listener.accept().await {
+                let mut buffer = vec![0; 64 * 1024];
+                let _ = tokio::io::AsyncReadExt::read(&mut stream, &mut buffer).await;
+            }
+        });
+        let adapter = (self.factory)(&format!("http://{address}"));
+        let outcome = adapter.send(&self.fixtures.message, &context()).await;
+        server.abort();
+        expect_unknown(outcome, Some(UnknownReason::Network))
     }
 
     async fn cancelled_in_flight(&self) -> Check {

@@ -27,7 +27,7 @@ use crate::adapter::{
     ALL_SENDER_TYPES, Adapter, AdapterInfo, Capabilities, Outcome, SendContext, Support, SupportStatus, ValidityRange,
 };
 use crate::error::Error;
-use crate::http::{Body, Transport, basic_auth};
+use crate::http::{Body, Post, Transport, basic_auth, check_credential};
 use crate::message::{OutboundMessage, Sender, SenderKind};
 use crate::options::{OptionKind, OptionSpec, OptionsSpec};
 use crate::redact::Secret;
@@ -121,14 +121,11 @@ impl PlivoBuilder {
     /// Checks the configuration and builds the adapter.
     ///
     /// # Errors
-    /// `Configuration` when the auth id or token is empty or the base URL is not http(s).
+    /// `Configuration` when the auth id or token is empty or holds a character that cannot be
+    /// sent in a header, or the base URL is not http(s).
     pub fn build(self) -> Result<Plivo, Error> {
-        if self.auth_id.is_empty() {
-            return Err(Error::configuration("Plivo auth_id is required."));
-        }
-        if self.auth_token.is_empty() {
-            return Err(Error::configuration("Plivo auth_token is required."));
-        }
+        check_credential("Plivo", "auth_id", &self.auth_id)?;
+        check_credential("Plivo", "auth_token", self.auth_token.expose())?;
         let notes = SUPPORT_NOTES.iter().map(|n| (*n).to_owned()).collect();
         let mut info = AdapterInfo::new(NAME, capabilities())
             .support(Support { status: SupportStatus::Partial, notes })
@@ -137,7 +134,7 @@ impl PlivoBuilder {
         let encoded_id: String = url::form_urlencoded::byte_serialize(self.auth_id.as_bytes()).collect();
         Ok(Plivo {
             info,
-            transport: Transport::new(NAME, &self.base_url)?,
+            transport: Transport::new(NAME, &self.base_url, vec![self.auth_token.clone()])?,
             path: format!("/v1/Account/{}/Message/", encoded_id.replace('+', "%20")),
             authorization: basic_auth(&self.auth_id, self.auth_token.expose()),
         })
@@ -181,7 +178,14 @@ impl Adapter for Plivo {
 
     async fn send(&self, message: &OutboundMessage, cx: &SendContext) -> Outcome {
         let body = Body::Json(request_body(message));
-        self.transport.post(NAME, &self.path, &self.authorization, body, cx.timeout, interpret).await
+        let post = Post {
+            path: &self.path,
+            authorization: &self.authorization,
+            body,
+            timeout: cx.timeout,
+            text: &message.body,
+        };
+        self.transport.post(post, interpret).await
     }
 }
 

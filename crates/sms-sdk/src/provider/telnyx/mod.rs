@@ -3,7 +3,7 @@
 //! ```
 //! use sms_sdk::provider::telnyx::Telnyx;
 //!
-//! let telnyx = Telnyx::builder("KEY_live_…").from("+15005550006").messaging_profile_id("profile-1").build()?;
+//! let telnyx = Telnyx::builder("KEY0123456789ABCDEF").from("+15005550006").messaging_profile_id("profile-1").build()?;
 //! # let _ = telnyx;
 //! # Ok::<(), sms_sdk::Error>(())
 //! ```
@@ -27,7 +27,7 @@ use crate::adapter::{
     ALL_SENDER_TYPES, Adapter, AdapterInfo, Capabilities, Outcome, SendContext, Support, SupportStatus,
 };
 use crate::error::Error;
-use crate::http::{Body, Transport};
+use crate::http::{Body, Post, Transport, check_credential};
 use crate::message::{OutboundMessage, Sender, SenderKind, format_timestamp};
 use crate::options::{OptionKind, OptionSpec, OptionsSpec};
 use crate::redact::Secret;
@@ -125,18 +125,17 @@ impl TelnyxBuilder {
     /// Checks the configuration and builds the adapter.
     ///
     /// # Errors
-    /// `Configuration` when the API key is empty or the base URL is not http(s).
+    /// `Configuration` when the API key is empty or holds a character that cannot be sent in a
+    /// header, or the base URL is not http(s).
     pub fn build(self) -> Result<Telnyx, Error> {
-        if self.api_key.is_empty() {
-            return Err(Error::configuration("Telnyx api_key is required."));
-        }
+        check_credential("Telnyx", "api_key", self.api_key.expose())?;
         let mut info = AdapterInfo::new(NAME, capabilities())
             .support(Support { status: SupportStatus::Supported, notes: Vec::new() })
             .provider_options(&OPTIONS);
         info.default_from = self.from;
         Ok(Telnyx {
             info,
-            transport: Transport::new(NAME, &self.base_url)?,
+            transport: Transport::new(NAME, &self.base_url, vec![self.api_key.clone()])?,
             messaging_profile_id: self.messaging_profile_id.filter(|id| !id.is_empty()),
             authorization: Secret::new(format!("Bearer {}", self.api_key.expose())),
         })
@@ -185,7 +184,14 @@ impl Adapter for Telnyx {
 
     async fn send(&self, message: &OutboundMessage, cx: &SendContext) -> Outcome {
         let body = Body::Json(request_body(message, self.messaging_profile_id.as_deref()));
-        self.transport.post(NAME, "/v2/messages", &self.authorization, body, cx.timeout, interpret).await
+        let post = Post {
+            path: "/v2/messages",
+            authorization: &self.authorization,
+            body,
+            timeout: cx.timeout,
+            text: &message.body,
+        };
+        self.transport.post(post, interpret).await
     }
 
     fn validate(&self, message: &OutboundMessage) -> Vec<Issue> {

@@ -29,7 +29,7 @@ use crate::adapter::{
     ALL_SENDER_TYPES, Adapter, AdapterInfo, Capabilities, Outcome, SendContext, Support, SupportStatus, ValidityRange,
 };
 use crate::error::Error;
-use crate::http::{Body, Transport, basic_auth};
+use crate::http::{Body, Post, Transport, basic_auth, check_credential};
 use crate::message::{OutboundMessage, Sender, SenderKind, format_timestamp};
 use crate::options::{OptionKind, OptionSpec, OptionsSpec};
 use crate::provider::is_prefixed_hex32;
@@ -180,24 +180,26 @@ impl TwilioBuilder {
     /// Checks the configuration and builds the adapter. Makes no request.
     ///
     /// # Errors
-    /// `Configuration` when the account SID is not `AC` + 32 hex characters, a secret is empty,
-    /// or the base URL is not an absolute http(s) URL.
+    /// `Configuration` when the account SID is not `AC` + 32 hex characters, a credential is
+    /// empty or holds a character that cannot be sent in a header, or the base URL is not an
+    /// absolute http(s) URL.
     pub fn build(self) -> Result<Twilio, Error> {
+        if self.account_sid.is_empty() {
+            return Err(Error::configuration("Twilio account_sid is required."));
+        }
         if !is_prefixed_hex32(&self.account_sid, "AC") {
             return Err(Error::configuration("Twilio account_sid must be AC followed by 32 hex characters."));
         }
-        let authorization = match &self.credentials {
-            Credentials::AuthToken(token) if token.is_empty() => {
-                return Err(Error::configuration("Twilio auth_token is required."));
+        let (authorization, secrets) = match &self.credentials {
+            Credentials::AuthToken(token) => {
+                check_credential("Twilio", "auth_token", token.expose())?;
+                (basic_auth(&self.account_sid, token.expose()), vec![token.clone()])
             }
-            Credentials::AuthToken(token) => basic_auth(&self.account_sid, token.expose()),
-            Credentials::ApiKey { sid, .. } if sid.is_empty() => {
-                return Err(Error::configuration("Twilio api_key_sid is required."));
+            Credentials::ApiKey { sid, secret } => {
+                check_credential("Twilio", "api_key_sid", sid)?;
+                check_credential("Twilio", "api_key_secret", secret.expose())?;
+                (basic_auth(sid, secret.expose()), vec![secret.clone()])
             }
-            Credentials::ApiKey { secret, .. } if secret.is_empty() => {
-                return Err(Error::configuration("Twilio api_key_secret is required."));
-            }
-            Credentials::ApiKey { sid, secret } => basic_auth(sid, secret.expose()),
         };
         let mut info = AdapterInfo::new(NAME, capabilities())
             .support(Support { status: SupportStatus::Supported, notes: Vec::new() })
@@ -205,7 +207,7 @@ impl TwilioBuilder {
         info.default_from = self.from;
         Ok(Twilio {
             info,
-            transport: Transport::new(NAME, &self.base_url)?,
+            transport: Transport::new(NAME, &self.base_url, secrets)?,
             path: format!("/2010-04-01/Accounts/{}/Messages.json", self.account_sid),
             authorization,
         })
@@ -252,7 +254,14 @@ impl Adapter for Twilio {
 
     async fn send(&self, message: &OutboundMessage, cx: &SendContext) -> Outcome {
         let body = Body::Form(form_body(message));
-        self.transport.post(NAME, &self.path, &self.authorization, body, cx.timeout, interpret).await
+        let post = Post {
+            path: &self.path,
+            authorization: &self.authorization,
+            body,
+            timeout: cx.timeout,
+            text: &message.body,
+        };
+        self.transport.post(post, interpret).await
     }
 
     fn validate(&self, message: &OutboundMessage) -> Vec<Issue> {

@@ -34,7 +34,7 @@ use crate::adapter::{
     ValidityRange,
 };
 use crate::error::{Error, ProviderError};
-use crate::http::{Body, Transport, basic_auth};
+use crate::http::{Body, Post, Transport, basic_auth, check_credential};
 use crate::message::{OutboundMessage, Sender, SenderKind};
 use crate::options::{OptionKind, OptionSpec, OptionsSpec};
 use crate::redact::Secret;
@@ -51,7 +51,7 @@ pub const SUPPORT_NOTES: [&str; 2] = [
     "Short codes and MMS are not supported: this adapter sends the SMS channel of the Messages API only.",
 ];
 
-const IMPORT_FAILED: &str = "The Vonage private key could not be imported as an RSA PKCS#8 key.";
+const SIGNING_FAILED: &str = "The Vonage application JWT could not be signed.";
 
 /// Vonage API hosts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -147,11 +147,10 @@ pub struct Vonage {
 #[derive(Clone)]
 enum Auth {
     Basic(Secret),
-    /// `None` when the key decoded but is not an RSA PKCS#8 key: every send is then rejected
-    /// (`Auth`) without a request.
+    /// An application id and its RSA key (checked when the adapter was built).
     Application {
         id: String,
-        key: Option<Arc<RsaKeyPair>>,
+        key: Arc<RsaKeyPair>,
     },
 }
 
@@ -208,24 +207,26 @@ impl VonageBuilder {
     /// Checks the configuration and builds the adapter.
     ///
     /// # Errors
-    /// `Configuration` for empty credentials, a private key that is not PEM, or a base URL that
-    /// is not http(s).
+    /// `Configuration` for empty credentials or ones with a character that cannot be sent in a
+    /// header, a private key that is not an RSA PKCS#8 PEM key, or a base URL that is not
+    /// http(s).
     pub fn build(self) -> Result<Vonage, Error> {
-        let (auth, capabilities) = match self.credentials {
+        let (auth, capabilities, secrets) = match self.credentials {
             Credentials::Basic { api_key, api_secret } => {
-                if api_key.is_empty() || api_secret.is_empty() {
-                    return Err(Error::configuration("Vonage api_key and api_secret are required."));
-                }
-                (Auth::Basic(basic_auth(&api_key, api_secret.expose())), basic_capabilities())
+                check_credential("Vonage", "api_key", &api_key)?;
+                check_credential("Vonage", "api_secret", api_secret.expose())?;
+                (Auth::Basic(basic_auth(&api_key, api_secret.expose())), basic_capabilities(), vec![api_secret])
             }
             Credentials::Application { id, private_key } => {
-                if id.is_empty() {
-                    return Err(Error::configuration("Vonage application_id is required for JWT auth."));
-                }
+                check_credential("Vonage", "application_id", &id)?;
                 let der = pem_to_der(private_key.expose())
                     .ok_or_else(|| Error::configuration("Vonage private_key must be a PKCS#8 PEM private key."))?;
-                let key = RsaKeyPair::from_pkcs8(&der).ok().map(Arc::new);
-                (Auth::Application { id, key }, jwt_capabilities())
+                // A key that decodes but is not an RSA PKCS#8 key could never sign: refuse it now,
+                // rather than as an authentication failure on every send.
+                let key = RsaKeyPair::from_pkcs8(&der).map_err(|_| {
+                    Error::configuration("Vonage private_key could not be imported as an RSA PKCS#8 private key.")
+                })?;
+                (Auth::Application { id, key: Arc::new(key) }, jwt_capabilities(), Vec::new())
             }
         };
         let notes = SUPPORT_NOTES.iter().map(|n| (*n).to_owned()).collect();
@@ -234,7 +235,7 @@ impl VonageBuilder {
             .provider_options(&OPTIONS);
         info.default_from = self.from;
         let base_url = self.base_url.as_deref().unwrap_or(self.region.base_url());
-        Ok(Vonage { info, transport: Transport::new(NAME, base_url)?, auth })
+        Ok(Vonage { info, transport: Transport::new(NAME, base_url, secrets)?, auth })
     }
 }
 
@@ -278,7 +279,7 @@ fn base64url(bytes: &[u8]) -> String {
 fn application_jwt(application_id: &str, key: &RsaKeyPair, now: SystemTime, jti: &str) -> Option<String> {
     let iat = now.duration_since(SystemTime::UNIX_EPOCH).map_or(0, |d| d.as_secs());
     let header = base64url(br#"{"alg":"RS256","typ":"JWT"}"#);
-    let claims = json!({"application_id": application_id, "iat": iat, "jti": jti, "exp": iat + 900});
+    let claims = json!({"application_id": application_id, "iat": iat, "jti": jti, "exp": iat.saturating_add(900)});
     let signing_input = format!("{header}.{}", base64url(claims.to_string().as_bytes()));
     let mut signature = vec![0; key.public().modulus_len()];
     key.sign(&RSA_PKCS1_SHA256, &SystemRandom::new(), signing_input.as_bytes(), &mut signature).ok()?;
@@ -332,19 +333,23 @@ impl Adapter for Vonage {
     async fn send(&self, message: &OutboundMessage, cx: &SendContext) -> Outcome {
         let authorization = match &self.auth {
             Auth::Basic(header) => header.clone(),
-            Auth::Application { id, key: Some(key) } => {
+            Auth::Application { id, key } => {
                 let jti = uuid::Uuid::new_v4().to_string();
                 match application_jwt(id, key, SystemTime::now(), &jti) {
                     Some(jwt) => Secret::new(format!("Bearer {jwt}")),
-                    None => return Outcome::rejected(Category::Auth, ProviderError::new(NAME).message(IMPORT_FAILED)),
+                    None => return Outcome::rejected(Category::Auth, ProviderError::new(NAME).message(SIGNING_FAILED)),
                 }
-            }
-            Auth::Application { key: None, .. } => {
-                return Outcome::rejected(Category::Auth, ProviderError::new(NAME).message(IMPORT_FAILED));
             }
         };
         let body = Body::Json(request_body(message));
-        self.transport.post(NAME, "/v1/messages", &authorization, body, cx.timeout, interpret).await
+        let post = Post {
+            path: "/v1/messages",
+            authorization: &authorization,
+            body,
+            timeout: cx.timeout,
+            text: &message.body,
+        };
+        self.transport.post(post, interpret).await
     }
 
     fn validate(&self, message: &OutboundMessage) -> Vec<Issue> {

@@ -63,7 +63,20 @@ pub(crate) fn text_body(request: &Request) -> String {
     String::from_utf8(request.body.clone()).unwrap()
 }
 
-/// A local port with nothing listening on it.
+/// A server that reads each request and closes the connection without answering.
+pub(crate) async fn closing_server() -> String {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let address = listener.local_addr().unwrap();
+    tokio::spawn(async move {
+        while let Ok((mut stream, _)) = listener.accept().await {
+            let mut buffer = vec![0; 64 * 1024];
+            let _ = tokio::io::AsyncReadExt::read(&mut stream, &mut buffer).await;
+        }
+    });
+    format!("http://{address}")
+}
+
+/// A loopback port with nothing listening on it.
 pub(crate) async fn closed_port() -> u16 {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     listener.local_addr().unwrap().port()

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use serde_json::json;
 use sms_sdk::testing::MemoryAdapter;
-use sms_sdk::{Client, ErrorKind, Failover, Message, Twilio, UnknownReason};
+use sms_sdk::{Category, Client, ErrorKind, Failover, Message, Twilio, UnknownReason};
 use tokio::io::AsyncReadExt;
 use wiremock::ResponseTemplate;
 
@@ -115,4 +115,163 @@ async fn failing_requests_never_log_or_report_secrets_bodies_or_numbers() {
         assert!(!text.contains("48213957"), "{text}");
         assert!(!text.contains("4155550123"), "{text}");
     }
+}
+
+/// A loopback port with nothing listening on it.
+async fn closed_port() -> String {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let address = listener.local_addr().unwrap();
+    drop(listener);
+    format!("http://{address}")
+}
+
+/// A TCP server that accepts and closes at once: a TLS handshake with it always fails.
+async fn refusing_tls_server() -> String {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let address = listener.local_addr().unwrap();
+    tokio::spawn(async move {
+        while let Ok((stream, _)) = listener.accept().await {
+            drop(stream);
+        }
+    });
+    format!("https://{address}")
+}
+
+/// A listener whose accept queue is full and never drained: a new connect hangs.
+fn full_backlog() -> (String, Vec<std::net::TcpStream>, socket2::Socket) {
+    let socket = socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None).unwrap();
+    socket.bind(&"127.0.0.1:0".parse::<std::net::SocketAddr>().unwrap().into()).unwrap();
+    socket.listen(0).unwrap();
+    let address = socket.local_addr().unwrap().as_socket().unwrap();
+    let mut held = Vec::new();
+    for _ in 0..4 {
+        if let Ok(stream) = std::net::TcpStream::connect_timeout(&address, Duration::from_millis(100)) {
+            held.push(stream);
+        }
+    }
+    (format!("http://{address}"), held, socket)
+}
+
+#[tokio::test]
+async fn a_refused_connection_is_an_unreachable_rejection_that_fails_over() {
+    let backup = MemoryAdapter::builder().name("backup").build();
+    let client = with_backup(twilio(&closed_port().await, "test-token"), &backup);
+    let receipt = client.send(&crate::message()).await.unwrap();
+    assert_eq!(receipt.provider, "backup");
+    assert_eq!(receipt.attempted_providers, ["twilio", "backup"]);
+    assert_eq!(backup.sent().len(), 1);
+
+    let client = Client::builder().adapter(twilio(&closed_port().await, "test-token")).build().unwrap();
+    let err = client.send(&crate::message()).await.unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Rejected(Category::Unreachable));
+    assert_eq!(err.code(), "provider_unreachable");
+    assert!(err.is_retry_safe());
+    assert!(err.to_string().contains("nothing was sent"), "{err}");
+}
+
+#[tokio::test]
+async fn a_failed_tls_handshake_is_an_unreachable_rejection() {
+    let client = Client::builder().adapter(twilio(&refusing_tls_server().await, "test-token")).build().unwrap();
+    let err = client.send(&crate::message()).await.unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Rejected(Category::Unreachable));
+}
+
+#[tokio::test]
+async fn a_connect_that_hangs_is_unreachable_before_the_request_timeout() {
+    let (base, _held, _listener) = full_backlog();
+    let client =
+        Client::builder().adapter(twilio(&base, "test-token")).timeout(Duration::from_millis(400)).build().unwrap();
+    let started = std::time::Instant::now();
+    let err = client.send(&crate::message()).await.unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Rejected(Category::Unreachable), "{err:?}");
+    // It waited for the connect budget (90 % of the timeout), not for a refusal.
+    let elapsed = started.elapsed();
+    assert!(elapsed >= Duration::from_millis(300) && elapsed < Duration::from_secs(2), "{elapsed:?}");
+}
+
+#[tokio::test]
+async fn an_unresolvable_host_is_an_unreachable_rejection() {
+    let client = Client::builder()
+        .adapter(twilio("http://sms-sdk-test.invalid", "test-token"))
+        .timeout(Duration::from_secs(3))
+        .build()
+        .unwrap();
+    let err = client.send(&crate::message()).await.unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Rejected(Category::Unreachable), "{err:?}");
+}
+
+#[tokio::test]
+async fn an_unreachable_rejection_releases_the_idempotency_key() {
+    let store = sms_sdk::idempotency::MemoryStore::new();
+    let client = Client::builder()
+        .adapter(twilio(&closed_port().await, "test-token"))
+        .idempotency(store.clone())
+        .build()
+        .unwrap();
+    let message = crate::message().idempotency_key("unreachable-1");
+    let err = client.send(&message).await.unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Rejected(Category::Unreachable));
+    let record = sms_sdk::idempotency::IdempotencyStore::get(&store, "unreachable-1").await.unwrap().unwrap();
+    assert_eq!(record.state(), sms_sdk::idempotency::State::Rejected);
+    // The same key sends again later.
+    let server =
+        serve(json_reply(201, &json!({"sid": "SM0123456789abcdef0123456789abcdef", "status": "queued"}))).await;
+    let client = Client::builder().adapter(twilio(&server.uri(), "test-token")).idempotency(store).build().unwrap();
+    assert!(!client.send(&message).await.unwrap().replayed);
+}
+
+#[tokio::test]
+async fn a_response_body_over_one_mebibyte_is_unknown_malformed() {
+    let huge = "x".repeat(1024 * 1024 + 1);
+    for (status, body) in [(201, huge.clone()), (400, huge)] {
+        let server = serve(ResponseTemplate::new(status).set_body_string(body)).await;
+        let client = Client::builder().adapter(twilio(&server.uri(), "test-token")).build().unwrap();
+        let err = client.send(&crate::message()).await.unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::Unknown(UnknownReason::MalformedResponse), "{status}");
+    }
+    // Just under the limit is read and classified as usual.
+    let padding = "x".repeat(1024 * 1024 - 200);
+    let body = json!({"code": 21211, "message": "invalid", "padding": padding});
+    let server = serve(json_reply(400, &body)).await;
+    let client = Client::builder().adapter(twilio(&server.uri(), "test-token")).build().unwrap();
+    let err = client.send(&crate::message()).await.unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Rejected(Category::Recipient));
+}
+
+#[tokio::test]
+async fn a_provider_that_echoes_the_request_leaks_no_secret_or_body() {
+    let token = "echoed-auth-token-value";
+    let body = "Your one-time code is 583920, do not share";
+    let store = sms_sdk::idempotency::MemoryStore::new();
+    // An echoing proxy: Twilio's error shape with the whole request (headers and form) as text.
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let address = listener.local_addr().unwrap();
+    tokio::spawn(async move {
+        while let Ok((mut stream, _)) = listener.accept().await {
+            let mut request = vec![0; 64 * 1024];
+            let n = stream.read(&mut request).await.unwrap_or(0);
+            let text = String::from_utf8_lossy(&request[..n]).into_owned();
+            let reply = json!({"code": 21211, "message": format!("bad request: {text}")}).to_string();
+            let response = format!(
+                "HTTP/1.1 400 Bad Request\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{reply}",
+                reply.len()
+            );
+            let _ = tokio::io::AsyncWriteExt::write_all(&mut stream, response.as_bytes()).await;
+        }
+    });
+    let client = Client::builder()
+        .adapter(twilio(&format!("http://{address}"), token))
+        .idempotency(store.clone())
+        .build()
+        .unwrap();
+    let err = client.send(&Message::new(crate::TO, body).idempotency_key("echo-1")).await.unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Rejected(Category::Recipient));
+    let record = sms_sdk::idempotency::IdempotencyStore::get(&store, "echo-1").await.unwrap().unwrap();
+    let rendered = format!("{err} {err:?} {} {record:?}", serde_json::to_string(&err).unwrap());
+    assert!(rendered.contains("bad request"), "{rendered}");
+    for secret in [token, "583920", "one-time", "4155550123"] {
+        assert!(!rendered.contains(secret), "{secret} in {rendered}");
+    }
+    let basic = base64::Engine::encode(&base64::engine::general_purpose::STANDARD, format!("{SID}:{token}"));
+    assert!(!rendered.contains(&basic), "{rendered}");
 }

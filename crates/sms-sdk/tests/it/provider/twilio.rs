@@ -177,13 +177,17 @@ async fn t132_unknown_outcomes() {
     assert!(
         matches!(interpret(200, &[], "<html>ok</html>"), Outcome::Unknown(u) if u.reason == UnknownReason::MalformedResponse)
     );
-    // A network failure and a held request, over real sockets.
+    // A network failure and a held request, over real sockets. The reference's "network" case is
+    // a connection lost after the request; a refused connection never sent anything, so it is an
+    // unreachable rejection (decisions.md, "Never left the machine").
+    let cx = SendContext::new(1, None, Duration::from_secs(5));
+    let adapter = twilio_at(&super::closing_server().await);
+    let outcome = sms_sdk::Adapter::send(&adapter, &outbound(&message()), &cx).await;
+    assert!(matches!(&outcome, Outcome::Unknown(u) if u.reason == UnknownReason::Network), "{outcome:?}");
     let port = super::closed_port().await;
     let adapter = twilio_at(&format!("http://127.0.0.1:{port}"));
-    let outcome =
-        sms_sdk::Adapter::send(&adapter, &outbound(&message()), &SendContext::new(1, None, Duration::from_secs(5)))
-            .await;
-    assert!(matches!(&outcome, Outcome::Unknown(u) if u.reason == UnknownReason::Network), "{outcome:?}");
+    let outcome = sms_sdk::Adapter::send(&adapter, &outbound(&message()), &cx).await;
+    assert!(matches!(&outcome, Outcome::Rejected(r) if r.category == sms_sdk::Category::Unreachable), "{outcome:?}");
     let server = serve(created().set_delay(Duration::from_secs(30))).await;
     let client =
         Client::builder().adapter(twilio_at(&server.uri())).timeout(Duration::from_millis(200)).build().unwrap();

@@ -190,15 +190,16 @@ async fn t169_pem_with_literal_newlines() {
     assert_valid_jwt(&bearer_for(&escaped).await);
 }
 
-#[tokio::test]
-async fn t170_a_key_that_is_not_rsa_is_rejected_without_a_request() {
-    let server = serve(json_reply(202, &json!({"message_uuid": MESSAGE_UUID}))).await;
+/// The reference rejects every send (`auth`, no request) when the key cannot be imported; we
+/// refuse it when the adapter is built (decisions.md, "Secrets and provider text": an unparsable
+/// Vonage private key is a configuration error), so it never triggers failover.
+#[test]
+fn t170_a_key_that_is_not_rsa_is_refused_at_build() {
     let pem = "-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----";
-    let adapter = Vonage::application("app-123", pem).from("+15005550006").base_url(server.uri()).build().unwrap();
-    let err = Client::builder().adapter(adapter).build().unwrap().send(&message()).await.unwrap_err();
-    assert_eq!(err.kind(), ErrorKind::Rejected(Category::Auth));
-    assert!(err.to_string().contains("could not be imported"));
-    assert!(requests(&server).await.is_empty());
+    let err = Vonage::application("app-123", pem).from("+15005550006").build().unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Configuration);
+    assert!(err.to_string().contains("could not be imported"), "{err}");
+    assert!(err.to_string().contains("private_key"), "{err}");
 }
 
 #[test]
