@@ -150,6 +150,10 @@ pub struct ClientBuilder {
     stale_after: Duration,
 }
 
+/// The longest duration a client accepts (timeouts, TTLs, stale limits): 10 years. Longer ones
+/// are mistakes, and would overflow clocks and stored expiry times.
+pub(crate) const MAX_DURATION: Duration = Duration::from_secs(10 * 366 * 24 * 60 * 60);
+
 /// A new send id: `sms_` and 32 lowercase hex characters.
 pub(crate) fn new_send_id() -> String {
     format!("sms_{}", uuid::Uuid::new_v4().simple())
@@ -427,7 +431,8 @@ impl ClientBuilder {
         self
     }
 
-    /// Sets the timeout of each provider request (10 s by default; must be above zero).
+    /// Sets the timeout of each provider request (10 s by default; above zero and at most 10
+    /// years).
     pub fn timeout(mut self, timeout: Duration) -> Self {
         self.timeout = timeout;
         self
@@ -457,15 +462,16 @@ impl ClientBuilder {
         self
     }
 
-    /// How long accepted and rejected records are kept (24 h by default). Unknown records are
-    /// kept until an operator settles them.
+    /// How long accepted and rejected records are kept (24 h by default, at most 10 years).
+    /// Unknown records are kept until an operator settles them.
     pub fn idempotency_ttl(mut self, ttl: Duration) -> Self {
         self.ttl = ttl;
         self
     }
 
-    /// Age after which a reservation counts as an unknown outcome (300 s by default). Keep it
-    /// above the slowest possible send: timeout × attempts × adapters, plus backoff.
+    /// Age after which a reservation counts as an unknown outcome (300 s by default, at most 10
+    /// years). Keep it above the slowest possible send: timeout × attempts × adapters, plus
+    /// backoff.
     pub fn stale_reservation(mut self, after: Duration) -> Self {
         self.stale_after = after;
         self
@@ -492,8 +498,8 @@ impl ClientBuilder {
     /// Builds the client. Makes no request.
     ///
     /// # Errors
-    /// `Configuration` when there is no adapter, two adapters share a name, or the timeout is
-    /// zero.
+    /// `Configuration` when there is no adapter, two adapters share a name, the timeout is zero,
+    /// or a duration (timeout, idempotency TTL, stale limit) is over 10 years.
     pub fn build(self) -> Result<Client, Error> {
         if self.adapters.is_empty() {
             return Err(Error::configuration("A client needs at least one adapter."));
@@ -507,6 +513,13 @@ impl ClientBuilder {
         }
         if self.timeout.is_zero() {
             return Err(Error::configuration("The request timeout must be greater than zero."));
+        }
+        for (name, value) in
+            [("timeout", self.timeout), ("idempotency_ttl", self.ttl), ("stale_reservation", self.stale_after)]
+        {
+            if value > MAX_DURATION {
+                return Err(Error::configuration(format!("{name} must be at most 10 years.")));
+            }
         }
         Ok(Client {
             inner: Arc::new(Inner {

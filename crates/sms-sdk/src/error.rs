@@ -611,8 +611,11 @@ impl Error {
         e
     }
 
+    /// A store failure; the message carries the store's reason (which names the store without
+    /// credentials).
     pub(crate) fn store(source: BoxError) -> Self {
-        Self::new(ErrorKind::Store, "The idempotency store failed; nothing was sent.").with_source(Arc::from(source))
+        let message = format!("The idempotency store failed; nothing was sent: {source}");
+        Self::new(ErrorKind::Store, message).with_source(Arc::from(source))
     }
 }
 

@@ -1,5 +1,7 @@
 //! Sends through one memory adapter: results, senders, rejections and unknown outcomes.
 
+use std::time::Duration;
+
 use sms_sdk::adapter::Category;
 use sms_sdk::message::SenderKind;
 use sms_sdk::testing::{
@@ -134,4 +136,42 @@ async fn capabilities_list_adapters_in_order() {
     assert_eq!(client.capabilities()[0].default_from, Some(Sender::phone("+15005550006")));
     assert!(client.capabilities()[0].capabilities.mms);
     let _ = TO;
+}
+
+#[test]
+fn absurd_durations_are_refused_at_build() {
+    let ten_years = Duration::from_secs(10 * 365 * 24 * 3600);
+    for (name, builder) in [
+        ("idempotency_ttl", Client::builder().adapter(MemoryAdapter::new()).idempotency_ttl(Duration::MAX)),
+        ("stale_reservation", Client::builder().adapter(MemoryAdapter::new()).stale_reservation(Duration::MAX)),
+        ("timeout", Client::builder().adapter(MemoryAdapter::new()).timeout(Duration::MAX)),
+    ] {
+        let err = builder.build().unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::Configuration, "{name}");
+        assert!(err.to_string().contains(name), "{err}");
+    }
+    let client = Client::builder()
+        .adapter(MemoryAdapter::new())
+        .idempotency_ttl(ten_years)
+        .stale_reservation(ten_years)
+        .timeout(ten_years)
+        .build();
+    assert!(client.is_ok());
+}
+
+#[tokio::test]
+async fn the_longest_ttl_sends_and_replays_without_overflow() {
+    let memory = MemoryAdapter::new();
+    let client = Client::builder()
+        .adapter(memory.clone())
+        .idempotency(sms_sdk::idempotency::MemoryStore::new())
+        .idempotency_ttl(Duration::from_secs(10 * 365 * 24 * 3600))
+        .build()
+        .unwrap();
+    let message = message().idempotency_key("long-ttl");
+    let first = client.send(&message).await.unwrap();
+    let second = client.send(&message).await.unwrap();
+    assert!(second.replayed);
+    assert_eq!(first.provider_id, second.provider_id);
+    assert_eq!(memory.sent().len(), 1);
 }

@@ -178,6 +178,43 @@ async fn t051_a_failed_finalize_keeps_the_outcome_and_the_key_held() {
     assert_eq!(memory.sent().len(), 1);
 }
 
+/// A store whose `reserve` always fails with a reason.
+struct ReserveFails;
+
+impl IdempotencyStore for ReserveFails {
+    fn get<'a>(&'a self, _: &'a str) -> BoxFuture<'a, Result<Option<Record>, StoreError>> {
+        Box::pin(async { Ok(None) })
+    }
+    fn reserve<'a>(
+        &'a self,
+        _: &'a str,
+        _: &'a Fingerprint,
+        _: SystemTime,
+    ) -> BoxFuture<'a, Result<Reservation, StoreError>> {
+        Box::pin(async { Err(StoreError::new("database disk image is malformed (sqlite:/tmp/state.db)")) })
+    }
+    fn finalize<'a>(
+        &'a self,
+        _: &'a str,
+        _: &'a ReservationId,
+        _: FinalRecord,
+        _: Duration,
+        _: SystemTime,
+    ) -> BoxFuture<'a, Result<Finalized, StoreError>> {
+        Box::pin(async { Ok(Finalized::NotOwner) })
+    }
+}
+
+#[tokio::test]
+async fn a_store_failure_says_why_and_sends_nothing() {
+    let memory = MemoryAdapter::new();
+    let err = client(&memory, ReserveFails).send(&appointment()).await.unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Store);
+    assert!(err.to_string().contains("nothing was sent"), "{err}");
+    assert!(err.to_string().contains("database disk image is malformed (sqlite:/tmp/state.db)"), "{err}");
+    assert!(memory.sent().is_empty());
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn t052_concurrent_reserves_have_one_winner() {
     let store = Arc::new(MemoryStore::new());
