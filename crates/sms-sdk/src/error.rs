@@ -516,7 +516,7 @@ impl Error {
     }
 
     pub(crate) fn policy_rejected(reason: Option<String>) -> Self {
-        let mut e = Self::new(ErrorKind::PolicyRejected, "Send blocked by the beforeSend policy.");
+        let mut e = Self::new(ErrorKind::PolicyRejected, "Send blocked by the before_send policy.");
         e.inner.policy_reason = reason;
         e
     }

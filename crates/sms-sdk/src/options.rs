@@ -121,10 +121,10 @@ fn as_integer(n: &Number) -> Option<i64> {
 pub fn parse_entry(adapter: &str, spec: Option<&OptionsSpec>, entry: &Value) -> Result<Vec<ProviderField>, Vec<Issue>> {
     let issue = |code: IssueCode, message: String| Issue::new(code, Field::ProviderOptions, message).provider(adapter);
     let Some(spec) = spec else {
-        return Err(vec![issue(IssueCode::UnsupportedField, format!("{adapter} accepts no providerOptions."))]);
+        return Err(vec![issue(IssueCode::UnsupportedField, format!("{adapter} accepts no provider_options."))]);
     };
     let Value::Object(entry) = entry else {
-        return Err(vec![issue(IssueCode::InvalidField, format!("providerOptions.{adapter} must be an object."))]);
+        return Err(vec![issue(IssueCode::InvalidField, format!("provider_options.{adapter} must be an object."))]);
     };
 
     let mut issues = Vec::new();
@@ -145,7 +145,7 @@ pub fn parse_entry(adapter: &str, spec: Option<&OptionsSpec>, entry: &Value) -> 
         } else {
             issues.push(issue(
                 IssueCode::InvalidField,
-                format!("providerOptions.{adapter}.{} has an invalid value.", option.name),
+                format!("provider_options.{adapter}.{} has an invalid value.", option.name),
             ));
         }
     }
@@ -159,7 +159,7 @@ pub fn parse_entry(adapter: &str, spec: Option<&OptionsSpec>, entry: &Value) -> 
                 if key.is_empty() {
                     issues.push(issue(
                         IssueCode::InvalidField,
-                        format!("providerOptions.{adapter}.extra has an empty key."),
+                        format!("provider_options.{adapter}.extra has an empty key."),
                     ));
                 } else if spec.reserved.iter().any(|r| r.to_lowercase() == lower) {
                     issues.push(issue(
@@ -176,13 +176,13 @@ pub fn parse_entry(adapter: &str, spec: Option<&OptionsSpec>, entry: &Value) -> 
                 } else {
                     issues.push(issue(
                         IssueCode::InvalidField,
-                        format!("providerOptions.{adapter}.extra.{key} must be a string, number or boolean."),
+                        format!("provider_options.{adapter}.extra.{key} must be a string, number or boolean."),
                     ));
                 }
             }
         }
         Some(_) => {
-            issues.push(issue(IssueCode::InvalidField, format!("providerOptions.{adapter}.extra must be an object.")))
+            issues.push(issue(IssueCode::InvalidField, format!("provider_options.{adapter}.extra must be an object.")))
         }
     }
 

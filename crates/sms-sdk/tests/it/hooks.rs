@@ -55,7 +55,8 @@ async fn t073_policy_reason_never_leaks() {
         .build()
         .unwrap();
     let err = client.send(&message()).await.unwrap_err();
-    assert_eq!(err.to_string(), "Send blocked by the beforeSend policy.");
+    // The reference's fixed message, with the Rust name of the hook.
+    assert_eq!(err.to_string(), "Send blocked by the before_send policy.");
     let failures = events(&log, "failure");
     assert_eq!(failures.len(), 1);
     let everything =
