@@ -106,10 +106,12 @@ enum IdempotencyCommand {
 /// `idempotency list` flags.
 #[derive(Debug, Args)]
 pub(crate) struct ListArgs {
-    /// Store URL (default: SMS_SDK_STORE, else sqlite:.sms-sdk/state.db).
+    /// Store URL (default: SMS_SDK_STORE, else state.db in the user's data directory, or
+    /// emulator.db there when no provider is configured).
     #[arg(long)]
     pub(crate) store: Option<String>,
-    /// A state (reserved, accepted, rejected, unknown) or `unresolved`.
+    /// A state (reserved, accepted, rejected, unknown) or `unresolved` (unknown and stale
+    /// reserved keys, plus reservations still in progress, with their age).
     #[arg(long)]
     pub(crate) state: Option<String>,
     /// The stale limit in seconds for `unresolved` (default 300); for other listings, only
@@ -126,6 +128,10 @@ pub(crate) struct ListArgs {
 pub(crate) struct ShowArgs {
     /// The key.
     pub(crate) key: String,
+    /// The stale-reservation limit in seconds (default 300): when a reservation becomes
+    /// resolvable.
+    #[arg(long, value_name = "SECS")]
+    pub(crate) older_than: Option<u64>,
     /// Store URL.
     #[arg(long)]
     pub(crate) store: Option<String>,

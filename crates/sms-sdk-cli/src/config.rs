@@ -55,9 +55,104 @@ pub(crate) fn provider_env(provider: &str) -> ProviderEnv {
     }
 }
 
-/// Whether every required group of `provider` has a variable set.
-pub(crate) fn is_configured(env: &Env, provider: &str) -> bool {
-    provider_env(provider).required.iter().all(|group| group.iter().any(|name| env.get(name).is_some()))
+/// The variables that carry a credential into a request header: visible ASCII only.
+const HEADER_VARIABLES: [&str; 9] = [
+    "TWILIO_ACCOUNT_SID",
+    "TWILIO_AUTH_TOKEN",
+    "TWILIO_API_KEY_SID",
+    "TWILIO_API_KEY_SECRET",
+    "TELNYX_API_KEY",
+    "PLIVO_AUTH_ID",
+    "PLIVO_AUTH_TOKEN",
+    "VONAGE_API_KEY",
+    "VONAGE_API_SECRET",
+];
+
+/// Every variable of `provider` that `send` reads, its base URL override included.
+fn send_variables(provider: &str) -> impl Iterator<Item = String> {
+    let table = provider_env(provider);
+    let listed = table.required.iter().flat_map(|group| group.iter()).chain(table.optional).map(|n| (*n).to_owned());
+    listed.chain(std::iter::once(base_url_variable(provider)))
+}
+
+/// `SMS_SDK_<PROVIDER>_BASE_URL`.
+fn base_url_variable(provider: &str) -> String {
+    format!("SMS_SDK_{}_BASE_URL", provider.to_ascii_uppercase())
+}
+
+/// Whether any variable of `provider` is set: the user meant to configure it.
+pub(crate) fn is_mentioned(env: &Env, provider: &str) -> bool {
+    send_variables(provider).any(|name| env.get(&name).is_some())
+}
+
+/// Whether any provider variable at all is set. Only when none is does the embedded emulator
+/// stand in.
+pub(crate) fn any_mentioned(env: &Env) -> bool {
+    PROVIDERS.iter().any(|p| is_mentioned(env, p))
+}
+
+/// What `provider` still needs before it can send, as the variables to set.
+pub(crate) fn missing(env: &Env, provider: &str) -> Vec<&'static str> {
+    let set = |name: &str| env.get(name).is_some();
+    let mut missing = Vec::new();
+    let mut need = |name: &'static str| {
+        if !set(name) {
+            missing.push(name);
+        }
+    };
+    match provider {
+        "twilio" => {
+            need("TWILIO_ACCOUNT_SID");
+            if !set("TWILIO_AUTH_TOKEN") {
+                if set("TWILIO_API_KEY_SID") || set("TWILIO_API_KEY_SECRET") {
+                    need("TWILIO_API_KEY_SID");
+                    need("TWILIO_API_KEY_SECRET");
+                } else {
+                    need("TWILIO_AUTH_TOKEN");
+                }
+            }
+        }
+        "telnyx" => need("TELNYX_API_KEY"),
+        "plivo" => {
+            need("PLIVO_AUTH_ID");
+            need("PLIVO_AUTH_TOKEN");
+        }
+        _ => {
+            // As `adapter` builds it: an API key means Basic auth, else an application.
+            let application = set("VONAGE_APPLICATION_ID") || set("VONAGE_PRIVATE_KEY");
+            if !set("VONAGE_API_KEY") && application {
+                need("VONAGE_APPLICATION_ID");
+                need("VONAGE_PRIVATE_KEY");
+            } else {
+                need("VONAGE_API_KEY");
+                need("VONAGE_API_SECRET");
+            }
+        }
+    }
+    missing
+}
+
+/// Checks that `provider`'s environment is complete and sendable: every missing variable, or a
+/// credential that cannot be sent in a header, is named.
+///
+/// # Errors
+/// A configuration message naming the variables.
+pub(crate) fn check(env: &Env, provider: &str) -> Result<(), String> {
+    let missing = missing(env, provider);
+    if !missing.is_empty() {
+        let verb = if missing.len() == 1 { "is" } else { "are" };
+        return Err(format!("{provider} is not fully configured: {} {verb} not set", missing.join(", ")));
+    }
+    let prefix = format!("{}_", provider.to_ascii_uppercase());
+    for name in HEADER_VARIABLES.iter().filter(|n| n.starts_with(&prefix)) {
+        if env.get(name).is_some_and(|value| !value.bytes().all(|b| b.is_ascii_graphic())) {
+            return Err(format!(
+                "{name} contains a character that cannot be sent in a header (a space, newline or non-ASCII \
+                 character)"
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// A sender as the command line writes it: `+…` a number, 3–8 digits a short code, anything
@@ -147,7 +242,7 @@ macro_rules! with_from {
 pub(crate) fn adapter(env: &Env, provider: &str, from: Option<Sender>) -> Result<AnyAdapter, Error> {
     let var = |name: &str| env.get(name).unwrap_or_default().to_owned();
     let from = from.or_else(|| env_sender(env, provider).map(|(sender, _)| sender));
-    let base = env.get(&format!("SMS_SDK_{}_BASE_URL", provider.to_ascii_uppercase())).map(str::to_owned);
+    let base = env.get(&base_url_variable(provider)).map(str::to_owned);
     let base = base.unwrap_or_else(|| default_origin(provider).to_owned());
     Ok(match provider {
         "twilio" => {
@@ -182,10 +277,19 @@ pub(crate) fn adapter(env: &Env, provider: &str, from: Option<Sender>) -> Result
     })
 }
 
-/// `VONAGE_PRIVATE_KEY` is PEM text or the path of a PEM file.
+/// The largest private key file read: 64 KiB (an RSA PEM key is a few KiB).
+const MAX_KEY_FILE: u64 = 64 * 1024;
+
+/// `VONAGE_PRIVATE_KEY` is PEM text or the path of a PEM file (read up to 64 KiB; a longer or
+/// unreadable file is passed on as text, which the adapter refuses as not PEM).
 fn private_key(value: &str) -> String {
     if value.contains("-----BEGIN") || value.is_empty() {
         return value.to_owned();
     }
-    std::fs::read_to_string(value).unwrap_or_else(|_| value.to_owned())
+    let read = || -> std::io::Result<String> {
+        let mut text = String::new();
+        std::io::Read::read_to_string(&mut std::io::Read::take(std::fs::File::open(value)?, MAX_KEY_FILE), &mut text)?;
+        Ok(text)
+    };
+    read().unwrap_or_else(|_| value.to_owned())
 }

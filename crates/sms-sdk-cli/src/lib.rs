@@ -4,7 +4,7 @@
 //! ```
 //! let mut out = Vec::new();
 //! let mut err = Vec::new();
-//! let code = sms_sdk_cli::run(&["--help".into()], &sms_sdk_cli::Env::default(), &mut out, &mut err);
+//! let code = sms_sdk_cli::run(["--help"], &sms_sdk_cli::Env::default(), &mut out, &mut err);
 //! assert_eq!(code, 0);
 //! ```
 
@@ -12,11 +12,13 @@ mod cli;
 pub mod config;
 mod doctor;
 mod emulator;
+mod paths;
 mod send;
 mod store;
 mod webhook;
 
 use std::collections::HashMap;
+use std::ffi::OsString;
 use std::io::Write;
 
 use clap::Parser as _;
@@ -42,27 +44,86 @@ pub const EXIT_PAYLOAD: u8 = 6;
 pub const EXIT_CONFIGURATION: u8 = 7;
 
 /// The environment the command reads (empty values count as unset).
+///
+/// Variables whose value is not UTF-8 are kept by name only: the command refuses to run when one
+/// of them is a variable it reads ([`Env::is_ours`]), and ignores foreign ones.
 #[derive(Debug, Clone, Default)]
-pub struct Env(HashMap<String, String>);
+pub struct Env {
+    vars: HashMap<String, String>,
+    not_utf8: Vec<String>,
+}
 
 impl Env {
     /// The process environment.
     #[must_use]
     pub fn from_process() -> Self {
-        Self(std::env::vars().collect())
+        Self::from_os(std::env::vars_os())
+    }
+
+    /// An environment from raw name and value pairs, as the operating system gives them.
+    pub fn from_os(vars: impl IntoIterator<Item = (OsString, OsString)>) -> Self {
+        let mut env = Self::default();
+        for (name, value) in vars {
+            match (name.into_string(), value.into_string()) {
+                (Ok(name), Ok(value)) => {
+                    env.vars.insert(name, value);
+                }
+                (Ok(name), Err(_)) => env.not_utf8.push(name),
+                // A name that is not UTF-8 is never one of ours.
+                (Err(_), _) => {}
+            }
+        }
+        env
     }
 
     /// A variable's value, `None` when unset or empty.
     #[must_use]
     pub fn get(&self, name: &str) -> Option<&str> {
-        self.0.get(name).map(String::as_str).filter(|v| !v.is_empty())
+        self.vars.get(name).map(String::as_str).filter(|v| !v.is_empty())
+    }
+
+    /// Whether the command reads a variable of this name (the providers', `SMS_SDK_*`, and the
+    /// data directory variables).
+    #[must_use]
+    pub fn is_ours(name: &str) -> bool {
+        const PREFIXES: [&str; 6] = ["TWILIO_", "TELNYX_", "PLIVO_", "VONAGE_", "SMS_SDK_", "LIVE_SMS_"];
+        PREFIXES.iter().any(|p| name.starts_with(p)) || crate::paths::VARIABLES.contains(&name)
+    }
+
+    /// The first variable the command reads whose value is not UTF-8.
+    fn invalid(&self) -> Option<&str> {
+        self.not_utf8.iter().map(String::as_str).find(|name| Self::is_ours(name))
     }
 }
 
 impl<K: Into<String>, V: Into<String>> FromIterator<(K, V)> for Env {
     fn from_iter<I: IntoIterator<Item = (K, V)>>(iter: I) -> Self {
-        Self(iter.into_iter().map(|(k, v)| (k.into(), v.into())).collect())
+        Self { vars: iter.into_iter().map(|(k, v)| (k.into(), v.into())).collect(), not_utf8: Vec::new() }
     }
+}
+
+/// The arguments as text, or a usage error naming the first one that is not UTF-8 (by the flag
+/// it belongs to when there is one).
+fn text_args(args: Vec<OsString>) -> Result<Vec<String>, String> {
+    let mut text = Vec::with_capacity(args.len());
+    for (index, arg) in args.into_iter().enumerate() {
+        match arg.into_string() {
+            Ok(arg) => text.push(arg),
+            Err(arg) => {
+                let lossy = arg.to_string_lossy();
+                let flag = if lossy.starts_with("--") {
+                    lossy.split('=').next().map(str::to_owned)
+                } else {
+                    text.last().filter(|previous: &&String| previous.starts_with('-')).cloned()
+                };
+                return Err(match flag {
+                    Some(flag) => format!("the value of {flag} is not valid UTF-8"),
+                    None => format!("argument {} is not valid UTF-8", index + 1),
+                });
+            }
+        }
+    }
+    Ok(text)
 }
 
 /// The exit code of a send error (the table of `decisions.md`).
@@ -83,10 +144,28 @@ pub fn exit_code(kind: ErrorKind) -> u8 {
 }
 
 /// Runs the command with `args` (without the program name) and `env`, writing to `out` and
-/// `err`; returns the exit code.
-pub fn run(args: &[String], env: &Env, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
-    if args.first().map(String::as_str) == Some("doctor") {
-        return doctor::run(&args[1..], env, out, err);
+/// `err`; returns the exit code. Arguments may be any OS strings: one that is not UTF-8 is a
+/// usage error (exit 2) that names it, as is a variable of ours in `env` that is not UTF-8.
+pub fn run<I>(args: I, env: &Env, out: &mut dyn Write, err: &mut dyn Write) -> u8
+where
+    I: IntoIterator,
+    I::Item: Into<OsString>,
+{
+    let args = match text_args(args.into_iter().map(Into::into).collect()) {
+        Ok(args) => args,
+        Err(message) => {
+            let _ = writeln!(err, "error: {message}");
+            return EXIT_USAGE;
+        }
+    };
+    if let Some(name) = env.invalid() {
+        let _ = writeln!(err, "error: the environment variable {name} is not valid UTF-8");
+        return EXIT_USAGE;
+    }
+    if let Some((first, rest)) = args.split_first()
+        && first == "doctor"
+    {
+        return doctor::run(rest, env, out, err);
     }
     let argv = std::iter::once("sms-sdk".to_owned()).chain(args.iter().cloned());
     let cli = match Cli::try_parse_from(argv) {

@@ -6,12 +6,12 @@ use std::time::Duration;
 use sms_sdk::redact::mask_phone_number;
 use sms_sdk::{Client, ClientBuilder, Error, Failover, Message, Receipt};
 
+use sms_sdk::validate::Field;
+
 use crate::cli::MessageArgs;
 use crate::config::{self, AnyAdapter, PROVIDERS};
+use crate::paths::Sends;
 use crate::{EXIT_CONFIGURATION, EXIT_FAILED, EXIT_OK, EXIT_USAGE, Env, exit_code};
-
-/// The store used when a key is given and no store is named.
-pub(crate) const DEFAULT_STORE: &str = "sqlite:.sms-sdk/state.db";
 
 /// The message the flags describe.
 fn message(args: &MessageArgs) -> Result<Message, Error> {
@@ -25,11 +25,12 @@ fn message(args: &MessageArgs) -> Result<Message, Error> {
     Ok(message)
 }
 
-/// The adapters to use: the named ones, or every configured one; `None` when nothing is
-/// configured (the embedded default applies).
+/// The adapters to use: the named ones, or every provider with any variable set; `None` when no
+/// provider variable is set at all (the embedded emulator stands in). A provider that is named
+/// or mentioned must be complete: what is missing is a configuration error naming it.
 fn adapters(args: &MessageArgs, env: &Env) -> Result<Option<Vec<AnyAdapter>>, (u8, String)> {
     let names: Vec<&str> = if args.providers.is_empty() {
-        PROVIDERS.into_iter().filter(|p| config::is_configured(env, p)).collect()
+        PROVIDERS.into_iter().filter(|p| config::is_mentioned(env, p)).collect()
     } else {
         args.providers.iter().map(String::as_str).collect()
     };
@@ -39,10 +40,11 @@ fn adapters(args: &MessageArgs, env: &Env) -> Result<Option<Vec<AnyAdapter>>, (u
     let mut adapters = Vec::new();
     for name in names {
         if !PROVIDERS.contains(&name) {
-            return Err((EXIT_USAGE, format!("unknown provider `{name}` (twilio, telnyx, plivo, vonage)")));
+            return Err((EXIT_USAGE, format!("unknown --provider `{name}` (twilio, telnyx, plivo, vonage)")));
         }
+        config::check(env, name).map_err(|message| (EXIT_CONFIGURATION, format!("configuration: {message}")))?;
         let adapter =
-            config::adapter(env, name, None).map_err(|e| (EXIT_CONFIGURATION, format!("{}: {e}", e.code())))?;
+            config::adapter(env, name, None).map_err(|e| (EXIT_CONFIGURATION, format!("{}: {name}: {e}", e.code())))?;
         adapters.push(adapter);
     }
     Ok(Some(adapters))
@@ -60,13 +62,44 @@ fn builder(args: &MessageArgs, adapters: Vec<AnyAdapter>) -> ClientBuilder {
     builder
 }
 
-/// Reports an error as JSON or text and returns its exit code.
-pub(crate) fn report_error(error: &Error, json: bool, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
+/// The flag that sets `field`, when the command has one.
+fn flag(field: Field) -> Option<&'static str> {
+    #[allow(clippy::wildcard_enum_match_arm)] // `Field` is non-exhaustive: new fields have no flag yet
+    match field {
+        Field::To => Some("--to"),
+        Field::From => Some("--from"),
+        Field::Body => Some("--body"),
+        Field::MediaUrls => Some("--media-url"),
+        Field::SendAt => Some("--send-at"),
+        Field::ValidityPeriodSecs => Some("--validity-sec"),
+        Field::WebhookUrl => Some("--webhook-url"),
+        Field::IdempotencyKey => Some("--idempotency-key"),
+        _ => None,
+    }
+}
+
+/// The error's message as the command spells things: the field's name becomes its flag.
+fn command_text(message: &str, field: Option<Field>) -> String {
+    let Some((field, flag)) = field.and_then(|f| flag(f).map(|flag| (f, flag))) else { return message.to_owned() };
+    let name = field.as_str();
+    let text = if name.contains('_') { message.replace(name, flag) } else { message.to_owned() };
+    text.replace(&format!("`{name}`"), &format!("`{flag}`"))
+}
+
+/// Reports an error as JSON or text and returns its exit code. `emulated` says that the
+/// embedded emulator stood in for the providers.
+pub(crate) fn report_error(error: &Error, json: bool, emulated: bool, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
+    let record = error.to_record();
+    let flag = record.field.and_then(flag);
     if json {
-        let _ = writeln!(out, "{}", serde_json::json!({ "error": error.to_record() }));
+        let mut body = serde_json::to_value(&record).unwrap_or_default();
+        if let (Some(flag), Some(object)) = (flag, body.as_object_mut()) {
+            object.insert("flag".into(), flag.into());
+        }
+        let _ = writeln!(out, "{}", serde_json::json!({ "error": body, "emulated": emulated }));
     } else {
-        let _ = writeln!(err, "error: {}: {error}", error.code());
-        let record = error.to_record();
+        let text = command_text(&error.to_string(), record.field);
+        let _ = writeln!(err, "error: {}: {text}", error.code());
         if let Some(reason) = record.reason {
             let _ = writeln!(err, "reason: {reason}; the message may have been sent: reconcile before resending");
         }
@@ -78,15 +111,20 @@ pub(crate) fn report_error(error: &Error, json: bool, out: &mut dyn Write, err: 
     exit_code(error.kind())
 }
 
-/// Prints an accepted (or replayed) result.
-pub(crate) fn report_receipt(receipt: &Receipt, json: bool, out: &mut dyn Write) {
+/// Prints an accepted (or replayed) result; `emulated` marks one the embedded emulator gave.
+pub(crate) fn report_receipt(receipt: &Receipt, json: bool, emulated: bool, out: &mut dyn Write) {
     if json {
-        let _ = writeln!(out, "{}", serde_json::to_string(receipt).unwrap_or_default());
+        let mut body = serde_json::to_value(receipt).unwrap_or_default();
+        if let Some(object) = body.as_object_mut() {
+            object.insert("emulated".into(), emulated.into());
+        }
+        let _ = writeln!(out, "{body}");
         return;
     }
+    let marker = if emulated { " [emulated: nothing left this machine]" } else { "" };
     let _ = writeln!(
         out,
-        "accepted by {}: providerId {}, delivery {} (not handset delivery)",
+        "accepted by {}{marker}: providerId {}, delivery {} (not handset delivery)",
         receipt.provider,
         receipt.provider_id,
         serde_json::to_value(receipt.delivery).ok().and_then(|v| v.as_str().map(str::to_owned)).unwrap_or_default()
@@ -98,11 +136,26 @@ pub(crate) fn report_receipt(receipt: &Receipt, json: bool, out: &mut dyn Write)
     }
 }
 
+/// Opens the store of a keyed send: `--store`, `SMS_SDK_STORE`, or the data directory's file
+/// for `sends`. `None` without a key.
+async fn store(
+    args: &MessageArgs,
+    env: &Env,
+    sends: Sends,
+) -> Result<Option<std::sync::Arc<dyn sms_sdk::idempotency::Store>>, Error> {
+    if args.idempotency_key.is_none() {
+        return Ok(None);
+    }
+    let url = crate::paths::store_url(args.store.as_deref(), env, sends)
+        .map_err(|message| crate::store::store_error(sms_sdk::idempotency::StoreError::new(message)))?;
+    sms_sdk::idempotency::open(&url).await.map(Some).map_err(crate::store::store_error)
+}
+
 /// `sms-sdk send`.
 pub(crate) async fn send(args: MessageArgs, env: &Env, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
     let message = match message(&args) {
         Ok(message) => message,
-        Err(error) => return report_error(&error, args.json, out, err),
+        Err(error) => return report_error(&error, args.json, false, out, err),
     };
     let adapters = match adapters(&args, env) {
         Ok(adapters) => adapters,
@@ -111,18 +164,10 @@ pub(crate) async fn send(args: MessageArgs, env: &Env, out: &mut dyn Write, err:
             return code;
         }
     };
-    let store = match &args.idempotency_key {
-        None => None,
-        Some(_) => {
-            let url = args.store.as_deref().or_else(|| env.get("SMS_SDK_STORE")).unwrap_or(DEFAULT_STORE);
-            match sms_sdk::idempotency::open(url).await {
-                Ok(store) => Some(store),
-                Err(error) => {
-                    let error = crate::store::store_error(error);
-                    return report_error(&error, args.json, out, err);
-                }
-            }
-        }
+    let sends = if adapters.is_some() { Sends::Real } else { Sends::Emulated };
+    let store = match store(&args, env, sends).await {
+        Ok(store) => store,
+        Err(error) => return report_error(&error, args.json, sends == Sends::Emulated, out, err),
     };
     let Some(adapters) = adapters else {
         return crate::emulator::embedded_send(&args, message, store, out, err).await;
@@ -133,14 +178,14 @@ pub(crate) async fn send(args: MessageArgs, env: &Env, out: &mut dyn Write, err:
     }
     let client = match builder.build() {
         Ok(client) => client,
-        Err(error) => return report_error(&error, args.json, out, err),
+        Err(error) => return report_error(&error, args.json, false, out, err),
     };
     match client.send(&message).await {
         Ok(receipt) => {
-            report_receipt(&receipt, args.json, out);
+            report_receipt(&receipt, args.json, false, out);
             EXIT_OK
         }
-        Err(error) => report_error(&error, args.json, out, err),
+        Err(error) => report_error(&error, args.json, false, out, err),
     }
 }
 
@@ -148,7 +193,7 @@ pub(crate) async fn send(args: MessageArgs, env: &Env, out: &mut dyn Write, err:
 pub(crate) fn validate(args: &MessageArgs, env: &Env, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
     let message = match message(args) {
         Ok(message) => message,
-        Err(error) => return report_error(&error, args.json, out, err),
+        Err(error) => return report_error(&error, args.json, false, out, err),
     };
     let adapters = match adapters(args, env) {
         Ok(Some(adapters)) => adapters,
@@ -160,7 +205,7 @@ pub(crate) fn validate(args: &MessageArgs, env: &Env, out: &mut dyn Write, err: 
     };
     let client = match builder(args, adapters).build() {
         Ok(client) => client,
-        Err(error) => return report_error(&error, args.json, out, err),
+        Err(error) => return report_error(&error, args.json, false, out, err),
     };
     let report = client.validate(&message);
     if args.json {
@@ -177,7 +222,8 @@ pub(crate) fn validate(args: &MessageArgs, env: &Env, out: &mut dyn Write, err: 
         );
         for issue in &report.issues {
             let provider = issue.provider.as_deref().map(|p| format!("{p}: ")).unwrap_or_default();
-            let _ = writeln!(out, "issue: {provider}{}: {}", issue.field, issue.message);
+            let field = flag(issue.field).unwrap_or(issue.field.as_str());
+            let _ = writeln!(out, "issue: {provider}{field}: {}", command_text(&issue.message, Some(issue.field)));
         }
         let _ = writeln!(out, "candidates: {}", report.adapter_candidates.join(", "));
         let _ = writeln!(out, "{}", if report.supported { "supported" } else { "not supported" });

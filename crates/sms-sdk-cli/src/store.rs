@@ -9,17 +9,26 @@ use sms_sdk::idempotency::{
 };
 
 use crate::cli::{ListArgs, ResolveArgs, ShowArgs};
-use crate::send::DEFAULT_STORE;
-use crate::{EXIT_CONFIGURATION, EXIT_FAILED, EXIT_OK, EXIT_USAGE, Env};
+use crate::paths::Sends;
+use crate::{EXIT_CONFIGURATION, EXIT_OK, EXIT_USAGE, Env};
 
 /// A store failure as the library's typed error (code `store`).
 pub(crate) fn store_error(error: StoreError) -> sms_sdk::Error {
     sms_sdk::Error::from(error)
 }
 
+/// Opens the named store, or the one `send` would use: the data directory's `state.db` when any
+/// provider variable is set, else the embedded emulator's `emulator.db`.
 async fn open(url: Option<&str>, env: &Env, err: &mut dyn Write) -> Result<Arc<dyn Store>, u8> {
-    let url = url.or_else(|| env.get("SMS_SDK_STORE")).unwrap_or(DEFAULT_STORE);
-    idempotency::open(url).await.map_err(|error| {
+    let sends = if crate::config::any_mentioned(env) { Sends::Real } else { Sends::Emulated };
+    let url = match crate::paths::store_url(url, env, sends) {
+        Ok(url) => url,
+        Err(message) => {
+            let _ = writeln!(err, "error: store: {message}");
+            return Err(EXIT_CONFIGURATION);
+        }
+    };
+    idempotency::open(&url).await.map_err(|error| {
         let _ = writeln!(err, "error: store: {error}");
         EXIT_CONFIGURATION
     })
@@ -29,16 +38,51 @@ fn seconds(secs: Option<u64>) -> Duration {
     secs.map_or(DEFAULT_STALE_RESERVATION, Duration::from_secs)
 }
 
-/// One line about a record.
-fn describe(key: &str, record: &Record, now: SystemTime) -> String {
+/// How old a reservation is at `now`.
+fn age(reserved_at: SystemTime, now: SystemTime) -> Duration {
+    now.duration_since(reserved_at).unwrap_or_default()
+}
+
+/// One line about a record. A reservation says whether its send may still be running (in
+/// progress) or is stale and can be resolved, and when.
+fn describe(key: &str, record: &Record, stale_after: Duration, now: SystemTime) -> String {
     let detail = match record {
         Record::Reserved { reserved_at, .. } => {
-            format!("reserved {}s ago", now.duration_since(*reserved_at).unwrap_or_default().as_secs())
+            let age = age(*reserved_at, now);
+            match stale_after.checked_sub(age).filter(|left| !left.is_zero()) {
+                Some(left) => format!(
+                    "in progress: reserved {}s ago; resolvable in {}s (stale limit {}s)",
+                    age.as_secs(),
+                    left.as_secs().max(1),
+                    stale_after.as_secs()
+                ),
+                None => format!("stale: reserved {}s ago; outcome unknown, resolve it", age.as_secs()),
+            }
         }
         Record::Accepted { result, .. } => format!("{} {}", result.provider, result.provider_id),
         Record::Rejected { error, .. } | Record::Unknown { error, .. } => error.code.clone(),
     };
     format!("{key}\t{}\t{detail}", record.state().as_str())
+}
+
+/// The JSON of a listed or shown key: the record, and for a reservation its age and whether it
+/// is still in progress or resolvable.
+fn entry_json(
+    key: &str,
+    record: &Record,
+    expires_at_ms: Option<i64>,
+    stale_after: Duration,
+    now: SystemTime,
+) -> serde_json::Value {
+    let mut json = serde_json::json!({ "key": key, "record": record, "expires_at_ms": expires_at_ms });
+    if let (Record::Reserved { reserved_at, .. }, Some(object)) = (record, json.as_object_mut()) {
+        let age = age(*reserved_at, now);
+        let left = stale_after.saturating_sub(age);
+        object.insert("age_ms".into(), u64::try_from(age.as_millis()).unwrap_or(u64::MAX).into());
+        object.insert("in_progress".into(), (!left.is_zero()).into());
+        object.insert("resolvable_in_ms".into(), u64::try_from(left.as_millis()).unwrap_or(u64::MAX).into());
+    }
+    json
 }
 
 /// `idempotency list`.
@@ -59,6 +103,7 @@ pub(crate) async fn list(args: ListArgs, env: &Env, out: &mut dyn Write, err: &m
         Err(code) => return code,
     };
     let now = SystemTime::now();
+    let stale_after = seconds(args.older_than);
     let mut entries = match store.list(filter, now).await {
         Ok(entries) => entries,
         Err(error) => {
@@ -66,21 +111,39 @@ pub(crate) async fn list(args: ListArgs, env: &Env, out: &mut dyn Write, err: &m
             return EXIT_CONFIGURATION;
         }
     };
-    if let (Some(older), false) = (args.older_than, matches!(filter, Filter::Unresolved { .. })) {
+    if matches!(filter, Filter::Unresolved { .. }) {
+        // Reservations younger than the stale limit are listed too, as in progress: a send killed
+        // mid-flight shows up at once, with its age.
+        match store.list(Filter::State(State::Reserved), now).await {
+            Ok(reserved) => entries.extend(reserved.into_iter().filter(|e| !filter.matches(&e.record, now))),
+            Err(error) => {
+                let _ = writeln!(err, "error: store: {error}");
+                return EXIT_CONFIGURATION;
+            }
+        }
+        entries.sort_by(|a, b| a.key.cmp(&b.key));
+    } else if let Some(older) = args.older_than {
         let cutoff = Duration::from_secs(older);
         entries.retain(|e| match &e.record {
-            Record::Reserved { reserved_at, .. } => now.duration_since(*reserved_at).is_ok_and(|age| age > cutoff),
+            Record::Reserved { reserved_at, .. } => age(*reserved_at, now) > cutoff,
             Record::Accepted { .. } | Record::Rejected { .. } | Record::Unknown { .. } => true,
         });
     }
     if args.json {
-        let _ = writeln!(out, "{}", serde_json::to_string(&entries).unwrap_or_default());
+        let listed: Vec<serde_json::Value> =
+            entries.iter().map(|e| entry_json(&e.key, &e.record, e.expires_at.map(millis), stale_after, now)).collect();
+        let _ = writeln!(out, "{}", serde_json::Value::Array(listed));
     } else {
         for Entry { key, record, .. } in &entries {
-            let _ = writeln!(out, "{}", describe(key, record, now));
+            let _ = writeln!(out, "{}", describe(key, record, stale_after, now));
         }
     }
     EXIT_OK
+}
+
+/// Milliseconds since the epoch, as records serialize times.
+fn millis(at: SystemTime) -> i64 {
+    at.duration_since(SystemTime::UNIX_EPOCH).map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
 }
 
 /// `idempotency show`.
@@ -89,18 +152,19 @@ pub(crate) async fn show(args: ShowArgs, env: &Env, out: &mut dyn Write, err: &m
         Ok(store) => store,
         Err(code) => return code,
     };
+    let (now, stale_after) = (SystemTime::now(), seconds(args.older_than));
     match store.get(&args.key).await {
         Ok(Some(record)) => {
             if args.json {
-                let _ = writeln!(out, "{}", serde_json::json!({"key": args.key, "record": record}));
+                let _ = writeln!(out, "{}", entry_json(&args.key, &record, None, stale_after, now));
             } else {
-                let _ = writeln!(out, "{}", describe(&args.key, &record, SystemTime::now()));
+                let _ = writeln!(out, "{}", describe(&args.key, &record, stale_after, now));
             }
             EXIT_OK
         }
         Ok(None) => {
-            let _ = writeln!(err, "no record for key {:?}", args.key);
-            EXIT_FAILED
+            let _ = writeln!(err, "error: no record for key {:?}", args.key);
+            EXIT_USAGE
         }
         Err(error) => {
             let _ = writeln!(err, "error: store: {error}");
@@ -126,7 +190,8 @@ pub(crate) async fn resolve(args: ResolveArgs, env: &Env, out: &mut dyn Write, e
         Err(code) => return code,
     };
     let sent = matches!(resolution, Resolution::Sent { .. });
-    match store.resolve(&args.key, resolution, seconds(args.older_than), SystemTime::now()).await {
+    let (now, stale_after) = (SystemTime::now(), seconds(args.older_than));
+    match store.resolve(&args.key, resolution, stale_after, now).await {
         Ok(Resolved::Done) => {
             let effect = if sent { "accepted: later sends replay it" } else { "removed: the next send goes out" };
             if args.json {
@@ -145,12 +210,13 @@ pub(crate) async fn resolve(args: ResolveArgs, env: &Env, out: &mut dyn Write, e
             EXIT_USAGE
         }
         Ok(Resolved::Refused(record)) => {
-            let _ = writeln!(
-                err,
-                "error: key {:?} is {} and not unresolved (only unknown or stale reserved keys can be resolved)",
-                args.key,
-                record.state().as_str()
-            );
+            let why = match &*record {
+                Record::Reserved { .. } => describe(&args.key, &record, stale_after, now),
+                Record::Accepted { .. } | Record::Rejected { .. } | Record::Unknown { .. } => {
+                    format!("{:?} is {}", args.key, record.state().as_str())
+                }
+            };
+            let _ = writeln!(err, "error: not unresolved (only unknown or stale reserved keys can be resolved): {why}");
             EXIT_USAGE
         }
         Err(error) => {

@@ -9,7 +9,8 @@ struct Run {
     err: String,
 }
 
-/// A fresh working folder (the default store lives under `.sms-sdk/` in it).
+/// A fresh working folder; it is also the data directory (`XDG_DATA_HOME`), so the default
+/// stores live under `sms-sdk/` in it.
 fn folder() -> std::path::PathBuf {
     let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos();
     let dir = std::env::temp_dir().join(format!("sms-sdk-embedded-{}-{nanos}", std::process::id()));
@@ -20,7 +21,7 @@ fn folder() -> std::path::PathBuf {
 /// Runs the built binary in `dir` with no provider in its environment.
 fn sms_sdk(dir: &std::path::Path, args: &[&str]) -> Run {
     let mut command = Command::new(env!("CARGO_BIN_EXE_sms-sdk"));
-    command.args(args).current_dir(dir);
+    command.args(args).current_dir(dir).env("XDG_DATA_HOME", dir);
     for (name, _) in std::env::vars() {
         if ["TWILIO_", "TELNYX_", "PLIVO_", "VONAGE_", "SMS_SDK_"].iter().any(|p| name.starts_with(p)) {
             command.env_remove(name);
@@ -53,13 +54,15 @@ fn undelivered_shows_in_the_timeline() {
 }
 
 #[test]
-fn a_repeated_key_replays_from_the_default_sqlite_store() {
+fn a_repeated_key_replays_from_the_emulator_store() {
     let dir = folder();
     let send =
         |body: &str| sms_sdk(&dir, &["send", "--to", "+14155550123", "--body", body, "--idempotency-key", "order:7"]);
     let first = send("Your order has shipped.");
     assert_eq!(first.code, 0, "{}", first.err);
-    assert!(dir.join(".sms-sdk/state.db").exists());
+    // Emulated sends keep their own store, never the one real sends use.
+    assert!(dir.join("sms-sdk/emulator.db").exists());
+    assert!(!dir.join("sms-sdk/state.db").exists());
     let second = send("Your order has shipped.");
     assert_eq!(second.code, 0);
     assert!(second.out.contains("replayed"), "{}", second.out);

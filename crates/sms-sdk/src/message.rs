@@ -343,8 +343,12 @@ impl Message {
     /// [`ErrorKind::InvalidMessage`](crate::ErrorKind::InvalidMessage) on the `send_at` field
     /// when the text is not a valid date.
     pub fn parse_send_at(text: &str) -> Result<OffsetDateTime, Error> {
-        OffsetDateTime::parse(text, &Rfc3339)
-            .map_err(|_| Error::invalid_message(Field::SendAt, "send_at must be an RFC 3339 timestamp, such as 2030-01-01T10:00:00Z."))
+        OffsetDateTime::parse(text, &Rfc3339).map_err(|_| {
+            Error::invalid_message(
+                Field::SendAt,
+                "send_at must be an RFC 3339 timestamp, such as 2030-01-01T10:00:00Z.",
+            )
+        })
     }
 }
 
