@@ -153,41 +153,85 @@ pub(crate) async fn run(args: EmulatorArgs, out: &mut dyn Write, err: &mut dyn W
             return EXIT_CONFIGURATION;
         }
     };
-    let base = emulator.base_url();
-    let _ = writeln!(out, "sms-sdk emulator listening on {base}");
-    let _ = writeln!(out, "credentials and webhook secrets (also at {base}/_emulator/keys):");
-    let _ = writeln!(out, "{}", serde_json::to_string_pretty(&credentials::keys_json()).unwrap_or_default());
-    let _ = writeln!(out, "point the adapters at it:");
-    for provider in ["TWILIO", "TELNYX", "PLIVO", "VONAGE"] {
-        let _ = writeln!(out, "export SMS_SDK_{provider}_BASE_URL={base}");
-    }
-    let _ = writeln!(
-        out,
-        "export TWILIO_ACCOUNT_SID={} TWILIO_AUTH_TOKEN={}",
-        credentials::TWILIO_ACCOUNT_SID,
-        credentials::TWILIO_AUTH_TOKEN
-    );
-    let _ = writeln!(
-        out,
-        "export TELNYX_API_KEY={} TELNYX_PUBLIC_KEY={}",
-        credentials::TELNYX_API_KEY,
-        credentials::TELNYX_PUBLIC_KEY
-    );
-    let _ = writeln!(
-        out,
-        "export PLIVO_AUTH_ID={} PLIVO_AUTH_TOKEN={}",
-        credentials::PLIVO_AUTH_ID,
-        credentials::PLIVO_AUTH_TOKEN
-    );
-    let _ = writeln!(
-        out,
-        "export VONAGE_API_KEY={} VONAGE_API_SECRET={} VONAGE_SIGNATURE_SECRET={}",
-        credentials::VONAGE_API_KEY,
-        credentials::VONAGE_API_SECRET,
-        credentials::VONAGE_SIGNATURE_SECRET
-    );
+    let _ = out.write_all(setup_text(&emulator.base_url()).as_bytes());
     let _ = out.flush();
     let _ = tokio::signal::ctrl_c().await;
     emulator.shutdown().await;
     EXIT_OK
+}
+
+/// What `sms-sdk emulator` prints at start: valid shell as a whole (comments and one `export`
+/// line per variable), so that pasting it, or saving it and `source`-ing it, configures
+/// `sms-sdk send` (and an application) for all four providers against the emulator.
+fn setup_text(base: &str) -> String {
+    let mut text = format!(
+        "# sms-sdk emulator listening on {base}\n\
+         # Runs until Ctrl-C. Paste these lines into a shell: the four providers' base URLs then point\n\
+         # at the emulator, with the test credentials and sender it accepts and the secrets its\n\
+         # webhooks are signed with.\n"
+    );
+    let variables = [
+        ("SMS_SDK_TWILIO_BASE_URL", base),
+        ("SMS_SDK_TELNYX_BASE_URL", base),
+        ("SMS_SDK_PLIVO_BASE_URL", base),
+        ("SMS_SDK_VONAGE_BASE_URL", base),
+        ("TWILIO_ACCOUNT_SID", credentials::TWILIO_ACCOUNT_SID),
+        ("TWILIO_AUTH_TOKEN", credentials::TWILIO_AUTH_TOKEN),
+        ("TWILIO_FROM", SENDER),
+        ("TELNYX_API_KEY", credentials::TELNYX_API_KEY),
+        ("TELNYX_FROM", SENDER),
+        ("TELNYX_PUBLIC_KEY", credentials::TELNYX_PUBLIC_KEY),
+        ("PLIVO_AUTH_ID", credentials::PLIVO_AUTH_ID),
+        ("PLIVO_AUTH_TOKEN", credentials::PLIVO_AUTH_TOKEN),
+        ("PLIVO_FROM", SENDER),
+        ("VONAGE_API_KEY", credentials::VONAGE_API_KEY),
+        ("VONAGE_API_SECRET", credentials::VONAGE_API_SECRET),
+        ("VONAGE_FROM", SENDER),
+        ("VONAGE_SIGNATURE_SECRET", credentials::VONAGE_SIGNATURE_SECRET),
+    ];
+    for (name, value) in variables {
+        text.push_str(&format!("export {name}={}\n", shell_quote(value)));
+    }
+    text.push_str(&format!(
+        "# Vonage also accepts its test application (RS256 JWT) in place of the API key and secret:\n\
+         # VONAGE_APPLICATION_ID={} and this VONAGE_PRIVATE_KEY (PEM text or a file path):\n",
+        credentials::VONAGE_APPLICATION_ID
+    ));
+    for line in credentials::VONAGE_PRIVATE_KEY.lines() {
+        text.push_str(&format!("#   {line}\n"));
+    }
+    text.push_str(&format!("# Every credential and secret as JSON: GET {base}/_emulator/keys\n"));
+    text
+}
+
+/// `value` as one shell word: as it is when it has only characters the shell leaves alone,
+/// else in single quotes (a `'` inside written `'\''`).
+fn shell_quote(value: &str) -> String {
+    let plain = |c: char| c.is_ascii_alphanumeric() || "+-./:=@_%,".contains(c);
+    if !value.is_empty() && value.chars().all(plain) {
+        return value.to_owned();
+    }
+    format!("'{}'", value.replace('\'', "'\\''"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn values_are_quoted_only_when_the_shell_would_change_them() {
+        assert_eq!(shell_quote("http://127.0.0.1:4010"), "http://127.0.0.1:4010");
+        assert_eq!(shell_quote("Y4nP/r4+qD=="), "Y4nP/r4+qD==");
+        assert_eq!(shell_quote(""), "''");
+        assert_eq!(shell_quote("two words"), "'two words'");
+        assert_eq!(shell_quote("it's $HOME"), "'it'\\''s $HOME'");
+        assert_eq!(shell_quote("a\nb"), "'a\nb'");
+    }
+
+    #[test]
+    fn every_line_is_a_comment_or_one_export() {
+        for line in setup_text("http://127.0.0.1:4010").lines() {
+            assert!(line.starts_with("# ") || line.starts_with("export "), "{line}");
+        }
+    }
 }

@@ -1,10 +1,13 @@
 //! The emulator's shared state: configuration, keys, what was received, the webhook poster.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use time::OffsetDateTime;
+use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 
+use crate::body::BodyLimits;
 use crate::delivery::Poster;
 use crate::keys::Keys;
 use crate::provider::Signer;
@@ -19,6 +22,17 @@ pub(crate) struct Config {
     pub(crate) inbound_url: Option<String>,
     /// The time between status steps (and before the first).
     pub(crate) status_delay: Duration,
+    /// The largest request body accepted, in bytes.
+    pub(crate) body_limit: usize,
+    /// How long a request's headers, and then its body, may take to arrive.
+    pub(crate) read_timeout: Duration,
+}
+
+impl Config {
+    /// The limits request bodies are read within.
+    pub(crate) fn body_limits(&self) -> BodyLimits {
+        BodyLimits { max_bytes: self.body_limit, timeout: self.read_timeout }
+    }
 }
 
 /// Everything the handlers and background tasks share.
@@ -32,6 +46,8 @@ pub(crate) struct App {
     pub(crate) store: Store,
     /// Posts webhooks.
     pub(crate) poster: Poster,
+    /// One permit per pending status sequence (bounds the background tasks).
+    pub(crate) status_slots: Arc<Semaphore>,
     /// Cancelled when the emulator stops.
     pub(crate) shutdown: CancellationToken,
 }

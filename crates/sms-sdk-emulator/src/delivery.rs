@@ -12,6 +12,8 @@ use crate::store::WebhookFailure;
 pub(crate) const ATTEMPTS: u32 = 3;
 /// The timeout of one attempt.
 pub(crate) const ATTEMPT_TIMEOUT: Duration = Duration::from_secs(5);
+/// How many status sequences (one background task each) may be pending at once.
+pub(crate) const MAX_PENDING_STATUS: usize = 10_000;
 
 /// Posts webhooks.
 #[derive(Debug, Clone)]

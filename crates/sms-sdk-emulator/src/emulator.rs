@@ -10,6 +10,7 @@ use sms_sdk::provider::telnyx::{Telnyx, TelnyxBuilder};
 use sms_sdk::provider::twilio::{Twilio, TwilioBuilder};
 use sms_sdk::provider::vonage::{Vonage, VonageBuilder};
 use tokio::net::TcpListener;
+use tokio::sync::Semaphore;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
@@ -18,7 +19,7 @@ use crate::credentials::{
     PLIVO_AUTH_ID, PLIVO_AUTH_TOKEN, TELNYX_API_KEY, TWILIO_ACCOUNT_SID, TWILIO_AUTH_TOKEN, VONAGE_API_KEY,
     VONAGE_API_SECRET, VONAGE_APPLICATION_ID, VONAGE_PRIVATE_KEY,
 };
-use crate::delivery::Poster;
+use crate::delivery::{MAX_PENDING_STATUS, Poster};
 use crate::error::{StartError, StartErrorKind};
 use crate::store::{ReceivedMessage, Store};
 use crate::{keys, routes, server};
@@ -29,6 +30,16 @@ pub const DEFAULT_LISTEN: &str = "127.0.0.1:0";
 pub const DEFAULT_STATUS_DELAY: Duration = Duration::from_millis(200);
 /// The default time between the attempts of a webhook: 1 s.
 pub const DEFAULT_WEBHOOK_RETRY_INTERVAL: Duration = Duration::from_secs(1);
+/// The default largest request body: 1 MiB. A larger one is answered with the provider's own
+/// error (HTTP 413).
+pub const DEFAULT_BODY_LIMIT: usize = 1024 * 1024;
+/// The default time a connection has to send a request's headers (and then its body): 30 s.
+pub const DEFAULT_HEADER_READ_TIMEOUT: Duration = Duration::from_secs(30);
+/// The default number of received requests kept for inspection (and of rate-limited-once keys):
+/// the last 100,000.
+pub const DEFAULT_MAX_MESSAGES: usize = 100_000;
+/// The longest delay or timeout a builder accepts: one day.
+const MAX_DELAY: Duration = Duration::from_secs(24 * 60 * 60);
 
 /// The local provider emulator: one HTTP server on loopback speaking the Twilio, Telnyx, Plivo
 /// and Vonage send APIs. Start one with [`Emulator::builder`] (or [`Emulator::start`] for the
@@ -60,6 +71,9 @@ pub struct EmulatorBuilder {
     inbound_url: Option<String>,
     status_delay: Duration,
     webhook_retry_interval: Duration,
+    body_limit: usize,
+    header_read_timeout: Duration,
+    max_messages: usize,
 }
 
 impl Default for EmulatorBuilder {
@@ -70,6 +84,9 @@ impl Default for EmulatorBuilder {
             inbound_url: None,
             status_delay: DEFAULT_STATUS_DELAY,
             webhook_retry_interval: DEFAULT_WEBHOOK_RETRY_INTERVAL,
+            body_limit: DEFAULT_BODY_LIMIT,
+            header_read_timeout: DEFAULT_HEADER_READ_TIMEOUT,
+            max_messages: DEFAULT_MAX_MESSAGES,
         }
     }
 }
@@ -107,18 +124,47 @@ impl EmulatorBuilder {
         self
     }
 
+    /// The largest request body accepted, in bytes (default 1 MiB). A send with a larger body
+    /// is answered with its provider's error body and HTTP 413 (and listed for inspection);
+    /// `POST /_emulator/inbound` answers 413 `{"error"}`.
+    pub fn body_limit(mut self, bytes: usize) -> Self {
+        self.body_limit = bytes;
+        self
+    }
+
+    /// How long a connection has to send a request's headers (default 30 s): counted from the
+    /// connection, or from the previous response on a kept-alive one, so an idle connection is
+    /// closed after it too. The same time bounds reading the body. Between 1 ms and one day.
+    pub fn header_read_timeout(mut self, timeout: Duration) -> Self {
+        self.header_read_timeout = timeout;
+        self
+    }
+
+    /// How many received requests are kept for inspection (default 100,000): beyond it, the
+    /// oldest entry is forgotten (a message no longer kept gets no further status webhooks and
+    /// is not found by the fetch endpoints). The rate-limited-once keys are bounded by the same
+    /// number. At least 1.
+    pub fn max_messages(mut self, count: usize) -> Self {
+        self.max_messages = count;
+        self
+    }
+
     /// Binds the address and starts serving in the background (on the current tokio runtime).
     ///
     /// # Errors
     /// [`StartErrorKind::InvalidAddress`] or [`StartErrorKind::NotLoopback`] for the listen
     /// address, [`StartErrorKind::InvalidUrl`] for a webhook or inbound URL that is not an
-    /// absolute http(s) URL, [`StartErrorKind::Bind`] when the address is taken, and
+    /// absolute http(s) URL, [`StartErrorKind::InvalidSetting`] for a delay or timeout out of
+    /// range, [`StartErrorKind::Bind`] when the address is taken, and
     /// [`StartErrorKind::Internal`] if the fixed keys or the HTTP client cannot be set up.
     pub async fn start(self) -> Result<RunningEmulator, StartError> {
         let address = loopback_address(&self.listen)?;
         for url in [&self.webhook_url, &self.inbound_url].into_iter().flatten() {
             check_url(url)?;
         }
+        check_delay("the status delay", self.status_delay, Duration::ZERO)?;
+        check_delay("the webhook retry interval", self.webhook_retry_interval, Duration::ZERO)?;
+        check_delay("the header read timeout", self.header_read_timeout, Duration::from_millis(1))?;
         let keys = keys::keys().map_err(|detail| StartError::new(StartErrorKind::Internal, detail))?;
         let poster = Poster::new(self.webhook_retry_interval).map_err(|error| {
             StartError::new(StartErrorKind::Internal, "the webhook HTTP client could not be built").with_source(error)
@@ -130,11 +176,18 @@ impl EmulatorBuilder {
             StartError::new(StartErrorKind::Bind, "the listening address is unknown").with_source(error)
         })?;
         let shutdown = CancellationToken::new();
-        let config =
-            Config { webhook_url: self.webhook_url, inbound_url: self.inbound_url, status_delay: self.status_delay };
-        let store = Store::new(shutdown.clone());
-        let app = Arc::new(App { config, keys, store, poster, shutdown: shutdown.clone() });
-        let server = tokio::spawn(server::serve(listener, routes::router(Arc::clone(&app)), shutdown));
+        let config = Config {
+            webhook_url: self.webhook_url,
+            inbound_url: self.inbound_url,
+            status_delay: self.status_delay,
+            body_limit: self.body_limit,
+            read_timeout: self.header_read_timeout,
+        };
+        let store = Store::new(shutdown.clone(), self.max_messages);
+        let status_slots = Arc::new(Semaphore::new(MAX_PENDING_STATUS));
+        let app = Arc::new(App { config, keys, store, poster, status_slots, shutdown: shutdown.clone() });
+        let router = routes::router(Arc::clone(&app));
+        let server = tokio::spawn(server::serve(listener, router, self.header_read_timeout, shutdown));
         Ok(RunningEmulator { app, address, server: Some(server) })
     }
 }
@@ -158,6 +211,17 @@ fn loopback_address(text: &str) -> Result<SocketAddr, StartError> {
         ));
     }
     Ok(address)
+}
+
+/// Refuses a delay under `min` or over a day.
+fn check_delay(name: &str, delay: Duration, min: Duration) -> Result<(), StartError> {
+    if (min..=MAX_DELAY).contains(&delay) {
+        return Ok(());
+    }
+    Err(StartError::new(
+        StartErrorKind::InvalidSetting,
+        format!("{name} must be between {min:?} and one day, not {delay:?}"),
+    ))
 }
 
 fn check_url(text: &str) -> Result<(), StartError> {
@@ -249,6 +313,8 @@ impl fmt::Debug for RunningEmulator {
             .field("webhook_url", &self.app.config.webhook_url)
             .field("inbound_url", &self.app.config.inbound_url)
             .field("status_delay", &self.app.config.status_delay)
+            .field("body_limit", &self.app.config.body_limit)
+            .field("header_read_timeout", &self.app.config.read_timeout)
             .finish_non_exhaustive()
     }
 }
@@ -271,6 +337,15 @@ mod tests {
         ] {
             assert_eq!(loopback_address(text).map_err(|e| e.kind()).err(), Some(kind), "{text}");
         }
+    }
+
+    #[test]
+    fn delays_must_be_within_range() {
+        assert!(check_delay("d", Duration::ZERO, Duration::ZERO).is_ok());
+        assert!(check_delay("d", MAX_DELAY, Duration::ZERO).is_ok());
+        assert!(check_delay("d", Duration::ZERO, Duration::from_millis(1)).is_err());
+        let error = check_delay("d", Duration::MAX, Duration::ZERO).err().map(|e| e.kind());
+        assert_eq!(error, Some(StartErrorKind::InvalidSetting));
     }
 
     #[test]

@@ -13,6 +13,8 @@ pub enum StartErrorKind {
     NotLoopback,
     /// The webhook or inbound URL is not an absolute http(s) URL.
     InvalidUrl,
+    /// A delay or timeout is out of range (over a day, or a zero header read timeout).
+    InvalidSetting,
     /// The address could not be bound (taken, or not permitted).
     Bind,
     /// The fixed keys or the webhook HTTP client could not be set up (a bug).

@@ -32,8 +32,20 @@
 //! - **Inbound messages**: `POST /_emulator/inbound {provider, from, to, text, inbound_url?}`.
 //! - **Inspection**: `GET /_emulator/messages` (or [`RunningEmulator::messages`]),
 //!   `DELETE /_emulator/messages`, and `GET /_emulator/keys`.
+//! - **Limits**, so that a long-running emulator under load stays bounded: request bodies up to
+//!   1 MiB ([`EmulatorBuilder::body_limit`]; a larger send is answered with the provider's own
+//!   error body and content type and HTTP 413: Twilio code 20413, Telnyx 10015, Plivo
+//!   `{api_id, error}`, Vonage a problem `…#request-too-large`); 30 s to send a request's
+//!   headers, and then its body ([`EmulatorBuilder::header_read_timeout`]; a held send is not
+//!   cut by it); the last 100,000 requests kept for inspection and as many rate-limited-once
+//!   keys ([`EmulatorBuilder::max_messages`]); at most 1,024 connections served at once (more
+//!   wait to be accepted) and 10,000 pending status sequences (beyond them, a new message goes
+//!   straight to its last status and its webhooks are recorded as not posted); each webhook
+//!   attempt times out after 5 s.
 
 mod app;
+mod body;
+mod bounded;
 pub mod credentials;
 mod delivery;
 mod emulator;
@@ -49,7 +61,8 @@ mod server;
 mod store;
 
 pub use emulator::{
-    DEFAULT_LISTEN, DEFAULT_STATUS_DELAY, DEFAULT_WEBHOOK_RETRY_INTERVAL, Emulator, EmulatorBuilder, RunningEmulator,
+    DEFAULT_BODY_LIMIT, DEFAULT_HEADER_READ_TIMEOUT, DEFAULT_LISTEN, DEFAULT_MAX_MESSAGES, DEFAULT_STATUS_DELAY,
+    DEFAULT_WEBHOOK_RETRY_INTERVAL, Emulator, EmulatorBuilder, RunningEmulator,
 };
 pub use error::{StartError, StartErrorKind};
 pub use provider::{Provider, UnknownProvider};

@@ -3,7 +3,7 @@
 use std::sync::Arc;
 
 use axum::Router;
-use axum::body::Bytes;
+use axum::body::Body;
 use axum::extract::{Extension, Path, State};
 use axum::response::{IntoResponse as _, Response};
 use axum::routing::{get, post};
@@ -12,9 +12,10 @@ use serde_json::Value;
 use time::OffsetDateTime;
 
 use crate::app::App;
+use crate::body::{self, BodyError};
 use crate::credentials::keys_json;
 use crate::provider::{AuthRequest, Failure, Provider, twilio_list};
-use crate::respond::{error_response, json_response};
+use crate::respond::{closing, error_response, json_response};
 use crate::send::Reply;
 use crate::server::Connection;
 
@@ -26,7 +27,7 @@ pub(crate) fn router(app: Arc<App>) -> Router {
         .route(
             "/2010-04-01/Accounts/{account}/Messages.json",
             post(|State(app): AppState, connection, Path(account): Path<String>, headers, body| async move {
-                send(&app, connection, Provider::Twilio, Some(&account), &headers, &body).await
+                send(&app, connection, Provider::Twilio, Some(&account), &headers, body).await
             })
             .get(
                 |State(app): AppState, Path(account): Path<String>, headers: HeaderMap, uri: Uri| async move {
@@ -47,7 +48,7 @@ pub(crate) fn router(app: Arc<App>) -> Router {
         .route(
             "/v2/messages",
             post(|State(app): AppState, connection, headers, body| async move {
-                send(&app, connection, Provider::Telnyx, None, &headers, &body).await
+                send(&app, connection, Provider::Telnyx, None, &headers, body).await
             }),
         )
         .route(
@@ -59,7 +60,7 @@ pub(crate) fn router(app: Arc<App>) -> Router {
         .route(
             "/v1/Account/{account}/Message/",
             post(|State(app): AppState, connection, Path(account): Path<String>, headers, body| async move {
-                send(&app, connection, Provider::Plivo, Some(&account), &headers, &body).await
+                send(&app, connection, Provider::Plivo, Some(&account), &headers, body).await
             }),
         )
         .route(
@@ -71,7 +72,7 @@ pub(crate) fn router(app: Arc<App>) -> Router {
         .route(
             "/v1/messages",
             post(|State(app): AppState, connection, headers, body| async move {
-                send(&app, connection, Provider::Vonage, None, &headers, &body).await
+                send(&app, connection, Provider::Vonage, None, &headers, body).await
             }),
         )
         .route(
@@ -84,7 +85,10 @@ pub(crate) fn router(app: Arc<App>) -> Router {
             ),
         )
         .route("/_emulator/keys", get(|| async { json_response(StatusCode::OK, &keys_json()) }))
-        .route("/_emulator/inbound", post(|State(app): AppState, body: Bytes| async move { app.inbound(&body).await }))
+        .route(
+            "/_emulator/inbound",
+            post(|State(app): AppState, headers: HeaderMap, body: Body| async move { inbound(&app, &headers, body).await }),
+        )
         .fallback(|| async { error_response(StatusCode::NOT_FOUND, "no such route") })
         .with_state(app)
 }
@@ -93,16 +97,30 @@ fn messages_json(app: &App) -> Value {
     serde_json::to_value(app.store.list()).unwrap_or_default()
 }
 
-/// Handles a send and turns the reply into a response or a connection fault.
+/// `POST /_emulator/inbound`, its body read within the limits.
+async fn inbound(app: &App, headers: &HeaderMap, body: Body) -> Response {
+    match body::read(body, headers, app.config.body_limits()).await {
+        Ok(body) => app.inbound(&body).await,
+        Err(BodyError::TooLarge) => {
+            let message = format!("the request body is over {} bytes", app.config.body_limit);
+            closing(error_response(StatusCode::PAYLOAD_TOO_LARGE, &message))
+        }
+        Err(BodyError::Unreadable) => error_response(StatusCode::BAD_REQUEST, "the request body could not be read"),
+    }
+}
+
+/// Reads the body within the limits, handles the send, and turns the reply into a response or
+/// a connection fault.
 async fn send(
     app: &Arc<App>,
     Extension(connection): Extension<Connection>,
     provider: Provider,
     account: Option<&str>,
     headers: &HeaderMap,
-    body: &Bytes,
+    body: Body,
 ) -> Response {
-    match app.send(provider, account, headers, body) {
+    let body = body::read(body, headers, app.config.body_limits()).await;
+    match app.send(provider, account, headers, body.as_deref().map_err(|error| *error)) {
         Reply::Respond(response) => return response,
         Reply::Hold => {}
         Reply::Reset => connection.reset(),
@@ -118,8 +136,7 @@ fn refusal(app: &App, provider: Provider, account: Option<&str>, headers: &Heade
     if provider.authenticate(&request) {
         return None;
     }
-    let reply = provider.error(Failure::Auth);
-    Some(json_response(reply.status, &reply.body))
+    Some(provider.error(Failure::Auth).response())
 }
 
 /// A provider's message fetch.
@@ -129,9 +146,6 @@ fn lookup(app: &App, provider: Provider, account: Option<&str>, headers: &Header
     }
     match app.store.find(provider, id).and_then(|message| provider.resource(&message)) {
         Some(resource) => json_response(StatusCode::OK, &resource),
-        None => {
-            let reply = provider.error(Failure::NotFound);
-            json_response(reply.status, &reply.body)
-        }
+        None => provider.error(Failure::NotFound).response(),
     }
 }

@@ -10,10 +10,12 @@ use sms_sdk::message::is_e164;
 use time::OffsetDateTime;
 
 use crate::app::App;
+use crate::body::BodyError;
+use crate::delivery::MAX_PENDING_STATUS;
 use crate::magic::{self, Behavior, Reason};
 use crate::provider::{AuthRequest, Failure, Provider, SendRequest, Step, with_plus};
-use crate::respond::json_response;
-use crate::store::{ReceivedMessage, Status};
+use crate::respond::{closing, json_response};
+use crate::store::{ReceivedMessage, Status, WebhookFailure};
 
 /// What the connection gets.
 #[derive(Debug)]
@@ -73,9 +75,19 @@ impl App {
         provider: Provider,
         account: Option<&str>,
         headers: &HeaderMap,
-        body: &[u8],
+        body: Result<&[u8], BodyError>,
     ) -> Reply {
         let now = OffsetDateTime::now_utc();
+        let body = match body {
+            Ok(body) => body,
+            Err(error) => {
+                let failure = match error {
+                    BodyError::TooLarge => Failure::TooLarge { limit: self.config.body_limit },
+                    BodyError::Unreadable => Failure::Unreadable,
+                };
+                return Reply::Respond(self.refuse(ReceivedMessage::new(provider, now), failure));
+            }
+        };
         let request = provider.parse(body);
         let mut entry = ReceivedMessage::new(provider, now);
         if let Some(request) = &request {
@@ -137,6 +149,7 @@ impl App {
             Failure::ServerError => Status::ServerError,
             Failure::Auth
             | Failure::Unreadable
+            | Failure::TooLarge { .. }
             | Failure::Missing(_)
             | Failure::Invalid(_)
             | Failure::Reject(_)
@@ -145,11 +158,21 @@ impl App {
         entry.http_status = Some(reply.status.as_u16());
         entry.error_code.clone_from(&reply.code);
         self.store.record(entry);
-        let mut response = json_response(reply.status, &reply.body);
-        if failure == Failure::RateLimited {
-            response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+        let mut response = reply.response();
+        match failure {
+            Failure::RateLimited => {
+                response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+                response
+            }
+            Failure::TooLarge { .. } => closing(response),
+            Failure::Auth
+            | Failure::Unreadable
+            | Failure::Missing(_)
+            | Failure::Invalid(_)
+            | Failure::Reject(_)
+            | Failure::ServerError
+            | Failure::NotFound => response,
         }
-        response
     }
 
     /// Records a request that gets no response.
@@ -180,12 +203,16 @@ impl App {
     /// `sent` after one status delay, then `last` after another, each posted (signed) to the
     /// message's callback URL or else the global webhook URL.
     fn schedule_status(self: &Arc<Self>, provider: Provider, id: String, last: Step) {
+        let Ok(slot) = Arc::clone(&self.status_slots).try_acquire_owned() else {
+            self.skip_status(provider, &id, last);
+            return;
+        };
         let app = Arc::clone(self);
         let epoch = self.store.epoch();
         let start = tokio::time::Instant::now();
         let steps = async move {
             for (step, after) in [Step::Sent, last].into_iter().zip(1u32..) {
-                tokio::time::sleep_until(start + app.config.status_delay * after).await;
+                tokio::time::sleep_until(start + app.config.status_delay.saturating_mul(after)).await;
                 let Some(message) = app.store.update(provider, &id, |m| m.status = step.status()) else { return };
                 let Some(url) = message.callback_url.clone().or_else(|| app.config.webhook_url.clone()) else {
                     continue;
@@ -196,7 +223,26 @@ impl App {
                 }
             }
         };
-        tokio::spawn(async move { epoch.run_until_cancelled(steps).await });
+        tokio::spawn(async move {
+            epoch.run_until_cancelled(steps).await;
+            drop(slot);
+        });
+    }
+
+    /// With [`MAX_PENDING_STATUS`] sequences already pending, a new message goes straight to its
+    /// last status, and its webhooks are recorded as not posted.
+    fn skip_status(&self, provider: Provider, id: &str, last: Step) {
+        self.store.update(provider, id, |message| {
+            message.status = last.status();
+            if let Some(url) = message.callback_url.clone().or_else(|| self.config.webhook_url.clone()) {
+                message.webhook_failures.push(WebhookFailure {
+                    url,
+                    event: "status".to_owned(),
+                    attempts: 0,
+                    error: format!("not posted: {MAX_PENDING_STATUS} status sequences were already pending"),
+                });
+            }
+        });
     }
 }
 

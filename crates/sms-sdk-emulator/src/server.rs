@@ -8,8 +8,9 @@ use std::time::Duration;
 
 use axum::Router;
 use hyper::body::Incoming;
-use hyper_util::rt::TokioIo;
+use hyper_util::rt::{TokioIo, TokioTimer};
 use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 use tower::ServiceExt as _;
 
@@ -33,16 +34,37 @@ impl Connection {
     }
 }
 
-/// Accepts connections until `shutdown` is cancelled.
-pub(crate) async fn serve(listener: TcpListener, router: Router, shutdown: CancellationToken) {
+/// How many connections are served at once; further ones wait in the listen backlog.
+pub(crate) const MAX_CONNECTIONS: usize = 1024;
+
+/// Accepts connections until `shutdown` is cancelled, serving at most [`MAX_CONNECTIONS`] at
+/// once. A connection must send a request's headers within `header_read_timeout` (counted from
+/// the connection, or from the end of the previous response on a kept-alive one).
+pub(crate) async fn serve(
+    listener: TcpListener,
+    router: Router,
+    header_read_timeout: Duration,
+    shutdown: CancellationToken,
+) {
+    let slots = Arc::new(Semaphore::new(MAX_CONNECTIONS));
     loop {
+        let slot = tokio::select! {
+            () = shutdown.cancelled() => return,
+            slot = Arc::clone(&slots).acquire_owned() => slot,
+        };
+        // The semaphore is never closed.
+        let Ok(slot) = slot else { return };
         let accepted = tokio::select! {
             () = shutdown.cancelled() => return,
             accepted = listener.accept() => accepted,
         };
         match accepted {
             Ok((stream, _)) => {
-                tokio::spawn(connection(stream, router.clone(), shutdown.clone()));
+                let served = connection(stream, router.clone(), header_read_timeout, shutdown.clone());
+                tokio::spawn(async move {
+                    served.await;
+                    drop(slot);
+                });
             }
             // Out of descriptors, or the peer gave up during the handshake: try again shortly.
             Err(_) => tokio::time::sleep(Duration::from_millis(5)).await,
@@ -58,7 +80,7 @@ fn with_spare(stream: TcpStream) -> io::Result<(TcpStream, std::net::TcpStream)>
 }
 
 /// Serves one connection until it ends, a handler ends it, or the emulator stops.
-async fn connection(stream: TcpStream, router: Router, shutdown: CancellationToken) {
+async fn connection(stream: TcpStream, router: Router, header_read_timeout: Duration, shutdown: CancellationToken) {
     let Ok((stream, spare)) = with_spare(stream) else { return };
     let _ = stream.set_nodelay(true);
     let control = Connection::default();
@@ -67,10 +89,12 @@ async fn connection(stream: TcpStream, router: Router, shutdown: CancellationTok
         request.extensions_mut().insert(handle.clone());
         router.clone().oneshot(request)
     });
-    // No header timeout: an idle keep-alive connection stays open until the client closes it, so
-    // a pooled client never races a server-side close.
+    // The header timeout also closes a kept-alive connection left idle that long (hyper counts
+    // from the end of the previous response); a request whose headers were read is not timed
+    // by it, so the magic "never answers" recipient still holds until the client gives up.
     let served = hyper::server::conn::http1::Builder::new()
-        .header_read_timeout(None)
+        .timer(TokioTimer::new())
+        .header_read_timeout(header_read_timeout)
         .serve_connection(TokioIo::new(stream), service);
     tokio::select! {
         _ = served => {}

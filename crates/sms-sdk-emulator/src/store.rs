@@ -1,13 +1,13 @@
 //! What the emulator received: one entry per send request, in order, and the per-recipient
 //! state of the magic numbers.
 
-use std::collections::HashSet;
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
 use serde::{Deserialize, Serialize};
 use time::OffsetDateTime;
 use tokio_util::sync::CancellationToken;
 
+use crate::bounded::{History, OnceKey, OnceSet};
 use crate::provider::Provider;
 
 /// Where a received message is: its delivery status when it was created, or what was answered
@@ -106,9 +106,6 @@ impl ReceivedMessage {
     }
 }
 
-/// The key of the rate-limited-once state: provider, recipient and body.
-pub(crate) type OnceKey = (Provider, String, String);
-
 /// The received messages and per-recipient state.
 #[derive(Debug)]
 pub(crate) struct Store {
@@ -119,17 +116,19 @@ pub(crate) struct Store {
 
 #[derive(Debug)]
 struct Inner {
-    messages: Vec<ReceivedMessage>,
-    limited_once: HashSet<OnceKey>,
+    messages: History,
+    limited_once: OnceSet,
     /// Cancelled when the store is cleared or the emulator stops: stops the status webhooks of
     /// cleared messages.
     epoch: CancellationToken,
 }
 
 impl Store {
-    /// An empty store whose epochs end when `root` is cancelled.
-    pub(crate) fn new(root: CancellationToken) -> Self {
-        let inner = Inner { messages: Vec::new(), limited_once: HashSet::new(), epoch: root.child_token() };
+    /// An empty store keeping at most `limit` entries and `limit` rate-limited-once keys, whose
+    /// epochs end when `root` is cancelled.
+    pub(crate) fn new(root: CancellationToken, limit: usize) -> Self {
+        let inner =
+            Inner { messages: History::new(limit), limited_once: OnceSet::new(limit), epoch: root.child_token() };
         Self { root, inner: Mutex::new(inner) }
     }
 
@@ -137,19 +136,19 @@ impl Store {
         self.inner.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// Appends an entry.
+    /// Appends an entry (forgetting the oldest one beyond the limit).
     pub(crate) fn record(&self, message: ReceivedMessage) {
         self.lock().messages.push(message);
     }
 
-    /// Every entry, in arrival order.
+    /// Every entry kept, in arrival order.
     pub(crate) fn list(&self) -> Vec<ReceivedMessage> {
-        self.lock().messages.clone()
+        self.lock().messages.iter().cloned().collect()
     }
 
     /// The created message `id` of `provider`.
     pub(crate) fn find(&self, provider: Provider, id: &str) -> Option<ReceivedMessage> {
-        self.lock().messages.iter().find(|m| m.provider == provider && m.id.as_deref() == Some(id)).cloned()
+        self.lock().messages.get(provider, id).cloned()
     }
 
     /// Changes the created message `id` of `provider`; returns it as changed.
@@ -160,7 +159,7 @@ impl Store {
         change: impl FnOnce(&mut ReceivedMessage),
     ) -> Option<ReceivedMessage> {
         let mut inner = self.lock();
-        let message = inner.messages.iter_mut().find(|m| m.provider == provider && m.id.as_deref() == Some(id))?;
+        let message = inner.messages.get_mut(provider, id)?;
         change(message);
         Some(message.clone())
     }
@@ -182,12 +181,6 @@ impl Store {
     /// True for the first request of `key` (rate-limit it), false for the next one (accept it,
     /// and start over).
     pub(crate) fn limit_once(&self, key: OnceKey) -> bool {
-        let mut inner = self.lock();
-        if inner.limited_once.remove(&key) {
-            false
-        } else {
-            inner.limited_once.insert(key);
-            true
-        }
+        self.lock().limited_once.limit_once(key)
     }
 }

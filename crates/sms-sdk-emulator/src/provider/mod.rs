@@ -14,6 +14,7 @@ pub(crate) use self::wire::with_plus;
 use std::fmt;
 use std::str::FromStr;
 
+use axum::response::Response;
 use http::{HeaderMap, StatusCode};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -21,6 +22,7 @@ use time::OffsetDateTime;
 
 use crate::keys::Keys;
 use crate::magic::Reason;
+use crate::respond::json_response_as;
 use crate::store::{ReceivedMessage, Status};
 
 /// A provider API the emulator speaks.
@@ -132,6 +134,11 @@ pub(crate) enum Failure {
     Auth,
     /// The body cannot be read at all.
     Unreadable,
+    /// The body is larger than the emulator's limit (`limit` bytes).
+    TooLarge {
+        /// The limit, in bytes.
+        limit: usize,
+    },
     /// A required field is missing.
     Missing(Field),
     /// A parameter has a value the provider does not accept.
@@ -155,6 +162,15 @@ pub(crate) struct ErrorReply {
     pub(crate) code: Option<String>,
     /// The JSON error body.
     pub(crate) body: Value,
+    /// The content type the provider answers errors with.
+    pub(crate) content_type: &'static str,
+}
+
+impl ErrorReply {
+    /// The HTTP response.
+    pub(crate) fn response(&self) -> Response {
+        json_response_as(self.status, self.content_type, &self.body)
+    }
 }
 
 /// A step of the status sequence after acceptance.

@@ -8,6 +8,7 @@ use super::wire::{basic_credentials, form_body, status_code, string_field, strin
 use super::{AuthRequest, ErrorReply, Failure, Field, Inbound, SendRequest, Signer, Step, Webhook};
 use crate::credentials::{PLIVO_AUTH_ID, PLIVO_AUTH_TOKEN};
 use crate::magic::codes;
+use crate::respond::JSON;
 use crate::store::{ReceivedMessage, Status};
 
 /// Destination temporarily unavailable.
@@ -43,6 +44,7 @@ pub(super) fn error(failure: Failure) -> ErrorReply {
     let (status, message): (u16, String) = match failure {
         Failure::Auth => (401, "Authentication failed: check the auth id and auth token.".into()),
         Failure::Unreadable => (400, "invalid JSON data received".into()),
+        Failure::TooLarge { limit } => (413, format!("request body too large: the limit is {limit} bytes")),
         Failure::Missing(Field::To) => (400, "Missing mandatory parameter: dst".into()),
         Failure::Missing(Field::From) => (400, "Missing mandatory parameter: src or powerpack_uuid".into()),
         Failure::Missing(Field::Body) => (400, "Missing mandatory parameter: text or media_urls".into()),
@@ -52,7 +54,12 @@ pub(super) fn error(failure: Failure) -> ErrorReply {
         Failure::ServerError => (500, "internal server error".into()),
         Failure::NotFound => (404, "not found".into()),
     };
-    ErrorReply { status: status_code(status), code: None, body: json!({"api_id": api_id(), "error": message}) }
+    ErrorReply {
+        status: status_code(status),
+        code: None,
+        body: json!({"api_id": api_id(), "error": message}),
+        content_type: JSON,
+    }
 }
 
 /// `{message, message_uuid: [uuid], api_id}`.

@@ -7,6 +7,7 @@ use super::wire::{base64_standard, bearer_token, rfc3339, status_code, string_fi
 use super::{AuthRequest, ErrorReply, Failure, Field, Inbound, SendRequest, Signer, Step, Webhook};
 use crate::credentials::TELNYX_API_KEY;
 use crate::magic::codes;
+use crate::respond::JSON;
 use crate::store::{ReceivedMessage, Status};
 
 /// A delivery failure code the library maps to `undelivered` (not one of the filtered codes).
@@ -44,6 +45,10 @@ pub(super) fn error(failure: Failure) -> ErrorReply {
     let (status, code, title, detail, pointer): (u16, &str, &str, String, Option<&str>) = match failure {
         Failure::Auth => (401, "10009", "Authentication failed", "The API key is missing or invalid.".into(), None),
         Failure::Unreadable => (400, "10015", "Bad Request", "The request body is not a JSON object.".into(), None),
+        // Telnyx documents no code of its own for an oversized body: its generic 10015.
+        Failure::TooLarge { limit } => {
+            (413, "10015", "Bad Request", format!("The request body is over {limit} bytes."), None)
+        }
         Failure::Missing(field) => {
             let name = field_name(field);
             (422, "10004", "Missing required parameter", format!("The '{name}' parameter is required."), Some(name))
@@ -68,7 +73,12 @@ pub(super) fn error(failure: Failure) -> ErrorReply {
     if let (Some(pointer), Some(object)) = (pointer, error.as_object_mut()) {
         object.insert("source".into(), json!({"pointer": format!("/{pointer}")}));
     }
-    ErrorReply { status: status_code(status), code: Some(code.to_owned()), body: json!({"errors": [error]}) }
+    ErrorReply {
+        status: status_code(status),
+        code: Some(code.to_owned()),
+        body: json!({"errors": [error]}),
+        content_type: JSON,
+    }
 }
 
 fn status_name(status: Status) -> &'static str {

@@ -9,6 +9,7 @@ use super::wire::{basic_credentials, form_body, status_code};
 use super::{AuthRequest, ErrorReply, Failure, Field, Inbound, SendRequest, Step, Webhook};
 use crate::credentials::{TWILIO_ACCOUNT_SID, TWILIO_AUTH_TOKEN};
 use crate::magic::codes;
+use crate::respond::JSON;
 use crate::store::{ReceivedMessage, Status};
 
 const API_VERSION: &str = "2010-04-01";
@@ -46,6 +47,10 @@ pub(super) fn error(failure: Failure) -> ErrorReply {
     let (status, code, message): (u16, u32, String) = match failure {
         Failure::Auth => (401, 20003, "Authenticate".into()),
         Failure::Unreadable => (400, 20001, "The request body could not be read.".into()),
+        // Twilio's documented 20413: Request Entity Too Large.
+        Failure::TooLarge { limit } => {
+            (413, 20413, format!("Request Entity Too Large: the request body is over {limit} bytes."))
+        }
         Failure::Missing(Field::To) => (400, 21604, "A 'To' phone number is required.".into()),
         Failure::Missing(Field::From) => (400, 21603, "A 'From' phone number is required.".into()),
         Failure::Missing(Field::Body) => (400, 21602, "Message body is required.".into()),
@@ -61,7 +66,7 @@ pub(super) fn error(failure: Failure) -> ErrorReply {
         "more_info": format!("https://www.twilio.com/docs/errors/{code}"),
         "status": status,
     });
-    ErrorReply { status: status_code(status), code: Some(code.to_string()), body }
+    ErrorReply { status: status_code(status), code: Some(code.to_string()), body, content_type: JSON }
 }
 
 fn status_name(status: Status) -> &'static str {

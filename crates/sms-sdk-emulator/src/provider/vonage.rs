@@ -15,6 +15,8 @@ use crate::magic::codes;
 use crate::store::ReceivedMessage;
 
 const ERRORS: &str = "https://developer.vonage.com/api-errors";
+/// The content type of Vonage's RFC 7807 error bodies.
+const PROBLEM_JSON: &str = "application/problem+json";
 /// A delivery failure code the library maps to `undelivered` (not one of the filtered codes).
 const UNDELIVERED_CODE: &str = "1330";
 /// How long an application JWT without `exp` is valid after its `iat`.
@@ -104,6 +106,15 @@ pub(super) fn error(failure: Failure) -> ErrorReply {
             "The request body is not a JSON object.".into(),
             None,
         ),
+        // Vonage documents no code for an oversized body; the problem type names it in the
+        // style of its generic errors.
+        Failure::TooLarge { limit } => (
+            413,
+            format!("{ERRORS}#request-too-large"),
+            "Request Too Large".into(),
+            format!("The request body is over {limit} bytes."),
+            None,
+        ),
         Failure::Missing(field) => {
             let name = match field {
                 Field::To => "to",
@@ -145,7 +156,7 @@ pub(super) fn error(failure: Failure) -> ErrorReply {
     if let (Some(parameters), Some(object)) = (parameters, body.as_object_mut()) {
         object.insert("invalid_parameters".into(), parameters);
     }
-    ErrorReply { status: status_code(status), code, body }
+    ErrorReply { status: status_code(status), code, body, content_type: PROBLEM_JSON }
 }
 
 /// `{message_uuid}`.

@@ -1,0 +1,125 @@
+//! The README's emulator workflow, end to end: run `sms-sdk emulator`, take the lines it prints
+//! as they would be pasted into a shell, and `sms-sdk send` through each of the four providers
+//! with that environment.
+
+use std::io::{BufRead as _, BufReader, Read as _, Write as _};
+use std::net::TcpStream;
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+use sms_sdk_cli::{Env, run};
+
+/// The running `sms-sdk emulator` process, killed when the test ends (passed or failed).
+struct EmulatorProcess(Child);
+
+impl Drop for EmulatorProcess {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// Starts `sms-sdk emulator --listen 127.0.0.1:0` and returns it with what it printed on stdout
+/// at start (every line until it has been quiet for half a second).
+fn start_emulator() -> (EmulatorProcess, Vec<String>) {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_sms-sdk"));
+    command.args(["emulator", "--listen", "127.0.0.1:0"]).stdout(Stdio::piped()).stderr(Stdio::inherit());
+    for (name, _) in std::env::vars() {
+        if ["TWILIO_", "TELNYX_", "PLIVO_", "VONAGE_", "SMS_SDK_"].iter().any(|p| name.starts_with(p)) {
+            command.env_remove(name);
+        }
+    }
+    let mut child = command.spawn().expect("the built sms-sdk starts");
+    let stdout = child.stdout.take().expect("piped stdout");
+    let process = EmulatorProcess(child);
+    let (lines, received) = mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines() {
+            let Ok(line) = line else { return };
+            if lines.send(line).is_err() {
+                return;
+            }
+        }
+    });
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let mut printed = Vec::new();
+    loop {
+        let wait = if printed.is_empty() {
+            deadline.saturating_duration_since(Instant::now())
+        } else {
+            Duration::from_millis(500)
+        };
+        match received.recv_timeout(wait) {
+            Ok(line) => printed.push(line),
+            Err(_) => break,
+        }
+        assert!(Instant::now() < deadline, "the emulator kept printing: {printed:#?}");
+    }
+    assert!(!printed.is_empty(), "the emulator printed nothing");
+    (process, printed)
+}
+
+/// Runs `script` with `sh -eu` in an empty environment and returns the environment it ends
+/// with: what a user gets by pasting the printed lines into a shell.
+fn shell_environment(script: &str) -> Vec<(String, String)> {
+    let output = Command::new("sh").arg("-euc").arg(format!("{script}\nenv -0")).env_clear().output().expect("sh runs");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success() && stderr.is_empty(), "the printed lines are not valid shell: {stderr}\n{script}");
+    output
+        .stdout
+        .split(|b| *b == 0)
+        .filter_map(|pair| {
+            let pair = String::from_utf8(pair.to_vec()).ok()?;
+            let (name, value) = pair.split_once('=')?;
+            Some((name.to_owned(), value.to_owned()))
+        })
+        .collect()
+}
+
+/// `GET {base}/_emulator/messages` over a plain socket.
+fn inspection(base: &str) -> Vec<Value> {
+    let address = base.strip_prefix("http://").expect("an http base URL");
+    let mut stream = TcpStream::connect(address).expect("connect to the emulator");
+    stream.set_read_timeout(Some(Duration::from_secs(10))).expect("a read timeout");
+    write!(stream, "GET /_emulator/messages HTTP/1.1\r\nhost: {address}\r\nconnection: close\r\n\r\n").expect("write");
+    let mut response = String::new();
+    stream.read_to_string(&mut response).expect("a response");
+    let (head, body) = response.split_once("\r\n\r\n").expect("an HTTP response");
+    assert!(head.starts_with("HTTP/1.1 200"), "{head}");
+    serde_json::from_str::<Value>(body).expect("JSON").as_array().cloned().expect("a JSON array")
+}
+
+#[cfg(unix)]
+#[test]
+fn the_printed_lines_are_enough_to_send_through_every_provider() {
+    let (_emulator, printed) = start_emulator();
+    // Everything it printed is pasted, comments included.
+    let script = printed.join("\n");
+    let variables = shell_environment(&script);
+    let variable = |name: &str| variables.iter().find(|(n, _)| n == name).map(|(_, v)| v.clone());
+    let base = variable("SMS_SDK_TWILIO_BASE_URL").unwrap_or_else(|| panic!("no base URL in:\n{script}"));
+    assert!(!base.ends_with(":0"), "the real port is printed: {base}");
+    for secret in ["TWILIO_AUTH_TOKEN", "TELNYX_PUBLIC_KEY", "PLIVO_AUTH_TOKEN", "VONAGE_SIGNATURE_SECRET"] {
+        assert!(variable(secret).is_some(), "no {secret} in:\n{script}");
+    }
+    let env: Env = variables.iter().cloned().collect();
+    for provider in ["twilio", "telnyx", "plivo", "vonage"] {
+        let args: Vec<String> = ["send", "--to", "+14155550123", "--body", "hi", "--provider", provider]
+            .into_iter()
+            .map(str::to_owned)
+            .collect();
+        let (mut out, mut err) = (Vec::new(), Vec::new());
+        let code = run(&args, &env, &mut out, &mut err);
+        let (out, err) = (String::from_utf8_lossy(&out), String::from_utf8_lossy(&err));
+        assert_eq!(code, 0, "{provider}: {out}{err}\nwith:\n{script}");
+    }
+    let messages = inspection(&base);
+    for provider in ["twilio", "telnyx", "plivo", "vonage"] {
+        let sent = messages.iter().find(|m| m["provider"] == provider);
+        let sent = sent.unwrap_or_else(|| panic!("no {provider} request in {messages:#?}"));
+        assert_eq!(sent["to"], "+14155550123", "{provider}");
+        assert!(sent["id"].is_string(), "{provider}: {sent}");
+    }
+}
