@@ -34,6 +34,8 @@ use crate::retry::parse_retry_after;
 pub(crate) const MAX_RESPONSE_BODY: usize = 1024 * 1024;
 /// The longest the connect phase (DNS, TCP, TLS) may take: 10 s.
 pub(crate) const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+/// How long an idle pooled connection is kept: 20 s.
+const POOL_IDLE_TIMEOUT: Duration = Duration::from_secs(20);
 /// Needles shorter than this are not scrubbed from provider text (a two-letter body would
 /// otherwise blank out ordinary words).
 const MIN_SCRUBBED_LEN: usize = 6;
@@ -91,6 +93,9 @@ impl Transport {
             .retry(reqwest::retry::never())
             .connect_timeout(CONNECT_TIMEOUT)
             .connector_layer(ConnectBudget)
+            // Drop idle connections before servers commonly close them (30 s and up), so a send
+            // rarely races a server-side close on a pooled connection (an unknown outcome).
+            .pool_idle_timeout(POOL_IDLE_TIMEOUT)
             .build()
             .map_err(|e| {
                 Error::configuration(format!("Could not build the {provider} HTTP client."))
