@@ -343,12 +343,15 @@ impl Message {
     /// [`ErrorKind::InvalidMessage`](crate::ErrorKind::InvalidMessage) on the `send_at` field
     /// when the text is not a valid date.
     pub fn parse_send_at(text: &str) -> Result<OffsetDateTime, Error> {
-        OffsetDateTime::parse(text, &Rfc3339).map_err(|_| {
-            Error::invalid_message(
-                Field::SendAt,
-                "send_at must be an RFC 3339 timestamp, such as 2030-01-01T10:00:00Z.",
-            )
-        })
+        OffsetDateTime::parse(text, &Rfc3339)
+            .ok()
+            .filter(|at| at.checked_to_offset(time::UtcOffset::UTC).is_some())
+            .ok_or_else(|| {
+                Error::invalid_message(
+                    Field::SendAt,
+                    "send_at must be an RFC 3339 timestamp, such as 2030-01-01T10:00:00Z.",
+                )
+            })
     }
 }
 
@@ -414,7 +417,9 @@ impl fmt::Debug for OutboundMessage {
 /// (`2030-01-01T10:00:00.000Z`).
 #[must_use]
 pub fn format_timestamp(at: OffsetDateTime) -> String {
-    let at = at.to_offset(time::UtcOffset::UTC);
+    // A time whose UTC date falls outside years 1-9999 keeps its own offset (validation refuses
+    // it before any request; this only keeps formatting from panicking).
+    let at = at.checked_to_offset(time::UtcOffset::UTC).unwrap_or(at);
     let format =
         time::macros::format_description!("[year]-[month]-[day]T[hour]:[minute]:[second].[subsecond digits:3]Z");
     at.format(&format).unwrap_or_default()

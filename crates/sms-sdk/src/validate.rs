@@ -175,6 +175,9 @@ pub(crate) fn message_issues(message: &Message, adapters: &[Arc<dyn DynAdapter>]
             "The validity period must be a positive number of seconds.",
         );
     }
+    if message.send_at.is_some_and(|at| at.checked_to_offset(time::UtcOffset::UTC).is_none()) {
+        push(IssueCode::InvalidField, Field::SendAt, "The send time is out of range (years 1-9999 in UTC).");
+    }
     if message.webhook_url.as_deref().is_some_and(|u| !is_http_url(u)) {
         push(IssueCode::InvalidField, Field::WebhookUrl, "The webhook URL must be an absolute http or https URL.");
     }

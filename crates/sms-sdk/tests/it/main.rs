@@ -10,6 +10,7 @@ mod examples;
 mod failover;
 mod hooks;
 mod idempotency;
+mod properties;
 #[cfg(any(feature = "twilio", feature = "telnyx", feature = "plivo", feature = "vonage"))]
 mod provider;
 mod redaction;
