@@ -1,6 +1,7 @@
 //! GSM-7 / UCS-2 detection and segment estimates.
 //!
-//! Pure functions: no allocation beyond the list of non-GSM characters.
+//! Pure functions. A GSM-7 body is estimated without allocating; a UCS-2 body allocates only to
+//! collect its non-GSM characters.
 //!
 //! ```
 //! use sms_sdk::encoding::{estimate_segments, Encoding};
@@ -12,10 +13,17 @@
 //! assert_eq!(preview.non_gsm_characters, vec!['📦']);
 //! ```
 //!
+//! A concatenated UCS-2 message is packed by extended grapheme cluster (UAX #29), as handsets and
+//! Twilio's segment calculator do: a flag, a ZWJ sequence or a letter with its combining marks is
+//! never split between segments unless it is larger than a segment on its own.
+//!
 //! The count is an estimate, never a price: providers may re-encode (Twilio `SmartEncoded`,
 //! Telnyx `encoding`) and some routes concatenate differently.
 
+use std::collections::HashSet;
+
 use serde::{Deserialize, Serialize};
+use unicode_segmentation::UnicodeSegmentation;
 
 /// The 127 characters of the GSM 03.38 default alphabet (every position but ESC), in table order.
 /// Each costs one septet.
@@ -23,6 +31,52 @@ pub const GSM7_BASIC_CHARACTERS: &str = "@£$¥èéùìòÇ\nØø\rÅåΔ_ΦΓΛ
 
 /// The 10 characters of the GSM 03.38 extension table. Each costs two septets (escape + character).
 pub const GSM7_EXTENSION_CHARACTERS: &str = "\u{000C}^{}\\[~]|€";
+
+/// Septets of the code points below U+0100 (0: not GSM-7), built from the two tables above.
+static LATIN1_SEPTETS: [u8; 256] = latin1_septets();
+
+const fn latin1_septets() -> [u8; 256] {
+    let mut table = [0u8; 256];
+    let mut pass = 0;
+    while pass < 2 {
+        let (text, septets) = if pass == 0 { (GSM7_BASIC_CHARACTERS, 1) } else { (GSM7_EXTENSION_CHARACTERS, 2) };
+        let bytes = text.as_bytes();
+        let mut i = 0;
+        while i < bytes.len() {
+            // Every character of the tables below U+0100 is one byte (ASCII) or two (U+0080..U+07FF).
+            let (code_point, width) = if bytes[i] < 0x80 {
+                (bytes[i] as usize, 1)
+            } else if bytes[i] >> 5 == 0b110 {
+                ((((bytes[i] & 0x1f) as usize) << 6) | (bytes[i + 1] & 0x3f) as usize, 2)
+            } else if bytes[i] >> 4 == 0b1110 {
+                (usize::MAX, 3)
+            } else {
+                (usize::MAX, 4)
+            };
+            if code_point < 256 {
+                table[code_point] = septets;
+            }
+            i += width;
+        }
+        pass += 1;
+    }
+    table
+}
+
+/// Septets of one character in GSM-7 (1 or 2), or 0 when it is in neither table.
+#[inline]
+fn septets(c: char) -> u8 {
+    let code_point = c as u32;
+    if code_point < 256 {
+        LATIN1_SEPTETS[code_point as usize]
+    } else {
+        match c {
+            'Δ' | 'Φ' | 'Γ' | 'Λ' | 'Ω' | 'Π' | 'Ψ' | 'Σ' | 'Θ' | 'Ξ' => 1,
+            '€' => 2,
+            _ => 0,
+        }
+    }
+}
 
 /// Units that fit in one message, and in each part of a concatenated message.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -96,63 +150,132 @@ impl SegmentPreview {
 /// Septets a character costs in GSM-7, or `None` when it is not in either table.
 #[must_use]
 pub fn gsm7_cost(c: char) -> Option<u32> {
-    if GSM7_BASIC_CHARACTERS.contains(c) {
-        Some(1)
-    } else if GSM7_EXTENSION_CHARACTERS.contains(c) {
-        Some(2)
-    } else {
-        None
+    match septets(c) {
+        0 => None,
+        n => Some(u32::from(n)),
     }
 }
 
 /// True when every character of `text` is in the GSM-7 basic or extension table.
 #[must_use]
 pub fn is_gsm7(text: &str) -> bool {
-    text.chars().all(|c| gsm7_cost(c).is_some())
+    text.chars().all(|c| septets(c) != 0)
+}
+
+/// Greedy packing into concatenated segments: units placed, segments opened, units in the last.
+///
+/// Counts are `u64` so that no body can overflow them; they are clamped to `u32` at the end.
+#[derive(Debug, Clone, Copy)]
+struct Packer {
+    capacity: u32,
+    units: u64,
+    segments: u64,
+    used: u32,
+}
+
+impl Packer {
+    const fn new(capacity: u32) -> Self {
+        Self { capacity, units: 0, segments: 1, used: 0 }
+    }
+
+    /// Places an item of `cost` units (at most the capacity): it starts the next segment when it
+    /// does not fit in the current one.
+    #[inline]
+    fn place(&mut self, cost: u32) {
+        if self.used + cost > self.capacity {
+            self.segments += 1;
+            self.used = 0;
+        }
+        self.used += cost;
+        self.units += u64::from(cost);
+    }
+
+    /// Starts the next segment unless the current one is still empty.
+    fn break_segment(&mut self) {
+        if self.used > 0 {
+            self.segments += 1;
+            self.used = 0;
+        }
+    }
+
+    fn finish(self, encoding: Encoding, non_gsm_characters: Vec<char>) -> SegmentPreview {
+        let limits = encoding.limits();
+        let clamp = |n: u64| u32::try_from(n).unwrap_or(u32::MAX);
+        let units = clamp(self.units);
+        let (segments, units_per_segment, remaining_in_segment) = if self.units == 0 {
+            (0, limits.single, limits.single)
+        } else if self.units <= u64::from(limits.single) {
+            (1, limits.single, limits.single - units)
+        } else {
+            (clamp(self.segments), limits.concatenated, limits.concatenated - self.used)
+        };
+        SegmentPreview { encoding, segments, units, units_per_segment, remaining_in_segment, non_gsm_characters }
+    }
 }
 
 /// Estimates the encoding and segment count of `body`.
 ///
-/// Characters are taken by code point; an extension character's escape pair and a surrogate
-/// pair are never split across segments.
+/// GSM-7 bodies are packed by character: an extension character's escape pair is never split.
+/// UCS-2 bodies are packed by extended grapheme cluster: a cluster that does not fit in the
+/// current segment starts the next one, and a cluster larger than a segment is split between code
+/// points (never inside a surrogate pair). CR LF counts as two characters that may be split.
+/// Counts too large for `u32` saturate at `u32::MAX`.
 #[must_use]
 pub fn estimate_segments(body: &str) -> SegmentPreview {
-    let mut non_gsm_characters: Vec<char> = Vec::new();
+    match estimate_gsm7(body) {
+        Some(preview) => preview,
+        None => estimate_ucs2(body),
+    }
+}
+
+/// The GSM-7 estimate, or `None` at the first character outside GSM-7. Does not allocate.
+fn estimate_gsm7(body: &str) -> Option<SegmentPreview> {
+    let mut packer = Packer::new(GSM7_LIMITS.concatenated);
     for c in body.chars() {
-        if gsm7_cost(c).is_none() && !non_gsm_characters.contains(&c) {
+        match septets(c) {
+            0 => return None,
+            n => packer.place(u32::from(n)),
+        }
+    }
+    // `Vec::new` does not allocate.
+    Some(packer.finish(Encoding::Gsm7, Vec::new()))
+}
+
+fn estimate_ucs2(body: &str) -> SegmentPreview {
+    let mut non_gsm_characters = Vec::new();
+    let mut seen = HashSet::new();
+    let mut units: u64 = 0;
+    for c in body.chars() {
+        // `len_utf16` is 1 or 2.
+        units += c.len_utf16() as u64;
+        if septets(c) == 0 && seen.insert(c) {
             non_gsm_characters.push(c);
         }
     }
-    let encoding = if non_gsm_characters.is_empty() { Encoding::Gsm7 } else { Encoding::Ucs2 };
-    let cost = |c: char| -> u32 {
-        match encoding {
-            Encoding::Gsm7 => gsm7_cost(c).unwrap_or(1),
-            // `len_utf16` is at most 2, so the cast cannot truncate.
-            Encoding::Ucs2 => c.len_utf16() as u32,
+    let mut packer = Packer::new(UCS2_LIMITS.concatenated);
+    if units <= u64::from(UCS2_LIMITS.single) {
+        // One segment whatever the clusters: no need to find them.
+        packer.units = units;
+        return packer.finish(Encoding::Ucs2, non_gsm_characters);
+    }
+    for cluster in body.graphemes(true) {
+        if cluster == "\r\n" {
+            packer.place(1);
+            packer.place(1);
+            continue;
         }
-    };
-    let limits = encoding.limits();
-    let units: u32 = body.chars().map(cost).sum();
-
-    let (segments, units_per_segment, remaining_in_segment) = if units == 0 {
-        (0, limits.single, limits.single)
-    } else if units <= limits.single {
-        (1, limits.single, limits.single - units)
-    } else {
-        let capacity = limits.concatenated;
-        let (mut segments, mut used) = (1, 0);
-        for c in body.chars() {
-            let c = cost(c);
-            if used + c > capacity {
-                segments += 1;
-                used = 0;
+        let cost: usize = cluster.chars().map(char::len_utf16).sum();
+        match u32::try_from(cost) {
+            Ok(cost) if cost <= packer.capacity => packer.place(cost),
+            _ => {
+                packer.break_segment();
+                for c in cluster.chars() {
+                    packer.place(c.len_utf16() as u32);
+                }
             }
-            used += c;
         }
-        (segments, capacity, capacity - used)
-    };
-
-    SegmentPreview { encoding, segments, units, units_per_segment, remaining_in_segment, non_gsm_characters }
+    }
+    packer.finish(Encoding::Ucs2, non_gsm_characters)
 }
 
 #[cfg(test)]
@@ -301,6 +424,55 @@ mod tests {
         assert_eq!((p.units, p.segments), (72, 2));
     }
 
+    #[test]
+    fn lookup_table_matches_the_table_strings() {
+        for c in (0..=0x10_FFFF).filter_map(char::from_u32) {
+            let expected = if GSM7_BASIC_CHARACTERS.contains(c) {
+                Some(1)
+            } else if GSM7_EXTENSION_CHARACTERS.contains(c) {
+                Some(2)
+            } else {
+                None
+            };
+            assert_eq!(gsm7_cost(c), expected, "U+{:04X}", u32::from(c));
+        }
+    }
+
+    // Beyond the reference: UCS-2 packs by grapheme cluster (decisions, "Segments: grapheme
+    // clusters stay whole"). The reference vectors above hold no multi-code-point cluster.
+
+    #[test]
+    fn a_cluster_that_does_not_fit_starts_the_next_segment() {
+        // 64 units, then a flag (4 units) that the reference would split after its first half.
+        let p = estimate_segments(&format!("{}🇺🇸{}", "ж".repeat(64), "ж".repeat(10)));
+        assert_eq!((p.units, p.segments, p.remaining_in_segment), (78, 2, 67 - 14));
+        // The family (11 units) moves whole to the second segment.
+        let p = estimate_segments(&format!("{}👨‍👩‍👧‍👦{}", "ж".repeat(60), "ж".repeat(10)));
+        assert_eq!((p.units, p.segments, p.remaining_in_segment), (81, 2, 67 - 21));
+        // A letter and its combining mark stay together.
+        let p = estimate_segments(&format!("{}e\u{301}{}", "ж".repeat(66), "ж".repeat(10)));
+        assert_eq!((p.units, p.segments, p.remaining_in_segment), (78, 2, 67 - 12));
+    }
+
+    #[test]
+    fn crlf_may_split() {
+        let p = estimate_segments(&format!("{}\r\n{}", "ж".repeat(66), "ж".repeat(10)));
+        assert_eq!((p.units, p.segments, p.remaining_in_segment), (78, 2, 67 - 11));
+    }
+
+    #[test]
+    fn a_cluster_larger_than_a_segment_splits_between_code_points() {
+        // One cluster of 81 units: 67 | 14.
+        let p = estimate_segments(&format!("a{}", "\u{301}".repeat(80)));
+        assert_eq!((p.units, p.segments, p.remaining_in_segment), (81, 2, 67 - 14));
+        // It starts the next segment first: 5 | 67 | 14.
+        let p = estimate_segments(&format!("жжжжжa{}", "\u{301}".repeat(80)));
+        assert_eq!((p.units, p.segments, p.remaining_in_segment), (86, 3, 67 - 14));
+        // Never inside a surrogate pair: 👍 and 32 skin tones fill 66 units, the 33rd moves on.
+        let p = estimate_segments(&format!("👍{}", "🏽".repeat(40)));
+        assert_eq!((p.units, p.segments, p.remaining_in_segment), (82, 2, 67 - 16));
+    }
+
     /// A deliberately naive counter: split into per-character costs and fill segments one by one.
     fn naive_segments(text: &str) -> (u32, u32) {
         let gsm = text.chars().all(|c| GSM7_BASIC_CHARACTERS.contains(c) || GSM7_EXTENSION_CHARACTERS.contains(c));
@@ -360,7 +532,11 @@ mod tests {
             let text: String = chars.into_iter().collect();
             let p = estimate_segments(&text);
             prop_assert_eq!(p.encoding, Encoding::Ucs2);
-            prop_assert_eq!((p.segments, p.units), naive_segments(&text));
+            // Grapheme clusters stay whole (decisions, "Segments: grapheme clusters stay whole"):
+            // the same units, and never fewer segments than packing by code point.
+            let (naive_segments, naive_units) = naive_segments(&text);
+            prop_assert_eq!(p.units, naive_units);
+            prop_assert!(p.segments >= naive_segments);
             prop_assert!(p.non_gsm_characters.contains(&forced));
         }
     }
