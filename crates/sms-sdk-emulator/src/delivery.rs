@@ -15,6 +15,20 @@ pub(crate) const ATTEMPT_TIMEOUT: Duration = Duration::from_secs(5);
 /// How many status sequences (one background task each) may be pending at once.
 pub(crate) const MAX_PENDING_STATUS: usize = 10_000;
 
+/// TLS for https receivers: ring and the platform's certificate verifier, set on this client
+/// only (reqwest is built without a default provider, and a process-wide one is never installed).
+fn tls() -> Result<rustls::ClientConfig, rustls::Error> {
+    let crypto = std::sync::Arc::new(rustls::crypto::ring::default_provider());
+    let verifier = rustls_platform_verifier::Verifier::new(std::sync::Arc::clone(&crypto))?;
+    let mut config = rustls::ClientConfig::builder_with_provider(crypto)
+        .with_safe_default_protocol_versions()?
+        .dangerous()
+        .with_custom_certificate_verifier(std::sync::Arc::new(verifier))
+        .with_no_client_auth();
+    config.alpn_protocols = vec![b"http/1.1".to_vec()];
+    Ok(config)
+}
+
 /// Posts webhooks.
 #[derive(Debug, Clone)]
 pub(crate) struct Poster {
@@ -24,11 +38,9 @@ pub(crate) struct Poster {
 
 impl Poster {
     /// A poster waiting `retry_interval` between attempts.
-    pub(crate) fn new(retry_interval: Duration) -> Result<Self, reqwest::Error> {
-        // reqwest is built without a default TLS provider; install ring unless the application
-        // installed one already.
-        let _ = rustls::crypto::ring::default_provider().install_default();
+    pub(crate) fn new(retry_interval: Duration) -> Result<Self, Box<dyn std::error::Error + Send + Sync>> {
         let client = reqwest::Client::builder()
+            .tls_backend_preconfigured(tls()?)
             .redirect(reqwest::redirect::Policy::none())
             .retry(reqwest::retry::never())
             .timeout(ATTEMPT_TIMEOUT)
@@ -66,5 +78,16 @@ impl Poster {
             Err(error) if error.is_connect() => Err("the connection failed".to_owned()),
             Err(error) => Err(error.without_url().to_string()),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_poster_installs_no_process_wide_tls_provider() {
+        assert!(Poster::new(Duration::from_secs(1)).is_ok());
+        assert!(rustls::crypto::CryptoProvider::get_default().is_none());
     }
 }

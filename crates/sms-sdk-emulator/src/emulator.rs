@@ -167,7 +167,8 @@ impl EmulatorBuilder {
         check_delay("the header read timeout", self.header_read_timeout, Duration::from_millis(1))?;
         let keys = keys::keys().map_err(|detail| StartError::new(StartErrorKind::Internal, detail))?;
         let poster = Poster::new(self.webhook_retry_interval).map_err(|error| {
-            StartError::new(StartErrorKind::Internal, "the webhook HTTP client could not be built").with_source(error)
+            StartError::new(StartErrorKind::Internal, "the webhook HTTP client could not be built")
+                .with_boxed_source(error)
         })?;
         let listener = TcpListener::bind(address).await.map_err(|error| {
             StartError::new(StartErrorKind::Bind, format!("could not listen on {address}")).with_source(error)

@@ -39,6 +39,11 @@ impl StartError {
         self
     }
 
+    pub(crate) fn with_boxed_source(mut self, source: Box<dyn StdError + Send + Sync>) -> Self {
+        self.source = Some(source);
+        self
+    }
+
     /// What kind of problem it is.
     #[must_use]
     pub fn kind(&self) -> StartErrorKind {
