@@ -208,14 +208,14 @@ pub fn parse_unverified(
     request: &WebhookRequest<'_>,
 ) -> Result<crate::webhook::SmsEvent, crate::webhook::WebhookError> {
     #[cfg(any(feature = "twilio", feature = "plivo"))]
-    let form = || crate::webhook::first_values(&crate::webhook::request_params(request));
+    let form = |provider| crate::webhook::Settings::default().request_params(provider, request);
     match provider {
         #[cfg(feature = "twilio")]
-        "twilio" => crate::provider::twilio::parse_fields(form(), true),
+        "twilio" => crate::provider::twilio::parse_fields(&form("twilio")?, true),
         #[cfg(feature = "telnyx")]
         "telnyx" => crate::provider::telnyx::parse_body(request.body, true),
         #[cfg(feature = "plivo")]
-        "plivo" => crate::provider::plivo::parse_fields(form(), true),
+        "plivo" => crate::provider::plivo::parse_fields(&form("plivo")?, true),
         #[cfg(feature = "vonage")]
         "vonage" => crate::provider::vonage::parse_body(request.body, true),
         _ => {
