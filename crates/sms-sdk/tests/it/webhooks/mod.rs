@@ -2,6 +2,8 @@
 
 #[cfg(feature = "plivo")]
 mod plivo;
+#[cfg(all(feature = "axum", feature = "twilio"))]
+mod server;
 #[cfg(feature = "telnyx")]
 mod telnyx;
 #[cfg(feature = "twilio")]
