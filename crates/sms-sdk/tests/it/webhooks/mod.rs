@@ -2,6 +2,8 @@
 
 #[cfg(feature = "plivo")]
 mod plivo;
+#[cfg(all(feature = "twilio", feature = "telnyx", feature = "plivo", feature = "vonage"))]
+mod random;
 #[cfg(all(feature = "axum", feature = "twilio"))]
 mod server;
 #[cfg(feature = "telnyx")]
