@@ -257,3 +257,14 @@ fn any_clock_and_tolerance_are_fine() {
     let long = with_token(&format!("{}.{}.{}", "a".repeat(5000), "b".repeat(5000), "c"));
     assert_eq!(reason(verifier.verify_at(&long.as_request(), at(NOW))), "malformed_signature");
 }
+
+#[test]
+fn debug_hides_the_secret_the_token_and_the_payload() {
+    let verifier = VonageWebhook::new(SECRET).unwrap();
+    assert!(!format!("{verifier:?}").contains(SECRET), "{verifier:?}");
+    let signed = signed_vonage_request(SECRET, URL, &status_body("delivered"), 1_700_000_000, JTI);
+    let debug = format!("{signed:?}");
+    let token = signed.headers["authorization"].to_str().unwrap().trim_start_matches("Bearer ");
+    assert!(!debug.contains(token) && !debug.contains("447700900000"), "{debug}");
+    assert!(debug.contains("authorization"), "{debug}");
+}
