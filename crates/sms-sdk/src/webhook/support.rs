@@ -18,8 +18,8 @@ use subtle::ConstantTimeEq;
 use super::{DEFAULT_MAX_BODY, DEFAULT_MAX_PARAMS, DEFAULT_TOLERANCE, WebhookError, WebhookRequest};
 
 /// The builder methods every verifier shares (`detect_keywords`, `max_body_bytes`), plus
-/// `public_url` and `trust_proxy` for the URL-signing schemes (`url`) or `tolerance` for the
-/// timestamped ones (`timestamped`). Expands inside the verifier's `impl` block; the verifier
+/// `public_url`, `trust_proxy` and `max_params` for the URL-signing schemes with form
+/// parameters (`url`) or `tolerance` for the timestamped ones (`timestamped`). Expands inside the verifier's `impl` block; the verifier
 /// has a `settings: Settings` field.
 macro_rules! verifier_options {
     (url) => {
@@ -35,6 +35,15 @@ macro_rules! verifier_options {
         #[must_use]
         pub fn trust_proxy(mut self, trust: bool) -> Self {
             self.settings.trust_proxy = trust;
+            self
+        }
+
+        /// The most form parameters (body and URL query together) decoded before the signature
+        /// is checked (default 1,024); more is a payload error
+        /// ([`WebhookError::TooManyParameters`](crate::webhook::WebhookError::TooManyParameters)).
+        #[must_use]
+        pub fn max_params(mut self, limit: usize) -> Self {
+            self.settings.max_params = limit;
             self
         }
 
@@ -62,15 +71,6 @@ macro_rules! verifier_options {
         #[must_use]
         pub fn max_body_bytes(mut self, limit: usize) -> Self {
             self.settings.max_body = limit;
-            self
-        }
-
-        /// The most form parameters (body and URL query together) decoded before the signature
-        /// is checked (default 1,024); more is a payload error
-        /// ([`WebhookError::TooManyParameters`](crate::webhook::WebhookError::TooManyParameters)).
-        #[must_use]
-        pub fn max_params(mut self, limit: usize) -> Self {
-            self.settings.max_params = limit;
             self
         }
     };
