@@ -35,16 +35,37 @@ fn headers(lines: &[String]) -> Result<HeaderMap, String> {
     Ok(map)
 }
 
-fn body(path: Option<&str>) -> Result<Vec<u8>, String> {
+/// The body, read up to one byte past `limit` (enough for the verifier to refuse it as too
+/// large without holding a larger file in memory).
+fn body(path: Option<&str>, limit: usize) -> Result<Vec<u8>, String> {
+    let most = u64::try_from(limit).unwrap_or(u64::MAX).saturating_add(1);
+    let mut bytes = Vec::new();
     match path {
-        None => Ok(Vec::new()),
+        None => {}
         Some("-") => {
-            let mut bytes = Vec::new();
-            std::io::stdin().read_to_end(&mut bytes).map_err(|e| format!("cannot read standard input: {e}"))?;
-            Ok(bytes)
+            std::io::stdin()
+                .take(most)
+                .read_to_end(&mut bytes)
+                .map_err(|e| format!("cannot read standard input: {e}"))?;
         }
-        Some(path) => std::fs::read(path).map_err(|e| format!("cannot read {path}: {e}")),
+        Some(path) => {
+            let file = std::fs::File::open(path).map_err(|e| format!("cannot read {path}: {e}"))?;
+            file.take(most).read_to_end(&mut bytes).map_err(|e| format!("cannot read {path}: {e}"))?;
+        }
     }
+    Ok(bytes)
+}
+
+/// The last second of year 9999 (`9999-12-31T23:59:59Z`), the latest `--now`.
+const LATEST_NOW: u64 = 253_402_300_799;
+
+/// `--now` as a time: Unix seconds up to the end of year 9999.
+fn now(seconds: Option<u64>) -> Result<SystemTime, String> {
+    let Some(seconds) = seconds else { return Ok(SystemTime::now()) };
+    (seconds <= LATEST_NOW)
+        .then(|| SystemTime::UNIX_EPOCH.checked_add(Duration::from_secs(seconds)))
+        .flatten()
+        .ok_or_else(|| format!("--now must be Unix seconds no later than the end of year 9999 ({LATEST_NOW})"))
 }
 
 /// `webhook verify`.
@@ -53,6 +74,13 @@ pub(crate) fn verify(args: &VerifyArgs, env: &Env, out: &mut dyn Write, err: &mu
         let _ = writeln!(err, "error: --provider must be one of twilio, telnyx, plivo, vonage");
         return EXIT_USAGE;
     }
+    let now = match now(args.now) {
+        Ok(now) => now,
+        Err(message) => {
+            let _ = writeln!(err, "error: {message}");
+            return EXIT_USAGE;
+        }
+    };
     let verifier = match verifier(&args.provider, &args.url, env) {
         Ok(verifier) => verifier,
         Err(message) => {
@@ -60,7 +88,7 @@ pub(crate) fn verify(args: &VerifyArgs, env: &Env, out: &mut dyn Write, err: &mu
             return EXIT_CONFIGURATION;
         }
     };
-    let (headers, body) = match (headers(&args.headers), body(args.body_file.as_deref())) {
+    let (headers, body) = match (headers(&args.headers), body(args.body_file.as_deref(), verifier.body_limit())) {
         (Ok(headers), Ok(body)) => (headers, body),
         (Err(message), _) | (_, Err(message)) => {
             let _ = writeln!(err, "error: {message}");
@@ -68,7 +96,6 @@ pub(crate) fn verify(args: &VerifyArgs, env: &Env, out: &mut dyn Write, err: &mu
         }
     };
     let request = WebhookRequest { method: &args.method, url: &args.url, headers: &headers, body: &body };
-    let now = args.now.map_or_else(SystemTime::now, |s| SystemTime::UNIX_EPOCH + Duration::from_secs(s));
     match verifier.verify_at(&request, now) {
         Ok(event) => {
             if args.json {

@@ -289,3 +289,88 @@ mod webhook_verify {
         assert_eq!(verify("twilio", url, &malformed, &Env::default(), None).code, 7);
     }
 }
+
+mod webhook_verify_bounds {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    use sms_sdk::testing::webhooks::{SignedRequest, signed_twilio_request, signed_vonage_request};
+
+    use super::*;
+
+    static FILES: AtomicUsize = AtomicUsize::new(0);
+
+    fn verify(provider: &str, request: &SignedRequest, env: &Env, extra: &[&str]) -> Output {
+        let name = format!("sms-sdk-verify-bounds-{}-{}", std::process::id(), FILES.fetch_add(1, Ordering::Relaxed));
+        let body = std::env::temp_dir().join(name);
+        std::fs::write(&body, &request.body).unwrap();
+        let mut args: Vec<String> = ["webhook", "verify", "--provider", provider, "--url", &request.url, "--body-file"]
+            .iter()
+            .map(|s| (*s).to_owned())
+            .collect();
+        args.push(body.display().to_string());
+        for (name, value) in &request.headers {
+            args.extend(["-H".into(), format!("{name}: {}", value.to_str().unwrap())]);
+        }
+        args.extend(extra.iter().map(|s| (*s).to_owned()));
+        let refs: Vec<&str> = args.iter().map(String::as_str).collect();
+        let output = command(&refs, env);
+        let _ = std::fs::remove_file(body);
+        output
+    }
+
+    fn env() -> Env {
+        [("TWILIO_AUTH_TOKEN", "tw-token".to_owned()), ("VONAGE_SIGNATURE_SECRET", "vo-secret".to_owned())]
+            .into_iter()
+            .collect()
+    }
+
+    #[test]
+    fn now_past_year_9999_is_a_usage_error_naming_it() {
+        let request = signed_vonage_request(
+            "vo-secret",
+            "https://example.com/hook",
+            r#"{"message_uuid":"v","status":"delivered"}"#,
+            1_700_000_000,
+            "j",
+        );
+        for now in ["18446744073709551615", "253402300800"] {
+            let o = verify("vonage", &request, &env(), &["--now", now]);
+            assert_eq!(o.code, 2, "{}{}", o.out, o.err);
+            assert!(o.err.contains("--now"), "{}", o.err);
+        }
+        // The last second of 9999 is a time: the token is merely stale then.
+        let o = verify("vonage", &request, &env(), &["--now", "253402300799"]);
+        assert_eq!(o.code, 1, "{}{}", o.out, o.err);
+        assert!(o.err.contains("stale_timestamp"), "{}", o.err);
+        assert_eq!(verify("vonage", &request, &env(), &["--now", "1700000000"]).code, 0);
+    }
+
+    #[test]
+    fn a_count_from_the_body_never_drives_a_loop() {
+        let params = [
+            ("MessageSid", MESSAGE_SID),
+            ("From", "+14155550123"),
+            ("To", "+15005550006"),
+            ("Body", "hi"),
+            ("NumMedia", "4000000000"),
+            ("MediaUrl0", "https://api.twilio.com/m0"),
+        ];
+        let request = signed_twilio_request("tw-token", "https://example.com/hook", &params);
+        let (done, result) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let _ = done.send(verify("twilio", &request, &env(), &["--json"]));
+        });
+        let o = result.recv_timeout(Duration::from_secs(10)).expect("webhook verify still running after 10 s");
+        assert_eq!(o.code, 0, "{}{}", o.out, o.err);
+        let event: serde_json::Value = serde_json::from_str(o.out.trim()).unwrap();
+        assert_eq!(event["media_urls"], json!(["https://api.twilio.com/m0"]));
+    }
+
+    #[test]
+    fn a_body_over_the_limit_is_refused_without_reading_all_of_it() {
+        let mut request = signed_twilio_request("tw-token", "https://example.com/hook", &[("MessageSid", MESSAGE_SID)]);
+        request.body = vec![b'a'; 3 * 1024 * 1024];
+        let o = verify("twilio", &request, &env(), &["--json"]);
+        assert!(o.out.contains("body_too_large"), "{}{}", o.out, o.err);
+    }
+}

@@ -4,6 +4,9 @@
 //! `cargo run -p sms-sdk --example webhook_axum --features axum` listens on 127.0.0.1:3000 with
 //! demo secrets; set TWILIO_AUTH_TOKEN, TELNYX_PUBLIC_KEY, PLIVO_AUTH_TOKEN and
 //! VONAGE_SIGNATURE_SECRET to receive real webhooks (and PUBLIC_URL to the URL providers call).
+//!
+//! It serves with `sms_sdk::webhook::axum::serve`, which is `axum::serve` plus the read timeouts
+//! an endpoint open to the internet needs (30 s for a request's headers and for its body).
 
 #![allow(missing_debug_implementations)]
 
@@ -16,7 +19,7 @@ use axum::http::StatusCode;
 use axum::routing::post;
 use sms_sdk::idempotency::MemoryStore;
 use sms_sdk::webhook::WebhookVerifier;
-use sms_sdk::webhook::axum::Verified;
+use sms_sdk::webhook::axum::{Verified, serve};
 use sms_sdk::webhook::dedupe::{DEFAULT_RETENTION, DedupeStore};
 use sms_sdk::{PlivoWebhook, TelnyxWebhook, TwilioWebhook, VonageWebhook};
 
@@ -92,6 +95,6 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let public_url = std::env::var("PUBLIC_URL").unwrap_or_else(|_| "http://127.0.0.1:3000".into());
     let listener = tokio::net::TcpListener::bind("127.0.0.1:3000").await?;
     println!("listening on http://{}", listener.local_addr()?);
-    axum::serve(listener, app(hooks_from_env(&public_url)?)).await?;
+    serve(listener, app(hooks_from_env(&public_url)?)).await?;
     Ok(())
 }

@@ -19,8 +19,10 @@ use http::{HeaderMap, HeaderName, HeaderValue};
 
 use crate::webhook::WebhookRequest;
 
-/// A webhook request, owned: method, URL, headers and body.
-#[derive(Debug, Clone)]
+/// A webhook request, owned: method, URL, headers and body. Its `Debug` shows the method, the
+/// URL without its query or user info, the header names and the body's length, never
+/// signatures, tokens or the payload.
+#[derive(Clone)]
 pub struct SignedRequest {
     /// `POST` or `GET`.
     pub method: String,
@@ -30,6 +32,15 @@ pub struct SignedRequest {
     pub headers: HeaderMap,
     /// The raw body.
     pub body: Vec<u8>,
+}
+
+impl std::fmt::Debug for SignedRequest {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SignedRequest")
+            .field("request", &self.as_request())
+            .field("headers", &self.headers.keys().map(HeaderName::as_str).collect::<Vec<_>>())
+            .finish()
+    }
 }
 
 impl SignedRequest {
@@ -208,14 +219,14 @@ pub fn parse_unverified(
     request: &WebhookRequest<'_>,
 ) -> Result<crate::webhook::SmsEvent, crate::webhook::WebhookError> {
     #[cfg(any(feature = "twilio", feature = "plivo"))]
-    let form = || crate::webhook::first_values(&crate::webhook::request_params(request));
+    let form = |provider| crate::webhook::Settings::default().request_params(provider, request);
     match provider {
         #[cfg(feature = "twilio")]
-        "twilio" => crate::provider::twilio::parse_fields(form(), true),
+        "twilio" => crate::provider::twilio::parse_fields(&form("twilio")?, true),
         #[cfg(feature = "telnyx")]
         "telnyx" => crate::provider::telnyx::parse_body(request.body, true),
         #[cfg(feature = "plivo")]
-        "plivo" => crate::provider::plivo::parse_fields(form(), true),
+        "plivo" => crate::provider::plivo::parse_fields(&form("plivo")?, true),
         #[cfg(feature = "vonage")]
         "vonage" => crate::provider::vonage::parse_body(request.body, true),
         _ => {

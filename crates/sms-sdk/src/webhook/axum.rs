@@ -1,12 +1,14 @@
 //! axum integration (feature `axum`): an extractor that verifies the webhook before the handler
-//! sees anything, and answers 401 (not authentic), 400 (malformed) or 413 (too large) itself.
+//! sees anything, and answers 401 (not authentic), 400 (malformed or unreadable) or 413 (too
+//! large) itself; and [`serve`], which runs a router with the read timeouts a public endpoint
+//! needs.
 //!
 //! ```no_run
 //! # #[cfg(feature = "twilio")]
 //! # async fn example() -> Result<(), Box<dyn std::error::Error>> {
 //! use axum::{Router, extract::FromRef, http::StatusCode, routing::post};
 //! use sms_sdk::TwilioWebhook;
-//! use sms_sdk::webhook::axum::Verified;
+//! use sms_sdk::webhook::axum::{Verified, serve};
 //!
 //! #[derive(Clone, FromRef)]
 //! struct Hooks {
@@ -21,27 +23,58 @@
 //! let hooks = Hooks { twilio: TwilioWebhook::new("auth-token")?.public_url("https://example.com/sms/twilio") };
 //! let app: Router = Router::new().route("/sms/twilio", post(twilio)).with_state(hooks);
 //! let listener = tokio::net::TcpListener::bind("127.0.0.1:3000").await?;
-//! axum::serve(listener, app).await?;
+//! // Like `axum::serve`, plus a 30 s limit on reading a request's headers and on its body.
+//! serve(listener, app).await?;
 //! # Ok(()) }
 //! ```
+//!
+//! With `axum::serve` (or another server) instead, configure a header read timeout yourself:
+//! without one, a client that sends half a request line holds its connection open forever.
 
+use std::future::{Future, IntoFuture};
+use std::io;
 use std::marker::PhantomData;
+use std::pin::Pin;
+use std::time::Duration;
 
+use axum::Router;
+use axum::body::{Body, Bytes, HttpBody as _};
 use axum::extract::{FromRef, FromRequest, Request};
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
+use futures_util::StreamExt as _;
+use hyper_util::rt::{TokioIo, TokioTimer};
+use tower::Service as _;
 
 use super::{SmsEvent, WebhookError, WebhookRequest, WebhookVerifier};
+
+/// How long [`serve`] waits by default for a request's headers: 30 s.
+pub const DEFAULT_HEADER_READ_TIMEOUT: Duration = Duration::from_secs(30);
+/// How long the extractor waits by default for a request's whole body: 30 s.
+pub const DEFAULT_BODY_READ_TIMEOUT: Duration = Duration::from_secs(30);
+/// Bodies larger than this are verified on tokio's blocking pool (`spawn_blocking`), so that a
+/// large body never holds an async worker; smaller ones are verified in place (a few
+/// microseconds, less than a thread hand-off).
+pub const INLINE_VERIFY_LIMIT: usize = 64 * 1024;
+
+/// How long the extractor waits for a request's body. [`serve`] puts its setting on every
+/// request; under another server, add it as a request extension (`axum::Extension`) to change
+/// the default ([`DEFAULT_BODY_READ_TIMEOUT`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BodyReadTimeout(pub Duration);
 
 /// A verified webhook event, extracted with the verifier `V` taken from the router state.
 ///
 /// The URL the verifier sees is `http://{Host}{path and query}`: configure the verifier with
 /// the public URL (or trust your proxy's forwarded headers) when the provider calls another one.
+/// The body is read up to the verifier's [`body_limit`](WebhookVerifier::body_limit) within the
+/// [`BodyReadTimeout`]; bodies over [`INLINE_VERIFY_LIMIT`] are verified on the blocking pool.
 #[derive(Debug)]
 pub struct Verified<V>(pub SmsEvent, pub PhantomData<V>);
 
 /// The response of a refused webhook: 401 for authentication failures, 413 for an oversized
-/// body, 400 for anything else. The body is a small JSON object with the code and reason.
+/// body, 400 for anything else (a malformed payload, too many parameters, a body that could not
+/// be read). The body is a small JSON object with the code, reason and provider.
 #[derive(Debug)]
 pub struct WebhookRejection(pub WebhookError);
 
@@ -59,6 +92,49 @@ impl IntoResponse for WebhookRejection {
     }
 }
 
+/// Why a body could not be had.
+enum BodyError {
+    /// Longer than the limit (declared or read).
+    TooLarge,
+    /// The client went away, sent a broken body, or was too slow.
+    Unreadable,
+}
+
+/// Whether `error` (or what caused it) is a length limit of an outer layer (`Limited`).
+fn is_length_limit(error: &(dyn std::error::Error + 'static)) -> bool {
+    let mut cause = Some(error);
+    while let Some(error) = cause {
+        if error.is::<http_body_util::LengthLimitError>() {
+            return true;
+        }
+        cause = error.source();
+    }
+    false
+}
+
+/// Reads at most `limit` bytes of `body` within `timeout`. A declared length over the limit is
+/// refused before anything is read.
+async fn read_body(body: Body, limit: usize, timeout: Duration) -> Result<Bytes, BodyError> {
+    let declared = usize::try_from(body.size_hint().lower()).map_err(|_| BodyError::TooLarge)?;
+    if declared > limit {
+        return Err(BodyError::TooLarge);
+    }
+    let read = async {
+        let mut chunks = body.into_data_stream();
+        let mut bytes = Vec::with_capacity(declared);
+        while let Some(chunk) = chunks.next().await {
+            let chunk =
+                chunk.map_err(|e| if is_length_limit(&e) { BodyError::TooLarge } else { BodyError::Unreadable })?;
+            if chunk.len() > limit.saturating_sub(bytes.len()) {
+                return Err(BodyError::TooLarge);
+            }
+            bytes.extend_from_slice(&chunk);
+        }
+        Ok(Bytes::from(bytes))
+    };
+    tokio::time::timeout(timeout, read).await.unwrap_or(Err(BodyError::Unreadable))
+}
+
 impl<S, V> FromRequest<S> for Verified<V>
 where
     S: Send + Sync,
@@ -68,15 +144,127 @@ where
 
     async fn from_request(request: Request, state: &S) -> Result<Self, Self::Rejection> {
         let verifier = V::from_ref(state);
+        let provider = verifier.provider();
         let (parts, body) = request.into_parts();
         let limit = verifier.body_limit();
-        let body = axum::body::to_bytes(body, limit)
-            .await
-            .map_err(|_| WebhookRejection(WebhookError::BodyTooLarge { provider: verifier.provider(), limit }))?;
+        let timeout = parts.extensions.get::<BodyReadTimeout>().map_or(DEFAULT_BODY_READ_TIMEOUT, |t| t.0);
+        let body = read_body(body, limit, timeout).await.map_err(|error| {
+            WebhookRejection(match error {
+                BodyError::TooLarge => WebhookError::BodyTooLarge { provider, limit },
+                BodyError::Unreadable => WebhookError::BodyUnreadable { provider },
+            })
+        })?;
         let host = parts.headers.get(header::HOST).and_then(|h| h.to_str().ok()).unwrap_or("localhost");
         let path = parts.uri.path_and_query().map_or("/", |p| p.as_str());
         let url = format!("http://{host}{path}");
-        let request = WebhookRequest { method: parts.method.as_str(), url: &url, headers: &parts.headers, body: &body };
-        verifier.verify(&request).map(|event| Self(event, PhantomData)).map_err(WebhookRejection)
+        let method = parts.method.as_str().to_owned();
+        let inline = body.len() <= INLINE_VERIFY_LIMIT;
+        let verify = move |verifier: &V| {
+            let request = WebhookRequest { method: &method, url: &url, headers: &parts.headers, body: &body };
+            verifier.verify(&request)
+        };
+        let verified = if inline {
+            verify(&verifier)
+        } else {
+            match tokio::task::spawn_blocking(move || verify(&verifier)).await {
+                Ok(verified) => verified,
+                // The verifier panicked: the same as it panicking in place.
+                Err(error) if error.is_panic() => std::panic::resume_unwind(error.into_panic()),
+                // Cancelled: the runtime is shutting down and nobody is left to answer; refuse.
+                Err(_) => Err(WebhookError::BodyUnreadable { provider }),
+            }
+        };
+        verified.map(|event| Self(event, PhantomData)).map_err(WebhookRejection)
+    }
+}
+
+/// Serves `router` on `listener` over HTTP/1.1, as `axum::serve` does, with the timeouts a public
+/// webhook endpoint needs: a client gets [`DEFAULT_HEADER_READ_TIMEOUT`] to send a request's
+/// headers (an idle kept-alive connection included) and the extractor
+/// [`DEFAULT_BODY_READ_TIMEOUT`] for its body; past either, the connection is closed or the
+/// request refused (400 `body_unreadable`).
+///
+/// Await the returned [`Serve`] to run the server (it runs until the task is dropped).
+pub fn serve(listener: tokio::net::TcpListener, router: Router) -> Serve {
+    Serve {
+        listener,
+        router,
+        header_read_timeout: DEFAULT_HEADER_READ_TIMEOUT,
+        body_read_timeout: DEFAULT_BODY_READ_TIMEOUT,
+    }
+}
+
+/// A server being set up by [`serve`]; `.await` it to run it.
+#[must_use = "a server does nothing until it is awaited"]
+#[derive(Debug)]
+pub struct Serve {
+    listener: tokio::net::TcpListener,
+    router: Router,
+    header_read_timeout: Duration,
+    body_read_timeout: Duration,
+}
+
+impl Serve {
+    /// How long a client has to send a request's headers (default 30 s).
+    pub fn header_read_timeout(mut self, timeout: Duration) -> Self {
+        self.header_read_timeout = timeout;
+        self
+    }
+
+    /// How long a client has to send a request's body (default 30 s).
+    pub fn body_read_timeout(mut self, timeout: Duration) -> Self {
+        self.body_read_timeout = timeout;
+        self
+    }
+
+    async fn run(self) -> io::Result<()> {
+        let mut http = hyper::server::conn::http1::Builder::new();
+        http.timer(TokioTimer::new()).header_read_timeout(self.header_read_timeout);
+        let body_read_timeout = BodyReadTimeout(self.body_read_timeout);
+        loop {
+            let stream = match self.listener.accept().await {
+                Ok((stream, _)) => stream,
+                Err(error) => {
+                    accept_failed(&error).await;
+                    continue;
+                }
+            };
+            let router = self.router.clone();
+            let connection = http.serve_connection(
+                TokioIo::new(stream),
+                hyper::service::service_fn(move |mut request: hyper::Request<hyper::body::Incoming>| {
+                    request.extensions_mut().insert(body_read_timeout);
+                    // A router is always ready: `call` needs no `poll_ready` first.
+                    router.clone().call(request)
+                }),
+            );
+            tokio::spawn(async move {
+                if let Err(error) = connection.await {
+                    tracing::debug!(%error, "webhook connection ended with an error");
+                }
+            });
+        }
+    }
+}
+
+/// After a failed accept: go on at once when one connection failed, or wait a second when the
+/// process is out of resources (too many open files), instead of spinning.
+async fn accept_failed(error: &io::Error) {
+    let per_connection = matches!(
+        error.kind(),
+        io::ErrorKind::ConnectionRefused | io::ErrorKind::ConnectionAborted | io::ErrorKind::ConnectionReset
+    );
+    if !per_connection {
+        tracing::warn!(%error, "accepting a webhook connection failed; retrying in 1 s");
+        tokio::time::sleep(Duration::from_secs(1)).await;
+    }
+}
+
+impl IntoFuture for Serve {
+    type Output = io::Result<()>;
+    type IntoFuture = Pin<Box<dyn Future<Output = io::Result<()>> + Send>>;
+
+    fn into_future(self) -> Self::IntoFuture {
+        Box::pin(self.run())
     }
 }

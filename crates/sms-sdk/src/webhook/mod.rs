@@ -46,6 +46,9 @@ pub(crate) use self::support::*;
 pub const DEFAULT_MAX_BODY: usize = 1024 * 1024;
 /// The default freshness window of timestamped schemes (Telnyx, Vonage): 300 s either way.
 pub const DEFAULT_TOLERANCE: Duration = Duration::from_secs(300);
+/// The most form parameters (body and query together) a verifier decodes by default: 1,024.
+/// They are counted in one pass over the raw bytes before anything is decoded.
+pub const DEFAULT_MAX_PARAMS: usize = 1024;
 
 /// A webhook request as any HTTP framework hands it over: nothing parsed yet.
 #[derive(Clone, Copy)]
@@ -64,7 +67,7 @@ impl fmt::Debug for WebhookRequest<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("WebhookRequest")
             .field("method", &self.method)
-            .field("url", &self.url.split('?').next().unwrap_or_default())
+            .field("url", &without_userinfo(self.url.split('?').next().unwrap_or_default()))
             .field("body", &format_args!("<{} bytes>", self.body.len()))
             .finish_non_exhaustive()
     }
@@ -143,11 +146,25 @@ pub enum WebhookError {
         /// The limit in bytes.
         limit: usize,
     },
+    /// The request carries more form parameters than the verifier's limit (a payload error,
+    /// found before the signature is checked).
+    TooManyParameters {
+        /// The provider.
+        provider: &'static str,
+        /// The most parameters accepted.
+        limit: usize,
+    },
+    /// The body could not be read: the client went away or was too slow (answer 400). Only a
+    /// server integration that reads the body reports it.
+    BodyUnreadable {
+        /// The provider.
+        provider: &'static str,
+    },
 }
 
 impl WebhookError {
     /// True for signature and authentication failures (answer 401), false for a malformed
-    /// payload or an oversized body (answer 400 or 413).
+    /// payload, too many parameters, an unreadable body (answer 400) or an oversized body (413).
     #[must_use]
     pub fn is_authentication(&self) -> bool {
         self.reason().is_some()
@@ -163,16 +180,21 @@ impl WebhookError {
             Self::BodyHashMismatch { .. } => Some("body_hash_mismatch"),
             Self::MalformedSignature { .. } => Some("malformed_signature"),
             Self::InvalidCredentials { .. } => Some("invalid_credentials"),
-            Self::Payload { .. } | Self::BodyTooLarge { .. } => None,
+            Self::Payload { .. }
+            | Self::BodyTooLarge { .. }
+            | Self::TooManyParameters { .. }
+            | Self::BodyUnreadable { .. } => None,
         }
     }
 
-    /// `webhook_signature`, `webhook_payload` or `body_too_large`.
+    /// `webhook_signature`, `webhook_payload` (too many parameters included), `body_too_large`
+    /// or `body_unreadable`.
     #[must_use]
     pub fn code(&self) -> &'static str {
         match self {
-            Self::Payload { .. } => "webhook_payload",
+            Self::Payload { .. } | Self::TooManyParameters { .. } => "webhook_payload",
             Self::BodyTooLarge { .. } => "body_too_large",
+            Self::BodyUnreadable { .. } => "body_unreadable",
             Self::MissingSignature { .. }
             | Self::InvalidSignature { .. }
             | Self::StaleTimestamp { .. }
@@ -193,7 +215,9 @@ impl WebhookError {
             | Self::MalformedSignature { provider }
             | Self::InvalidCredentials { provider }
             | Self::Payload { provider, .. }
-            | Self::BodyTooLarge { provider, .. } => provider,
+            | Self::BodyTooLarge { provider, .. }
+            | Self::TooManyParameters { provider, .. }
+            | Self::BodyUnreadable { provider } => provider,
         }
     }
 
@@ -208,6 +232,12 @@ impl fmt::Display for WebhookError {
         match self {
             Self::Payload { provider, message } => write!(f, "{provider} webhook payload is invalid: {message}"),
             Self::BodyTooLarge { provider, limit } => write!(f, "{provider} webhook body is larger than {limit} bytes"),
+            Self::TooManyParameters { provider, limit } => {
+                write!(f, "{provider} webhook has more than {limit} parameters")
+            }
+            Self::BodyUnreadable { provider } => {
+                write!(f, "{provider} webhook body could not be read (the client went away or was too slow)")
+            }
             Self::MissingSignature { provider }
             | Self::InvalidSignature { provider }
             | Self::StaleTimestamp { provider }
@@ -222,6 +252,35 @@ impl fmt::Display for WebhookError {
 
 impl std::error::Error for WebhookError {}
 
+/// `url` with any `user:password@` of its authority replaced by `***@` (for `Debug`).
+pub(crate) fn without_userinfo(url: &str) -> std::borrow::Cow<'_, str> {
+    let (scheme, rest) = url.split_once("://").unwrap_or(("", url));
+    let authority_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    let (authority, tail) = rest.split_at(authority_end);
+    match authority.rsplit_once('@') {
+        Some((_, host)) => {
+            let separator = if url.contains("://") { "://" } else { "" };
+            format!("{scheme}{separator}***@{host}{tail}").into()
+        }
+        None => url.into(),
+    }
+}
+
+#[cfg(test)]
+mod userinfo_tests {
+    use super::*;
+
+    #[test]
+    fn userinfo_is_hidden() {
+        assert_eq!(without_userinfo("https://user:pw@Example.com:8443/a?b=1"), "https://***@Example.com:8443/a?b=1");
+        assert_eq!(without_userinfo("https://example.com/a@b"), "https://example.com/a@b");
+        assert_eq!(without_userinfo("user:pw@host/x"), "***@host/x");
+        let headers = HeaderMap::new();
+        let request = WebhookRequest { method: "POST", url: "https://u:secret@h/p?q=1", headers: &headers, body: b"" };
+        assert!(!format!("{request:?}").contains("secret"));
+    }
+}
+
 #[cfg(all(test, feature = "__http"))]
 mod tests {
     use super::*;
@@ -231,6 +290,35 @@ mod tests {
         assert_eq!(split_url("https://Ex.com:8443/a/b?x=1#f"), ("https", "Ex.com:8443", "/a/b", "?x=1"));
         assert_eq!(split_url("https://answer.url"), ("https", "answer.url", "", ""));
         assert_eq!(split_url("http://h?q"), ("http", "h", "", "?q"));
+    }
+
+    #[test]
+    fn parameters_are_counted_as_the_form_parser_yields_them() {
+        for input in ["", "&", "a", "a&", "&&a&&b=&=c&", "a=1&a=1", "%26=%26&+"] {
+            assert_eq!(count_params(input.as_bytes()), form_pairs(input.as_bytes()).len(), "{input:?}");
+        }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn parameter_counts_match_the_parser(input in proptest::collection::vec(proptest::sample::select(b"a=&%+\xff".to_vec()), 0..64)) {
+            proptest::prop_assert_eq!(count_params(&input), form_pairs(&input).len());
+        }
+    }
+
+    #[test]
+    fn indexed_keys_are_canonical() {
+        assert_eq!(key_index("Media0", "Media"), Some(0));
+        assert_eq!(key_index("MediaUrl12", "MediaUrl"), Some(12));
+        for key in ["Media", "Media01", "Media-1", "Media+1", "MediaX", "Media99999999999999999999999"] {
+            assert_eq!(key_index(key, "Media"), None, "{key}");
+        }
+    }
+
+    #[test]
+    fn clocks_before_the_epoch_are_negative_seconds() {
+        assert_eq!(unix_seconds(SystemTime::UNIX_EPOCH - Duration::from_secs(5)), -5);
+        assert_eq!(unix_seconds(SystemTime::UNIX_EPOCH + Duration::from_secs(5)), 5);
     }
 
     #[test]

@@ -1,6 +1,8 @@
 //! The axum webhook example, run for real over loopback (T249 and the issue's "signed gets 2xx,
 //! forged gets 401").
 
+use std::future::IntoFuture as _;
+
 #[path = "../../examples/webhook_axum.rs"]
 #[allow(dead_code, unreachable_pub, missing_docs)]
 mod example;
@@ -13,7 +15,7 @@ use sms_sdk::testing::webhooks::{
 async fn serve(hooks: example::Hooks) -> String {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let address = listener.local_addr().unwrap();
-    tokio::spawn(async move { axum::serve(listener, example::app(hooks)).await });
+    tokio::spawn(sms_sdk::webhook::axum::serve(listener, example::app(hooks)).into_future());
     format!("http://{address}")
 }
 

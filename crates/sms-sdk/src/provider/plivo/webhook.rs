@@ -1,6 +1,7 @@
 //! Plivo webhooks: V3 signatures (URL, query and parameters, with a nonce) when present, else V2
 //! (URL without query, with a nonce; the body is not signed), then the status or inbound message.
 
+use std::borrow::Cow;
 use std::time::SystemTime;
 
 use ring::hmac;
@@ -11,62 +12,127 @@ use crate::error::Error;
 use crate::redact::Secret;
 use crate::webhook::event::{DeliveryStatus, EventKind, Inbound, StatusUpdate};
 use crate::webhook::{
-    Settings, SmsEvent, WebhookError, WebhookRequest, WebhookVerifier, decode_base64, encode_base64, first_values,
-    form_pairs, header, request_params, same_bytes, split_url,
+    Pairs, Settings, SmsEvent, WebhookError, WebhookRequest, WebhookVerifier, count_params, decode_signature,
+    encode_base64, form_pairs, header, indexed_values, key_index, same_bytes, split_url, unique_fields,
 };
 
-fn hmac_sha256_base64(auth_token: &str, data: &str) -> String {
-    let key = hmac::Key::new(hmac::HMAC_SHA256, auth_token.as_bytes());
-    encode_base64(hmac::sign(&key, data.as_bytes()).as_ref())
+/// The longest signature decoded: an HMAC-SHA256 is 32 bytes.
+const SIGNATURE_BYTES: usize = 32;
+
+fn key(auth_token: &str) -> hmac::Key {
+    hmac::Key::new(hmac::HMAC_SHA256, auth_token.as_bytes())
 }
 
-/// `scheme://host[:port]/path` of a URL as received (query and fragment dropped).
-fn base_url(url: &str, drop_default_port: bool) -> String {
-    let (scheme, authority, path, _) = split_url(url);
-    let default = match scheme.to_ascii_lowercase().as_str() {
+/// The default port of a scheme, with its colon.
+fn default_port(scheme: &str) -> Option<&'static str> {
+    match scheme.to_ascii_lowercase().as_str() {
         "https" => Some(":443"),
         "http" => Some(":80"),
         _ => None,
-    };
-    let authority = match default {
+    }
+}
+
+/// Writes `scheme://host[:port]/path` of a URL as received (query and fragment dropped).
+fn write_base(url: &str, drop_default_port: bool, out: &mut dyn FnMut(&str)) {
+    let (scheme, authority, path, _) = split_url(url);
+    let authority = match default_port(scheme) {
         Some(port) if drop_default_port => authority.strip_suffix(port).unwrap_or(authority),
         _ => authority,
     };
-    format!("{scheme}://{authority}{path}")
+    for part in [scheme, "://", authority, path] {
+        out(part);
+    }
+}
+
+/// Writes `pairs` as `k=v` joined by `&`.
+fn write_joined(pairs: &[(&str, &str)], out: &mut dyn FnMut(&str)) {
+    for (i, (name, value)) in pairs.iter().enumerate() {
+        if i > 0 {
+            out("&");
+        }
+        for part in [*name, "=", *value] {
+            out(part);
+        }
+    }
+}
+
+/// Writes the text the V3 signature covers, before the `.` and the nonce, piece by piece (into
+/// a string or straight into a MAC). The pairs are sorted once; nothing is copied.
+fn write_v3(method: &str, url: &str, params: &[(&str, &str)], out: &mut dyn FnMut(&str)) {
+    let (_, _, _, query) = split_url(url);
+    let query_pairs = form_pairs(query.trim_start_matches('?').as_bytes());
+    let mut query: Vec<(&str, &str)> = query_pairs.iter().map(|(k, v)| (k.as_ref(), v.as_ref())).collect();
+    let mut body = params.to_vec();
+    write_base(url, false, out);
+    if method.eq_ignore_ascii_case("GET") {
+        query.append(&mut body);
+        query.sort_unstable();
+        if !query.is_empty() {
+            out("?");
+            write_joined(&query, out);
+        }
+        return;
+    }
+    body.sort_unstable();
+    let concatenated = |out: &mut dyn FnMut(&str)| {
+        for (name, value) in &body {
+            out(name);
+            out(value);
+        }
+    };
+    if query.is_empty() {
+        if !body.is_empty() {
+            out("?");
+            concatenated(out);
+        }
+        return;
+    }
+    query.sort_unstable();
+    out("?");
+    write_joined(&query, out);
+    if !body.is_empty() {
+        out(".");
+        concatenated(out);
+    }
+}
+
+/// HMAC-SHA256 of what `write` writes, then `nonce`.
+fn mac(auth_token: &str, write: impl FnOnce(&mut dyn FnMut(&str)), nonce: &str) -> hmac::Tag {
+    let mut context = hmac::Context::with_key(&key(auth_token));
+    write(&mut |part: &str| context.update(part.as_bytes()));
+    context.update(nonce.as_bytes());
+    context.sign()
+}
+
+/// The V2 MAC: the URL without its query, then the nonce.
+fn v2_mac(auth_token: &str, url: &str, nonce: &str) -> hmac::Tag {
+    mac(auth_token, |out| write_base(url, true, out), nonce)
+}
+
+/// The V3 MAC: [`write_v3`], `.` and the nonce.
+fn v3_mac(auth_token: &str, method: &str, url: &str, params: &[(&str, &str)], nonce: &str) -> hmac::Tag {
+    let write = |out: &mut dyn FnMut(&str)| {
+        write_v3(method, url, params, out);
+        out(".");
+    };
+    mac(auth_token, write, nonce)
+}
+
+fn borrowed<K: AsRef<str>, V: AsRef<str>>(params: &[(K, V)]) -> Vec<(&str, &str)> {
+    params.iter().map(|(k, v)| (k.as_ref(), v.as_ref())).collect()
 }
 
 /// The V2 signature: base64 HMAC-SHA256 over the URL without its query, then the nonce.
 #[must_use]
 pub fn signature_v2(auth_token: &str, url: &str, nonce: &str) -> String {
-    hmac_sha256_base64(auth_token, &format!("{}{nonce}", base_url(url, true)))
+    encode_base64(v2_mac(auth_token, url, nonce).as_ref())
 }
 
 /// The text the V3 signature covers, before the `.` and the nonce.
 #[must_use]
 pub fn v3_string<K: AsRef<str>, V: AsRef<str>>(method: &str, url: &str, params: &[(K, V)]) -> String {
-    let (_, _, _, query) = split_url(url);
-    let mut query_pairs = form_pairs(query.trim_start_matches('?').as_bytes());
-    let mut body: Vec<(String, String)> =
-        params.iter().map(|(k, v)| (k.as_ref().to_owned(), v.as_ref().to_owned())).collect();
-    let base = base_url(url, false);
-    let joined = |pairs: &mut Vec<(String, String)>| {
-        pairs.sort();
-        pairs.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join("&")
-    };
-    if method.eq_ignore_ascii_case("GET") {
-        query_pairs.append(&mut body);
-        return if query_pairs.is_empty() { base } else { format!("{base}?{}", joined(&mut query_pairs)) };
-    }
-    body.sort();
-    let concatenated: String = body.iter().map(|(k, v)| format!("{k}{v}")).collect();
-    if query_pairs.is_empty() {
-        return if concatenated.is_empty() { base } else { format!("{base}?{concatenated}") };
-    }
-    let mut text = format!("{base}?{}", joined(&mut query_pairs));
-    if !concatenated.is_empty() {
-        text.push('.');
-        text.push_str(&concatenated);
-    }
+    let mut text = String::new();
+    write_v3(method, url, &borrowed(params), &mut |part| text.push_str(part));
     text
 }
 
@@ -79,7 +145,7 @@ pub fn signature_v3<K: AsRef<str>, V: AsRef<str>>(
     params: &[(K, V)],
     nonce: &str,
 ) -> String {
-    hmac_sha256_base64(auth_token, &format!("{}.{nonce}", v3_string(method, url, params)))
+    encode_base64(v3_mac(auth_token, method, url, &borrowed(params), nonce).as_ref())
 }
 
 /// Verifies and parses Plivo's message webhooks.
@@ -104,28 +170,37 @@ impl PlivoWebhook {
 
     crate::webhook::verifier_options!(url);
 
-    fn verify_signature(&self, request: &WebhookRequest<'_>, params: &[(String, String)]) -> Result<(), WebhookError> {
+    /// Checks the V3 (when present) or V2 signatures. Returns the body parameters when V3 signed
+    /// them (decoded once, used again by the normalizer).
+    fn verify_signature<'a>(&self, request: &WebhookRequest<'a>) -> Result<Option<Pairs<'a>>, WebhookError> {
         let token = self.auth_token.expose();
         let url = self.settings.signed_url(request);
         let present = |name: &str| header(request.headers, name).filter(|v| !v.is_empty());
         let missing = WebhookError::MissingSignature { provider: NAME };
-        let (expected, given): (String, Vec<&str>) = if let Some(v3) = present("x-plivo-signature-v3") {
+        let get = request.method.eq_ignore_ascii_case("GET");
+        let (expected, v3_list, v2_headers, body_params) = if let Some(v3) = present("x-plivo-signature-v3") {
             let nonce = present("x-plivo-signature-v3-nonce").ok_or(missing)?;
-            let body_params: &[(String, String)] =
-                if request.method.eq_ignore_ascii_case("GET") { &[] } else { params };
-            (signature_v3(token, request.method, &url, body_params, nonce), v3.split(',').map(str::trim).collect())
+            let body: &[u8] = if get { b"" } else { request.body };
+            let (_, _, _, query) = split_url(&url);
+            let count = count_params(query.trim_start_matches('?').as_bytes()).saturating_add(count_params(body));
+            self.settings.check_param_count(NAME, count)?;
+            let params = form_pairs(body);
+            let expected = v3_mac(token, request.method, &url, &borrowed(&params), nonce);
+            (expected, Some(v3), [None, None], (!get).then_some(params))
         } else {
             let nonce = present("x-plivo-signature-v2-nonce").ok_or(missing.clone())?;
-            let given: Vec<&str> =
-                ["x-plivo-signature-v2", "x-plivo-signature-ma-v2"].iter().filter_map(|h| present(h)).collect();
-            if given.is_empty() {
+            let given = ["x-plivo-signature-v2", "x-plivo-signature-ma-v2"].map(present);
+            if given.iter().all(Option::is_none) {
                 return Err(missing);
             }
-            (signature_v2(token, &url, nonce), given)
+            (v2_mac(token, &url, nonce), None, given, None)
         };
-        let expected = decode_base64(&expected).unwrap_or_default();
-        let valid = given.iter().any(|g| decode_base64(g).is_some_and(|g| same_bytes(&g, &expected)));
-        if valid { Ok(()) } else { Err(WebhookError::InvalidSignature { provider: NAME }) }
+        // V3's comma-separated list is read lazily: a long list is not collected.
+        let given = v3_list.into_iter().flat_map(|list| list.split(',').map(str::trim));
+        let valid = given
+            .chain(v2_headers.into_iter().flatten())
+            .any(|g| decode_signature(g, SIGNATURE_BYTES).is_some_and(|g| same_bytes(&g, expected.as_ref())));
+        if valid { Ok(body_params) } else { Err(WebhookError::InvalidSignature { provider: NAME }) }
     }
 }
 
@@ -140,14 +215,27 @@ impl WebhookVerifier for PlivoWebhook {
 
     fn verify_at(&self, request: &WebhookRequest<'_>, _now: SystemTime) -> Result<SmsEvent, WebhookError> {
         self.settings.check_size(NAME, request)?;
-        let params = request_params(request);
-        self.verify_signature(request, &params)?;
-        parse(first_values(&params), self.settings.detect_keywords)
+        let params = match self.verify_signature(request)? {
+            Some(params) => params,
+            None => self.settings.request_params(NAME, request)?,
+        };
+        parse(&params, self.settings.detect_keywords)
     }
 }
 
+/// Whether the normalizer reads `key` (a repeat of it is ambiguous).
+fn read_by_normalizer(key: &str) -> bool {
+    matches!(key, "MessageUUID" | "Status" | "Text" | "From" | "To" | "ErrorCode") || key_index(key, "Media").is_some()
+}
+
+/// Normalizes verified form parameters: the first value of each, a repeat of a parameter the
+/// normalizer reads refused.
+pub(crate) fn parse(params: &[(Cow<'_, str>, Cow<'_, str>)], detect_keywords: bool) -> Result<SmsEvent, WebhookError> {
+    parse_map(unique_fields(NAME, params, read_by_normalizer)?, detect_keywords)
+}
+
 /// Normalizes a verified Plivo field record.
-pub(crate) fn parse(fields: serde_json::Map<String, Value>, detect_keywords: bool) -> Result<SmsEvent, WebhookError> {
+fn parse_map(fields: serde_json::Map<String, Value>, detect_keywords: bool) -> Result<SmsEvent, WebhookError> {
     let get = |key: &str| fields.get(key).and_then(Value::as_str);
     let non_empty = |key: &str| get(key).filter(|v| !v.is_empty()).map(str::to_owned);
     let uuid = non_empty("MessageUUID").ok_or_else(|| WebhookError::payload(NAME, "missing MessageUUID"))?;
@@ -156,7 +244,13 @@ pub(crate) fn parse(fields: serde_json::Map<String, Value>, detect_keywords: boo
             let text = get("Text").ok_or_else(|| WebhookError::payload(NAME, "neither Status nor Text"))?.to_owned();
             let from = non_empty("From").ok_or_else(|| WebhookError::payload(NAME, "missing From"))?;
             let to = non_empty("To").ok_or_else(|| WebhookError::payload(NAME, "missing To"))?;
-            let media_urls = (0..).map_while(|i| get(&format!("Media{i}")).map(str::to_owned)).collect();
+            // `Media0`, `Media1`, … up to the first missing index, from the fields the body holds.
+            let media_urls = indexed_values(&fields, "Media")
+                .into_iter()
+                .enumerate()
+                .take_while(|&(position, (index, _))| position == index)
+                .map(|(_, (_, url))| url.to_owned())
+                .collect();
             let message = Inbound { provider_id: uuid.clone(), from, to, body: text, media_urls };
             (format!("plivo:{uuid}:received"), EventKind::inbound(message, None, detect_keywords))
         }
@@ -196,7 +290,9 @@ mod tests {
         let url = "https://example.com/webhooks/plivo?a=1";
         assert_eq!(signature_v2("plivo-auth-token", url, "12345"), "sF6pJQOVvmgKnw+zQdPgD/Bp+UYBqdZNdKKnELNU4oE=");
         // An empty path stays empty.
-        assert_eq!(base_url("https://answer.url", true), "https://answer.url");
+        let mut base = String::new();
+        write_base("https://answer.url", true, &mut |part| base.push_str(part));
+        assert_eq!(base, "https://answer.url");
     }
 
     const PARAMS: [(&str, &str); 5] = [

@@ -11,7 +11,8 @@ use crate::error::Error;
 use crate::http::read_code;
 use crate::webhook::event::{DeliveryStatus, EventKind, Inbound, StatusUpdate};
 use crate::webhook::{
-    Settings, SmsEvent, WebhookError, WebhookRequest, WebhookVerifier, decode_base64, header, parse_time, unix_seconds,
+    Settings, SmsEvent, WebhookError, WebhookRequest, WebhookVerifier, check_json_duplicates, decode_base64,
+    decode_signature, header, leads_to, parse_time, unix_seconds,
 };
 
 /// The text Telnyx signs: `{timestamp}|{raw body}`.
@@ -63,14 +64,14 @@ pub fn verify_signature(
         return Err(WebhookError::MalformedSignature { provider: NAME });
     }
     let sent = timestamp.parse::<i64>().map_err(|_| WebhookError::MalformedSignature { provider: NAME })?;
-    let tolerance = i64::try_from(tolerance.as_secs()).unwrap_or(i64::MAX);
-    if (unix_seconds(now) - sent).abs() > tolerance {
+    // `abs_diff` cannot overflow, whatever the clock and the header say.
+    if unix_seconds(now).abs_diff(sent) > tolerance.as_secs() {
         return Err(WebhookError::StaleTimestamp { provider: NAME });
     }
-    let key = decode_base64(public_key_base64)
+    let key = decode_signature(public_key_base64, 32)
         .filter(|k| k.len() == 32)
         .ok_or(WebhookError::InvalidCredentials { provider: NAME })?;
-    let signature = decode_base64(signature_base64)
+    let signature = decode_signature(signature_base64, 64)
         .filter(|s| s.len() == 64)
         .ok_or(WebhookError::MalformedSignature { provider: NAME })?;
     UnparsedPublicKey::new(&ED25519, key)
@@ -100,9 +101,24 @@ impl WebhookVerifier for TelnyxWebhook {
     }
 }
 
+/// What the normalizer reads: an object repeating a key on these paths is ambiguous.
+const READ: [&str; 10] = [
+    "data.id",
+    "data.event_type",
+    "data.occurred_at",
+    "data.payload.id",
+    "data.payload.from.phone_number",
+    "data.payload.to.*.phone_number",
+    "data.payload.to.*.status",
+    "data.payload.text",
+    "data.payload.media.*.url",
+    "data.payload.errors.*.code",
+];
+
 /// Normalizes a verified Telnyx body.
 pub(crate) fn parse(body: &[u8], detect_keywords: bool) -> Result<SmsEvent, WebhookError> {
     let payload_error = |message: &str| WebhookError::payload(NAME, message);
+    check_json_duplicates(NAME, body, &|path| leads_to(&READ, path))?;
     let raw: Value = serde_json::from_slice(body).map_err(|_| payload_error("the body is not JSON"))?;
     let data = raw.get("data").filter(|d| d.is_object()).ok_or_else(|| payload_error("missing data"))?;
     let text =

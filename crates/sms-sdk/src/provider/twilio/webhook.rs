@@ -1,6 +1,8 @@
 //! Twilio webhooks: `X-Twilio-Signature` (HMAC-SHA1 over the URL and the sorted parameters, or
 //! over the URL alone with a `bodySHA256` for JSON bodies), then the status or inbound message.
 
+use std::borrow::Cow;
+use std::cmp::Ordering;
 use std::time::SystemTime;
 
 use ring::hmac;
@@ -12,23 +14,43 @@ use crate::error::Error;
 use crate::redact::{Secret, js_trim};
 use crate::webhook::event::{DeliveryStatus, EventKind, Inbound, Keyword, KeywordKind, StatusUpdate};
 use crate::webhook::{
-    Settings, SmsEvent, WebhookError, WebhookRequest, WebhookVerifier, decode_base64, encode_base64, first_values,
-    form_pairs, header, request_params, same_bytes, split_url,
+    Settings, SmsEvent, WebhookError, WebhookRequest, WebhookVerifier, check_json_duplicates, decode_signature,
+    encode_base64, header, indexed_values, key_index, same_bytes, split_url, unique_fields,
 };
+
+/// Twilio's parameter order: by name, then value, comparing UTF-16 code units.
+fn by_name_then_value(a: &(&str, &str), b: &(&str, &str)) -> Ordering {
+    a.0.encode_utf16().cmp(b.0.encode_utf16()).then_with(|| a.1.encode_utf16().cmp(b.1.encode_utf16()))
+}
+
+/// `params` in Twilio's signing order (one sort; the pairs are borrowed, nothing is copied).
+fn sorted<'p>(params: impl Iterator<Item = (&'p str, &'p str)>) -> Vec<(&'p str, &'p str)> {
+    let mut sorted: Vec<(&str, &str)> = params.collect();
+    sorted.sort_by(by_name_then_value);
+    sorted
+}
+
+/// HMAC-SHA1 over `url` followed by every name and value of `sorted`, streamed into the MAC.
+fn mac(key: &hmac::Key, url: &str, sorted: &[(&str, &str)]) -> hmac::Tag {
+    let mut context = hmac::Context::with_key(key);
+    context.update(url.as_bytes());
+    for (name, value) in sorted {
+        context.update(name.as_bytes());
+        context.update(value.as_bytes());
+    }
+    context.sign()
+}
+
+fn key(auth_token: &str) -> hmac::Key {
+    hmac::Key::new(hmac::HMAC_SHA1_FOR_LEGACY_USE_ONLY, auth_token.as_bytes())
+}
 
 /// The `X-Twilio-Signature` of `params` posted to `url`: base64 of HMAC-SHA1 keyed with the auth
 /// token over the URL followed by every `name` + `value`, sorted by name then value.
 #[must_use]
 pub fn signature<K: AsRef<str>, V: AsRef<str>>(auth_token: &str, url: &str, params: &[(K, V)]) -> String {
-    let mut sorted: Vec<(&str, &str)> = params.iter().map(|(k, v)| (k.as_ref(), v.as_ref())).collect();
-    sorted.sort_by(|a, b| a.0.encode_utf16().cmp(b.0.encode_utf16()).then(a.1.encode_utf16().cmp(b.1.encode_utf16())));
-    let mut data = url.to_owned();
-    for (name, value) in sorted {
-        data.push_str(name);
-        data.push_str(value);
-    }
-    let key = hmac::Key::new(hmac::HMAC_SHA1_FOR_LEGACY_USE_ONLY, auth_token.as_bytes());
-    encode_base64(hmac::sign(&key, data.as_bytes()).as_ref())
+    let sorted = sorted(params.iter().map(|(k, v)| (k.as_ref(), v.as_ref())));
+    encode_base64(mac(&key(auth_token), url, &sorted).as_ref())
 }
 
 /// The URLs a signature may have been computed over: as received, and with the port inserted
@@ -41,17 +63,23 @@ pub fn url_variants(url: &str) -> Vec<String> {
         "http" => "80",
         _ => return vec![url.to_owned()],
     };
-    let host_start = authority.rfind('@').map_or(0, |i| i + 1);
-    let host_port = &authority[host_start..];
-    let port_at = host_port.rfind(':').filter(|&i| !host_port[i..].contains(']'));
-    let authority_start = scheme.len() + 3;
-    let (before, after) = url.split_at(authority_start + authority.len());
-    let other = match port_at {
-        Some(colon) => format!("{}{after}", &before[..authority_start + host_start + colon]),
-        None => format!("{before}:{default_port}{after}"),
+    // `url` is `{scheme}://{authority}{after}`; the authority is `[userinfo@]host[:port]`.
+    let after = url.strip_prefix(scheme).and_then(|u| u.strip_prefix("://")).and_then(|u| u.strip_prefix(authority));
+    let Some(after) = after else { return vec![url.to_owned()] };
+    let (userinfo, host_port) = match authority.rsplit_once('@') {
+        Some((userinfo, host_port)) => (Some(userinfo), host_port),
+        None => (None, authority),
+    };
+    let userinfo = userinfo.map_or_else(String::new, |u| format!("{u}@"));
+    let other = match host_port.rsplit_once(':').filter(|(_, port)| !port.contains(']')) {
+        Some((host, _port)) => format!("{scheme}://{userinfo}{host}{after}"),
+        None => format!("{scheme}://{userinfo}{host_port}:{default_port}{after}"),
     };
     vec![url.to_owned(), other]
 }
+
+/// The longest `X-Twilio-Signature` decoded: an HMAC-SHA1 is 20 bytes.
+const SIGNATURE_BYTES: usize = 20;
 
 /// Verifies and parses Twilio's status and inbound webhooks.
 #[derive(Debug, Clone)]
@@ -75,46 +103,30 @@ impl TwilioWebhook {
 
     crate::webhook::verifier_options!(url);
 
-    fn verify_signature(&self, request: &WebhookRequest<'_>) -> Result<Record, WebhookError> {
+    /// Checks `given` against the URL variants and the parameters. The parameters are sorted
+    /// once and streamed into the MAC of each URL variant.
+    fn check_signature(
+        &self,
+        given: &str,
+        url: &str,
+        params: &[(Cow<'_, str>, Cow<'_, str>)],
+    ) -> Result<(), WebhookError> {
         let invalid = WebhookError::InvalidSignature { provider: NAME };
-        let given = header(request.headers, "x-twilio-signature").filter(|s| !s.is_empty());
-        let given = given.ok_or(WebhookError::MissingSignature { provider: NAME })?;
-        let url = self.settings.signed_url(request);
-        let json = header(request.headers, "content-type")
-            .is_some_and(|t| t.to_ascii_lowercase().contains("application/json"));
-        let body_hash = json.then(|| body_sha256(&url)).flatten();
-        let (signed_params, record) = match &body_hash {
-            Some(expected) => {
-                if !same_bytes(sha256_hex(request.body).as_bytes(), expected.to_ascii_lowercase().as_bytes()) {
-                    return Err(WebhookError::BodyHashMismatch { provider: NAME });
-                }
-                (Vec::new(), Record::Json)
-            }
-            None if request.method.eq_ignore_ascii_case("GET") => (Vec::new(), Record::Form(request_params(request))),
-            None => {
-                let params = form_pairs(request.body);
-                (params.clone(), Record::Form(params))
-            }
-        };
-        let given = decode_base64(given).ok_or(invalid.clone())?;
-        let matches = url_variants(&url).iter().any(|candidate| {
-            decode_base64(&signature(self.auth_token.expose(), candidate, &signed_params))
-                .is_some_and(|expected| same_bytes(&expected, &given))
-        });
-        if matches { Ok(record) } else { Err(invalid) }
+        let given = decode_signature(given, SIGNATURE_BYTES).ok_or(invalid.clone())?;
+        let sorted = sorted(params.iter().map(|(k, v)| (k.as_ref(), v.as_ref())));
+        let key = key(self.auth_token.expose());
+        let matches =
+            url_variants(url).iter().any(|candidate| same_bytes(mac(&key, candidate, &sorted).as_ref(), &given));
+        if matches { Ok(()) } else { Err(invalid) }
     }
 }
 
-/// The `bodySHA256` query parameter of a signed URL.
-fn body_sha256(url: &str) -> Option<String> {
+/// The `bodySHA256` query parameter of a signed URL (the query is read lazily, pair by pair).
+fn body_sha256(url: &str) -> Option<Cow<'_, str>> {
     let (_, _, _, query) = split_url(url);
-    form_pairs(query.trim_start_matches('?').as_bytes()).into_iter().find(|(k, _)| k == "bodySHA256").map(|(_, v)| v)
-}
-
-/// What was signed: form parameters, or a JSON body checked by its hash.
-enum Record {
-    Form(Vec<(String, String)>),
-    Json,
+    url::form_urlencoded::parse(query.trim_start_matches('?').as_bytes())
+        .find(|(k, _)| k == "bodySHA256")
+        .map(|(_, v)| v)
 }
 
 impl WebhookVerifier for TwilioWebhook {
@@ -128,11 +140,29 @@ impl WebhookVerifier for TwilioWebhook {
 
     fn verify_at(&self, request: &WebhookRequest<'_>, _now: SystemTime) -> Result<SmsEvent, WebhookError> {
         self.settings.check_size(NAME, request)?;
-        let fields = match self.verify_signature(request)? {
-            Record::Form(pairs) => first_values(&pairs),
-            Record::Json => json_fields(request.body)?,
-        };
-        parse(fields, self.settings.detect_keywords)
+        let given = header(request.headers, "x-twilio-signature").filter(|s| !s.is_empty());
+        let given = given.ok_or(WebhookError::MissingSignature { provider: NAME })?;
+        let url = self.settings.signed_url(request);
+        let json = header(request.headers, "content-type")
+            .is_some_and(|t| t.to_ascii_lowercase().contains("application/json"));
+        if let Some(expected) = json.then(|| body_sha256(&url)).flatten() {
+            // A JSON body is signed through its hash in the URL; the URL alone is signed.
+            if !same_bytes(sha256_hex(request.body).as_bytes(), expected.to_ascii_lowercase().as_bytes()) {
+                return Err(WebhookError::BodyHashMismatch { provider: NAME });
+            }
+            self.check_signature(given, &url, &[])?;
+            check_json_duplicates(NAME, request.body, &|path| matches!(path, [key] if read_by_normalizer(key)))?;
+            return parse_map(json_fields(request.body)?, self.settings.detect_keywords);
+        }
+        if request.method.eq_ignore_ascii_case("GET") {
+            // The parameters are in the signed URL; they are decoded once it is verified.
+            self.check_signature(given, &url, &[])?;
+            let params = self.settings.request_params(NAME, request)?;
+            return parse(&params, self.settings.detect_keywords);
+        }
+        let params = self.settings.form_params(NAME, request.body)?;
+        self.check_signature(given, &url, &params)?;
+        parse(&params, self.settings.detect_keywords)
     }
 }
 
@@ -150,8 +180,31 @@ fn json_fields(body: &[u8]) -> Result<serde_json::Map<String, Value>, WebhookErr
         .collect())
 }
 
-/// Normalizes a verified field record (first value of each parameter).
-pub(crate) fn parse(fields: serde_json::Map<String, Value>, detect_keywords: bool) -> Result<SmsEvent, WebhookError> {
+/// Whether the normalizer reads `key` (a repeat of it is ambiguous).
+fn read_by_normalizer(key: &str) -> bool {
+    matches!(
+        key,
+        "MessageSid"
+            | "SmsSid"
+            | "MessageStatus"
+            | "SmsStatus"
+            | "Body"
+            | "From"
+            | "To"
+            | "NumMedia"
+            | "OptOutType"
+            | "ErrorCode"
+    ) || key_index(key, "MediaUrl").is_some()
+}
+
+/// Normalizes verified form parameters: the first value of each, a repeat of a parameter the
+/// normalizer reads refused.
+pub(crate) fn parse(params: &[(Cow<'_, str>, Cow<'_, str>)], detect_keywords: bool) -> Result<SmsEvent, WebhookError> {
+    parse_map(unique_fields(NAME, params, read_by_normalizer)?, detect_keywords)
+}
+
+/// Normalizes a verified field record.
+fn parse_map(fields: serde_json::Map<String, Value>, detect_keywords: bool) -> Result<SmsEvent, WebhookError> {
     let get = |key: &str| fields.get(key).and_then(Value::as_str);
     let non_empty = |key: &str| get(key).filter(|v| !v.is_empty());
     let sid = non_empty("MessageSid")
@@ -163,8 +216,14 @@ pub(crate) fn parse(fields: serde_json::Map<String, Value>, detect_keywords: boo
     let (dedupe_key, kind) = if inbound {
         let from = non_empty("From").ok_or_else(|| WebhookError::payload(NAME, "missing From"))?.to_owned();
         let to = non_empty("To").ok_or_else(|| WebhookError::payload(NAME, "missing To"))?.to_owned();
+        // `MediaUrl{i}` for every i below `NumMedia` that the body holds: the count bounds which
+        // fields are taken, it is never looped up to.
         let count = get("NumMedia").and_then(|n| n.parse::<usize>().ok()).unwrap_or(0);
-        let media_urls = (0..count).filter_map(|i| get(&format!("MediaUrl{i}")).map(str::to_owned)).collect();
+        let media_urls = indexed_values(&fields, "MediaUrl")
+            .into_iter()
+            .take_while(|&(index, _)| index < count)
+            .map(|(_, url)| url.to_owned())
+            .collect();
         let message = Inbound {
             provider_id: sid.clone(),
             from,

@@ -14,29 +14,38 @@ use crate::http::read_code;
 use crate::redact::Secret;
 use crate::webhook::event::{DeliveryStatus, EventKind, Inbound, StatusUpdate};
 use crate::webhook::{
-    Settings, SmsEvent, WebhookError, WebhookRequest, WebhookVerifier, header, parse_time, same_bytes, unix_seconds,
+    Settings, SmsEvent, WebhookError, WebhookRequest, WebhookVerifier, check_json_duplicates, header, leads_to,
+    parse_time, same_bytes, unix_seconds,
 };
+
+/// The longest bearer token read. Vonage's tokens are a few hundred bytes; a longer one is
+/// malformed and is refused before any part of it is decoded.
+const MAX_TOKEN_BYTES: usize = 8 * 1024;
 
 fn base64url(bytes: &[u8]) -> String {
     base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bytes)
 }
 
-fn hs256(secret: &str, data: &str) -> Vec<u8> {
-    let key = hmac::Key::new(hmac::HMAC_SHA256, secret.as_bytes());
-    hmac::sign(&key, data.as_bytes()).as_ref().to_vec()
+/// HMAC-SHA256 over `header.claims`, streamed (the two parts are not joined first).
+fn hs256(secret: &str, header: &str, claims: &str) -> hmac::Tag {
+    let mut context = hmac::Context::with_key(&hmac::Key::new(hmac::HMAC_SHA256, secret.as_bytes()));
+    for part in [header, ".", claims] {
+        context.update(part.as_bytes());
+    }
+    context.sign()
 }
 
 /// Signs `claims` (a JSON object, keys kept in order) as an HS256 JWT.
 #[must_use]
 pub fn sign_jwt(signature_secret: &str, claims: &Value) -> String {
-    let signing_input =
-        format!("{}.{}", base64url(br#"{"alg":"HS256","typ":"JWT"}"#), base64url(claims.to_string().as_bytes()));
-    let signature = base64url(&hs256(signature_secret, &signing_input));
-    format!("{signing_input}.{signature}")
+    let header = base64url(br#"{"alg":"HS256","typ":"JWT"}"#);
+    let claims = base64url(claims.to_string().as_bytes());
+    let signature = base64url(hs256(signature_secret, &header, &claims).as_ref());
+    format!("{header}.{claims}.{signature}")
 }
 
 /// Verifies a Vonage webhook token against the raw body, in the reference's order of reasons,
-/// with `payload_hash` required (checked last).
+/// with `payload_hash` required (checked last). A token longer than 8 KiB is malformed.
 ///
 /// # Errors
 /// The first failed check as a [`WebhookError`].
@@ -48,8 +57,15 @@ pub fn verify_token(
     tolerance: Duration,
 ) -> Result<(), WebhookError> {
     let malformed = WebhookError::MalformedSignature { provider: NAME };
-    let parts: Vec<&str> = token.split('.').collect();
-    let [header_part, claims_part, signature_part] = parts[..] else { return Err(malformed) };
+    if token.len() > MAX_TOKEN_BYTES {
+        return Err(malformed);
+    }
+    let mut parts = token.split('.');
+    let (Some(header_part), Some(claims_part), Some(signature_part), None) =
+        (parts.next(), parts.next(), parts.next(), parts.next())
+    else {
+        return Err(malformed);
+    };
     let decode = |part: &str| -> Option<Value> {
         let bytes = base64::engine::general_purpose::URL_SAFE_NO_PAD.decode(part).ok()?;
         serde_json::from_slice::<Value>(&bytes).ok().filter(Value::is_object)
@@ -58,15 +74,16 @@ pub fn verify_token(
     if jwt_header.get("alg").and_then(Value::as_str) != Some("HS256") {
         return Err(malformed);
     }
-    let expected = hs256(signature_secret, &format!("{header_part}.{claims_part}"));
+    let expected = hs256(signature_secret, header_part, claims_part);
     let given = base64::engine::general_purpose::URL_SAFE_NO_PAD.decode(signature_part).unwrap_or_default();
-    if !same_bytes(&expected, &given) {
+    if !same_bytes(expected.as_ref(), &given) {
         return Err(WebhookError::InvalidSignature { provider: NAME });
     }
     let claims = decode(claims_part).ok_or(malformed.clone())?;
     let iat = claims.get("iat").and_then(Value::as_f64).ok_or(malformed)?;
-    let tolerance = tolerance.as_secs_f64();
-    if (unix_seconds(now) as f64 - iat).abs() > tolerance {
+    // Floating point: no overflow for any clock, `iat` or tolerance (JSON has no NaN).
+    let now = unix_seconds(now) as f64;
+    if (now - iat).abs() > tolerance.as_secs_f64() {
         return Err(WebhookError::StaleTimestamp { provider: NAME });
     }
     let hash = claims.get("payload_hash").and_then(Value::as_str).filter(|h| !h.is_empty());
@@ -112,7 +129,9 @@ impl WebhookVerifier for VonageWebhook {
         self.settings.check_size(NAME, request)?;
         let token = header(request.headers, "authorization")
             .map(str::trim)
-            .and_then(|v| v.get(..7).filter(|s| s.eq_ignore_ascii_case("bearer ")).map(|_| v[7..].trim()))
+            .and_then(|v| v.split_at_checked(7))
+            .filter(|(scheme, _)| scheme.eq_ignore_ascii_case("bearer "))
+            .map(|(_, token)| token.trim())
             .filter(|t| !t.is_empty())
             .ok_or(WebhookError::MissingSignature { provider: NAME })?;
         verify_token(self.signature_secret.expose(), token, request.body, now, self.settings.tolerance)?;
@@ -127,8 +146,12 @@ fn normalize_number(value: &str) -> String {
     if e164_digits { format!("+{value}") } else { value.to_owned() }
 }
 
+/// What the normalizer reads: an object repeating a key on these paths is ambiguous.
+const READ: [&str; 8] = ["message_uuid", "timestamp", "from", "to", "status", "text", "error.type", "error.title"];
+
 /// Normalizes a verified Vonage body.
 pub(crate) fn parse(body: &[u8], detect_keywords: bool) -> Result<SmsEvent, WebhookError> {
+    check_json_duplicates(NAME, body, &|path| leads_to(&READ, path))?;
     let raw: Value = serde_json::from_slice(body).map_err(|_| WebhookError::payload(NAME, "the body is not JSON"))?;
     if !raw.is_object() {
         return Err(WebhookError::payload(NAME, "the body is not a JSON object"));

@@ -1,7 +1,14 @@
 //! Webhook verification and normalization, per provider (vectors T179–T246).
 
+// Without a provider feature no test module uses the helpers below.
+#![cfg_attr(not(any(feature = "twilio", feature = "telnyx", feature = "plivo", feature = "vonage")), allow(dead_code))]
+
 #[cfg(feature = "plivo")]
 mod plivo;
+#[cfg(all(feature = "twilio", feature = "telnyx", feature = "plivo", feature = "vonage"))]
+mod random;
+#[cfg(all(feature = "axum", feature = "twilio"))]
+mod server;
 #[cfg(feature = "telnyx")]
 mod telnyx;
 #[cfg(feature = "twilio")]
@@ -46,4 +53,28 @@ pub(crate) fn status(event: &SmsEvent) -> &sms_sdk::webhook::event::StatusUpdate
             panic!("not a status event: {other:?}")
         }
     }
+}
+
+/// Runs `work` on its own thread and panics when it takes longer than `limit` (a verifier that
+/// loops on a number from the body fails the test instead of hanging it).
+pub(crate) fn within<T: Send + 'static>(limit: std::time::Duration, work: impl FnOnce() -> T + Send + 'static) -> T {
+    let (done, result) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = done.send(work());
+    });
+    result.recv_timeout(limit).unwrap_or_else(|_| panic!("still running after {limit:?}"))
+}
+
+/// Asserts a payload error whose message names `key`.
+pub(crate) fn assert_ambiguous(result: Result<SmsEvent, WebhookError>, key: &str) {
+    match result {
+        Err(WebhookError::Payload { message, .. }) => assert!(message.contains(key), "{message}"),
+        other => panic!("expected a payload error naming {key}, got {other:?}"),
+    }
+}
+
+/// `n` extra parameters `X0=1`, `X1=1`, … after `params`.
+pub(crate) fn padded(params: &[(&str, &str)], n: usize) -> Vec<(String, String)> {
+    let own = params.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned()));
+    own.chain((0..n).map(|i| (format!("X{i}"), "1".to_owned()))).collect()
 }

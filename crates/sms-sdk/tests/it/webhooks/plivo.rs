@@ -6,7 +6,7 @@ use sms_sdk::testing::webhooks::{SignedRequest, form_body, signed_plivo_request,
 use sms_sdk::webhook::event::KeywordSource;
 use sms_sdk::webhook::{EventKind, WebhookVerifier};
 
-use super::{assert_payload_error, reason, status};
+use super::{assert_ambiguous, assert_payload_error, padded, reason, status};
 
 const TOKEN: &str = "plivo-auth-token";
 const URL: &str = "https://example.com/webhooks/plivo";
@@ -230,4 +230,70 @@ proptest! {
         let forged = signed.clone().header("x-plivo-signature-v3", &base64::engine::general_purpose::STANDARD.encode(sig));
         prop_assert!(verifier.verify(&forged.as_request()).is_err());
     }
+}
+
+fn inbound_params() -> Vec<(&'static str, &'static str)> {
+    vec![
+        ("MessageUUID", "b1"),
+        ("From", "+14155550123"),
+        ("To", "+15005550006"),
+        ("Text", "Hi"),
+        ("Type", "mms"),
+        ("Media0", "https://media.plivo.com/0"),
+    ]
+}
+
+#[test]
+fn a_repeated_parameter_the_normalizer_reads_is_ambiguous() {
+    for key in ["MessageUUID", "From", "To", "Text", "Media0"] {
+        let mut params = inbound_params();
+        params.push((key, "x"));
+        assert_ambiguous(verifier().verify(&signed_plivo_request(TOKEN, URL, &params, "1").as_request()), key);
+        assert_ambiguous(verifier().verify(&signed_plivo_v3_request(TOKEN, URL, &params, "1").as_request()), key);
+    }
+    let mut twice = status_params("delivered", "30");
+    twice.extend([("Status", "undelivered"), ("ErrorCode", "000")]);
+    assert_ambiguous(verifier().verify(&signed_plivo_request(TOKEN, URL, &twice, "1").as_request()), "Status");
+    // Repeats of parameters the normalizer does not read stay allowed.
+    let mut params = inbound_params();
+    params.extend([("Type", "sms"), ("Units", "1"), ("Units", "2")]);
+    assert!(verifier().verify(&signed_plivo_v3_request(TOKEN, URL, &params, "1").as_request()).is_ok());
+}
+
+#[test]
+fn media_stop_at_the_first_missing_index() {
+    let mut params = inbound_params();
+    params.extend([("Media1", "m1"), ("Media3", "m3"), ("Media01", "not an index")]);
+    let event = verifier().verify(&signed_plivo_request(TOKEN, URL, &params, "1").as_request()).unwrap();
+    let EventKind::Received(m) = &event.kind else { panic!() };
+    assert_eq!(m.media_urls, ["https://media.plivo.com/0", "m1"]);
+}
+
+#[test]
+fn more_than_1024_parameters_are_refused_before_the_signature_is_checked() {
+    let limit = sms_sdk::webhook::WebhookError::TooManyParameters { provider: "plivo", limit: 1024 };
+    // V3 counts the query's parameters and the body's together.
+    let url = format!("{URL}?tenant=acme&b=1");
+    let at_limit = padded(&inbound_params(), 1022 - inbound_params().len());
+    assert!(verifier().verify(&signed_plivo_v3_request(TOKEN, &url, &at_limit, "1").as_request()).is_ok());
+    let over = padded(&inbound_params(), 1023 - inbound_params().len());
+    let signed = signed_plivo_v3_request(TOKEN, &url, &over, "1");
+    let error = verifier().verify(&signed.as_request()).unwrap_err();
+    assert_eq!(error, limit);
+    assert_eq!((error.code(), error.is_authentication()), ("webhook_payload", false));
+    let forged = signed.clone().header("x-plivo-signature-v3", "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=");
+    assert_eq!(verifier().verify(&forged.as_request()).unwrap_err(), limit);
+    assert!(verifier().max_params(1025).verify(&signed.as_request()).is_ok());
+    // V2 does not sign the body: it is counted when the normalizer reads it, after the signature.
+    let over = padded(&inbound_params(), 1025 - inbound_params().len());
+    let v2 = signed_plivo_request(TOKEN, URL, &over, "1");
+    assert_eq!(verifier().verify(&v2.as_request()).unwrap_err(), limit);
+    let forged = v2.header("x-plivo-signature-v2", "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=");
+    assert_eq!(reason(verifier().verify(&forged.as_request())), "invalid_signature");
+}
+
+#[test]
+fn debug_hides_the_token_and_the_url_password() {
+    let debug = format!("{:?}", verifier().public_url("https://user:url-password@example.com/p"));
+    assert!(!debug.contains(TOKEN) && !debug.contains("url-password"), "{debug}");
 }

@@ -245,3 +245,53 @@ proptest! {
         prop_assert!(verifier.verify_at(&forged.as_request(), at(NOW)).is_err());
     }
 }
+
+#[test]
+fn a_repeated_key_the_normalizer_reads_is_ambiguous() {
+    let key = seeded();
+    let body = envelope(
+        "message.finalized",
+        json!({"id": "m1", "to": [{"phone_number": "+14155550123", "status": "delivered"}], "cost": null}),
+    );
+    assert_eq!(verify(&key, &body).unwrap().type_name(), "message.delivered");
+    for (from, to, named) in [
+        (r#""id":"evt-1""#, r#""id":"evt-2","id":"evt-1""#, "id"),
+        (r#""status":"delivered""#, r#""status":"delivery_failed","status":"delivered""#, "status"),
+        (r#""data":{"#, r#""data":{},"data":{"#, "data"),
+        (r#""payload":{"#, r#""payload":{},"payload":{"#, "payload"),
+    ] {
+        let repeated = body.replacen(from, to, 1);
+        assert_ne!(repeated, body);
+        super::assert_ambiguous(verify(&key, &repeated), named);
+    }
+    // Keys the normalizer does not read may repeat.
+    for (from, to) in [(r#""meta":"#, r#""meta":[],"meta":"#), (r#""cost":null"#, r#""cost":1,"cost":null"#)] {
+        let repeated = body.replacen(from, to, 1);
+        assert_ne!(repeated, body);
+        assert_eq!(verify(&key, &repeated).unwrap().type_name(), "message.delivered");
+    }
+}
+
+#[test]
+fn any_clock_and_tolerance_are_fine() {
+    let key = seeded();
+    let signed = signed_telnyx_request(&key, URL, T204_BODY, i64::try_from(NOW).unwrap());
+    let verifier = TelnyxWebhook::new(&key.public_key).unwrap();
+    let ends = [UNIX_EPOCH, UNIX_EPOCH - Duration::from_secs(u64::from(u32::MAX)), at(u64::from(u32::MAX) * 16)];
+    for now in ends {
+        assert_eq!(reason(verifier.verify_at(&signed.as_request(), now)), "stale_timestamp");
+        assert!(verifier.clone().tolerance(Duration::MAX).verify_at(&signed.as_request(), now).is_ok());
+    }
+    let huge = signed.clone().header("telnyx-timestamp", &u64::MAX.to_string());
+    assert_eq!(reason(verifier.verify_at(&huge.as_request(), at(NOW))), "malformed_signature");
+    let largest = signed.header("telnyx-timestamp", &i64::MAX.to_string());
+    assert_eq!(
+        reason(
+            verifier
+                .clone()
+                .tolerance(Duration::MAX)
+                .verify_at(&largest.as_request(), UNIX_EPOCH - Duration::from_secs(1))
+        ),
+        "invalid_signature"
+    );
+}

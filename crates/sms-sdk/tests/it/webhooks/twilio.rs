@@ -7,7 +7,7 @@ use sms_sdk::testing::webhooks::{SignedRequest, form_body, parse_unverified, sig
 use sms_sdk::webhook::event::KeywordSource;
 use sms_sdk::webhook::{EventKind, WebhookRequest, WebhookVerifier};
 
-use super::{assert_payload_error, reason, status};
+use super::{assert_ambiguous, assert_payload_error, padded, reason, status};
 
 const TOKEN: &str = "twilio-auth-token";
 const URL: &str = "https://example.com/webhooks/twilio";
@@ -343,4 +343,94 @@ proptest! {
         let forged = signed.clone().header("x-twilio-signature", &base64::engine::general_purpose::STANDARD.encode(sig));
         prop_assert_eq!(reason(verifier().verify(&forged.as_request())), "invalid_signature");
     }
+}
+
+#[test]
+fn a_repeated_parameter_the_normalizer_reads_is_ambiguous() {
+    let base = with(&[("NumMedia", "1"), ("MediaUrl0", "https://api.twilio.com/m0"), ("ErrorCode", "")], &["NumMedia"]);
+    for key in ["MessageSid", "SmsSid", "SmsStatus", "From", "To", "Body", "NumMedia", "MediaUrl0", "ErrorCode"] {
+        let mut params = base.clone();
+        params.push((key, "x"));
+        assert_ambiguous(verifier().verify(&signed_twilio_request(TOKEN, URL, &params).as_request()), key);
+    }
+    let twice = [("MessageSid", SID), ("MessageStatus", "delivered"), ("MessageStatus", "failed")];
+    assert_ambiguous(verifier().verify(&signed_twilio_request(TOKEN, URL, &twice).as_request()), "MessageStatus");
+    let signal = with(&[("OptOutType", "STOP"), ("OptOutType", "START")], &[]);
+    assert_ambiguous(verifier().verify(&signed_twilio_request(TOKEN, URL, &signal).as_request()), "OptOutType");
+    // In a GET callback's URL too.
+    let url = format!("{URL}?{}", form_body(&twice));
+    let no_params: [(&str, &str); 0] = [];
+    let request = SignedRequest::new("GET", &url, "").header("x-twilio-signature", &signature(TOKEN, &url, &no_params));
+    assert_ambiguous(verifier().verify(&request.as_request()), "MessageStatus");
+    // Repeats of parameters the normalizer does not read are signed like any other: allowed.
+    let mut params = base.clone();
+    params.extend([("ToCountry", "US"), ("ToCountry", "CA"), ("MediaUrl01", "a"), ("MediaUrl01", "b")]);
+    let event = verifier().verify(&signed_twilio_request(TOKEN, URL, &params).as_request()).unwrap();
+    assert_eq!(event.raw["ToCountry"], "US");
+}
+
+#[test]
+fn a_repeated_json_key_the_normalizer_reads_is_ambiguous() {
+    let body = format!(r#"{{"MessageSid":"{SID}","MessageStatus":"delivered","MessageStatus":"failed"}}"#);
+    let request = json_request(&body, &sms_sdk_hash(&body), None);
+    assert_ambiguous(verifier().verify(&request.as_request()), "MessageStatus");
+    let body = format!(r#"{{"MessageSid":"{SID}","MessageStatus":"delivered","Extra":1,"Extra":{{"a":[1]}}}}"#);
+    let request = json_request(&body, &sms_sdk_hash(&body), None);
+    assert_eq!(verifier().verify(&request.as_request()).unwrap().type_name(), "message.delivered");
+}
+
+#[test]
+fn num_media_is_bounded_by_what_the_body_holds() {
+    let params = with(
+        &[
+            ("NumMedia", "4000000000"),
+            ("MediaUrl0", "https://api.twilio.com/m0"),
+            ("MediaUrl7", "https://api.twilio.com/m7"),
+        ],
+        &["NumMedia"],
+    );
+    let signed = signed_twilio_request(TOKEN, URL, &params);
+    let event = super::within(std::time::Duration::from_secs(10), move || verifier().verify(&signed.as_request()));
+    let EventKind::Received(message) = &event.unwrap().kind else { panic!() };
+    assert_eq!(message.media_urls, ["https://api.twilio.com/m0", "https://api.twilio.com/m7"]);
+    // The count still says which ones are meant.
+    let params = with(&[("NumMedia", "1"), ("MediaUrl0", "m0"), ("MediaUrl1", "m1")], &["NumMedia"]);
+    let event = verifier().verify(&signed_twilio_request(TOKEN, URL, &params).as_request()).unwrap();
+    let EventKind::Received(message) = &event.kind else { panic!() };
+    assert_eq!(message.media_urls, ["m0"]);
+}
+
+#[test]
+fn more_than_1024_parameters_are_refused_before_the_signature_is_checked() {
+    let limit = sms_sdk::webhook::WebhookError::TooManyParameters { provider: "twilio", limit: 1024 };
+    let at_limit = padded(&inbound(), 1024 - inbound().len());
+    assert!(verifier().verify(&signed_twilio_request(TOKEN, URL, &at_limit).as_request()).is_ok());
+    let over = padded(&inbound(), 1025 - inbound().len());
+    let signed = signed_twilio_request(TOKEN, URL, &over);
+    let error = verifier().verify(&signed.as_request()).unwrap_err();
+    assert_eq!(error, limit);
+    assert_eq!((error.code(), error.is_authentication()), ("webhook_payload", false));
+    assert_eq!(error.to_string(), "twilio webhook has more than 1024 parameters");
+    let forged = signed.clone().header("x-twilio-signature", "AAAAAAAAAAAAAAAAAAAAAAAAAAA=");
+    assert_eq!(verifier().verify(&forged.as_request()).unwrap_err(), limit);
+    // Empty segments are not parameters; the limit is configurable.
+    let sparse = SignedRequest { body: [b"&&&".as_slice(), &signed.body].concat(), ..signed.clone() };
+    assert_eq!(verifier().verify(&sparse.as_request()).unwrap_err(), limit);
+    assert!(verifier().max_params(2048).verify(&signed.as_request()).is_ok());
+    // GET callbacks count the parameters of the URL.
+    let url = format!("{URL}?{}", form_body(&over));
+    let no_params: [(&str, &str); 0] = [];
+    let request = SignedRequest::new("GET", &url, "").header("x-twilio-signature", &signature(TOKEN, &url, &no_params));
+    assert_eq!(verifier().verify(&request.as_request()).unwrap_err(), limit);
+}
+
+#[test]
+fn debug_hides_the_token_and_the_url_password() {
+    let verifier = verifier().public_url("https://hooks:url-password@example.com/webhooks/twilio");
+    let debug = format!("{verifier:?}");
+    assert!(!debug.contains(TOKEN) && !debug.contains("url-password"), "{debug}");
+    assert!(debug.contains("example.com/webhooks/twilio"), "{debug}");
+    let request = SignedRequest::new("POST", "https://hooks:url-password@example.com/x?To=%2B1415", "Body=hi");
+    let debug = format!("{:?}", request.as_request());
+    assert!(!debug.contains("url-password") && !debug.contains("1415") && !debug.contains("hi"), "{debug}");
 }

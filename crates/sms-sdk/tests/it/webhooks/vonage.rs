@@ -230,3 +230,41 @@ proptest! {
         prop_assert!(verifier.verify_at(&forged.as_request(), at(NOW)).is_err());
     }
 }
+
+#[test]
+fn a_repeated_key_the_normalizer_reads_is_ambiguous() {
+    let body = r#"{"message_uuid":"u1","status":"rejected","status":"delivered"}"#;
+    super::assert_ambiguous(verify(body), "status");
+    let body = r#"{"message_uuid":"u1","status":"rejected","error":{"type":"x#1240","type":"x#1482"}}"#;
+    super::assert_ambiguous(verify(body), "type");
+    let body = r#"{"message_uuid":"u1","status":"delivered","channel":"sms","channel":"mms","usage":{"a":1,"a":2}}"#;
+    assert_eq!(verify(body).unwrap().type_name(), "message.delivered");
+}
+
+#[test]
+fn any_clock_and_tolerance_are_fine() {
+    let signed = signed_vonage_request(SECRET, URL, &status_body("delivered"), 1_700_000_000, JTI);
+    let verifier = VonageWebhook::new(SECRET).unwrap();
+    for now in [UNIX_EPOCH, UNIX_EPOCH - Duration::from_secs(u64::from(u32::MAX)), at(u64::from(u32::MAX) * 16)] {
+        assert_eq!(reason(verifier.verify_at(&signed.as_request(), now)), "stale_timestamp");
+        assert!(verifier.clone().tolerance(Duration::MAX).verify_at(&signed.as_request(), now).is_ok());
+    }
+    for iat in [json!(1e300), json!(-1e300), json!(u64::MAX), json!(i64::MIN)] {
+        let claims = json!({"iat": iat, "payload_hash": "x"});
+        let request = with_token(&sign_jwt(SECRET, &claims));
+        assert_eq!(reason(verifier.verify_at(&request.as_request(), at(NOW))), "stale_timestamp");
+    }
+    let long = with_token(&format!("{}.{}.{}", "a".repeat(5000), "b".repeat(5000), "c"));
+    assert_eq!(reason(verifier.verify_at(&long.as_request(), at(NOW))), "malformed_signature");
+}
+
+#[test]
+fn debug_hides_the_secret_the_token_and_the_payload() {
+    let verifier = VonageWebhook::new(SECRET).unwrap();
+    assert!(!format!("{verifier:?}").contains(SECRET), "{verifier:?}");
+    let signed = signed_vonage_request(SECRET, URL, &status_body("delivered"), 1_700_000_000, JTI);
+    let debug = format!("{signed:?}");
+    let token = signed.headers["authorization"].to_str().unwrap().trim_start_matches("Bearer ");
+    assert!(!debug.contains(token) && !debug.contains("447700900000"), "{debug}");
+    assert!(debug.contains("authorization"), "{debug}");
+}
