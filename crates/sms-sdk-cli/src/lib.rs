@@ -118,7 +118,7 @@ fn text_args(args: Vec<OsString>) -> Result<Vec<String>, String> {
                 };
                 return Err(match flag {
                     Some(flag) => format!("the value of {flag} is not valid UTF-8"),
-                    None => format!("argument {} is not valid UTF-8", index + 1),
+                    None => format!("argument {} is not valid UTF-8", index.saturating_add(1)),
                 });
             }
         }

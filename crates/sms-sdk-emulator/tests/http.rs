@@ -319,6 +319,10 @@ async fn messages_can_be_fetched_and_listed() {
     assert_eq!(later["messages"].as_array().map(Vec::len), Some(0));
     let (_, other) = list("To=%2B14155550199").await;
     assert_eq!(other["messages"].as_array().map(Vec::len), Some(0));
+    // The last day a date can name is answered, not a crash.
+    let (status, last) = list("To=%2B14155550123&DateSent%3C=9999-12-31").await;
+    assert_eq!(status, 200);
+    assert_eq!(last["messages"].as_array().map(Vec::len), Some(1));
 
     let (status, found) = get(format!("{base}/v2/messages/{telnyx}"), format!("Bearer {TELNYX_API_KEY}")).await;
     assert_eq!((status, found["data"]["id"].as_str()), (200, Some(telnyx.as_str())));

@@ -505,7 +505,8 @@ impl ClientBuilder {
             return Err(Error::configuration("A client needs at least one adapter."));
         }
         let names: Vec<&str> = self.adapters.iter().map(|a| a.info().name.as_str()).collect();
-        if names.iter().enumerate().any(|(i, n)| names[..i].contains(n)) {
+        let mut seen = std::collections::HashSet::new();
+        if !names.iter().all(|name| seen.insert(*name)) {
             return Err(Error::configuration(format!(
                 "Adapter names must be unique; configured: {}.",
                 names.join(", ")

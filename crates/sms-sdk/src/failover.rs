@@ -128,7 +128,7 @@ impl Chain<'_> {
                     }
                 }
             }
-            number += 1;
+            number = number.saturating_add(1);
         }
     }
 

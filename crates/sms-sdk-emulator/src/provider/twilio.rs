@@ -126,7 +126,8 @@ fn date_bounds(text: &str) -> Option<(OffsetDateTime, OffsetDateTime)> {
     let format = time::macros::format_description!("[year]-[month]-[day]");
     if let Ok(day) = time::Date::parse(text, format) {
         let start = day.midnight().assume_utc();
-        return Some((start, start + time::Duration::days(1) - time::Duration::nanoseconds(1)));
+        let end = start.saturating_add(time::Duration::days(1)).saturating_sub(time::Duration::nanoseconds(1));
+        return Some((start, end));
     }
     let at = OffsetDateTime::parse(text, &Rfc3339).or_else(|_| OffsetDateTime::parse(text, &Rfc2822)).ok()?;
     Some((at, at))

@@ -219,10 +219,8 @@ where
         ensure!(valid_name, "name {:?} must match ^[a-z][a-z0-9-]*$", info.name);
         ensure!(caps.send_text, "send_text must be true");
         ensure!(!caps.sender_types.is_empty(), "sender_types must not be empty");
-        ensure!(
-            caps.sender_types.iter().enumerate().all(|(i, t)| !caps.sender_types[..i].contains(t)),
-            "sender_types must be unique"
-        );
+        let mut seen = std::collections::HashSet::new();
+        ensure!(caps.sender_types.iter().all(|t| seen.insert(*t)), "sender_types must be unique");
         if let Some(range) = caps.validity_period {
             ensure!(range.min_sec > 0 && range.min_sec <= range.max_sec, "validity range {range:?} is inconsistent");
         }
@@ -237,8 +235,9 @@ where
         let (server, adapter) = self.serve(&self.fixtures.accepted.0, Duration::ZERO).await;
         adapter.send(&self.fixtures.message, &context()).await;
         let requests = server.received_requests().await.unwrap_or_default();
-        ensure!(requests.len() == 1, "expected exactly 1 request, got {}", requests.len());
-        let request = &requests[0];
+        let [request] = requests.as_slice() else {
+            return Err(format!("expected exactly 1 request, got {}", requests.len()));
+        };
         let expected = &self.fixtures.request;
         ensure!(request.method.as_str() == "POST", "method {} is not POST", request.method);
         let path = match request.url.query() {
@@ -391,7 +390,7 @@ where
             Err(e) => return vec![("undeclared capabilities".into(), Err(e.to_string()))],
         };
         let base = Message::new("+14155550123", "contract").from("+15005550006");
-        let in_an_hour = time::OffsetDateTime::now_utc() + time::Duration::hours(1);
+        let in_an_hour = time::OffsetDateTime::now_utc().saturating_add(time::Duration::hours(1));
         let cases: Vec<(&str, bool, Message)> = vec![
             ("media", caps.mms, base.clone().media_url("https://example.com/a.png")),
             ("send_at", caps.scheduling, base.clone().send_at(in_an_hour)),

@@ -191,14 +191,14 @@ impl Adapter for MemoryAdapter {
     async fn send(&self, message: &OutboundMessage, cx: &SendContext) -> Outcome {
         let (index, next, call) = {
             let mut state = self.lock();
-            state.calls += 1;
+            state.calls = state.calls.saturating_add(1);
             state.sent.push(SentMessage {
                 message: message.clone(),
                 attempt: cx.attempt,
                 idempotency_key: cx.idempotency_key.clone(),
                 outcome: None,
             });
-            (state.sent.len() - 1, state.queue.pop_front(), state.calls)
+            (state.sent.len().saturating_sub(1), state.queue.pop_front(), state.calls)
         };
         let outcome = match next {
             Some(MemoryOutcome::Fixed(outcome)) => outcome,

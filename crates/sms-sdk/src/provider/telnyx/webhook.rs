@@ -18,7 +18,7 @@ use crate::webhook::{
 /// The text Telnyx signs: `{timestamp}|{raw body}`.
 #[must_use]
 pub fn signed_payload(timestamp: &str, body: &[u8]) -> Vec<u8> {
-    let mut data = Vec::with_capacity(timestamp.len() + 1 + body.len());
+    let mut data = Vec::with_capacity(timestamp.len().saturating_add(body.len()).saturating_add(1));
     data.extend_from_slice(timestamp.as_bytes());
     data.push(b'|');
     data.extend_from_slice(body);

@@ -247,7 +247,7 @@ fn pem_to_der(pem: &str) -> Option<Vec<u8>> {
     let compact: String = text.chars().filter(|c| !c.is_whitespace()).collect();
     let standard = compact.replace('-', "+").replace('_', "/");
     let unpadded = standard.trim_end_matches('=');
-    let valid = standard.len() - unpadded.len() <= 2
+    let valid = standard.len().saturating_sub(unpadded.len()) <= 2
         && unpadded.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'+' || b == b'/');
     if compact.is_empty() || !valid {
         return None;
@@ -263,10 +263,9 @@ fn pem_to_der(pem: &str) -> Option<Vec<u8>> {
 
 /// `text` without the first `marker…-----` (a PEM BEGIN or END line).
 fn without_first_marker(text: &str, marker: &str) -> String {
-    let Some(start) = text.find(marker) else { return text.to_owned() };
-    let after = start + marker.len();
-    match text[after..].find("-----") {
-        Some(close) => format!("{}{}", &text[..start], &text[after + close + 5..]),
+    let Some((before, rest)) = text.split_once(marker) else { return text.to_owned() };
+    match rest.split_once("-----") {
+        Some((_, after)) => format!("{before}{after}"),
         None => text.to_owned(),
     }
 }
