@@ -5,7 +5,8 @@ use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use sms_sdk::idempotency::{
-    self, DEFAULT_STALE_RESERVATION, DEFAULT_TTL, Entry, Filter, Record, Resolution, Resolved, State, Store, StoreError,
+    self, DEFAULT_STALE_RESERVATION, DEFAULT_TTL, Entry, Filter, Page, Record, Resolution, Resolved, State, Store,
+    StoreError,
 };
 
 use crate::cli::{ListArgs, ResolveArgs, ShowArgs};
@@ -59,8 +60,8 @@ pub(crate) async fn list(args: ListArgs, env: &Env, out: &mut dyn Write, err: &m
         Err(code) => return code,
     };
     let now = SystemTime::now();
-    let mut entries = match store.list(filter, now).await {
-        Ok(entries) => entries,
+    let mut entries = match store.list(filter, now, Page::default()).await {
+        Ok(listing) => listing.entries,
         Err(error) => {
             let _ = writeln!(err, "error: store: {error}");
             return EXIT_CONFIGURATION;

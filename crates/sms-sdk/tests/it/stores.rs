@@ -95,7 +95,7 @@ async fn race_worker(url: &str) {
     if let Ok(wait) = start.duration_since(SystemTime::now()) {
         tokio::time::sleep(wait).await;
     }
-    let fingerprint = Fingerprint::from_hex("race");
+    let fingerprint = Fingerprint::from_canonical("race");
     let now = SystemTime::now();
     let mut report = String::new();
     for i in 0..RACE_KEYS {
