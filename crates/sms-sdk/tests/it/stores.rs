@@ -9,6 +9,11 @@ use std::time::{Duration, SystemTime};
 use sms_sdk::idempotency::{self, Fingerprint, MemoryStore, Reservation, Store};
 use sms_sdk::testing::store_contract;
 
+#[cfg(any(feature = "sqlite", feature = "postgres", feature = "redis"))]
+mod frozen;
+#[cfg(any(feature = "postgres", feature = "redis"))]
+mod servers;
+
 async fn assert_contract(name: &str, store: Arc<dyn Store>) {
     let report = store_contract::run(name, store).await;
     assert!(report.passed, "{}", report.failures());
