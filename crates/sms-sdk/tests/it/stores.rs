@@ -10,6 +10,10 @@ use sms_sdk::idempotency::{self, Fingerprint, MemoryStore, Reservation, Store};
 use sms_sdk::testing::store_contract;
 
 #[cfg(any(feature = "sqlite", feature = "postgres", feature = "redis"))]
+mod corrupt;
+#[cfg(any(feature = "sqlite", feature = "postgres", feature = "redis"))]
+mod errors;
+#[cfg(any(feature = "sqlite", feature = "postgres", feature = "redis"))]
 mod frozen;
 #[cfg(any(feature = "postgres", feature = "redis"))]
 mod servers;
