@@ -17,6 +17,7 @@ mod errors;
 mod frozen;
 #[cfg(any(feature = "postgres", feature = "redis"))]
 mod servers;
+mod times;
 
 async fn assert_contract(name: &str, store: Arc<dyn Store>) {
     let report = store_contract::run(name, store).await;
