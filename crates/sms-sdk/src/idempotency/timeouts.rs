@@ -90,3 +90,16 @@ async fn bounded<T>(
         Err(_) => Err(StoreError::timeout(place, what, limit, after)),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn zero_timeouts_are_refused() {
+        assert!(Timeouts::default().checked().is_ok());
+        assert!(Timeouts { connect: Duration::ZERO, ..Timeouts::default() }.checked().is_err());
+        assert!(Timeouts { operation: Duration::ZERO, ..Timeouts::default() }.checked().is_err());
+        assert!(Timeouts { connect: Duration::MAX, operation: Duration::MAX }.checked().is_ok());
+    }
+}

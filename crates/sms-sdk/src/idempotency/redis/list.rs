@@ -89,3 +89,19 @@ fn escape_glob(text: &str) -> String {
     }
     escaped
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cursors_round_trip_and_garbage_is_an_error() {
+        assert_eq!(parse_cursor(None).unwrap(), (0, None));
+        assert_eq!(parse_cursor(Some(&cursor(17, None))).unwrap(), (17, None));
+        assert_eq!(parse_cursor(Some(&cursor(17, Some("order:1:a")))).unwrap(), (17, Some("order:1:a".into())));
+        for garbage in ["", "x", "-1", ":k", "99999999999999999999999"] {
+            assert!(parse_cursor(Some(garbage)).is_err(), "{garbage:?}");
+        }
+        assert_eq!(escape_glob("a*b?[c]\\d"), "a\\*b\\?\\[c\\]\\\\d");
+    }
+}
