@@ -46,14 +46,15 @@ fn run(as_postgres: bool, program: &Path, args: &[&str]) {
     );
 }
 
-/// Sends `signal` (`STOP`, `CONT`) to `pids`.
-fn signal(signal: &str, pids: &[u32]) {
+/// Sends `signal` (`STOP`, `CONT`) to `pids`; false when one of them could not get it (it
+/// exited meanwhile, say).
+fn signal(signal: &str, pids: &[u32]) -> bool {
     if pids.is_empty() {
-        return;
+        return true;
     }
     let pids: Vec<String> = pids.iter().map(u32::to_string).collect();
     let status = Command::new("sh").args(["-c", &format!("kill -s {signal} \"$@\""), "sh"]).args(&pids).status();
-    assert!(status.is_ok_and(|s| s.success()), "kill -s {signal} {pids:?} failed");
+    status.is_ok_and(|s| s.success())
 }
 
 /// The processes whose parent is `parent`, from /proc.
@@ -128,11 +129,11 @@ impl PgServer {
         std::iter::once(postmaster).chain(children(postmaster)).collect()
     }
 
-    /// Stops the postmaster, then every backend (SIGSTOP).
+    /// Stops the postmaster, then every backend (SIGSTOP); a backend that exits meanwhile needs
+    /// no stopping.
     pub(crate) fn freeze(&self) {
-        if let Some(&postmaster) = self.processes().first() {
-            signal("STOP", &[postmaster]);
-        }
+        let postmaster = self.processes().first().copied().expect("the test's PostgreSQL server is not running");
+        assert!(signal("STOP", &[postmaster]), "could not stop the postmaster {postmaster}");
         signal("STOP", &self.processes());
     }
 
@@ -206,7 +207,7 @@ impl RedisServer {
 
     /// Stops the server (SIGSTOP).
     pub(crate) fn freeze(&self) {
-        signal("STOP", &[self.child.id()]);
+        assert!(signal("STOP", &[self.child.id()]), "could not stop the test's Redis server");
     }
 
     /// Lets the server run again (SIGCONT).
