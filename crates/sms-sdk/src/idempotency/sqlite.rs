@@ -104,7 +104,8 @@ impl SqliteStore {
                 return Err(StoreError::timeout(&place, what, Limit::Operation, limit));
             }
             // Give up on a lock a little before the caller does, to say that the lock was why.
-            connection.busy_timeout(left.saturating_sub(left / 20).min(MAX_BUSY_WAIT))?;
+            let busy = left.saturating_sub(left.checked_div(20).unwrap_or_default());
+            connection.busy_timeout(busy.min(MAX_BUSY_WAIT))?;
             f(&mut connection, &sql).map_err(|e| locked(e, &place, Limit::Operation, limit))
         });
         self.timeouts.operation(&self.place, what, async { task.await.map_err(StoreError::new)? }).await
