@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # Runs every check and test of the workspace, as CI does. Usage: scripts/test.sh
 #
-# The store tests need PostgreSQL and Redis. Unless SMS_SDK_TEST_POSTGRES_URL and
-# SMS_SDK_TEST_REDIS_URL are already set, this script installs both from Debian packages when they
-# are missing, starts throwaway servers on loopback in a temporary directory, points the tests at
-# them, and stops them when it exits.
+# The store tests need PostgreSQL and Redis. This script installs both from Debian packages when
+# they are missing (some tests start and freeze servers of their own). Unless
+# SMS_SDK_TEST_POSTGRES_URL and SMS_SDK_TEST_REDIS_URL are already set, it starts throwaway servers
+# on loopback in a temporary directory, points the tests at them, and stops them when it exits.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -44,9 +44,13 @@ run_pg() {
   if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi
 }
 
-start_postgres() {
+install_servers() {
   [ -n "$(pg_bin)" ] || apt_install postgresql
+  command -v redis-server >/dev/null || apt_install redis-server
   if [ "$(id -u)" = 0 ] && ! id postgres >/dev/null 2>&1; then useradd --system --no-create-home postgres; fi
+}
+
+start_postgres() {
   local bin port
   bin="$(pg_bin)"
   port="$(free_port)"
@@ -60,7 +64,6 @@ start_postgres() {
 }
 
 start_redis() {
-  command -v redis-server >/dev/null || apt_install redis-server
   local port
   port="$(free_port)"
   mkdir -p "$services_dir/redis"
@@ -74,6 +77,7 @@ start_redis() {
   echo "Redis on 127.0.0.1:$port"
 }
 
+install_servers
 if [ -z "${SMS_SDK_TEST_POSTGRES_URL:-}" ] || [ -z "${SMS_SDK_TEST_REDIS_URL:-}" ]; then
   step "starting throwaway PostgreSQL and Redis on loopback"
   services_dir="$(mktemp -d /tmp/sms-sdk-services.XXXXXX)"

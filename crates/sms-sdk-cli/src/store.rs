@@ -5,7 +5,8 @@ use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use sms_sdk::idempotency::{
-    self, DEFAULT_STALE_RESERVATION, DEFAULT_TTL, Entry, Filter, Record, Resolution, Resolved, State, Store, StoreError,
+    self, DEFAULT_STALE_RESERVATION, DEFAULT_TTL, Entry, Filter, Page, Record, Resolution, Resolved, State, Store,
+    StoreError,
 };
 
 use crate::cli::{ListArgs, ResolveArgs, ShowArgs};
@@ -104,41 +105,101 @@ pub(crate) async fn list(args: ListArgs, env: &Env, out: &mut dyn Write, err: &m
     };
     let now = SystemTime::now();
     let stale_after = seconds(args.older_than);
-    let mut entries = match store.list(filter, now).await {
-        Ok(entries) => entries,
-        Err(error) => {
-            let _ = writeln!(err, "error: store: {error}");
-            return EXIT_CONFIGURATION;
-        }
-    };
-    if matches!(filter, Filter::Unresolved { .. }) {
+    let cutoff = args.older_than.map(Duration::from_secs);
+    let mut printer = Printer { json: args.json, first: true, stale_after, now, out };
+    printer.start();
+    let listed = match filter {
         // Reservations younger than the stale limit are listed too, as in progress: a send killed
         // mid-flight shows up at once, with its age.
-        match store.list(Filter::State(State::Reserved), now).await {
-            Ok(reserved) => entries.extend(reserved.into_iter().filter(|e| !filter.matches(&e.record, now))),
-            Err(error) => {
-                let _ = writeln!(err, "error: store: {error}");
-                return EXIT_CONFIGURATION;
+        Filter::Unresolved { .. } => {
+            let fresh = |e: &Entry| !filter.matches(&e.record, now);
+            match each_entry(&*store, filter, now, |e| printer.entry(e)).await {
+                Ok(()) => {
+                    each_entry(&*store, Filter::State(State::Reserved), now, |e| {
+                        if fresh(e) {
+                            printer.entry(e);
+                        }
+                    })
+                    .await
+                }
+                Err(error) => Err(error),
             }
         }
-        entries.sort_by(|a, b| a.key.cmp(&b.key));
-    } else if let Some(older) = args.older_than {
-        let cutoff = Duration::from_secs(older);
-        entries.retain(|e| match &e.record {
-            Record::Reserved { reserved_at, .. } => age(*reserved_at, now) > cutoff,
-            Record::Accepted { .. } | Record::Rejected { .. } | Record::Unknown { .. } => true,
-        });
-    }
-    if args.json {
-        let listed: Vec<serde_json::Value> =
-            entries.iter().map(|e| entry_json(&e.key, &e.record, e.expires_at.map(millis), stale_after, now)).collect();
-        let _ = writeln!(out, "{}", serde_json::Value::Array(listed));
-    } else {
-        for Entry { key, record, .. } in &entries {
-            let _ = writeln!(out, "{}", describe(key, record, stale_after, now));
+        Filter::All | Filter::State(_) => {
+            each_entry(&*store, filter, now, |e| {
+                let old_enough = match (&e.record, cutoff) {
+                    (Record::Reserved { reserved_at, .. }, Some(cutoff)) => age(*reserved_at, now) > cutoff,
+                    _ => true,
+                };
+                if old_enough {
+                    printer.entry(e);
+                }
+            })
+            .await
+        }
+    };
+    printer.finish();
+    match listed {
+        Ok(()) => EXIT_OK,
+        Err(error) => {
+            let _ = writeln!(err, "error: store: {error}");
+            EXIT_CONFIGURATION
         }
     }
-    EXIT_OK
+}
+
+/// Calls `visit` with every entry matching `filter`, a page at a time: memory stays flat however
+/// many keys the store holds.
+async fn each_entry(
+    store: &dyn Store,
+    filter: Filter,
+    now: SystemTime,
+    mut visit: impl FnMut(&Entry),
+) -> Result<(), StoreError> {
+    let mut page = Page::default();
+    loop {
+        let listing = store.list(filter, now, page.clone()).await?;
+        listing.entries.iter().for_each(&mut visit);
+        match listing.next {
+            Some(cursor) => page.cursor = Some(cursor),
+            None => return Ok(()),
+        }
+    }
+}
+
+/// Prints listed entries as they come: one line each, or one JSON array written piece by piece.
+struct Printer<'a> {
+    json: bool,
+    first: bool,
+    stale_after: Duration,
+    now: SystemTime,
+    out: &'a mut dyn Write,
+}
+
+impl Printer<'_> {
+    fn start(&mut self) {
+        if self.json {
+            let _ = write!(self.out, "[");
+        }
+    }
+
+    fn entry(&mut self, entry: &Entry) {
+        let Entry { key, record, expires_at } = entry;
+        if self.json {
+            let separator = if self.first { "" } else { "," };
+            let json = entry_json(key, record, expires_at.map(millis), self.stale_after, self.now);
+            let _ = write!(self.out, "{separator}{json}");
+        } else {
+            let _ = writeln!(self.out, "{}", describe(key, record, self.stale_after, self.now));
+        }
+        self.first = false;
+    }
+
+    fn finish(&mut self) {
+        if self.json {
+            let _ = writeln!(self.out, "]");
+        }
+    }
 }
 
 /// Milliseconds since the epoch, as records serialize times.

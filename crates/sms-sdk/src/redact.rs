@@ -174,6 +174,111 @@ impl From<&str> for Secret {
     }
 }
 
+/// `url` with the password of its userinfo hidden, as `Debug` and errors show a store URL:
+/// `postgres://user:secret@host/db` becomes `postgres://user:***@host/db`.
+///
+/// The userinfo ends at the last `@` (a password may hold an unescaped `@`, `/` or `?`), so text
+/// after such an `@` may be hidden too: never less. The value of a `password=` query parameter is
+/// hidden as well, and text without `://` is read as a PostgreSQL key-value connection string
+/// (`host=db password=secret` becomes `host=db password=***`). Never panics, whatever the text.
+///
+/// ```
+/// use sms_sdk::redact::redact_url;
+///
+/// assert_eq!(redact_url("postgres://app:p@ss@db.internal:5432/app"), "postgres://app:***@db.internal:5432/app");
+/// assert_eq!(redact_url("postgres://app@db.internal/app"), "postgres://app@db.internal/app");
+/// ```
+#[must_use]
+pub fn redact_url(url: &str) -> String {
+    redact_credentials(url, false)
+}
+
+/// `url` with its whole userinfo hidden, user name included: `redis://user:secret@host:6379/0`
+/// becomes `redis://***@host:6379/0`. For schemes whose lone userinfo may be a password
+/// (`redis://secret@host`). Otherwise as [`redact_url`].
+///
+/// ```
+/// use sms_sdk::redact::redact_url_userinfo;
+///
+/// assert_eq!(redact_url_userinfo("redis://default:secret@cache:6379/0"), "redis://***@cache:6379/0");
+/// ```
+#[must_use]
+pub fn redact_url_userinfo(url: &str) -> String {
+    redact_credentials(url, true)
+}
+
+fn redact_credentials(text: &str, whole_userinfo: bool) -> String {
+    let Some((scheme, rest)) = text.split_once("://") else { return hide_key_value_password(text) };
+    let (userinfo, host) = match rest.rsplit_once('@') {
+        Some((userinfo, host)) => (Some(userinfo), host),
+        None => (None, rest),
+    };
+    let userinfo = match userinfo.map(|u| (u, u.split_once(':'))) {
+        None => String::new(),
+        Some(_) if whole_userinfo => "***@".to_owned(),
+        Some((_, Some((user, _)))) => format!("{user}:***@"),
+        Some((user, None)) => format!("{user}@"),
+    };
+    format!("{scheme}://{userinfo}{}", hide_query_password(host))
+}
+
+/// `text` with the value of every `password=` query parameter replaced by `***`.
+fn hide_query_password(text: &str) -> String {
+    let lower = text.to_ascii_lowercase();
+    let mut out = String::with_capacity(text.len());
+    let mut copied = 0;
+    for (at, name) in lower.match_indices("password=") {
+        let after_separator =
+            at.checked_sub(1).and_then(|i| lower.as_bytes().get(i)).is_some_and(|b| matches!(b, b'?' | b'&'));
+        let start = at.saturating_add(name.len());
+        if !after_separator || start < copied {
+            continue;
+        }
+        let end = lower.get(start..).and_then(|v| v.find(['&', '#'])).map_or(text.len(), |n| start.saturating_add(n));
+        out.push_str(text.get(copied..start).unwrap_or_default());
+        out.push_str("***");
+        copied = end;
+    }
+    out.push_str(text.get(copied..).unwrap_or_default());
+    out
+}
+
+/// `text` (a `key=value …` connection string) with the value of `password` replaced by `***`.
+fn hide_key_value_password(text: &str) -> String {
+    let lower = text.to_ascii_lowercase();
+    let mut out = String::with_capacity(text.len());
+    let mut copied = 0;
+    for (at, name) in lower.match_indices("password") {
+        let at_token_start =
+            at.checked_sub(1).and_then(|i| lower.as_bytes().get(i)).is_none_or(u8::is_ascii_whitespace);
+        let rest = lower.get(at.saturating_add(name.len())..).unwrap_or_default();
+        let Some(value) = rest.trim_start().strip_prefix('=').map(str::trim_start) else { continue };
+        let start = text.len().saturating_sub(value.len());
+        if !at_token_start || start < copied {
+            continue;
+        }
+        let length = match value.strip_prefix('\'') {
+            // A quoted value ends at the next quote that no backslash escapes (or at the end).
+            Some(quoted) => {
+                let mut escaped = false;
+                quoted
+                    .find(|c| {
+                        let end = c == '\'' && !escaped;
+                        escaped = c == '\\' && !escaped;
+                        end
+                    })
+                    .map_or(value.len(), |n| n.saturating_add(2))
+            }
+            None => value.find(|c: char| c.is_ascii_whitespace()).unwrap_or(value.len()),
+        };
+        out.push_str(text.get(copied..start).unwrap_or_default());
+        out.push_str("***");
+        copied = start.saturating_add(length);
+    }
+    out.push_str(text.get(copied..).unwrap_or_default());
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -226,5 +331,62 @@ mod tests {
         let secret = Secret::new("hunter2");
         assert_eq!(format!("{secret:?}"), "***");
         assert_eq!(secret.expose(), "hunter2");
+    }
+
+    #[test]
+    fn urls_hide_their_password() {
+        let cases = [
+            ("postgres://app:secret@db:5432/app", "postgres://app:***@db:5432/app"),
+            ("postgres://app:p@ss@word@db/app", "postgres://app:***@db/app"),
+            ("postgres://app:p/a?s#s@db/app", "postgres://app:***@db/app"),
+            ("postgres://app@db/app", "postgres://app@db/app"),
+            ("postgres://app:@db/app", "postgres://app:***@db/app"),
+            ("postgres://db/app", "postgres://db/app"),
+            ("postgres://app:secret@[::1]:5432/app", "postgres://app:***@[::1]:5432/app"),
+            ("postgres://[::1]:5432/app", "postgres://[::1]:5432/app"),
+            (
+                "postgres://db/app?user=app&password=secret&sslmode=disable",
+                "postgres://db/app?user=app&password=***&sslmode=disable",
+            ),
+            ("postgres://db/app?PASSWORD=secret", "postgres://db/app?PASSWORD=***"),
+            ("postgres://db/app?mypassword=x", "postgres://db/app?mypassword=x"),
+            ("redis://:secret@127.0.0.1:6379/0", "redis://:***@127.0.0.1:6379/0"),
+            ("host=db user=app password=secret dbname=app", "host=db user=app password=*** dbname=app"),
+            ("password = 'se cr\\'et' host=db", "password = *** host=db"),
+            ("host=db password='unterminated", "host=db password=***"),
+            ("host=db oldpassword=x", "host=db oldpassword=x"),
+            ("sqlite:/var/lib/app/state.db", "sqlite:/var/lib/app/state.db"),
+        ];
+        for (url, shown) in cases {
+            assert_eq!(redact_url(url), shown, "{url}");
+        }
+    }
+
+    #[test]
+    fn redis_urls_hide_the_whole_userinfo() {
+        assert_eq!(redact_url_userinfo("redis://user:secret@cache:6379/0"), "redis://***@cache:6379/0");
+        assert_eq!(redact_url_userinfo("redis://secret@cache:6379/0"), "redis://***@cache:6379/0");
+        assert_eq!(redact_url_userinfo("rediss://u:p@ss@[::1]:6380"), "rediss://***@[::1]:6380");
+        assert_eq!(redact_url_userinfo("redis://cache:6379/0"), "redis://cache:6379/0");
+    }
+
+    #[test]
+    fn garbage_is_never_a_panic() {
+        for text in
+            ["", "://", "@", ":@", "a://@", "password", "password=", "password ='", "é@://::é", "\u{0}://\u{0}@"]
+        {
+            let _ = (redact_url(text), redact_url_userinfo(text));
+        }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn any_text_redacts_without_panicking(text in "\\PC*", password in "[^@*]{1,12}") {
+            let _ = (redact_url(&text), redact_url_userinfo(&text));
+            let (shown, hidden) = (redact_url(&format!("postgres://app:{password}@db/app")), format!(":{password}@"));
+            proptest::prop_assert!(!shown.contains(&hidden));
+            let (shown, hidden) = (redact_url_userinfo(&format!("redis://{password}@cache")), format!("{password}@"));
+            proptest::prop_assert!(!shown.contains(&hidden));
+        }
     }
 }

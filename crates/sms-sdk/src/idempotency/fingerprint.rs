@@ -13,7 +13,7 @@ use crate::message::{Message, format_timestamp};
 /// (the caller's `from`, or `null`), followed by the provider options of the client's adapters
 /// (keys sorted, empty entries left out) only when there are any.
 #[derive(Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(transparent)]
+#[serde(try_from = "String", into = "String")]
 pub struct Fingerprint(String);
 
 impl Fingerprint {
@@ -49,10 +49,19 @@ impl Fingerprint {
         Self(crate::digest::sha256_hex(canonical.as_bytes()))
     }
 
-    /// Wraps a stored fingerprint.
+    /// Reads a stored fingerprint: `None` unless it is 64 lowercase hex digits.
+    ///
+    /// ```
+    /// use sms_sdk::idempotency::Fingerprint;
+    ///
+    /// let hex = "8077a06627cfd4a457e72965f3e562a63c47d9423c151d12dd90503080103ad8";
+    /// assert_eq!(Fingerprint::from_hex(hex).map(|f| f.as_str().len()), Some(64));
+    /// assert!(Fingerprint::from_hex("8077A06627").is_none());
+    /// ```
     #[must_use]
-    pub fn from_hex(hex: impl Into<String>) -> Self {
-        Self(hex.into())
+    pub fn from_hex(hex: &str) -> Option<Self> {
+        let valid = hex.len() == 64 && hex.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'));
+        valid.then(|| Self(hex.to_owned()))
     }
 
     /// The 64 lowercase hex characters.
@@ -63,8 +72,24 @@ impl Fingerprint {
 }
 
 impl fmt::Debug for Fingerprint {
+    /// The first 12 hex digits.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "Fingerprint({})", &self.0[..self.0.len().min(12)])
+        let head: String = self.0.chars().take(12).collect();
+        write!(f, "Fingerprint({head})")
+    }
+}
+
+impl TryFrom<String> for Fingerprint {
+    type Error = String;
+
+    fn try_from(hex: String) -> Result<Self, String> {
+        Self::from_hex(&hex).ok_or_else(|| "a fingerprint is 64 lowercase hex digits".to_owned())
+    }
+}
+
+impl From<Fingerprint> for String {
+    fn from(fingerprint: Fingerprint) -> Self {
+        fingerprint.0
     }
 }
 
@@ -186,6 +211,20 @@ mod tests {
         ] {
             assert_ne!(fp(&changed), hash, "{changed:?}");
         }
+    }
+
+    #[test]
+    fn stored_fingerprints_are_validated() {
+        let hash = fp(&Message::new(TO, "Hi"));
+        assert_eq!(Fingerprint::from_hex(&hash).map(|f| f.as_str().to_owned()), Some(hash.clone()));
+        let two_byte_at_11 = format!("{}é{}", &hash[..11], &hash[13..]);
+        for bad in ["", "f", &hash[..63], &hash.to_uppercase(), &format!("{hash}0"), &two_byte_at_11] {
+            assert!(Fingerprint::from_hex(bad).is_none(), "{bad:?}");
+            assert!(serde_json::from_value::<Fingerprint>(json!(bad)).is_err(), "{bad:?}");
+        }
+        let parsed: Fingerprint = serde_json::from_value(json!(hash)).unwrap();
+        assert_eq!(format!("{parsed:?}"), format!("Fingerprint({})", &hash[..12]));
+        assert_eq!(serde_json::to_value(&parsed).unwrap(), json!(hash));
     }
 
     #[test]

@@ -4,12 +4,13 @@
 //! idempotency records.
 
 use std::collections::{BTreeMap, HashMap};
+use std::ops::Bound;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, SystemTime};
 
 use super::{
-    Entry, Filter, FinalRecord, Finalized, Fingerprint, IdempotencyStore, Operator, Record, Reservation, ReservationId,
-    Resolution, Resolved, StoreError, resolved_receipt,
+    Entry, Filter, FinalRecord, Finalized, Fingerprint, IdempotencyStore, Listing, Operator, Page, Record, Reservation,
+    ReservationId, Resolution, Resolved, StoreError, later, resolved_receipt,
 };
 use crate::adapter::BoxFuture;
 use crate::webhook::dedupe::DedupeStore;
@@ -157,18 +158,27 @@ impl DedupeStore for MemoryStore {
 }
 
 impl Operator for MemoryStore {
-    fn list<'a>(&'a self, filter: Filter, now: SystemTime) -> BoxFuture<'a, Result<Vec<Entry>, StoreError>> {
+    fn list<'a>(&'a self, filter: Filter, now: SystemTime, page: Page) -> BoxFuture<'a, Result<Listing, StoreError>> {
         Box::pin(async move {
             let entries = self.lock();
-            Ok(entries
-                .iter()
+            let limit = page.limit.max(1);
+            let start = match page.cursor {
+                Some(cursor) if cursor >= page.prefix => Bound::Excluded(cursor),
+                Some(_) | None => Bound::Included(page.prefix.clone()),
+            };
+            let listed: Vec<Entry> = entries
+                .range((start, Bound::Unbounded))
+                .take_while(|(key, _)| key.starts_with(&page.prefix))
                 .filter(|(_, (record, expires_at))| expires_at.is_none_or(|at| at > now) && filter.matches(record, now))
+                .take(limit)
                 .map(|(key, (record, expires_at))| Entry {
                     key: key.clone(),
                     record: record.clone(),
                     expires_at: *expires_at,
                 })
-                .collect())
+                .collect();
+            let next = if listed.len() == limit { listed.last().map(|e| e.key.clone()) } else { None };
+            Ok(Listing { entries: listed, next })
         })
     }
 
@@ -192,7 +202,7 @@ impl Operator for MemoryStore {
                 Resolution::Sent { provider, provider_id, ttl } => {
                     let result = resolved_receipt(provider, provider_id);
                     let accepted = Record::Accepted { fingerprint: record.fingerprint().clone(), result };
-                    entries.insert(key.to_owned(), (accepted, Some(now + ttl)));
+                    entries.insert(key.to_owned(), (accepted, Some(later(now, ttl))));
                 }
             }
             Ok(Resolved::Done)
@@ -209,7 +219,7 @@ mod tests {
     fn filter_matches_states_and_unresolved_records() {
         let now = SystemTime::now();
         let reserved = |age: u64| Record::Reserved {
-            fingerprint: Fingerprint::from_hex("f"),
+            fingerprint: Fingerprint::from_canonical("f"),
             reservation_id: ReservationId::new(),
             reserved_at: now - Duration::from_secs(age),
         };

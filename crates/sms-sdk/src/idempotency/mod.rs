@@ -25,6 +25,7 @@
 //! Stores open from a URL with [`open`]: `memory`, `sqlite:PATH`, `postgres://…`, `redis://…`.
 //! Every shipped store also implements [`Operator`], the tools to settle unknown outcomes.
 
+mod error;
 mod fingerprint;
 mod memory;
 #[cfg(feature = "postgres")]
@@ -40,23 +41,27 @@ mod sql;
 #[cfg(feature = "sqlite")]
 #[cfg_attr(docsrs, doc(cfg(feature = "sqlite")))]
 pub mod sqlite;
+mod timeouts;
 
-use std::fmt;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use serde::{Deserialize, Serialize};
 
+pub use self::error::StoreError;
 pub use self::fingerprint::Fingerprint;
 pub use self::memory::MemoryStore;
+pub use self::timeouts::{DEFAULT_CONNECT_TIMEOUT, DEFAULT_OPERATION_TIMEOUT};
 use crate::adapter::BoxFuture;
 use crate::client::Receipt;
-use crate::error::{BoxError, ErrorRecord};
+use crate::error::ErrorRecord;
 
 /// How long accepted and rejected records are kept by default: 24 hours.
 pub const DEFAULT_TTL: Duration = Duration::from_secs(86_400);
 /// Age after which a reservation counts as an unknown outcome by default: 300 seconds.
 pub const DEFAULT_STALE_RESERVATION: Duration = Duration::from_secs(300);
+/// The most entries one [`Operator::list`] call returns by default: 1,000.
+pub const DEFAULT_LIST_LIMIT: usize = 1_000;
 
 /// The id of one reservation: only its holder may finalize the key.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -226,12 +231,13 @@ impl FinalRecord {
         }
     }
 
-    /// When a record finalized at `now` expires: never for `unknown`.
+    /// When a record finalized at `now` expires: never for `unknown`. A `ttl` too long to add
+    /// to `now` runs to the end of year 9999.
     #[must_use]
     pub fn expires_at(&self, ttl: Duration, now: SystemTime) -> Option<SystemTime> {
         match self {
             Self::Unknown(_) => None,
-            Self::Accepted(_) | Self::Rejected(_) => Some(now + ttl),
+            Self::Accepted(_) | Self::Rejected(_) => Some(later(now, ttl)),
         }
     }
 }
@@ -252,42 +258,6 @@ pub enum Finalized {
     Written,
     /// The reservation no longer owns the key; nothing was written.
     NotOwner,
-}
-
-/// An idempotency store failed (unreachable, corrupt record, …). Nothing was sent because of it.
-#[derive(Debug)]
-pub struct StoreError(BoxError);
-
-impl StoreError {
-    /// Wraps a backend error.
-    pub fn new(error: impl Into<BoxError>) -> Self {
-        Self(error.into())
-    }
-}
-
-impl fmt::Display for StoreError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "idempotency store error: {}", self.0)
-    }
-}
-
-impl std::error::Error for StoreError {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        Some(&*self.0)
-    }
-}
-
-impl From<StoreError> for crate::Error {
-    /// A store failure: `ErrorKind::Store`, with the backend error as its source.
-    fn from(error: StoreError) -> Self {
-        Self::store(Box::new(error))
-    }
-}
-
-impl From<serde_json::Error> for StoreError {
-    fn from(error: serde_json::Error) -> Self {
-        Self::new(error)
-    }
 }
 
 /// Where idempotency records live. One atomic compare-and-set (`reserve`) and an owner-only
@@ -323,6 +293,10 @@ pub trait IdempotencyStore: Send + Sync + 'static {
 }
 
 /// Which records [`Operator::list`] returns.
+///
+/// The keys in progress right now, with their age, are `State(State::Reserved)`: each
+/// [`Record::Reserved`] has its `reserved_at`. `Unresolved` leaves out a reservation until it is
+/// older than the stale limit.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Filter {
     /// Every live record.
@@ -346,6 +320,41 @@ pub struct Entry {
     /// When it expires; `None` for `reserved` and `unknown`.
     #[serde(with = "epoch_ms_opt", rename = "expires_at_ms")]
     pub expires_at: Option<SystemTime>,
+}
+
+/// Which part of a listing [`Operator::list`] returns: at most `limit` entries whose keys start
+/// with `prefix`, from `cursor` on.
+///
+/// ```
+/// use sms_sdk::idempotency::{Page, DEFAULT_LIST_LIMIT};
+///
+/// let first = Page { prefix: "order:".into(), ..Page::default() };
+/// assert_eq!((first.limit, first.cursor), (DEFAULT_LIST_LIMIT, None));
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Page {
+    /// Only keys that start with this; empty for every key.
+    pub prefix: String,
+    /// Where to go on: the [`Listing::next`] of the page before (opaque), or `None` to start.
+    pub cursor: Option<String>,
+    /// The most entries to return (0 counts as 1). Default [`DEFAULT_LIST_LIMIT`].
+    pub limit: usize,
+}
+
+impl Default for Page {
+    fn default() -> Self {
+        Self { prefix: String::new(), cursor: None, limit: DEFAULT_LIST_LIMIT }
+    }
+}
+
+/// One page of [`Operator::list`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Listing {
+    /// The matching live records of this page.
+    pub entries: Vec<Entry>,
+    /// Set while more records may follow: pass it as the next [`Page::cursor`]. A page may hold
+    /// fewer entries than its limit (even none) while this is set; `None` ends the listing.
+    pub next: Option<String>,
 }
 
 /// What the operator found out from the provider.
@@ -378,8 +387,10 @@ pub enum Resolved {
 
 /// Operator tools every shipped store implements: find the keys to reconcile and settle them.
 pub trait Operator: Send + Sync + 'static {
-    /// Lists live records matching `filter` at `now`, ordered by key.
-    fn list<'a>(&'a self, filter: Filter, now: SystemTime) -> BoxFuture<'a, Result<Vec<Entry>, StoreError>>;
+    /// Lists one page of the live records matching `filter` at `now`: ordered by key (Redis:
+    /// by key within a page, pages in its `SCAN` order), at most `page.limit` of them, never the
+    /// whole store at once. Go on with [`Listing::next`] until it is `None`.
+    fn list<'a>(&'a self, filter: Filter, now: SystemTime, page: Page) -> BoxFuture<'a, Result<Listing, StoreError>>;
 
     /// Settles `key` if it is unresolved at `now` (unknown, or reserved for longer than
     /// `stale_after`), atomically.
@@ -422,8 +433,8 @@ impl<S: IdempotencyStore + ?Sized> IdempotencyStore for Arc<S> {
 }
 
 impl<S: Operator + ?Sized> Operator for Arc<S> {
-    fn list<'a>(&'a self, filter: Filter, now: SystemTime) -> BoxFuture<'a, Result<Vec<Entry>, StoreError>> {
-        (**self).list(filter, now)
+    fn list<'a>(&'a self, filter: Filter, now: SystemTime, page: Page) -> BoxFuture<'a, Result<Listing, StoreError>> {
+        (**self).list(filter, now, page)
     }
     fn resolve<'a>(
         &'a self,
@@ -491,14 +502,29 @@ pub(crate) fn resolved_receipt(provider: String, provider_id: String) -> Receipt
     }
 }
 
-/// Milliseconds since the epoch (0 before it).
+/// The latest time a store writes, in epoch milliseconds: the end of year 9999.
+pub(crate) const MAX_MILLIS: i64 = 253_402_300_799_999;
+
+/// Milliseconds since the epoch: 0 before it, [`MAX_MILLIS`] after the end of year 9999.
 pub(crate) fn millis(at: SystemTime) -> i64 {
-    at.duration_since(UNIX_EPOCH).map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+    at.duration_since(UNIX_EPOCH).map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX).min(MAX_MILLIS))
 }
 
-/// The time `ms` milliseconds after the epoch (the epoch for negative values).
+/// The time `ms` milliseconds after the epoch, `ms` taken into `0..=MAX_MILLIS`.
 pub(crate) fn from_millis(ms: i64) -> SystemTime {
-    UNIX_EPOCH + Duration::from_millis(u64::try_from(ms).unwrap_or(0))
+    let ms = u64::try_from(ms.clamp(0, MAX_MILLIS)).unwrap_or(0);
+    UNIX_EPOCH.checked_add(Duration::from_millis(ms)).unwrap_or(UNIX_EPOCH)
+}
+
+/// `at + by`; when that overflows, the end of year 9999 (or `at`, if later).
+pub(crate) fn later(at: SystemTime, by: Duration) -> SystemTime {
+    at.checked_add(by).unwrap_or_else(|| from_millis(MAX_MILLIS).max(at))
+}
+
+/// The epoch milliseconds before which a reservation is stale at `now`.
+#[cfg(any(feature = "sqlite", feature = "postgres", feature = "redis"))]
+pub(crate) fn stale_cutoff(now: SystemTime, stale_after: Duration) -> i64 {
+    millis(now).saturating_sub(i64::try_from(stale_after.as_millis()).unwrap_or(i64::MAX))
 }
 
 mod epoch_ms {

@@ -2,9 +2,14 @@
 //!
 //! ```no_run
 //! # async fn example() -> Result<(), sms_sdk::idempotency::StoreError> {
+//! use std::time::Duration;
 //! use sms_sdk::idempotency::postgres::PostgresStore;
 //!
-//! let store = PostgresStore::builder("postgres://sms@db.internal/app").table("sms_idempotency").connect().await?;
+//! let store = PostgresStore::builder("postgres://sms@db.internal/app")
+//!     .table("sms_idempotency")
+//!     .operation_timeout(Duration::from_secs(5))
+//!     .connect()
+//!     .await?;
 //! # let _ = store; Ok(()) }
 //! ```
 //!
@@ -15,6 +20,10 @@
 //! an `UPDATE … WHERE reservation_id = $2`. Connections come from a small pool (8); TLS is not
 //! supported yet (`sslmode=disable`, or a local proxy).
 //!
+//! Every wait is bounded: opening a connection by the connect timeout (default 5 s), waiting for
+//! a pooled connection and each operation's statements by the operation timeout (default 10 s).
+//! A connection whose operation timed out is closed, never handed out again.
+//!
 //! As a [`DedupeStore`] it also creates, under the same lock, the webhook dedupe table
 //! `sms_webhook_dedupe` (for a custom table `T`: `T_dedupe`): `key TEXT PRIMARY KEY, seen_at
 //! BIGINT NOT NULL, expires_at BIGINT NOT NULL` (epoch milliseconds). `first_seen` is one
@@ -24,16 +33,20 @@ use std::str::FromStr;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
-use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod};
-use tokio_postgres::NoTls;
+use deadpool_postgres::{Manager, ManagerConfig, Object, Pool, PoolError, RecyclingMethod, Runtime, TimeoutType};
+use tokio_postgres::types::ToSql;
+use tokio_postgres::{Client, NoTls};
 
+use super::error::Limit;
 use super::row::{Row, expiry, payload};
-use super::sql::{Statements, dedupe_times};
+use super::sql::{Statements, dedupe_times, list_filter, list_limit, listing};
+use super::timeouts::{Timeouts, timeout_setters};
 use super::{
-    Entry, Filter, FinalRecord, Finalized, Fingerprint, IdempotencyStore, Operator, Record, Reservation, ReservationId,
-    Resolution, Resolved, StoreError, millis, resolved_receipt,
+    Filter, FinalRecord, Finalized, Fingerprint, IdempotencyStore, Listing, Operator, Page, Record, Reservation,
+    ReservationId, Resolution, Resolved, StoreError, millis, resolved_receipt, stale_cutoff,
 };
 use crate::adapter::BoxFuture;
+use crate::redact::redact_url;
 use crate::webhook::dedupe::DedupeStore;
 
 /// Idempotency records and webhook dedupe keys in PostgreSQL tables. Cheap to clone.
@@ -41,20 +54,36 @@ use crate::webhook::dedupe::DedupeStore;
 pub struct PostgresStore {
     pool: Pool,
     sql: Arc<Statements>,
+    place: Arc<str>,
+    timeouts: Timeouts,
 }
 
 /// Configures a [`PostgresStore`].
-#[derive(Debug)]
 #[must_use]
 pub struct PostgresStoreBuilder {
     url: String,
     table: String,
     pool_size: usize,
+    timeouts: Timeouts,
+}
+
+impl std::fmt::Debug for PostgresStoreBuilder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PostgresStoreBuilder")
+            .field("url", &redact_url(&self.url))
+            .field("table", &self.table)
+            .field("pool_size", &self.pool_size)
+            .field("timeouts", &self.timeouts)
+            .finish()
+    }
 }
 
 impl std::fmt::Debug for PostgresStore {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("PostgresStore").finish_non_exhaustive()
+        f.debug_struct("PostgresStore")
+            .field("at", &self.place)
+            .field("timeouts", &self.timeouts)
+            .finish_non_exhaustive()
     }
 }
 
@@ -64,14 +93,9 @@ impl From<tokio_postgres::Error> for StoreError {
     }
 }
 
-impl From<deadpool_postgres::PoolError> for StoreError {
-    fn from(error: deadpool_postgres::PoolError) -> Self {
-        Self::new(error)
-    }
-}
-
 impl PostgresStore {
-    /// Connects to `url` with the default table and pool size, creating the tables if needed.
+    /// Connects to `url` with the default table, pool size and timeouts, creating the tables if
+    /// needed.
     ///
     /// # Errors
     /// A [`StoreError`] when the URL is malformed or the server unreachable.
@@ -81,7 +105,46 @@ impl PostgresStore {
 
     /// A store for the database at `url` (`postgres://user:password@host:port/db`).
     pub fn builder(url: impl Into<String>) -> PostgresStoreBuilder {
-        PostgresStoreBuilder { url: url.into(), table: "sms_idempotency".into(), pool_size: 8 }
+        PostgresStoreBuilder {
+            url: url.into(),
+            table: "sms_idempotency".into(),
+            pool_size: 8,
+            timeouts: Timeouts::default(),
+        }
+    }
+
+    /// Runs `work` on a pooled connection within the operation timeout. A connection whose work
+    /// timed out may still owe the server's answer: it is closed rather than pooled again.
+    async fn run<T>(
+        &self,
+        what: &str,
+        work: impl AsyncFnOnce(&Client) -> Result<T, StoreError>,
+    ) -> Result<T, StoreError> {
+        let client = self.pool.get().await.map_err(|e| self.pool_error(e))?;
+        let outcome = tokio::time::timeout(self.timeouts.operation, work(&client)).await;
+        match outcome {
+            Ok(result) => result.map_err(|e| e.at(&self.place)),
+            Err(_) => {
+                drop(Object::take(client));
+                Err(StoreError::timeout(&self.place, what, Limit::Operation, self.timeouts.operation))
+            }
+        }
+    }
+
+    fn pool_error(&self, error: PoolError) -> StoreError {
+        let Self { place, timeouts, .. } = self;
+        match error {
+            PoolError::Timeout(TimeoutType::Wait) => {
+                StoreError::timeout(place, "waiting for a pooled connection", Limit::Operation, timeouts.operation)
+            }
+            PoolError::Timeout(TimeoutType::Create | TimeoutType::Recycle) => {
+                StoreError::timeout(place, "connect", Limit::Connect, timeouts.connect)
+            }
+            error @ (PoolError::Backend(_)
+            | PoolError::Closed
+            | PoolError::NoRuntimeSpecified
+            | PoolError::PostCreateHook(_)) => StoreError::new(error).at(place),
+        }
     }
 }
 
@@ -99,50 +162,76 @@ impl PostgresStoreBuilder {
         self
     }
 
+    timeout_setters! {
+        connect: "How long opening one connection (TCP, startup and authentication) may take; default 5 s.",
+        operation: "How long waiting for a pooled connection, and then an operation's statements, may each \
+                    take; default 10 s.",
+    }
+
     /// Connects and creates the tables if needed.
     ///
     /// # Errors
-    /// A [`StoreError`] when the URL or table name is malformed or the server unreachable.
+    /// A [`StoreError`] when the URL, table name or a timeout is malformed, or the server
+    /// unreachable within the timeouts.
     pub async fn connect(self) -> Result<PostgresStore, StoreError> {
+        let timeouts = self.timeouts.checked()?;
         let sql = Statements::new(&self.table)?;
-        let mut config = tokio_postgres::Config::from_str(&self.url)?;
-        config.connect_timeout(Duration::from_secs(5));
+        let config = tokio_postgres::Config::from_str(&self.url).map_err(|e| StoreError::new(e).at("PostgreSQL"))?;
+        let place: Arc<str> = Arc::from(format!("PostgreSQL at {}", location(&config)));
         let manager = Manager::from_config(config, NoTls, ManagerConfig { recycling_method: RecyclingMethod::Fast });
-        let pool = Pool::builder(manager).max_size(self.pool_size).build().map_err(StoreError::new)?;
-        let client = pool.get().await?;
-        // Concurrent CREATE TABLE IF NOT EXISTS can fail on the catalog's unique index: serialize it.
-        client.execute("SELECT pg_advisory_lock(7325901)", &[]).await?;
-        let created = async {
-            client.batch_execute(&sql.create).await?;
-            client.batch_execute(&sql.dedupe_create).await
-        }
-        .await;
-        client.execute("SELECT pg_advisory_unlock(7325901)", &[]).await?;
-        created?;
-        drop(client);
-        Ok(PostgresStore { pool, sql: Arc::new(sql) })
+        let pool = Pool::builder(manager)
+            .max_size(self.pool_size)
+            .runtime(Runtime::Tokio1)
+            .wait_timeout(Some(timeouts.operation))
+            .create_timeout(Some(timeouts.connect))
+            .recycle_timeout(Some(timeouts.connect))
+            .build()
+            .map_err(|e| StoreError::new(e).at(&place))?;
+        let store = PostgresStore { pool, sql: Arc::new(sql), place, timeouts };
+        // Concurrent CREATE TABLE IF NOT EXISTS can fail on the catalog's unique index: serialize
+        // it. The batch is one implicit transaction, which holds the lock until it ends.
+        let schema =
+            format!("SELECT pg_advisory_xact_lock(7325901); {}; {}", store.sql.create, store.sql.dedupe_create);
+        store.run("creating the tables", async move |c| Ok(c.batch_execute(&schema).await?)).await?;
+        Ok(store)
     }
 }
 
-fn read_row(row: &tokio_postgres::Row) -> Row {
-    Row {
-        key: row.get(0),
-        state: row.get(1),
-        fingerprint: row.get(2),
-        reservation_id: row.get(3),
-        reserved_at: row.get(4),
-        payload: row.get(5),
-        expires_at: row.get(6),
-    }
+/// `host:port/db` of a configuration (hosts joined by `,`), without user or password.
+fn location(config: &tokio_postgres::Config) -> String {
+    let ports = config.get_ports();
+    let hosts: Vec<String> = config
+        .get_hosts()
+        .iter()
+        .enumerate()
+        .map(|(i, host)| {
+            let port = ports.get(i).or(ports.first()).copied().unwrap_or(5432);
+            match host {
+                tokio_postgres::config::Host::Tcp(name) => format!("{name}:{port}"),
+                tokio_postgres::config::Host::Unix(path) => format!("{}:{port}", path.display()),
+            }
+        })
+        .collect();
+    let hosts = if hosts.is_empty() { "localhost".to_owned() } else { hosts.join(",") };
+    format!("{hosts}/{}", config.get_dbname().unwrap_or_default())
+}
+
+/// A row of [`super::row::COLUMNS`]; a column of another type is a corrupt record of its key.
+fn read_row(row: &tokio_postgres::Row) -> Result<Row, StoreError> {
+    let key = row.try_get(0).map_err(|e| StoreError::corrupt("", format_args!("column key: {e}")))?;
+    Row::read(key, |i| row.try_get(i), |i| row.try_get(i))
+}
+
+/// The record of an optional row.
+fn record(row: Option<&tokio_postgres::Row>) -> Result<Option<Record>, StoreError> {
+    row.map(|r| read_row(r)?.record()).transpose()
 }
 
 impl IdempotencyStore for PostgresStore {
     fn get<'a>(&'a self, key: &'a str) -> BoxFuture<'a, Result<Option<Record>, StoreError>> {
-        Box::pin(async move {
-            let client = self.pool.get().await?;
-            let row = client.query_opt(&self.sql.get, &[&key, &millis(SystemTime::now())]).await?;
-            row.map(|r| read_row(&r).record()).transpose()
-        })
+        Box::pin(self.run("get", async move |c| {
+            record(c.query_opt(&self.sql.get, &[&key, &millis(SystemTime::now())]).await?.as_ref())
+        }))
     }
 
     fn reserve<'a>(
@@ -151,19 +240,19 @@ impl IdempotencyStore for PostgresStore {
         fingerprint: &'a Fingerprint,
         now: SystemTime,
     ) -> BoxFuture<'a, Result<Reservation, StoreError>> {
-        Box::pin(async move {
-            let client = self.pool.get().await?;
+        Box::pin(self.run("reserve", async move |c| {
             let id = ReservationId::new();
-            let values: [&(dyn tokio_postgres::types::ToSql + Sync); 4] =
-                [&key, &fingerprint.as_str(), &id.as_str(), &millis(now)];
-            let claimed = client.query_opt(&self.sql.reserve, &values).await?;
-            if claimed.is_some_and(|r| r.get::<_, String>(0) == id.as_str()) {
+            let values: [&(dyn ToSql + Sync); 4] = [&key, &fingerprint.as_str(), &id.as_str(), &millis(now)];
+            if let Some(claimed) = c.query_opt(&self.sql.reserve, &values).await?
+                && claimed.try_get::<_, Option<&str>>(0)? == Some(id.as_str())
+            {
                 return Ok(Reservation::Acquired(id));
             }
-            let row = client.query_opt(&self.sql.select, &[&key]).await?;
-            let row = row.ok_or_else(|| StoreError::new("the record vanished during reserve"))?;
-            Ok(Reservation::Existing(Box::new(read_row(&row).record()?)))
-        })
+            let existing = record(c.query_opt(&self.sql.select, &[&key]).await?.as_ref())?;
+            Ok(Reservation::Existing(Box::new(
+                existing.ok_or_else(|| StoreError::new("the record vanished during reserve"))?,
+            )))
+        }))
     }
 
     fn finalize<'a>(
@@ -174,25 +263,24 @@ impl IdempotencyStore for PostgresStore {
         ttl: Duration,
         now: SystemTime,
     ) -> BoxFuture<'a, Result<Finalized, StoreError>> {
-        Box::pin(async move {
-            let client = self.pool.get().await?;
+        Box::pin(self.run("finalize", async move |c| {
             let (state, json, expires) = (record.state().as_str(), payload(&record)?, expiry(&record, ttl, now));
-            let values: [&(dyn tokio_postgres::types::ToSql + Sync); 5] =
-                [&key, &reservation.as_str(), &state, &json, &expires];
-            let written = client.execute(&self.sql.finalize, &values).await?;
+            let values: [&(dyn ToSql + Sync); 5] = [&key, &reservation.as_str(), &state, &json, &expires];
+            let written = c.execute(&self.sql.finalize, &values).await?;
             Ok(if written == 1 { Finalized::Written } else { Finalized::NotOwner })
-        })
+        }))
     }
 }
 
 impl Operator for PostgresStore {
-    fn list<'a>(&'a self, filter: Filter, now: SystemTime) -> BoxFuture<'a, Result<Vec<Entry>, StoreError>> {
-        Box::pin(async move {
-            let client = self.pool.get().await?;
-            let rows = client.query(&self.sql.list, &[&millis(now)]).await?;
-            let entries = rows.iter().map(|r| read_row(r).entry()).collect::<Result<Vec<_>, _>>()?;
-            Ok(entries.into_iter().filter(|e| filter.matches(&e.record, now)).collect())
-        })
+    fn list<'a>(&'a self, filter: Filter, now: SystemTime, page: Page) -> BoxFuture<'a, Result<Listing, StoreError>> {
+        Box::pin(self.run("list", async move |c| {
+            let ((state, cutoff), (limit, sql_limit)) = (list_filter(filter, now), list_limit(&page));
+            let values: [&(dyn ToSql + Sync); 6] =
+                [&millis(now), &page.cursor, &page.prefix, &state, &cutoff, &sql_limit];
+            let rows = c.query(&self.sql.list, &values).await?;
+            listing(rows.iter().map(read_row).collect::<Result<_, _>>()?, limit)
+        }))
     }
 
     fn resolve<'a>(
@@ -202,27 +290,25 @@ impl Operator for PostgresStore {
         stale_after: Duration,
         now: SystemTime,
     ) -> BoxFuture<'a, Result<Resolved, StoreError>> {
-        Box::pin(async move {
-            let client = self.pool.get().await?;
-            let cutoff = millis(now) - i64::try_from(stale_after.as_millis()).unwrap_or(i64::MAX);
+        Box::pin(self.run("resolve", async move |c| {
+            let cutoff = stale_cutoff(now, stale_after);
             let changed = match resolution {
-                Resolution::NotSent => client.execute(&self.sql.resolve_not_sent, &[&key, &cutoff]).await?,
+                Resolution::NotSent => c.execute(&self.sql.resolve_not_sent, &[&key, &cutoff]).await?,
                 Resolution::Sent { provider, provider_id, ttl } => {
                     let result = FinalRecord::Accepted(resolved_receipt(provider, provider_id));
                     let (json, expires) = (payload(&result)?, expiry(&result, ttl, now));
-                    let values: [&(dyn tokio_postgres::types::ToSql + Sync); 4] = [&key, &cutoff, &json, &expires];
-                    client.execute(&self.sql.resolve_sent, &values).await?
+                    let values: [&(dyn ToSql + Sync); 4] = [&key, &cutoff, &json, &expires];
+                    c.execute(&self.sql.resolve_sent, &values).await?
                 }
             };
             if changed > 0 {
                 return Ok(Resolved::Done);
             }
-            let row = client.query_opt(&self.sql.get, &[&key, &millis(now)]).await?;
-            Ok(match row {
+            Ok(match record(c.query_opt(&self.sql.get, &[&key, &millis(now)]).await?.as_ref())? {
                 None => Resolved::NotFound,
-                Some(row) => Resolved::Refused(Box::new(read_row(&row).record()?)),
+                Some(record) => Resolved::Refused(Box::new(record)),
             })
-        })
+        }))
     }
 }
 
@@ -233,11 +319,9 @@ impl DedupeStore for PostgresStore {
         now: SystemTime,
         retention: Duration,
     ) -> BoxFuture<'a, Result<bool, StoreError>> {
-        Box::pin(async move {
-            let client = self.pool.get().await?;
+        Box::pin(self.run("first_seen", async move |c| {
             let (seen_at, expires_at) = dedupe_times(now, retention);
-            let recorded = client.query_opt(&self.sql.dedupe_first_seen, &[&key, &seen_at, &expires_at]).await?;
-            Ok(recorded.is_some())
-        })
+            Ok(c.query_opt(&self.sql.dedupe_first_seen, &[&key, &seen_at, &expires_at]).await?.is_some())
+        }))
     }
 }

@@ -11,8 +11,11 @@
 //! Each key is a hash at `<prefix>idempotency:<key>` (default prefix `sms-sdk:`) with the fields
 //! `state`, `fingerprint`, `reservation_id`, `reserved_at`, `record` and `expires_at` (epoch
 //! milliseconds). `reserve`, `finalize` and the operator's `resolve` are Lua scripts, so each is
-//! atomic; accepted and rejected records also get a key expiry of their TTL, while reserved and
-//! unknown records never expire.
+//! atomic; accepted and rejected records also get a key expiry of their TTL (at most a century),
+//! while reserved and unknown records never expire.
+//!
+//! Connecting gives up after the connect timeout (default 5 s), and every command or script
+//! after the operation timeout (default 10 s); the connection then reconnects by itself.
 //!
 //! As a [`DedupeStore`] it writes one string key per webhook dedupe key, `<prefix>dedupe:<key>`
 //! (a namespace apart from the records, so the two never collide),
@@ -21,34 +24,41 @@
 //! `now` passed in).
 
 use std::collections::HashMap;
+use std::future::Future;
+use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use redis::aio::ConnectionManager;
-use redis::{AsyncCommands, Script, Value};
+use redis::{RedisError, Script, Value};
 
+use super::error::Limit;
 use super::row::{Row, expiry, payload};
+use super::timeouts::{Timeouts, timeout_setters};
 use super::{
-    Entry, Filter, FinalRecord, Finalized, Fingerprint, IdempotencyStore, Operator, Record, Reservation, ReservationId,
-    Resolution, Resolved, StoreError, millis, resolved_receipt,
+    Filter, FinalRecord, Finalized, Fingerprint, IdempotencyStore, Listing, Operator, Page, Record, Reservation,
+    ReservationId, Resolution, Resolved, StoreError, millis, resolved_receipt, stale_cutoff,
 };
 use crate::adapter::BoxFuture;
+use crate::redact::redact_url_userinfo;
 use crate::webhook::dedupe::DedupeStore;
+
+mod list;
 
 /// Where idempotency records live under the prefix.
 const RECORD_NAMESPACE: &str = "idempotency:";
 /// Where dedupe keys live under the prefix.
 const DEDUPE_NAMESPACE: &str = "dedupe:";
 
-/// The longest dedupe retention Redis is asked for (a century, in milliseconds): longer ones would
+/// The longest key expiry Redis is asked for (a century, in milliseconds): longer ones would
 /// overflow the server's expiry time.
-const MAX_DEDUPE_RETENTION_MS: u64 = 100 * 365 * 24 * 3600 * 1000;
+const MAX_EXPIRY_MS: u64 = 100 * 365 * 24 * 3600 * 1000;
 
-/// Claims a key: returns 1, or the existing hash when it is not claimable.
+/// Claims a key: returns 1, or the existing hash when it is not claimable (or not readable).
 const RESERVE: &str = r"
-local state = redis.call('HGET', KEYS[1], 'state')
-if state then
-  local expires = redis.call('HGET', KEYS[1], 'expires_at')
-  local expired = expires and expires ~= '' and tonumber(expires) <= tonumber(ARGV[3])
+if redis.call('EXISTS', KEYS[1]) == 1 then
+  local state = redis.call('HGET', KEYS[1], 'state')
+  local expires = tonumber(redis.call('HGET', KEYS[1], 'expires_at'))
+  local expired = expires and expires <= tonumber(ARGV[3])
   local retry = state == 'rejected' and redis.call('HGET', KEYS[1], 'fingerprint') == ARGV[1]
   if not (expired or retry) then
     return redis.call('HGETALL', KEYS[1])
@@ -69,19 +79,20 @@ redis.call('DEL', KEYS[1])
 redis.call('HSET', KEYS[1], 'state', ARGV[2], 'fingerprint', fingerprint, 'record', ARGV[3])
 if ARGV[4] ~= '' then
   redis.call('HSET', KEYS[1], 'expires_at', ARGV[4])
-  redis.call('PEXPIRE', KEYS[1], math.max(tonumber(ARGV[5]), 1))
+  redis.call('PEXPIRE', KEYS[1], ARGV[5])
 end
 return 1
 ";
 
-/// Settles an unresolved key: 1 done, 0 not found, -1 refused. ARGV: cutoff, sent?, record,
-/// expires_at, ttl.
+/// Settles an unresolved key: 1 done, 0 not found, -1 refused (or not readable). ARGV: cutoff,
+/// sent?, record, expires_at, ttl, now.
 const RESOLVE: &str = r"
 local state = redis.call('HGET', KEYS[1], 'state')
 if not state then return 0 end
-local expires = redis.call('HGET', KEYS[1], 'expires_at')
-if expires and expires ~= '' and tonumber(expires) <= tonumber(ARGV[6]) then return 0 end
-local stale = state == 'reserved' and tonumber(redis.call('HGET', KEYS[1], 'reserved_at')) < tonumber(ARGV[1])
+local expires = tonumber(redis.call('HGET', KEYS[1], 'expires_at'))
+if expires and expires <= tonumber(ARGV[6]) then return 0 end
+local reserved_at = tonumber(redis.call('HGET', KEYS[1], 'reserved_at'))
+local stale = state == 'reserved' and reserved_at and reserved_at < tonumber(ARGV[1])
 if not (state == 'unknown' or stale) then return -1 end
 if ARGV[2] == '0' then
   redis.call('DEL', KEYS[1])
@@ -90,7 +101,7 @@ end
 local fingerprint = redis.call('HGET', KEYS[1], 'fingerprint')
 redis.call('DEL', KEYS[1])
 redis.call('HSET', KEYS[1], 'state', 'accepted', 'fingerprint', fingerprint, 'record', ARGV[3], 'expires_at', ARGV[4])
-redis.call('PEXPIRE', KEYS[1], math.max(tonumber(ARGV[5]), 1))
+redis.call('PEXPIRE', KEYS[1], ARGV[5])
 return 1
 ";
 
@@ -99,30 +110,46 @@ return 1
 pub struct RedisStore {
     connection: ConnectionManager,
     prefix: String,
+    place: Arc<str>,
+    timeouts: Timeouts,
 }
 
 /// Configures a [`RedisStore`].
-#[derive(Debug)]
 #[must_use]
 pub struct RedisStoreBuilder {
     url: String,
     prefix: String,
+    timeouts: Timeouts,
+}
+
+impl std::fmt::Debug for RedisStoreBuilder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RedisStoreBuilder")
+            .field("url", &redact_url_userinfo(&self.url))
+            .field("prefix", &self.prefix)
+            .field("timeouts", &self.timeouts)
+            .finish()
+    }
 }
 
 impl std::fmt::Debug for RedisStore {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("RedisStore").field("prefix", &self.prefix).finish_non_exhaustive()
+        f.debug_struct("RedisStore")
+            .field("at", &self.place)
+            .field("prefix", &self.prefix)
+            .field("timeouts", &self.timeouts)
+            .finish_non_exhaustive()
     }
 }
 
-impl From<redis::RedisError> for StoreError {
-    fn from(error: redis::RedisError) -> Self {
+impl From<RedisError> for StoreError {
+    fn from(error: RedisError) -> Self {
         Self::new(error)
     }
 }
 
 impl RedisStore {
-    /// Connects to `url` with the default key prefix.
+    /// Connects to `url` with the default key prefix and timeouts.
     ///
     /// # Errors
     /// A [`StoreError`] when the URL is malformed or the server unreachable.
@@ -132,7 +159,7 @@ impl RedisStore {
 
     /// A store on the server at `url` (`redis://host:port/db`).
     pub fn builder(url: impl Into<String>) -> RedisStoreBuilder {
-        RedisStoreBuilder { url: url.into(), prefix: "sms-sdk:".into() }
+        RedisStoreBuilder { url: url.into(), prefix: "sms-sdk:".into(), timeouts: Timeouts::default() }
     }
 
     fn key(&self, key: &str) -> String {
@@ -143,9 +170,19 @@ impl RedisStore {
         format!("{}{DEDUPE_NAMESPACE}{key}", self.prefix)
     }
 
-    async fn hash(&self, key: &str) -> Result<Option<Row>, StoreError> {
-        let fields: HashMap<String, String> = self.connection.clone().hgetall(self.key(key)).await?;
-        Ok(row(key, fields))
+    /// Runs one command or script, `what`, within the operation timeout.
+    async fn run<T>(&self, what: &str, command: impl Future<Output = Result<T, RedisError>>) -> Result<T, StoreError> {
+        let (place, limit) = (&self.place, self.timeouts.operation);
+        let timed_out = || StoreError::timeout(place, what, Limit::Operation, limit);
+        let work = async { command.await.map_err(|e| if e.is_timeout() { timed_out() } else { StoreError::new(e) }) };
+        self.timeouts.operation(place, what, work).await
+    }
+
+    /// The row of `key`'s hash, read for the operation `what`; `None` when there is no hash.
+    async fn hash(&self, what: &str, key: &str) -> Result<Option<Row>, StoreError> {
+        let value: Value =
+            self.run(what, redis::cmd("HGETALL").arg(self.key(key)).query_async(&mut self.connection.clone())).await?;
+        row(key, value).map_err(|e| e.at(&self.place))
     }
 }
 
@@ -156,53 +193,72 @@ impl RedisStoreBuilder {
         self
     }
 
+    timeout_setters! {
+        connect: "How long connecting (and each reconnection) may take; default 5 s.",
+        operation: "How long one command or script may take; default 10 s.",
+    }
+
     /// Connects.
     ///
     /// # Errors
-    /// A [`StoreError`] when the URL is malformed or the server unreachable.
+    /// A [`StoreError`] when the URL or a timeout is malformed, or the server unreachable within
+    /// the connect timeout.
     pub async fn connect(self) -> Result<RedisStore, StoreError> {
-        let client = redis::Client::open(self.url.as_str())?;
+        let timeouts = self.timeouts.checked()?;
+        let client = redis::Client::open(self.url.as_str()).map_err(|e| StoreError::new(e).at("Redis"))?;
+        let info = client.get_connection_info();
+        let place: Arc<str> = Arc::from(format!("Redis at {}/{}", info.addr(), info.redis_settings().db()));
         let config = redis::aio::ConnectionManagerConfig::new()
-            .set_connection_timeout(Some(Duration::from_secs(5)))
-            .set_response_timeout(Some(Duration::from_secs(10)))
+            .set_connection_timeout(Some(timeouts.connect))
+            .set_response_timeout(Some(timeouts.operation))
             .set_number_of_retries(1);
-        let connection = ConnectionManager::new_with_config(client, config).await?;
-        Ok(RedisStore { connection, prefix: self.prefix })
+        let connecting = async { Ok(ConnectionManager::new_with_config(client, config).await?) };
+        let connection = timeouts.connect(&place, connecting).await?;
+        Ok(RedisStore { connection, prefix: self.prefix, place, timeouts })
     }
 }
 
-/// The row of a hash's fields; `None` for an empty hash (no key).
-fn row(key: &str, mut fields: HashMap<String, String>) -> Option<Row> {
-    let state = fields.remove("state")?;
-    let number = |v: Option<String>| v.and_then(|v| v.parse().ok());
-    Some(Row {
+/// The row of a hash read back (`HGETALL`, or the reserve script's reply); `None` for no hash.
+fn row(key: &str, value: Value) -> Result<Option<Row>, StoreError> {
+    let mut fields: HashMap<String, String> = redis::from_redis_value(value)
+        .map_err(|e| StoreError::corrupt(key, format_args!("the hash is not text: {e}")))?;
+    if fields.is_empty() {
+        return Ok(None);
+    }
+    let mut number = |field: &str| {
+        fields
+            .remove(field)
+            .map(|v| v.parse().map_err(|_| StoreError::corrupt(key, format_args!("{field} is not a number"))))
+            .transpose()
+    };
+    let (reserved_at, expires_at) = (number("reserved_at")?, number("expires_at")?);
+    Ok(Some(Row {
         key: key.to_owned(),
-        state,
-        fingerprint: fields.remove("fingerprint").unwrap_or_default(),
+        state: fields.remove("state"),
+        fingerprint: fields.remove("fingerprint"),
         reservation_id: fields.remove("reservation_id"),
-        reserved_at: number(fields.remove("reserved_at")),
+        reserved_at,
         payload: fields.remove("record"),
-        expires_at: number(fields.remove("expires_at")),
-    })
+        expires_at,
+    }))
 }
 
-/// The fields of a flat `HGETALL` reply.
-fn fields(values: Vec<Value>) -> Result<HashMap<String, String>, StoreError> {
-    let texts = values
-        .into_iter()
-        .map(|v| redis::from_redis_value::<String>(v).map_err(StoreError::new))
-        .collect::<Result<Vec<_>, _>>()?;
-    Ok(texts.chunks(2).filter_map(|pair| Some((pair.first()?.clone(), pair.get(1)?.clone()))).collect())
+/// A key expiry for Redis: at least a millisecond, at most [`MAX_EXPIRY_MS`].
+fn expiry_ms(ttl: Duration) -> u64 {
+    u64::try_from(ttl.as_millis()).unwrap_or(u64::MAX).clamp(1, MAX_EXPIRY_MS)
+}
+
+/// Whether a row is live at `now` (epoch ms).
+fn live(row: &Row, now: i64) -> bool {
+    row.expires_at.is_none_or(|at| at > now)
 }
 
 impl IdempotencyStore for RedisStore {
     fn get<'a>(&'a self, key: &'a str) -> BoxFuture<'a, Result<Option<Record>, StoreError>> {
         Box::pin(async move {
             let now = millis(SystemTime::now());
-            match self.hash(key).await? {
-                Some(row) if row.expires_at.is_none_or(|at| at > now) => row.record().map(Some),
-                Some(_) | None => Ok(None),
-            }
+            let row = self.hash("get", key).await?.filter(|row| live(row, now));
+            row.map(|r| r.record()).transpose().map_err(|e| e.at(&self.place))
         })
     }
 
@@ -214,21 +270,15 @@ impl IdempotencyStore for RedisStore {
     ) -> BoxFuture<'a, Result<Reservation, StoreError>> {
         Box::pin(async move {
             let id = ReservationId::new();
-            let reply: Value = Script::new(RESERVE)
-                .key(self.key(key))
-                .arg(fingerprint.as_str())
-                .arg(id.as_str())
-                .arg(millis(now))
-                .invoke_async(&mut self.connection.clone())
-                .await?;
+            let script = Script::new(RESERVE);
+            let mut invocation = script.key(self.key(key));
+            invocation.arg(fingerprint.as_str()).arg(id.as_str()).arg(millis(now));
+            let reply: Value = self.run("reserve", invocation.invoke_async(&mut self.connection.clone())).await?;
             if let Value::Int(1) = reply {
                 return Ok(Reservation::Acquired(id));
             }
-            let Value::Array(values) = reply else {
-                return Err(StoreError::new(format!("unexpected reply from the reserve script: {reply:?}")));
-            };
-            let row = row(key, fields(values)?).ok_or_else(|| StoreError::new("empty record"))?;
-            Ok(Reservation::Existing(Box::new(row.record()?)))
+            let record = row(key, reply)?.ok_or_else(|| StoreError::new("empty record")).and_then(|r| r.record());
+            Ok(Reservation::Existing(Box::new(record.map_err(|e| e.at(&self.place))?)))
         })
     }
 
@@ -242,55 +292,19 @@ impl IdempotencyStore for RedisStore {
     ) -> BoxFuture<'a, Result<Finalized, StoreError>> {
         Box::pin(async move {
             let expires = expiry(&record, ttl, now).map(|at| at.to_string()).unwrap_or_default();
-            let written: i64 = Script::new(FINALIZE)
-                .key(self.key(key))
-                .arg(reservation.as_str())
-                .arg(record.state().as_str())
-                .arg(payload(&record)?)
-                .arg(expires)
-                .arg(u64::try_from(ttl.as_millis()).unwrap_or(u64::MAX))
-                .invoke_async(&mut self.connection.clone())
-                .await?;
+            let script = Script::new(FINALIZE);
+            let mut invocation = script.key(self.key(key));
+            invocation.arg(reservation.as_str()).arg(record.state().as_str()).arg(payload(&record)?);
+            invocation.arg(expires).arg(expiry_ms(ttl));
+            let written: i64 = self.run("finalize", invocation.invoke_async(&mut self.connection.clone())).await?;
             Ok(if written == 1 { Finalized::Written } else { Finalized::NotOwner })
         })
     }
 }
 
 impl Operator for RedisStore {
-    fn list<'a>(&'a self, filter: Filter, now: SystemTime) -> BoxFuture<'a, Result<Vec<Entry>, StoreError>> {
-        Box::pin(async move {
-            let mut connection = self.connection.clone();
-            let records = format!("{}{RECORD_NAMESPACE}", self.prefix);
-            let escaped: String = records
-                .chars()
-                .flat_map(|c| match c {
-                    '*' | '?' | '[' | ']' | '\\' => vec!['\\', c],
-                    c => vec![c],
-                })
-                .collect();
-            let pattern = format!("{escaped}*");
-            let mut keys: Vec<String> = Vec::new();
-            {
-                let mut iter = connection.scan_match::<_, String>(pattern).await?;
-                while let Some(key) = futures_util::StreamExt::next(&mut iter).await {
-                    keys.push(key?);
-                }
-            }
-            keys.sort();
-            let mut entries = Vec::new();
-            for full in keys {
-                let key = full.strip_prefix(&records).unwrap_or(&full);
-                if let Some(row) = self.hash(key).await?
-                    && row.expires_at.is_none_or(|at| at > millis(now))
-                {
-                    let entry = row.entry()?;
-                    if filter.matches(&entry.record, now) {
-                        entries.push(entry);
-                    }
-                }
-            }
-            Ok(entries)
-        })
+    fn list<'a>(&'a self, filter: Filter, now: SystemTime, page: Page) -> BoxFuture<'a, Result<Listing, StoreError>> {
+        Box::pin(list::page(self, filter, now, page))
     }
 
     fn resolve<'a>(
@@ -301,30 +315,23 @@ impl Operator for RedisStore {
         now: SystemTime,
     ) -> BoxFuture<'a, Result<Resolved, StoreError>> {
         Box::pin(async move {
-            let cutoff = millis(now) - i64::try_from(stale_after.as_millis()).unwrap_or(i64::MAX);
             let (sent, json, expires, ttl) = match resolution {
-                Resolution::NotSent => ("0", String::new(), String::new(), 0),
+                Resolution::NotSent => ("0", String::new(), String::new(), 1),
                 Resolution::Sent { provider, provider_id, ttl } => {
                     let result = FinalRecord::Accepted(resolved_receipt(provider, provider_id));
                     let expires = expiry(&result, ttl, now).map(|at| at.to_string()).unwrap_or_default();
-                    ("1", payload(&result)?, expires, u64::try_from(ttl.as_millis()).unwrap_or(u64::MAX))
+                    ("1", payload(&result)?, expires, expiry_ms(ttl))
                 }
             };
-            let outcome: i64 = Script::new(RESOLVE)
-                .key(self.key(key))
-                .arg(cutoff)
-                .arg(sent)
-                .arg(json)
-                .arg(expires)
-                .arg(ttl)
-                .arg(millis(now))
-                .invoke_async(&mut self.connection.clone())
-                .await?;
+            let script = Script::new(RESOLVE);
+            let mut invocation = script.key(self.key(key));
+            invocation.arg(stale_cutoff(now, stale_after)).arg(sent).arg(json).arg(expires).arg(ttl).arg(millis(now));
+            let outcome: i64 = self.run("resolve", invocation.invoke_async(&mut self.connection.clone())).await?;
             Ok(match outcome {
                 1 => Resolved::Done,
                 0 => Resolved::NotFound,
-                _ => match self.hash(key).await? {
-                    Some(row) => Resolved::Refused(Box::new(row.record()?)),
+                _ => match self.hash("resolve", key).await? {
+                    Some(row) => Resolved::Refused(Box::new(row.record().map_err(|e| e.at(&self.place))?)),
                     None => Resolved::NotFound,
                 },
             })
@@ -340,20 +347,14 @@ impl DedupeStore for RedisStore {
         retention: Duration,
     ) -> BoxFuture<'a, Result<bool, StoreError>> {
         Box::pin(async move {
-            let retention_ms =
-                u64::try_from(retention.as_millis()).unwrap_or(u64::MAX).clamp(1, MAX_DEDUPE_RETENTION_MS);
-            let reply: Option<String> = redis::cmd("SET")
-                .arg(self.dedupe_key(key))
-                .arg(millis(now))
-                .arg("NX")
-                .arg("PX")
-                .arg(retention_ms)
-                .query_async(&mut self.connection.clone())
-                .await?;
+            let mut command = redis::cmd("SET");
+            command.arg(self.dedupe_key(key)).arg(millis(now)).arg("NX").arg("PX").arg(expiry_ms(retention));
+            let reply: Option<String> =
+                self.run("first_seen", command.query_async(&mut self.connection.clone())).await?;
             match reply.as_deref() {
                 Some("OK") => Ok(true),
                 None => Ok(false),
-                Some(other) => Err(StoreError::new(format!("unexpected reply from SET NX: {other:?}"))),
+                Some(other) => Err(StoreError::new(format!("unexpected reply from SET NX: {other:?}")).at(&self.place)),
             }
         })
     }

@@ -1,16 +1,22 @@
 //! The stored form of a record, shared by the durable stores: one row (or hash) per key with the
 //! state, fingerprint and reservation in their own columns and the result or error as JSON.
+//!
+//! Everything read back is checked before it becomes a [`Record`]: a row the store could not have
+//! written (another program's, or a damaged one) is a corrupt-record [`StoreError`] naming its
+//! key, never a panic.
 
 use std::time::SystemTime;
 
-use super::{Entry, FinalRecord, Fingerprint, Record, ReservationId, State, StoreError, from_millis};
+use serde::de::DeserializeOwned;
 
-/// A key's stored columns.
+use super::{Entry, FinalRecord, Fingerprint, MAX_MILLIS, Record, ReservationId, State, StoreError, from_millis};
+
+/// A key's stored columns, as read: nothing is trusted yet.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Row {
     pub(crate) key: String,
-    pub(crate) state: String,
-    pub(crate) fingerprint: String,
+    pub(crate) state: Option<String>,
+    pub(crate) fingerprint: Option<String>,
     pub(crate) reservation_id: Option<String>,
     pub(crate) reserved_at: Option<i64>,
     pub(crate) payload: Option<String>,
@@ -18,32 +24,87 @@ pub(crate) struct Row {
 }
 
 /// The column names, in the order the SQL stores select them.
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
 pub(crate) const COLUMNS: &str = "key, state, fingerprint, reservation_id, reserved_at, record, expires_at";
 
 impl Row {
-    /// The record this row holds.
+    /// The row of `key` from a reader of the other [`COLUMNS`] by index (text and integer
+    /// columns); a column that cannot be read is a corrupt record.
+    #[cfg(any(feature = "sqlite", feature = "postgres"))]
+    pub(crate) fn read<E: std::fmt::Display>(
+        key: String,
+        text: impl Fn(usize) -> Result<Option<String>, E>,
+        number: impl Fn(usize) -> Result<Option<i64>, E>,
+    ) -> Result<Self, StoreError> {
+        let bad = |column: &str, error: E| StoreError::corrupt(&key, format_args!("column {column}: {error}"));
+        Ok(Self {
+            state: text(1).map_err(|e| bad("state", e))?,
+            fingerprint: text(2).map_err(|e| bad("fingerprint", e))?,
+            reservation_id: text(3).map_err(|e| bad("reservation_id", e))?,
+            reserved_at: number(4).map_err(|e| bad("reserved_at", e))?,
+            payload: text(5).map_err(|e| bad("record", e))?,
+            expires_at: number(6).map_err(|e| bad("expires_at", e))?,
+            key,
+        })
+    }
+
+    /// The record this row holds, once every field is checked.
     pub(crate) fn record(&self) -> Result<Record, StoreError> {
-        let fingerprint = Fingerprint::from_hex(self.fingerprint.clone());
-        let payload = || self.payload.as_deref().ok_or_else(|| corrupt(&self.key, "no record"));
-        Ok(match State::parse(&self.state) {
-            Some(State::Reserved) => Record::Reserved {
+        let corrupt = |what: &str| StoreError::corrupt(&self.key, what);
+        let fingerprint = self.fingerprint.as_deref().ok_or_else(|| corrupt("no fingerprint"))?;
+        let fingerprint = Fingerprint::from_hex(fingerprint)
+            .ok_or_else(|| corrupt("the fingerprint is not 64 lowercase hex digits"))?;
+        let state = self.state.as_deref().ok_or_else(|| corrupt("no state"))?;
+        let state = State::parse(state).ok_or_else(|| {
+            StoreError::corrupt(
+                &self.key,
+                format_args!("unknown state {:?}", state.chars().take(32).collect::<String>()),
+            )
+        })?;
+        self.expires_at()?;
+        Ok(match state {
+            State::Reserved => Record::Reserved {
                 fingerprint,
                 reservation_id: ReservationId::from_string(
-                    self.reservation_id.clone().ok_or_else(|| corrupt(&self.key, "no reservation id"))?,
+                    self.reservation_id
+                        .clone()
+                        .filter(|id| !id.is_empty())
+                        .ok_or_else(|| corrupt("no reservation id"))?,
                 ),
-                reserved_at: from_millis(self.reserved_at.ok_or_else(|| corrupt(&self.key, "no reservation time"))?),
+                reserved_at: time(&self.key, "reserved_at", self.reserved_at)?
+                    .ok_or_else(|| corrupt("no reservation time"))?,
             },
-            Some(State::Accepted) => Record::Accepted { fingerprint, result: serde_json::from_str(payload()?)? },
-            Some(State::Rejected) => Record::Rejected { fingerprint, error: serde_json::from_str(payload()?)? },
-            Some(State::Unknown) => Record::Unknown { fingerprint, error: serde_json::from_str(payload()?)? },
-            None => return Err(corrupt(&self.key, "unknown state")),
+            State::Accepted => Record::Accepted { fingerprint, result: self.json()? },
+            State::Rejected => Record::Rejected { fingerprint, error: self.json()? },
+            State::Unknown => Record::Unknown { fingerprint, error: self.json()? },
         })
     }
 
     /// The row as a listed entry.
     pub(crate) fn entry(self) -> Result<Entry, StoreError> {
-        let record = self.record()?;
-        Ok(Entry { key: self.key, record, expires_at: self.expires_at.map(from_millis) })
+        let (record, expires_at) = (self.record()?, self.expires_at()?);
+        Ok(Entry { key: self.key, record, expires_at })
+    }
+
+    /// The checked expiry.
+    pub(crate) fn expires_at(&self) -> Result<Option<SystemTime>, StoreError> {
+        time(&self.key, "expires_at", self.expires_at)
+    }
+
+    fn json<T: DeserializeOwned>(&self) -> Result<T, StoreError> {
+        let payload = self.payload.as_deref().ok_or_else(|| StoreError::corrupt(&self.key, "no record"))?;
+        serde_json::from_str(payload)
+            .map_err(|e| StoreError::corrupt(&self.key, format_args!("the record does not parse: {e}")))
+    }
+}
+
+/// A stored time in epoch milliseconds, checked to be within `0..=MAX_MILLIS`.
+fn time(key: &str, column: &str, ms: Option<i64>) -> Result<Option<SystemTime>, StoreError> {
+    match ms {
+        Some(ms) if !(0..=MAX_MILLIS).contains(&ms) => {
+            Err(StoreError::corrupt(key, format_args!("{column} {ms} is not a time between 1970 and 9999")))
+        }
+        ms => Ok(ms.map(from_millis)),
     }
 }
 
@@ -60,6 +121,48 @@ pub(crate) fn expiry(record: &FinalRecord, ttl: std::time::Duration, now: System
     record.expires_at(ttl, now).map(super::millis)
 }
 
-fn corrupt(key: &str, what: &str) -> StoreError {
-    StoreError::new(format!("the idempotency record of key {key:?} is corrupt: {what}"))
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::idempotency::Fingerprint;
+
+    fn reserved() -> Row {
+        Row {
+            key: "k".into(),
+            state: Some("reserved".into()),
+            fingerprint: Some(Fingerprint::from_canonical("x").as_str().to_owned()),
+            reservation_id: Some("r1".into()),
+            reserved_at: Some(1_000),
+            payload: None,
+            expires_at: None,
+        }
+    }
+
+    #[test]
+    fn a_valid_row_reads_back() {
+        assert_eq!(reserved().record().unwrap().state(), State::Reserved);
+    }
+
+    #[test]
+    fn bad_rows_are_corrupt_records_naming_their_key() {
+        let fingerprint = reserved().fingerprint.unwrap();
+        let cases = [
+            Row { fingerprint: Some(format!("{}é{}", &fingerprint[..11], &fingerprint[13..])), ..reserved() },
+            Row { fingerprint: None, ..reserved() },
+            Row { state: Some("sent".into()), ..reserved() },
+            Row { state: None, ..reserved() },
+            Row { reservation_id: Some(String::new()), ..reserved() },
+            Row { reserved_at: None, ..reserved() },
+            Row { reserved_at: Some(-1), ..reserved() },
+            Row { expires_at: Some(i64::MAX), ..reserved() },
+            Row { state: Some("accepted".into()), payload: Some("{not json".into()), ..reserved() },
+            Row { state: Some("unknown".into()), payload: None, ..reserved() },
+        ];
+        for row in cases {
+            let error = row.clone().entry().unwrap_err();
+            assert!(error.is_corrupt(), "{row:?}: {error}");
+            assert!(error.to_string().contains("key \"k\""), "{error}");
+            let _ = format!("{error:?}");
+        }
+    }
 }

@@ -2,7 +2,8 @@
 
 use std::time::{Duration, SystemTime};
 
-use super::{StoreError, millis};
+use super::row::Row;
+use super::{Filter, Listing, Page, StoreError, millis, stale_cutoff};
 
 /// Every statement of a store, for one table.
 #[derive(Debug, Clone)]
@@ -12,6 +13,9 @@ pub(crate) struct Statements {
     pub(crate) reserve: String,
     pub(crate) select: String,
     pub(crate) finalize: String,
+    /// One page of a listing: `$1` now, `$2` the key to go on after (or NULL), `$3` the key
+    /// prefix, `$4` the state (or NULL), `$5` the stale cutoff for unresolved (or NULL), `$6` the
+    /// limit; see [`list_filter`] and [`list_limit`].
     pub(crate) list: String,
     pub(crate) resolve_sent: String,
     pub(crate) resolve_not_sent: String,
@@ -32,6 +36,27 @@ pub(crate) fn dedupe_table(table: &str) -> String {
 pub(crate) fn dedupe_times(now: SystemTime, retention: Duration) -> (i64, i64) {
     let seen_at = millis(now);
     (seen_at, seen_at.saturating_add(i64::try_from(retention.as_millis()).unwrap_or(i64::MAX)))
+}
+
+/// The parameters `$4` and `$5` of [`Statements::list`] for `filter` at `now`.
+pub(crate) fn list_filter(filter: Filter, now: SystemTime) -> (Option<&'static str>, Option<i64>) {
+    match filter {
+        Filter::All => (None, None),
+        Filter::State(state) => (Some(state.as_str()), None),
+        Filter::Unresolved { stale_after } => (None, Some(stale_cutoff(now, stale_after))),
+    }
+}
+
+/// The limit of `page` (at least 1) and the same as the `$6` parameter of [`Statements::list`].
+pub(crate) fn list_limit(page: &Page) -> (usize, i64) {
+    let limit = page.limit.max(1);
+    (limit, i64::try_from(limit).unwrap_or(i64::MAX))
+}
+
+/// The listing of the `rows` one page returned: a full page may have a next one.
+pub(crate) fn listing(rows: Vec<Row>, limit: usize) -> Result<Listing, StoreError> {
+    let next = if rows.len() >= limit { rows.last().map(|row| row.key.clone()) } else { None };
+    Ok(Listing { entries: rows.into_iter().map(Row::entry).collect::<Result<_, _>>()?, next })
 }
 
 impl Statements {
@@ -74,7 +99,15 @@ impl Statements {
                 "UPDATE {table} SET state = $3, record = $4, expires_at = $5, reservation_id = NULL, reserved_at = NULL
                  WHERE key = $1 AND state = 'reserved' AND reservation_id = $2"
             ),
-            list: format!("SELECT {columns} FROM {table} WHERE expires_at IS NULL OR expires_at > $1 ORDER BY key"),
+            list: format!(
+                "SELECT {columns} FROM {table}
+                 WHERE (expires_at IS NULL OR expires_at > $1)
+                    AND (CAST($2 AS TEXT) IS NULL OR key > $2)
+                    AND substr(key, 1, length(CAST($3 AS TEXT))) = CAST($3 AS TEXT)
+                    AND (CAST($4 AS TEXT) IS NULL OR state = $4)
+                    AND (CAST($5 AS BIGINT) IS NULL OR state = 'unknown' OR (state = 'reserved' AND reserved_at < $5))
+                 ORDER BY key LIMIT $6"
+            ),
             resolve_sent: format!(
                 "UPDATE {table} SET state = 'accepted', record = $3, expires_at = $4, reservation_id = NULL,
                     reserved_at = NULL

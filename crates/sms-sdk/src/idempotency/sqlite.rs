@@ -2,46 +2,68 @@
 //!
 //! ```no_run
 //! # async fn example() -> Result<(), sms_sdk::idempotency::StoreError> {
+//! use std::time::Duration;
 //! use sms_sdk::idempotency::sqlite::SqliteStore;
 //!
 //! let store = SqliteStore::open(".sms-sdk/state.db").await?;
-//! # let _ = store; Ok(()) }
+//! let patient = SqliteStore::builder(".sms-sdk/state.db").operation_timeout(Duration::from_secs(30)).open().await?;
+//! # let _ = (store, patient); Ok(()) }
 //! ```
 //!
-//! The file is opened in WAL mode with a 10 s busy timeout, and on first use gets the table
-//! `sms_idempotency (key TEXT PRIMARY KEY, fingerprint, state, reservation_id, reserved_at,
-//! record, expires_at)`. `reserve` is one `INSERT … ON CONFLICT DO UPDATE … WHERE … RETURNING`
-//! inside an immediate transaction; every call runs on tokio's blocking pool.
+//! The file is opened in WAL mode and on first use gets the table `sms_idempotency (key TEXT
+//! PRIMARY KEY, fingerprint, state, reservation_id, reserved_at, record, expires_at)`. `reserve`
+//! is one `INSERT … ON CONFLICT DO UPDATE … WHERE … RETURNING` inside an immediate transaction;
+//! every call runs on tokio's blocking pool.
+//!
+//! Opening gives up after the connect timeout (default 5 s), and each operation after the
+//! operation timeout (default 10 s), waiting for another process's lock included: the caller then
+//! gets a timeout [`StoreError`], and a call still queued behind a stuck one gives up without
+//! touching the file.
 //!
 //! As a [`DedupeStore`] it also creates the table `sms_webhook_dedupe (key TEXT PRIMARY KEY,
 //! seen_at BIGINT NOT NULL, expires_at BIGINT NOT NULL)` (epoch milliseconds); `first_seen` is one
 //! `INSERT … ON CONFLICT (key) DO UPDATE … WHERE expires_at <= now RETURNING key`.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
-use std::time::{Duration, SystemTime};
+use std::time::{Duration, Instant, SystemTime};
 
-use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
+use rusqlite::{Connection, ErrorCode, OptionalExtension, TransactionBehavior, params};
 
+use super::error::Limit;
 use super::row::{Row, expiry, payload};
-use super::sql::{Statements, dedupe_times};
+use super::sql::{Statements, dedupe_times, list_filter, list_limit, listing};
+use super::timeouts::{Timeouts, timeout_setters};
 use super::{
-    Entry, Filter, FinalRecord, Finalized, Fingerprint, IdempotencyStore, Operator, Record, Reservation, ReservationId,
-    Resolution, Resolved, StoreError, millis, resolved_receipt,
+    Filter, FinalRecord, Finalized, Fingerprint, IdempotencyStore, Listing, Operator, Page, Record, Reservation,
+    ReservationId, Resolution, Resolved, StoreError, millis, resolved_receipt, stale_cutoff,
 };
 use crate::adapter::BoxFuture;
 use crate::webhook::dedupe::DedupeStore;
+
+/// SQLite's busy handler takes whole milliseconds in an `i32`: wait at most a day at once.
+const MAX_BUSY_WAIT: Duration = Duration::from_secs(86_400);
 
 /// Idempotency records and webhook dedupe keys in a SQLite file. Cheap to clone.
 #[derive(Clone)]
 pub struct SqliteStore {
     connection: Arc<Mutex<Connection>>,
     sql: Arc<Statements>,
+    place: Arc<str>,
+    timeouts: Timeouts,
+}
+
+/// Configures a [`SqliteStore`].
+#[derive(Debug)]
+#[must_use]
+pub struct SqliteStoreBuilder {
+    path: PathBuf,
+    timeouts: Timeouts,
 }
 
 impl std::fmt::Debug for SqliteStore {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("SqliteStore").finish_non_exhaustive()
+        f.debug_struct("SqliteStore").field("at", &self.place).field("timeouts", &self.timeouts).finish_non_exhaustive()
     }
 }
 
@@ -52,56 +74,90 @@ impl From<rusqlite::Error> for StoreError {
 }
 
 impl SqliteStore {
-    /// Opens (creating it and its parent folder when missing) the database at `path`.
+    /// Opens (creating it and its parent folder when missing) the database at `path`, with the
+    /// default timeouts.
     ///
     /// # Errors
-    /// A [`StoreError`] when the file cannot be opened or the schema created.
+    /// A [`StoreError`] when the file cannot be opened or the schema created in time.
     pub async fn open(path: impl AsRef<Path>) -> Result<Self, StoreError> {
-        let path = path.as_ref().to_owned();
+        Self::builder(path).open().await
+    }
+
+    /// A store in the database file at `path`.
+    pub fn builder(path: impl AsRef<Path>) -> SqliteStoreBuilder {
+        SqliteStoreBuilder { path: path.as_ref().to_owned(), timeouts: Timeouts::default() }
+    }
+
+    /// Runs `f` with the connection on the blocking pool, within the operation timeout.
+    async fn with<T: Send + 'static>(
+        &self,
+        what: &'static str,
+        f: impl FnOnce(&mut Connection, &Statements) -> Result<T, StoreError> + Send + 'static,
+    ) -> Result<T, StoreError> {
+        let (connection, sql, place) = (Arc::clone(&self.connection), Arc::clone(&self.sql), Arc::clone(&self.place));
+        let (limit, started) = (self.timeouts.operation, Instant::now());
+        let task = tokio::task::spawn_blocking(move || {
+            let mut connection = connection.lock().unwrap_or_else(PoisonError::into_inner);
+            // The caller may have given up while this call waited for the connection.
+            let left = limit.saturating_sub(started.elapsed());
+            if left.is_zero() {
+                return Err(StoreError::timeout(&place, what, Limit::Operation, limit));
+            }
+            // Give up on a lock a little before the caller does, to say that the lock was why.
+            let busy = left.saturating_sub(left.checked_div(20).unwrap_or_default());
+            connection.busy_timeout(busy.min(MAX_BUSY_WAIT))?;
+            f(&mut connection, &sql).map_err(|e| locked(e, &place, Limit::Operation, limit))
+        });
+        self.timeouts.operation(&self.place, what, async { task.await.map_err(StoreError::new)? }).await
+    }
+}
+
+impl SqliteStoreBuilder {
+    timeout_setters! {
+        connect: "How long opening the file (and waiting for another process that holds it) may take; default 5 s.",
+        operation: "How long one operation may take, waiting for another process's lock included; default 10 s.",
+    }
+
+    /// Opens (creating it and its parent folder when missing) the database.
+    ///
+    /// # Errors
+    /// A [`StoreError`] when a timeout is zero, or the file cannot be opened or the schema
+    /// created within the connect timeout.
+    pub async fn open(self) -> Result<SqliteStore, StoreError> {
+        let timeouts = self.timeouts.checked()?;
+        let place: Arc<str> = Arc::from(format!("SQLite at {}", self.path.display()));
         let sql = Statements::new("sms_idempotency")?.for_sqlite();
         let schema = [sql.create.clone(), sql.dedupe_create.clone()];
-        let connection = tokio::task::spawn_blocking(move || -> Result<Connection, StoreError> {
+        let (path, limit) = (self.path, timeouts.connect);
+        let task = tokio::task::spawn_blocking(move || -> Result<Connection, StoreError> {
             if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
                 std::fs::create_dir_all(parent).map_err(StoreError::new)?;
             }
             // Switching to WAL needs a moment alone with the file: when several processes open a
-            // new database at once, some get SQLITE_BUSY before the busy timeout applies. Retry.
-            let deadline = std::time::Instant::now() + Duration::from_secs(10);
+            // new database at once, some get SQLITE_BUSY before the busy timeout applies. Retry
+            // until the connect timeout.
+            let started = Instant::now();
             loop {
-                match prepare(&path, &schema) {
-                    Err(rusqlite::Error::SqliteFailure(e, _))
-                        if matches!(
-                            e.code,
-                            rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked
-                        ) && std::time::Instant::now() < deadline =>
-                    {
-                        std::thread::sleep(Duration::from_millis(20));
+                let left = limit.saturating_sub(started.elapsed());
+                match prepare(&path, &schema, left.min(MAX_BUSY_WAIT)) {
+                    Err(rusqlite::Error::SqliteFailure(e, _)) if is_busy(e.code) && !left.is_zero() => {
+                        std::thread::sleep(Duration::from_millis(20).min(left));
                     }
                     result => return Ok(result?),
                 }
             }
-        })
-        .await
-        .map_err(StoreError::new)??;
-        Ok(Self { connection: Arc::new(Mutex::new(connection)), sql: Arc::new(sql) })
-    }
-
-    /// Runs `f` with the connection on the blocking pool.
-    async fn with<T: Send + 'static>(
-        &self,
-        f: impl FnOnce(&mut Connection, &Statements) -> Result<T, StoreError> + Send + 'static,
-    ) -> Result<T, StoreError> {
-        let (connection, sql) = (Arc::clone(&self.connection), Arc::clone(&self.sql));
-        tokio::task::spawn_blocking(move || f(&mut connection.lock().unwrap_or_else(PoisonError::into_inner), &sql))
-            .await
-            .map_err(StoreError::new)?
+        });
+        let opening =
+            async { task.await.map_err(StoreError::new)?.map_err(|e| locked(e, &place, Limit::Connect, limit)) };
+        let connection = timeouts.connect(&place, opening).await?;
+        Ok(SqliteStore { connection: Arc::new(Mutex::new(connection)), sql: Arc::new(sql), place, timeouts })
     }
 }
 
 /// Opens the file in WAL mode with a busy timeout and creates the tables.
-fn prepare(path: &Path, schema: &[String]) -> rusqlite::Result<Connection> {
+fn prepare(path: &Path, schema: &[String], busy: Duration) -> rusqlite::Result<Connection> {
     let connection = Connection::open(path)?;
-    connection.busy_timeout(Duration::from_secs(10))?;
+    connection.busy_timeout(busy)?;
     connection.pragma_update(None, "journal_mode", "WAL")?;
     connection.pragma_update(None, "synchronous", "NORMAL")?;
     for create in schema {
@@ -110,29 +166,33 @@ fn prepare(path: &Path, schema: &[String]) -> rusqlite::Result<Connection> {
     Ok(connection)
 }
 
-fn read_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<Row> {
-    Ok(Row {
-        key: row.get(0)?,
-        state: row.get(1)?,
-        fingerprint: row.get(2)?,
-        reservation_id: row.get(3)?,
-        reserved_at: row.get(4)?,
-        payload: row.get(5)?,
-        expires_at: row.get(6)?,
-    })
+fn is_busy(code: ErrorCode) -> bool {
+    matches!(code, ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked)
 }
 
-fn select(connection: &Connection, sql: &Statements, key: &str) -> Result<Option<Row>, StoreError> {
-    Ok(connection.query_row(&sql.select, params![key], read_row).optional()?)
+/// A database still busy or locked after the busy timeout: a timeout of the lock wait.
+fn locked(error: StoreError, place: &str, limit: Limit, after: Duration) -> StoreError {
+    let busy = std::error::Error::source(&error)
+        .and_then(|e| e.downcast_ref::<rusqlite::Error>())
+        .and_then(rusqlite::Error::sqlite_error_code)
+        .is_some_and(is_busy);
+    if busy { StoreError::timeout(place, "waiting for the database lock", limit, after) } else { error }
+}
+
+/// A row of [`super::row::COLUMNS`]; a column of the wrong type is a corrupt record of its key.
+fn read_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<Result<Row, StoreError>> {
+    Ok(Row::read(row.get(0)?, |i| row.get(i), |i| row.get(i)))
+}
+
+fn select(connection: &Connection, sql: &str, values: impl rusqlite::Params) -> Result<Option<Record>, StoreError> {
+    let row = connection.query_row(sql, values, read_row).optional()?.transpose()?;
+    row.map(|r| r.record()).transpose()
 }
 
 impl IdempotencyStore for SqliteStore {
     fn get<'a>(&'a self, key: &'a str) -> BoxFuture<'a, Result<Option<Record>, StoreError>> {
         let key = key.to_owned();
-        Box::pin(self.with(move |c, sql| {
-            let row = c.query_row(&sql.get, params![key, millis(SystemTime::now())], read_row).optional()?;
-            row.map(|r| r.record()).transpose()
-        }))
+        Box::pin(self.with("get", move |c, sql| select(c, &sql.get, params![key, millis(SystemTime::now())])))
     }
 
     fn reserve<'a>(
@@ -142,7 +202,7 @@ impl IdempotencyStore for SqliteStore {
         now: SystemTime,
     ) -> BoxFuture<'a, Result<Reservation, StoreError>> {
         let (key, fingerprint, id) = (key.to_owned(), fingerprint.as_str().to_owned(), ReservationId::new());
-        Box::pin(self.with(move |c, sql| {
+        Box::pin(self.with("reserve", move |c, sql| {
             let tx = c.transaction_with_behavior(TransactionBehavior::Immediate)?;
             let claimed: Option<String> = tx
                 .query_row(&sql.reserve, params![key, fingerprint, id.as_str(), millis(now)], |r| r.get(0))
@@ -150,8 +210,10 @@ impl IdempotencyStore for SqliteStore {
             let result = if claimed.as_deref() == Some(id.as_str()) {
                 Reservation::Acquired(id)
             } else {
-                let row = select(&tx, sql, &key)?.ok_or_else(|| StoreError::new("record vanished during reserve"))?;
-                Reservation::Existing(Box::new(row.record()?))
+                let record = select(&tx, &sql.select, params![key])?;
+                Reservation::Existing(Box::new(
+                    record.ok_or_else(|| StoreError::new("record vanished during reserve"))?,
+                ))
             };
             tx.commit()?;
             Ok(result)
@@ -167,7 +229,7 @@ impl IdempotencyStore for SqliteStore {
         now: SystemTime,
     ) -> BoxFuture<'a, Result<Finalized, StoreError>> {
         let (key, id) = (key.to_owned(), reservation.as_str().to_owned());
-        Box::pin(self.with(move |c, sql| {
+        Box::pin(self.with("finalize", move |c, sql| {
             let values = params![key, id, record.state().as_str(), payload(&record)?, expiry(&record, ttl, now)];
             let written = c.execute(&sql.finalize, values)?;
             Ok(if written == 1 { Finalized::Written } else { Finalized::NotOwner })
@@ -176,12 +238,13 @@ impl IdempotencyStore for SqliteStore {
 }
 
 impl Operator for SqliteStore {
-    fn list<'a>(&'a self, filter: Filter, now: SystemTime) -> BoxFuture<'a, Result<Vec<Entry>, StoreError>> {
-        Box::pin(self.with(move |c, sql| {
+    fn list<'a>(&'a self, filter: Filter, now: SystemTime, page: Page) -> BoxFuture<'a, Result<Listing, StoreError>> {
+        Box::pin(self.with("list", move |c, sql| {
+            let ((state, cutoff), (limit, sql_limit)) = (list_filter(filter, now), list_limit(&page));
+            let values = params![millis(now), page.cursor, page.prefix, state, cutoff, sql_limit];
             let mut statement = c.prepare(&sql.list)?;
-            let rows = statement.query_map(params![millis(now)], read_row)?.collect::<Result<Vec<_>, _>>()?;
-            let entries = rows.into_iter().map(Row::entry).collect::<Result<Vec<_>, _>>()?;
-            Ok(entries.into_iter().filter(|e| filter.matches(&e.record, now)).collect())
+            let rows = statement.query_map(values, read_row)?.collect::<Result<Vec<_>, _>>()?;
+            listing(rows.into_iter().collect::<Result<_, _>>()?, limit)
         }))
     }
 
@@ -193,8 +256,8 @@ impl Operator for SqliteStore {
         now: SystemTime,
     ) -> BoxFuture<'a, Result<Resolved, StoreError>> {
         let key = key.to_owned();
-        Box::pin(self.with(move |c, sql| {
-            let cutoff = millis(now) - i64::try_from(stale_after.as_millis()).unwrap_or(i64::MAX);
+        Box::pin(self.with("resolve", move |c, sql| {
+            let cutoff = stale_cutoff(now, stale_after);
             let tx = c.transaction_with_behavior(TransactionBehavior::Immediate)?;
             let changed = match resolution {
                 Resolution::NotSent => tx.execute(&sql.resolve_not_sent, params![key, cutoff])?,
@@ -205,9 +268,9 @@ impl Operator for SqliteStore {
                 }
             };
             let resolved = match changed {
-                0 => match tx.query_row(&sql.get, params![key, millis(now)], read_row).optional()? {
+                0 => match select(&tx, &sql.get, params![key, millis(now)])? {
                     None => Resolved::NotFound,
-                    Some(row) => Resolved::Refused(Box::new(row.record()?)),
+                    Some(record) => Resolved::Refused(Box::new(record)),
                 },
                 _ => Resolved::Done,
             };
@@ -226,7 +289,7 @@ impl DedupeStore for SqliteStore {
     ) -> BoxFuture<'a, Result<bool, StoreError>> {
         let key = key.to_owned();
         let (seen_at, expires_at) = dedupe_times(now, retention);
-        Box::pin(self.with(move |c, sql| {
+        Box::pin(self.with("first_seen", move |c, sql| {
             let recorded: Option<String> =
                 c.query_row(&sql.dedupe_first_seen, params![key, seen_at, expires_at], |r| r.get(0)).optional()?;
             Ok(recorded.is_some())

@@ -23,7 +23,8 @@ use crate::client::{Handoff, Receipt};
 use crate::encoding::Encoding;
 use crate::error::{Attempt, AttemptOutcome, ErrorRecord};
 use crate::idempotency::{
-    Filter, FinalRecord, Finalized, Fingerprint, Record, Reservation, ReservationId, Resolution, Resolved, State, Store,
+    Entry, Filter, FinalRecord, Finalized, Fingerprint, Page, Record, Reservation, ReservationId, Resolution, Resolved,
+    State, Store,
 };
 
 type Check = Result<(), String>;
@@ -52,6 +53,8 @@ pub async fn run(name: &str, store: Arc<dyn Store>) -> Report {
     record("unknown records never expire", run.unknown_is_kept().await);
     record("records keep the result and the error", run.round_trip().await);
     record("the operator lists unresolved keys", run.lists_unresolved().await);
+    record("the operator lists reservations with their time", run.lists_in_progress().await);
+    record("the operator lists page by page", run.lists_in_pages().await);
     record("the operator resolves a key as sent", run.resolves_sent().await);
     record("the operator resolves a key as not sent", run.resolves_not_sent().await);
     record("the operator refuses settled and fresh keys", run.refuses().await);
@@ -248,22 +251,80 @@ impl Run {
         Ok(keys)
     }
 
+    /// Every entry matching `filter` whose key starts with `prefix`, page by page.
+    async fn list_all(&self, filter: Filter, prefix: &str, limit: usize) -> Result<Vec<Entry>, String> {
+        let mut page = Page { prefix: prefix.to_owned(), cursor: None, limit };
+        let mut entries = Vec::new();
+        for _ in 0..10_000 {
+            let listing = self.store.list(filter, self.base, page.clone()).await.map_err(|e| e.to_string())?;
+            ensure!(
+                listing.entries.len() <= limit,
+                "a page held {} entries, over its limit {limit}",
+                listing.entries.len()
+            );
+            ensure!(listing.entries.iter().all(|e| e.key.starts_with(prefix)), "a page held a key without its prefix");
+            entries.extend(listing.entries);
+            match listing.next {
+                Some(next) => page.cursor = Some(next),
+                None => return Ok(entries),
+            }
+        }
+        Err("the listing never ended".into())
+    }
+
     async fn lists_unresolved(&self) -> Check {
         let [unknown, stale, fresh] = self.unresolved_keys("list").await?;
-        let listed =
-            self.store.list(Filter::Unresolved { stale_after: STALE }, self.base).await.map_err(|e| e.to_string())?;
-        let mine: Vec<&str> = listed.iter().map(|e| e.key.as_str()).filter(|k| k.starts_with(&self.prefix)).collect();
+        let listed = self.list_all(Filter::Unresolved { stale_after: STALE }, &self.key("list-"), 100).await?;
+        let mine: Vec<&str> = listed.iter().map(|e| e.key.as_str()).collect();
         ensure!(
             mine.contains(&unknown.as_str()) && mine.contains(&stale.as_str()),
             "missing unresolved keys: {mine:?}"
         );
         ensure!(!mine.contains(&fresh.as_str()), "a fresh reservation was listed as unresolved");
-        let unknowns = self.store.list(Filter::State(State::Unknown), self.base).await.map_err(|e| e.to_string())?;
+        let unknowns = self.list_all(Filter::State(State::Unknown), &self.prefix, 100).await?;
         ensure!(unknowns.iter().any(|e| e.key == unknown), "the unknown key is not listed by state");
         ensure!(
             unknowns.iter().all(|e| e.record.state() == State::Unknown),
             "the state filter let another state through"
         );
+        Ok(())
+    }
+
+    async fn lists_in_progress(&self) -> Check {
+        let [_, stale, fresh] = self.unresolved_keys("progress").await?;
+        let listed = self.list_all(Filter::State(State::Reserved), &self.key("progress-"), 100).await?;
+        let mut mine: Vec<&str> = listed.iter().map(|e| e.key.as_str()).collect();
+        mine.sort_unstable();
+        ensure!(mine == [fresh.as_str(), stale.as_str()], "expected the fresh and the stale reservation, got {mine:?}");
+        let Some(Record::Reserved { reserved_at, .. }) = listed.iter().find(|e| e.key == fresh).map(|e| &e.record)
+        else {
+            return Err("the fresh reservation is not listed as reserved".into());
+        };
+        let age = self.base.duration_since(*reserved_at).map_err(|_| "the reservation time is after it was made")?;
+        ensure!(age < Duration::from_millis(1), "the reservation time is off by {age:?}");
+        Ok(())
+    }
+
+    async fn lists_in_pages(&self) -> Check {
+        let keys: Vec<String> = (0..7).map(|i| self.key(&format!("page-{i}"))).collect();
+        for (i, key) in keys.iter().enumerate() {
+            let id = self.acquire(key, &fp("f"), self.base).await?;
+            if i % 3 == 0 {
+                self.finalize(key, &id, FinalRecord::Unknown(sample_error("handoff_unknown")), HOUR).await?;
+            }
+        }
+        for (filter, limit, expected) in
+            [(Filter::All, 3, 7), (Filter::All, 1, 7), (Filter::State(State::Unknown), 1, 3)]
+        {
+            let listed = self.list_all(filter, &self.key("page-"), limit).await?;
+            let mut seen: Vec<&str> = listed.iter().map(|e| e.key.as_str()).collect();
+            seen.sort_unstable();
+            seen.dedup();
+            ensure!(
+                seen.len() == expected && listed.len() == expected,
+                "{filter:?} in pages of {limit}: expected {expected} distinct keys, got {seen:?}"
+            );
+        }
         Ok(())
     }
 

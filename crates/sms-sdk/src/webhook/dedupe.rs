@@ -16,7 +16,8 @@ pub const DEFAULT_RETENTION: Duration = Duration::from_secs(7 * 24 * 3600);
 pub trait DedupeStore: Send + Sync + 'static {
     /// Records `key` as seen at `now` and answers whether it was unseen (or its earlier sighting
     /// is older than `retention`). Atomic: of many concurrent callers with one key, exactly one
-    /// gets `true`.
+    /// gets `true`. A `retention` too long to add to `now` (up to `Duration::MAX`) never runs out
+    /// (Redis: a century); no time overflows.
     fn first_seen<'a>(
         &'a self,
         key: &'a str,

@@ -70,7 +70,7 @@ mod redis {
     use super::*;
     use crate::stores::server_url;
     use sms_sdk::idempotency::redis::RedisStore;
-    use sms_sdk::idempotency::{Filter, Fingerprint, IdempotencyStore, Operator, Reservation};
+    use sms_sdk::idempotency::{Filter, Fingerprint, IdempotencyStore, Operator, Page, Reservation};
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn redis_store_passes_the_dedupe_contract() {
@@ -93,11 +93,11 @@ mod redis {
         let store = RedisStore::builder(server_url("SMS_SDK_TEST_REDIS_URL")).prefix(&prefix).connect().await.unwrap();
         let now = SystemTime::now();
         assert!(store.first_seen("evt-1", now, Duration::from_secs(60)).await.unwrap());
-        let listed = store.list(Filter::All, now).await.unwrap();
+        let listed = store.list(Filter::All, now, Page::default()).await.unwrap().entries;
         assert!(listed.is_empty(), "dedupe keys were listed as records: {listed:?}");
-        let reserved = store.reserve("dedupe:order-1", &Fingerprint::from_hex("f"), now).await.unwrap();
+        let reserved = store.reserve("dedupe:order-1", &Fingerprint::from_canonical("f"), now).await.unwrap();
         assert!(matches!(reserved, Reservation::Acquired(_)), "{reserved:?}");
-        let listed = store.list(Filter::All, now).await.unwrap();
+        let listed = store.list(Filter::All, now, Page::default()).await.unwrap().entries;
         let keys: Vec<&str> = listed.iter().map(|e| e.key.as_str()).collect();
         assert_eq!(keys, ["dedupe:order-1"]);
     }

@@ -219,7 +219,8 @@ async fn a_store_failure_says_why_and_sends_nothing() {
 async fn t052_concurrent_reserves_have_one_winner() {
     let store = Arc::new(MemoryStore::new());
     let at = SystemTime::UNIX_EPOCH + Duration::from_millis(1);
-    let reserve = |store: Arc<MemoryStore>| async move { store.reserve("k", &Fingerprint::from_hex("f"), at).await };
+    let reserve =
+        |store: Arc<MemoryStore>| async move { store.reserve("k", &Fingerprint::from_canonical("f"), at).await };
     let (a, b) = tokio::join!(tokio::spawn(reserve(store.clone())), tokio::spawn(reserve(store.clone())));
     let outcomes = [a.unwrap().unwrap(), b.unwrap().unwrap()];
     assert_eq!(outcomes.iter().filter(|o| matches!(o, Reservation::Acquired(_))).count(), 1);
@@ -230,7 +231,7 @@ async fn t052_concurrent_reserves_have_one_winner() {
 async fn t053_finalize_needs_the_owner() {
     let store = MemoryStore::new();
     let now = SystemTime::now();
-    let Reservation::Acquired(id) = store.reserve("k", &Fingerprint::from_hex("f"), now).await.unwrap() else {
+    let Reservation::Acquired(id) = store.reserve("k", &Fingerprint::from_canonical("f"), now).await.unwrap() else {
         panic!()
     };
     let record = || FinalRecord::Rejected(sample_error("provider_rejected"));
@@ -243,7 +244,7 @@ async fn t053_finalize_needs_the_owner() {
 #[tokio::test]
 async fn t054_a_rejection_is_claimable_by_its_own_fingerprint() {
     let store = MemoryStore::new();
-    let (f, other) = (Fingerprint::from_hex("f"), Fingerprint::from_hex("other"));
+    let (f, other) = (Fingerprint::from_canonical("f"), Fingerprint::from_canonical("other"));
     let now = SystemTime::now();
     let Reservation::Acquired(id) = store.reserve("k", &f, now).await.unwrap() else { panic!() };
     let rejected = FinalRecord::Rejected(sample_error("provider_rejected"));
@@ -255,7 +256,7 @@ async fn t054_a_rejection_is_claimable_by_its_own_fingerprint() {
 #[tokio::test]
 async fn t055_unknown_never_expires_and_delete_removes_it() {
     let store = MemoryStore::new();
-    let f = Fingerprint::from_hex("f");
+    let f = Fingerprint::from_canonical("f");
     let now = SystemTime::now();
     let Reservation::Acquired(id) = store.reserve("k", &f, now).await.unwrap() else { panic!() };
     store.finalize("k", &id, FinalRecord::Unknown(sample_error("handoff_unknown")), Duration::ZERO, now).await.unwrap();
@@ -270,7 +271,7 @@ async fn t055_unknown_never_expires_and_delete_removes_it() {
 #[tokio::test]
 async fn t056_accepted_expires_at_its_ttl() {
     let store = MemoryStore::new();
-    let f = Fingerprint::from_hex("f");
+    let f = Fingerprint::from_canonical("f");
     let zero = SystemTime::UNIX_EPOCH;
     let Reservation::Acquired(id) = store.reserve("k", &f, zero).await.unwrap() else { panic!() };
     let accepted = FinalRecord::Accepted(sample_receipt("p1"));

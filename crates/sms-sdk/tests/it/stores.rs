@@ -9,6 +9,16 @@ use std::time::{Duration, SystemTime};
 use sms_sdk::idempotency::{self, Fingerprint, MemoryStore, Reservation, Store};
 use sms_sdk::testing::store_contract;
 
+#[cfg(any(feature = "sqlite", feature = "postgres", feature = "redis"))]
+mod corrupt;
+#[cfg(any(feature = "sqlite", feature = "postgres", feature = "redis"))]
+mod errors;
+#[cfg(any(feature = "sqlite", feature = "postgres", feature = "redis"))]
+mod frozen;
+#[cfg(any(feature = "postgres", feature = "redis"))]
+mod servers;
+mod times;
+
 async fn assert_contract(name: &str, store: Arc<dyn Store>) {
     let report = store_contract::run(name, store).await;
     assert!(report.passed, "{}", report.failures());
@@ -95,7 +105,7 @@ async fn race_worker(url: &str) {
     if let Ok(wait) = start.duration_since(SystemTime::now()) {
         tokio::time::sleep(wait).await;
     }
-    let fingerprint = Fingerprint::from_hex("race");
+    let fingerprint = Fingerprint::from_canonical("race");
     let now = SystemTime::now();
     let mut report = String::new();
     for i in 0..RACE_KEYS {
