@@ -28,13 +28,22 @@ const TIMELINE_WAIT: Duration = Duration::from_secs(5);
 /// The path of the in-process webhook receiver.
 const STATUS_PATH: &str = "/sms/status";
 
+/// The endpoint the embedded emulator's results are recorded against: the same on every run,
+/// and never a real provider's.
+pub(crate) const EMBEDDED_ENDPOINT: &str = "sms-sdk-emulator://embedded";
+
 /// The Twilio adapter of the embedded default, against `base_url`.
-pub(crate) fn embedded_adapter(base_url: &str) -> AnyAdapter {
+///
+/// # Errors
+/// The adapter's configuration error (the emulator's fixed credentials are valid, so only a
+/// malformed `base_url` could cause one).
+pub(crate) fn embedded_adapter(base_url: &str) -> Result<AnyAdapter, sms_sdk::Error> {
     let twilio = Twilio::builder(credentials::TWILIO_ACCOUNT_SID, credentials::TWILIO_AUTH_TOKEN)
         .from(SENDER)
         .base_url(base_url)
-        .build();
-    AnyAdapter::Twilio(twilio.expect("the emulator's Twilio configuration is valid"))
+        .build()?;
+    let info = sms_sdk::Adapter::info(&twilio).clone().endpoint(EMBEDDED_ENDPOINT);
+    Ok(AnyAdapter::Embedded(twilio, Box::new(info)))
 }
 
 #[derive(Clone, FromRef)]
@@ -87,14 +96,17 @@ pub(crate) async fn embedded_send(
             return EXIT_CONFIGURATION;
         }
     };
-    let mut builder = Client::builder().adapter(embedded_adapter(&emulator.base_url()));
-    if let Some(ms) = args.timeout_ms {
-        builder = builder.timeout(Duration::from_millis(ms));
-    }
-    if let Some(store) = store {
-        builder = builder.idempotency(store);
-    }
-    let result = match builder.build() {
+    let built = embedded_adapter(&emulator.base_url()).and_then(|adapter| {
+        let mut builder = Client::builder().adapter(adapter);
+        if let Some(ms) = args.timeout_ms {
+            builder = builder.timeout(Duration::from_millis(ms));
+        }
+        if let Some(store) = store {
+            builder = builder.idempotency(store);
+        }
+        builder.build()
+    });
+    let result = match built {
         Ok(client) => client.send(&message).await,
         Err(error) => Err(error),
     };

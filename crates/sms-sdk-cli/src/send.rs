@@ -197,7 +197,10 @@ pub(crate) fn validate(args: &MessageArgs, env: &Env, out: &mut dyn Write, err: 
     };
     let adapters = match adapters(args, env) {
         Ok(Some(adapters)) => adapters,
-        Ok(None) => vec![crate::emulator::embedded_adapter("http://127.0.0.1:9")],
+        Ok(None) => match crate::emulator::embedded_adapter("http://127.0.0.1:9") {
+            Ok(adapter) => vec![adapter],
+            Err(error) => return report_error(&error, args.json, true, out, err),
+        },
         Err((code, text)) => {
             let _ = writeln!(err, "error: {text}");
             return code;

@@ -314,3 +314,25 @@ fn arguments_and_variables_that_are_not_utf8_are_usage_errors_naming_them() {
     let output = Command::new(env!("CARGO_BIN_EXE_sms-sdk")).arg("send").arg("--body").arg(&bad).output().unwrap();
     assert_eq!(output.status.code(), Some(2), "{}", String::from_utf8_lossy(&output.stderr));
 }
+
+#[test]
+fn a_shared_store_refuses_to_replay_an_emulated_result_for_a_real_send() {
+    let data = folder("shared-store");
+    let store = format!("sqlite:{}", data.join("shared.db").display());
+    let mut args = send_args("order:3");
+    args.extend(["--store", &store]);
+    let emulated = command(&args, &data_env(&data));
+    assert_eq!(emulated.code, 0, "{}", emulated.err);
+    // Replays through the embedded emulator still work on a later run.
+    let again: serde_json::Value = serde_json::from_str(command(&args, &data_env(&data)).out.trim()).unwrap();
+    assert_eq!(again["replayed"], true);
+
+    let twilio = Twilio::accepting();
+    let real = command(&args, &twilio.env(&data));
+    assert_eq!(real.code, 4, "{}{}", real.out, real.err);
+    let value: serde_json::Value = serde_json::from_str(real.out.trim()).unwrap();
+    assert_eq!(value["error"]["code"], "idempotency_conflict");
+    let message = value["error"]["message"].as_str().unwrap();
+    assert!(message.contains("sms-sdk-emulator://embedded") && message.contains(&twilio.server.uri()), "{message}");
+    assert_eq!(twilio.calls(), 0);
+}

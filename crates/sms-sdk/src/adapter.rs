@@ -404,6 +404,11 @@ pub struct AdapterInfo {
     pub default_from: Option<Sender>,
     /// The provider options it accepts; without a spec, any entry for it is refused.
     pub provider_options: Option<&'static OptionsSpec>,
+    /// Where it sends (`scheme://host[:port]`, never credentials), when it can say. Each
+    /// attempt records it, and a keyed send never replays a result recorded against another
+    /// endpoint (a message "sent" to an emulator is not a message sent). The built-in adapters
+    /// set it from their base URL; `None` opts out of the check.
+    pub endpoint: Option<String>,
 }
 
 impl AdapterInfo {
@@ -416,6 +421,7 @@ impl AdapterInfo {
             support: Support { status: SupportStatus::Supported, notes: Vec::new() },
             default_from: None,
             provider_options: None,
+            endpoint: None,
         }
     }
 
@@ -439,6 +445,13 @@ impl AdapterInfo {
         self.provider_options = Some(spec);
         self
     }
+
+    /// Sets the endpoint the adapter sends to (see [`AdapterInfo::endpoint`]).
+    #[must_use]
+    pub fn endpoint(mut self, endpoint: impl Into<String>) -> Self {
+        self.endpoint = Some(endpoint.into());
+        self
+    }
 }
 
 impl fmt::Debug for AdapterInfo {
@@ -449,6 +462,7 @@ impl fmt::Debug for AdapterInfo {
             .field("support", &self.support)
             .field("default_from", &self.default_from)
             .field("provider_options", &self.provider_options.is_some())
+            .field("endpoint", &self.endpoint)
             .finish()
     }
 }

@@ -279,13 +279,19 @@ impl Dispatch<'_> {
             return Err(Error::idempotency_conflict(key));
         }
         match record {
-            Record::Accepted { result, .. } => Ok(Receipt {
-                replayed: true,
-                encoding: self.preview.encoding,
-                segments: self.preview.segments,
-                ..result
-            }),
-            Record::Unknown { error, .. } => Err(Error::unknown_replay(UnknownReason::ReplayedUnknown, error.attempts)),
+            Record::Accepted { result, .. } => {
+                self.same_endpoint(key, &result.attempts)?;
+                Ok(Receipt {
+                    replayed: true,
+                    encoding: self.preview.encoding,
+                    segments: self.preview.segments,
+                    ..result
+                })
+            }
+            Record::Unknown { error, .. } => {
+                self.same_endpoint(key, &error.attempts)?;
+                Err(Error::unknown_replay(UnknownReason::ReplayedUnknown, error.attempts))
+            }
             Record::Reserved { reserved_at, .. }
                 if now.duration_since(reserved_at).is_ok_and(|age| age > stale_after) =>
             {
@@ -293,6 +299,18 @@ impl Dispatch<'_> {
             }
             Record::Reserved { .. } | Record::Rejected { .. } => Err(Error::idempotency_in_progress(key)),
         }
+    }
+
+    /// Refuses to replay a result whose last request went to an endpoint none of this client's
+    /// adapters sends to (a result from an emulator is not a message sent by a real provider).
+    /// Records without an endpoint, and clients whose adapters do not say theirs, pass.
+    fn same_endpoint(&self, key: &str, attempts: &[Attempt]) -> Result<(), Error> {
+        let Some(recorded) = attempts.last().and_then(|a| a.endpoint.as_deref()) else { return Ok(()) };
+        let current: Vec<&str> = self.inner.adapters.iter().filter_map(|a| a.info().endpoint.as_deref()).collect();
+        if current.is_empty() || current.contains(&recorded) {
+            return Ok(());
+        }
+        Err(Error::endpoint_conflict(key, recorded, &current))
     }
 
     /// Runs one send inside its own tracing span (id and masked recipient).

@@ -223,6 +223,11 @@ pub struct Attempt {
     /// How long the request took.
     #[serde(rename = "duration_ms", with = "millis")]
     pub duration: Duration,
+    /// Where the request went (`scheme://host[:port]`), when the adapter says
+    /// ([`AdapterInfo::endpoint`](crate::adapter::AdapterInfo::endpoint)). Idempotency records
+    /// keep it, so that a result is never replayed to a client that sends somewhere else.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub endpoint: Option<String>,
 }
 
 /// The result of one attempt.
@@ -604,6 +609,18 @@ impl Error {
         e
     }
 
+    /// The key's record was made against another endpoint than any this client sends to.
+    pub(crate) fn endpoint_conflict(key: &str, recorded: &str, current: &[&str]) -> Self {
+        let message = format!(
+            "This idempotency key's result was recorded against {recorded}, but this client sends to {}; \
+             refusing to replay it.",
+            current.join(", ")
+        );
+        let mut e = Self::new(ErrorKind::IdempotencyConflict, message);
+        e.inner.idempotency_key = Some(key.to_owned());
+        e
+    }
+
     pub(crate) fn idempotency_in_progress(key: &str) -> Self {
         let mut e =
             Self::new(ErrorKind::IdempotencyInProgress, "Another send with this idempotency key is still in progress.");
@@ -705,6 +722,7 @@ mod tests {
                 retry_after: Some(Duration::from_millis(2000)),
             },
             duration: Duration::from_millis(12),
+            endpoint: None,
         };
         let json = serde_json::to_string(&attempt).unwrap();
         assert_eq!(

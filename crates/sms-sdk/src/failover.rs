@@ -74,7 +74,8 @@ impl Chain<'_> {
     ) -> AdapterEnd {
         let name = adapter.info().name.as_str();
         let emit = |attempts: &mut Vec<Attempt>, number: u32, outcome: AttemptOutcome, duration: Duration| {
-            let attempt = Attempt { provider: name.to_owned(), attempt: number, outcome, duration };
+            let endpoint = adapter.info().endpoint.clone();
+            let attempt = Attempt { provider: name.to_owned(), attempt: number, outcome, duration, endpoint };
             tracing::debug!(provider = name, attempt = number, outcome = ?attempt.outcome, "sms-sdk attempt");
             (self.on_attempt)(&attempt);
             attempts.push(attempt);

@@ -73,6 +73,7 @@ pub(crate) struct Transport {
     provider: &'static str,
     client: reqwest::Client,
     base_url: String,
+    origin: String,
     secrets: Arc<[Secret]>,
 }
 
@@ -101,12 +102,13 @@ impl Transport {
                 Error::configuration(format!("Could not build the {provider} HTTP client."))
                     .with_source(std::sync::Arc::new(e))
             })?;
-        Ok(Self { provider, client, base_url, secrets: secrets.into() })
+        let origin = parsed.origin().ascii_serialization();
+        Ok(Self { provider, client, base_url, origin, secrets: secrets.into() })
     }
 
-    /// The base URL, without a trailing slash.
-    pub(crate) fn base_url(&self) -> &str {
-        &self.base_url
+    /// The endpoint requests go to: `scheme://host[:port]`, without credentials or path.
+    pub(crate) fn origin(&self) -> &str {
+        &self.origin
     }
 
     /// Sends `post` and classifies the response with `interpret`: a failure before the request
@@ -302,7 +304,7 @@ where
 
 impl fmt::Debug for Transport {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Transport").field("base_url", &self.base_url).finish_non_exhaustive()
+        f.debug_struct("Transport").field("origin", &self.origin).finish_non_exhaustive()
     }
 }
 
@@ -450,7 +452,11 @@ mod tests {
         assert!(Transport::new("x", "not a url", Vec::new()).is_err());
         assert!(Transport::new("x", "http://", Vec::new()).is_err());
         let transport = Transport::new("x", "http://127.0.0.1:4010//", Vec::new()).unwrap();
-        assert_eq!(transport.base_url(), "http://127.0.0.1:4010");
+        assert_eq!(transport.base_url, "http://127.0.0.1:4010");
+        assert_eq!(transport.origin(), "http://127.0.0.1:4010");
+        let transport = Transport::new("x", "https://user:pass@Example.COM:443/proxy/", Vec::new()).unwrap();
+        assert_eq!(transport.origin(), "https://example.com");
+        assert!(!format!("{transport:?}").contains("pass"));
     }
 
     #[test]

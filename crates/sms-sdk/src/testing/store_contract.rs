@@ -80,6 +80,7 @@ pub fn sample_receipt(provider_id: &str) -> Receipt {
             attempt: 1,
             outcome: AttemptOutcome::Accepted { provider_id: provider_id.into(), delivery: Delivery::Queued },
             duration: Duration::from_millis(12),
+            endpoint: Some("https://api.example.com".into()),
         }],
         replayed: false,
     }
@@ -102,6 +103,7 @@ pub fn sample_error(code: &str) -> ErrorRecord {
                 retry_after: None,
             },
             duration: Duration::from_millis(3),
+            endpoint: None,
         }],
         provider: None,
         category: Some(Category::Sender),

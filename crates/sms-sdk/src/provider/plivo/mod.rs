@@ -132,9 +132,11 @@ impl PlivoBuilder {
             .provider_options(&OPTIONS);
         info.default_from = self.from;
         let encoded_id: String = url::form_urlencoded::byte_serialize(self.auth_id.as_bytes()).collect();
+        let transport = Transport::new(NAME, &self.base_url, vec![self.auth_token.clone()])?;
+        info.endpoint = Some(transport.origin().to_owned());
         Ok(Plivo {
             info,
-            transport: Transport::new(NAME, &self.base_url, vec![self.auth_token.clone()])?,
+            transport,
             path: format!("/v1/Account/{}/Message/", encoded_id.replace('+', "%20")),
             authorization: basic_auth(&self.auth_id, self.auth_token.expose()),
         })
@@ -192,7 +194,7 @@ impl Adapter for Plivo {
 impl fmt::Debug for Plivo {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Plivo")
-            .field("base_url", &self.transport.base_url())
+            .field("endpoint", &self.transport.origin())
             .field("default_from", &self.info.default_from)
             .field("authorization", &self.authorization)
             .finish_non_exhaustive()
@@ -202,7 +204,7 @@ impl fmt::Debug for Plivo {
 impl fmt::Debug for PlivoBuilder {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("PlivoBuilder")
-            .field("base_url", &self.base_url)
+            .field("base_url", &crate::redact::redact_url(&self.base_url))
             .field("from", &self.from)
             .finish_non_exhaustive()
     }

@@ -133,9 +133,11 @@ impl TelnyxBuilder {
             .support(Support { status: SupportStatus::Supported, notes: Vec::new() })
             .provider_options(&OPTIONS);
         info.default_from = self.from;
+        let transport = Transport::new(NAME, &self.base_url, vec![self.api_key.clone()])?;
+        info.endpoint = Some(transport.origin().to_owned());
         Ok(Telnyx {
             info,
-            transport: Transport::new(NAME, &self.base_url, vec![self.api_key.clone()])?,
+            transport,
             messaging_profile_id: self.messaging_profile_id.filter(|id| !id.is_empty()),
             authorization: Secret::new(format!("Bearer {}", self.api_key.expose())),
         })
@@ -209,7 +211,7 @@ impl Adapter for Telnyx {
 impl fmt::Debug for Telnyx {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Telnyx")
-            .field("base_url", &self.transport.base_url())
+            .field("endpoint", &self.transport.origin())
             .field("default_from", &self.info.default_from)
             .field("messaging_profile_id", &self.messaging_profile_id)
             .field("authorization", &self.authorization)
@@ -220,7 +222,7 @@ impl fmt::Debug for Telnyx {
 impl fmt::Debug for TelnyxBuilder {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("TelnyxBuilder")
-            .field("base_url", &self.base_url)
+            .field("base_url", &crate::redact::redact_url(&self.base_url))
             .field("from", &self.from)
             .field("messaging_profile_id", &self.messaging_profile_id)
             .finish_non_exhaustive()

@@ -205,9 +205,11 @@ impl TwilioBuilder {
             .support(Support { status: SupportStatus::Supported, notes: Vec::new() })
             .provider_options(&OPTIONS);
         info.default_from = self.from;
+        let transport = Transport::new(NAME, &self.base_url, secrets)?;
+        info.endpoint = Some(transport.origin().to_owned());
         Ok(Twilio {
             info,
-            transport: Transport::new(NAME, &self.base_url, secrets)?,
+            transport,
             path: format!("/2010-04-01/Accounts/{}/Messages.json", self.account_sid),
             authorization,
         })
@@ -306,7 +308,7 @@ impl Adapter for Twilio {
 impl fmt::Debug for Twilio {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Twilio")
-            .field("base_url", &self.transport.base_url())
+            .field("endpoint", &self.transport.origin())
             .field("default_from", &self.info.default_from)
             .field("authorization", &self.authorization)
             .finish_non_exhaustive()
@@ -316,7 +318,7 @@ impl fmt::Debug for Twilio {
 impl fmt::Debug for TwilioBuilder {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("TwilioBuilder")
-            .field("base_url", &self.base_url)
+            .field("base_url", &crate::redact::redact_url(&self.base_url))
             .field("from", &self.from)
             .finish_non_exhaustive()
     }

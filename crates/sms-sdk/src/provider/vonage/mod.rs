@@ -235,7 +235,9 @@ impl VonageBuilder {
             .provider_options(&OPTIONS);
         info.default_from = self.from;
         let base_url = self.base_url.as_deref().unwrap_or(self.region.base_url());
-        Ok(Vonage { info, transport: Transport::new(NAME, base_url, secrets)?, auth })
+        let transport = Transport::new(NAME, base_url, secrets)?;
+        info.endpoint = Some(transport.origin().to_owned());
+        Ok(Vonage { info, transport, auth })
     }
 }
 
@@ -366,7 +368,7 @@ impl fmt::Debug for Vonage {
             Auth::Application { .. } => "application",
         };
         f.debug_struct("Vonage")
-            .field("base_url", &self.transport.base_url())
+            .field("endpoint", &self.transport.origin())
             .field("default_from", &self.info.default_from)
             .field("auth", &auth)
             .finish_non_exhaustive()
@@ -377,7 +379,7 @@ impl fmt::Debug for VonageBuilder {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("VonageBuilder")
             .field("region", &self.region)
-            .field("base_url", &self.base_url)
+            .field("base_url", &self.base_url.as_deref().map(crate::redact::redact_url))
             .field("from", &self.from)
             .finish_non_exhaustive()
     }

@@ -1,6 +1,8 @@
 //! The provider adapters over real HTTP on loopback (wiremock), with the providers' documented
 //! request and response bodies as fixtures.
 
+#[cfg(feature = "twilio")]
+mod endpoint;
 #[cfg(all(feature = "twilio", feature = "telnyx", feature = "plivo", feature = "vonage"))]
 mod live;
 #[cfg(all(feature = "twilio", feature = "telnyx", feature = "plivo", feature = "vonage"))]
