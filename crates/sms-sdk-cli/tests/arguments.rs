@@ -1,5 +1,7 @@
 //! Any argument list through the command's entry point ends in an exit code, never a panic.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing, clippy::string_slice)] // test code: a panic is a failed test
+
 use std::ffi::OsString;
 
 use proptest::prelude::*;

@@ -1,5 +1,7 @@
 //! `send`, `idempotency` and `webhook verify`, in-process and through the built binary.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing, clippy::string_slice)] // test code: a panic is a failed test
+
 use std::time::Duration;
 
 use serde_json::json;

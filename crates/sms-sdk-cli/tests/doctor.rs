@@ -1,5 +1,7 @@
 //! The doctor, line for line (T252–T265), run in-process.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing, clippy::string_slice)] // test code: a panic is a failed test
+
 use serde_json::json;
 use sms_sdk_cli::{Env, run};
 use wiremock::matchers::any;

@@ -2,6 +2,8 @@
 //! as they would be pasted into a shell, and `sms-sdk send` through each of the four providers
 //! with that environment.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing, clippy::string_slice)] // test code: a panic is a failed test
+
 use std::io::{BufRead as _, BufReader, Read as _, Write as _};
 use std::net::TcpStream;
 use std::process::{Child, Command, Stdio};

@@ -2,6 +2,8 @@
 //! classified as a rejection by the real adapters), a slow client is cut off after the header
 //! read timeout (but a held send is not), and the kept history is bounded.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing, clippy::string_slice)] // test code: a panic is a failed test
+
 mod common;
 
 use std::time::{Duration, Instant, SystemTime};

@@ -2,6 +2,8 @@
 //! inspection, keys, lookups and the connection faults, checked with raw requests (and the
 //! library's own response classifiers).
 
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing, clippy::string_slice)] // test code: a panic is a failed test
+
 mod common;
 
 use std::time::{Duration, SystemTime};

@@ -1,6 +1,8 @@
 //! Starting and stopping: loopback only, serving at once, and really stopped afterwards.
 //! (How fast it starts is measured by `cargo bench -p sms-sdk-emulator`, not asserted here.)
 
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing, clippy::string_slice)] // test code: a panic is a failed test
+
 use std::time::{Duration, Instant};
 
 use sms_sdk_emulator::{Emulator, StartErrorKind};

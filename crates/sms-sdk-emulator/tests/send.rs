@@ -1,6 +1,8 @@
 //! The real adapters against the emulator: acceptance, every magic rejection, every fault,
 //! failover and credentials.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing, clippy::string_slice)] // test code: a panic is a failed test
+
 mod common;
 
 use std::time::Duration;

@@ -3,6 +3,8 @@
 //! 20 ms per request on one core. Without `--bench` (as `cargo test --all-targets` runs it) each
 //! case runs once, as a smoke test.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing, clippy::string_slice)] // test code: a panic is a failed test
+
 #[path = "../tests/hostile/mod.rs"]
 mod hostile;
 

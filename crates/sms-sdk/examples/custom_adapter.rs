@@ -3,6 +3,8 @@
 //!
 //! `cargo run -p sms-sdk --example custom_adapter`
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // an example: a panic shows where it went wrong
+
 use sms_sdk::adapter::{Adapter, AdapterInfo, Capabilities, Category, Outcome, SendContext};
 use sms_sdk::error::ProviderError;
 use sms_sdk::{Client, Message, OutboundMessage};

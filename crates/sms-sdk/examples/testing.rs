@@ -2,6 +2,8 @@
 //!
 //! `cargo run -p sms-sdk --example testing --features testing`
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test: a panic is how it reports a failure
+
 use sms_sdk::adapter::Category;
 use sms_sdk::testing::{MemoryAdapter, RejectedOptions, rejected_outcome};
 use sms_sdk::{Client, Error, Message};

@@ -35,6 +35,8 @@ pub const GSM7_EXTENSION_CHARACTERS: &str = "\u{000C}^{}\\[~]|€";
 /// Septets of the code points below U+0100 (0: not GSM-7), built from the two tables above.
 static LATIN1_SEPTETS: [u8; 256] = latin1_septets();
 
+// Runs at compile time only: an index out of range fails the build, never a send.
+#[allow(clippy::indexing_slicing)]
 const fn latin1_septets() -> [u8; 256] {
     let mut table = [0u8; 256];
     let mut pass = 0;
@@ -68,7 +70,7 @@ const fn latin1_septets() -> [u8; 256] {
 fn septets(c: char) -> u8 {
     let code_point = c as u32;
     if code_point < 256 {
-        LATIN1_SEPTETS[code_point as usize]
+        LATIN1_SEPTETS.get(code_point as usize).copied().unwrap_or(0)
     } else {
         match c {
             'Δ' | 'Φ' | 'Γ' | 'Λ' | 'Ω' | 'Π' | 'Ψ' | 'Σ' | 'Θ' | 'Ξ' => 1,

@@ -24,16 +24,14 @@ pub const MAX_PROVIDER_TEXT: usize = 200;
 /// every character in between.
 #[must_use]
 pub fn mask_phone_number(value: &str) -> String {
-    let chars: Vec<char> = value.chars().collect();
-    let len = chars.len();
+    let len = value.chars().count();
     if len <= 4 {
         return "*".repeat(len);
     }
-    let head = if chars[0] == '+' { 2 } else { 1 };
-    let mut masked: String = chars[..head].iter().collect();
-    masked.extend(std::iter::repeat_n('*', len - head - 2));
-    masked.extend(&chars[len - 2..]);
-    masked
+    let head = if value.starts_with('+') { 2 } else { 1 };
+    // `len > 4`, so the head, at least one `*` and the last two never overlap.
+    let hidden = len.saturating_sub(head).saturating_sub(2);
+    value.chars().enumerate().map(|(i, c)| if i < head || i >= head.saturating_add(hidden) { c } else { '*' }).collect()
 }
 
 /// Makes provider text safe to log: phone-like runs are masked, control characters become one
@@ -109,25 +107,33 @@ fn truncate_utf16(s: &str, max: usize) -> String {
 /// with the masked form of its digits and `+`.
 fn mask_phone_runs(text: &str) -> String {
     let chars: Vec<char> = text.chars().collect();
+    let at = |k: usize| chars.get(k).copied();
     let in_run = |c: char| c.is_ascii_digit() || is_js_whitespace(c) || matches!(c, '(' | ')' | '.' | '-');
     let mut out = String::with_capacity(text.len());
     let mut i = 0;
-    while i < chars.len() {
-        let first_digit = if chars[i] == '+' { i + 1 } else { i };
-        if chars.get(first_digit).is_some_and(char::is_ascii_digit) {
-            let run_end = (first_digit + 1..chars.len()).find(|&k| !in_run(chars[k])).unwrap_or(chars.len());
+    while let Some(c) = at(i) {
+        let first_digit = if c == '+' { i.saturating_add(1) } else { i };
+        if at(first_digit).is_some_and(|d| d.is_ascii_digit()) {
+            let after_first = first_digit.saturating_add(1);
+            let run_end = (after_first..chars.len()).find(|&k| !at(k).is_some_and(in_run)).unwrap_or(chars.len());
             // The last digit of the run that leaves at least five characters between it and the
             // first digit ends the (greedy) match.
-            let last_digit = (first_digit + 6..run_end).rev().find(|&m| chars[m].is_ascii_digit());
+            let last_digit =
+                (first_digit.saturating_add(6)..run_end).rev().find(|&m| at(m).is_some_and(|d| d.is_ascii_digit()));
             if let Some(last) = last_digit {
-                let kept: String = chars[i..=last].iter().filter(|c| c.is_ascii_digit() || **c == '+').collect();
+                let kept: String = chars
+                    .iter()
+                    .take(last.saturating_add(1))
+                    .skip(i)
+                    .filter(|c| c.is_ascii_digit() || **c == '+')
+                    .collect();
                 out.push_str(&mask_phone_number(&kept));
-                i = last + 1;
+                i = last.saturating_add(1);
                 continue;
             }
         }
-        out.push(chars[i]);
-        i += 1;
+        out.push(c);
+        i = i.saturating_add(1);
     }
     out
 }

@@ -3,6 +3,8 @@
 //! A test binary of its own, because the counting global allocator is per binary, and with a
 //! single test, because the count is global: no other test may allocate while it measures.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing, clippy::string_slice)] // test code: a panic is a failed test
+
 use std::alloc::System;
 use std::hint::black_box;
 

@@ -6,6 +6,8 @@
 //! starts the next segment; a cluster larger than a segment is split between code points; CR LF is
 //! two characters that may split; GSM-7 packing is unchanged; an empty body is 0 segments.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing, clippy::string_slice)] // test code: a panic is a failed test
+
 use std::collections::BTreeSet;
 
 use proptest::prelude::*;

@@ -3,6 +3,7 @@
 //! one test, because it counts every allocation of the process through its global allocator.
 //! (The time the same cases take is printed by `cargo bench --bench webhook_verify`.)
 
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing, clippy::string_slice)] // test code: a panic is a failed test
 #![cfg(all(feature = "twilio", feature = "telnyx", feature = "plivo", feature = "vonage"))]
 
 mod hostile;

@@ -122,6 +122,7 @@ pub(crate) fn expiry(record: &FinalRecord, ttl: std::time::Duration, now: System
 }
 
 #[cfg(test)]
+#[allow(clippy::string_slice)] // test data cut at known ASCII positions
 mod tests {
     use super::*;
     use crate::idempotency::Fingerprint;

@@ -121,7 +121,7 @@ impl Run {
                 tokio::spawn(async move {
                     let mut firsts = Vec::new();
                     for i in 0..keys.len() {
-                        let key = &keys[(i + task * 7) % keys.len()];
+                        let Some(key) = keys.get((i + task * 7) % keys.len()) else { continue };
                         if store.first_seen(key, now, RETENTION).await.map_err(|e| e.to_string())? {
                             firsts.push(key.clone());
                         }

@@ -383,7 +383,7 @@ impl Run {
                 tokio::spawn(async move {
                     let mut won = Vec::new();
                     for i in 0..keys.len() {
-                        let key = &keys[(i + task * 7) % keys.len()];
+                        let Some(key) = keys.get((i + task * 7) % keys.len()) else { continue };
                         match store.reserve(key, &fp("race"), now).await {
                             Ok(Reservation::Acquired(_)) => won.push(key.clone()),
                             Ok(Reservation::Existing(_)) => {}

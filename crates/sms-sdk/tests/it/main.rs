@@ -1,5 +1,7 @@
 //! Integration tests of the client over memory adapters: one binary, one link.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing, clippy::string_slice)] // test code: a panic is a failed test
+
 #[cfg(all(feature = "axum", feature = "twilio", feature = "telnyx", feature = "plivo", feature = "vonage"))]
 mod axum_example;
 mod cancel;
