@@ -124,7 +124,7 @@ pub(crate) fn report_receipt(receipt: &Receipt, json: bool, emulated: bool, out:
     let marker = if emulated { " [emulated: nothing left this machine]" } else { "" };
     let _ = writeln!(
         out,
-        "accepted by {}{marker}: providerId {}, delivery {} (not handset delivery)",
+        "accepted by {}{marker}: provider id {}, delivery {} (not handset delivery)",
         receipt.provider,
         receipt.provider_id,
         serde_json::to_value(receipt.delivery).ok().and_then(|v| v.as_str().map(str::to_owned)).unwrap_or_default()

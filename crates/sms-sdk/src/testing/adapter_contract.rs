@@ -264,7 +264,7 @@ where
         let (reply, id, delivery) = &self.fixtures.accepted;
         match self.outcome_for(reply).await {
             Outcome::Accepted(accepted) => {
-                ensure!(accepted.provider_id == *id, "providerId {:?} is not {id:?}", accepted.provider_id);
+                ensure!(accepted.provider_id == *id, "provider_id {:?} is not {id:?}", accepted.provider_id);
                 ensure!(accepted.delivery == *delivery, "delivery {:?} is not {delivery:?}", accepted.delivery);
                 Ok(())
             }

@@ -278,7 +278,7 @@ async fn t141_contract_report_names_the_failing_check() {
     let report = adapter_contract::run(twilio_at, &wrong).await;
     assert!(!report.passed);
     let first = report.results.iter().find(|r| !r.passed).unwrap();
-    assert!(first.error.as_deref().unwrap().contains("providerId"), "{first:?}");
+    assert!(first.error.as_deref().unwrap().contains("provider_id"), "{first:?}");
 }
 
 #[tokio::test]
