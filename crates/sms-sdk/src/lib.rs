@@ -11,6 +11,7 @@
 //! | `sqlite` | no | [`idempotency::sqlite`]: the SQLite idempotency store |
 //! | `postgres` | no | [`idempotency::postgres`]: the PostgreSQL idempotency store |
 //! | `redis` | no | [`idempotency::redis`]: the Redis idempotency store |
+//! | `axum` | no | [`webhook::axum`]: an extractor for verified webhooks and a server with read timeouts |
 //! | `testing` | no | [`testing`]: `MemoryAdapter`, outcome helpers, the adapter and store contracts |
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
