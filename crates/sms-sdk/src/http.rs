@@ -24,8 +24,9 @@ use http::{HeaderMap, HeaderValue, header};
 use serde_json::Value;
 
 use crate::adapter::BoxFuture;
-use crate::adapter::{Accepted, Category, Outcome, Rejection, Unknown, UnknownReason};
+use crate::adapter::{Accepted, Category, Outcome, Rejection, SendContext, Unknown, UnknownReason};
 use crate::error::{BoxError, Error, ProviderError};
+use crate::message::OutboundMessage;
 use crate::redact::Secret;
 use crate::retry::parse_retry_after;
 
@@ -65,6 +66,19 @@ pub(crate) struct Post<'a> {
     pub(crate) timeout: Duration,
     /// The message text: scrubbed from anything the provider sends back, as secrets are.
     pub(crate) text: &'a str,
+}
+
+impl<'a> Post<'a> {
+    /// The request of `message` for attempt `cx`: its timeout, and its text to scrub.
+    pub(crate) fn new(
+        path: &'a str,
+        authorization: &'a Secret,
+        body: Body,
+        cx: &SendContext,
+        message: &'a OutboundMessage,
+    ) -> Self {
+        Self { path, authorization, body, timeout: cx.timeout, text: &message.body }
+    }
 }
 
 /// A provider's HTTP endpoint and the pooled client that reaches it.

@@ -141,13 +141,17 @@ async fn t050_a_stale_reservation_is_an_unknown_outcome() {
     assert!(memory.sent().is_empty());
 }
 
-/// A memory store whose `finalize` always fails.
+/// A memory store with one step that always fails.
 #[derive(Clone, Default)]
-struct FinalizeFails(MemoryStore);
+struct Failing {
+    store: MemoryStore,
+    reserve: Option<&'static str>,
+    finalize: Option<&'static str>,
+}
 
-impl IdempotencyStore for FinalizeFails {
+impl IdempotencyStore for Failing {
     fn get<'a>(&'a self, key: &'a str) -> BoxFuture<'a, Result<Option<Record>, StoreError>> {
-        self.0.get(key)
+        self.store.get(key)
     }
     fn reserve<'a>(
         &'a self,
@@ -155,60 +159,41 @@ impl IdempotencyStore for FinalizeFails {
         fingerprint: &'a Fingerprint,
         now: SystemTime,
     ) -> BoxFuture<'a, Result<Reservation, StoreError>> {
-        self.0.reserve(key, fingerprint, now)
+        match self.reserve {
+            Some(reason) => Box::pin(async move { Err(StoreError::new(reason)) }),
+            None => self.store.reserve(key, fingerprint, now),
+        }
     }
     fn finalize<'a>(
         &'a self,
-        _: &'a str,
-        _: &'a ReservationId,
-        _: FinalRecord,
-        _: Duration,
-        _: SystemTime,
+        key: &'a str,
+        reservation: &'a ReservationId,
+        record: FinalRecord,
+        ttl: Duration,
+        now: SystemTime,
     ) -> BoxFuture<'a, Result<Finalized, StoreError>> {
-        Box::pin(async { Err(StoreError::new("the store went away")) })
+        match self.finalize {
+            Some(reason) => Box::pin(async move { Err(StoreError::new(reason)) }),
+            None => self.store.finalize(key, reservation, record, ttl, now),
+        }
     }
 }
 
 #[tokio::test]
 async fn t051_a_failed_finalize_keeps_the_outcome_and_the_key_held() {
     let memory = MemoryAdapter::new();
-    let client = client(&memory, FinalizeFails::default());
+    let client = client(&memory, Failing { finalize: Some("the store went away"), ..Failing::default() });
     assert!(client.send(&appointment()).await.is_ok());
     assert_eq!(client.send(&appointment()).await.unwrap_err().kind(), ErrorKind::IdempotencyInProgress);
     assert_eq!(memory.sent().len(), 1);
 }
 
-/// A store whose `reserve` always fails with a reason.
-struct ReserveFails;
-
-impl IdempotencyStore for ReserveFails {
-    fn get<'a>(&'a self, _: &'a str) -> BoxFuture<'a, Result<Option<Record>, StoreError>> {
-        Box::pin(async { Ok(None) })
-    }
-    fn reserve<'a>(
-        &'a self,
-        _: &'a str,
-        _: &'a Fingerprint,
-        _: SystemTime,
-    ) -> BoxFuture<'a, Result<Reservation, StoreError>> {
-        Box::pin(async { Err(StoreError::new("database disk image is malformed (sqlite:/tmp/state.db)")) })
-    }
-    fn finalize<'a>(
-        &'a self,
-        _: &'a str,
-        _: &'a ReservationId,
-        _: FinalRecord,
-        _: Duration,
-        _: SystemTime,
-    ) -> BoxFuture<'a, Result<Finalized, StoreError>> {
-        Box::pin(async { Ok(Finalized::NotOwner) })
-    }
-}
-
 #[tokio::test]
 async fn a_store_failure_says_why_and_sends_nothing() {
     let memory = MemoryAdapter::new();
-    let err = client(&memory, ReserveFails).send(&appointment()).await.unwrap_err();
+    let failing =
+        Failing { reserve: Some("database disk image is malformed (sqlite:/tmp/state.db)"), ..Failing::default() };
+    let err = client(&memory, failing).send(&appointment()).await.unwrap_err();
     assert_eq!(err.kind(), ErrorKind::Store);
     assert!(err.to_string().contains("nothing was sent"), "{err}");
     assert!(err.to_string().contains("database disk image is malformed (sqlite:/tmp/state.db)"), "{err}");

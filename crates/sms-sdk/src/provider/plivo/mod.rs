@@ -180,13 +180,7 @@ impl Adapter for Plivo {
 
     async fn send(&self, message: &OutboundMessage, cx: &SendContext) -> Outcome {
         let body = Body::Json(request_body(message));
-        let post = Post {
-            path: &self.path,
-            authorization: &self.authorization,
-            body,
-            timeout: cx.timeout,
-            text: &message.body,
-        };
+        let post = Post::new(&self.path, &self.authorization, body, cx, message);
         self.transport.post(post, interpret).await
     }
 }

@@ -186,13 +186,7 @@ impl Adapter for Telnyx {
 
     async fn send(&self, message: &OutboundMessage, cx: &SendContext) -> Outcome {
         let body = Body::Json(request_body(message, self.messaging_profile_id.as_deref()));
-        let post = Post {
-            path: "/v2/messages",
-            authorization: &self.authorization,
-            body,
-            timeout: cx.timeout,
-            text: &message.body,
-        };
+        let post = Post::new("/v2/messages", &self.authorization, body, cx, message);
         self.transport.post(post, interpret).await
     }
 

@@ -343,13 +343,7 @@ impl Adapter for Vonage {
             }
         };
         let body = Body::Json(request_body(message));
-        let post = Post {
-            path: "/v1/messages",
-            authorization: &authorization,
-            body,
-            timeout: cx.timeout,
-            text: &message.body,
-        };
+        let post = Post::new("/v1/messages", &authorization, body, cx, message);
         self.transport.post(post, interpret).await
     }
 
