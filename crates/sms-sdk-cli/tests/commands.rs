@@ -2,66 +2,14 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing, clippy::string_slice)] // test code: a panic is a failed test
 
+mod common;
+
 use std::time::Duration;
 
+use common::{MESSAGE_SID, Output, SID, Twilio, command};
 use serde_json::json;
-use sms_sdk_cli::{Env, run};
-use wiremock::matchers::any;
-use wiremock::{Mock, MockServer, ResponseTemplate};
-
-const SID: &str = "AC0123456789abcdef0123456789abcdef";
-const MESSAGE_SID: &str = "SM0123456789abcdef0123456789abcdef";
-
-struct Output {
-    code: u8,
-    out: String,
-    err: String,
-}
-
-fn command(args: &[&str], env: &Env) -> Output {
-    let args: Vec<String> = args.iter().map(|s| (*s).to_owned()).collect();
-    let (mut out, mut err) = (Vec::new(), Vec::new());
-    let code = run(&args, env, &mut out, &mut err);
-    Output { code, out: String::from_utf8(out).unwrap(), err: String::from_utf8(err).unwrap() }
-}
-
-/// A mock Twilio on its own runtime.
-struct Twilio {
-    runtime: tokio::runtime::Runtime,
-    server: MockServer,
-}
-
-impl Twilio {
-    fn answering(reply: ResponseTemplate) -> Self {
-        let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().unwrap();
-        let server = runtime.block_on(async {
-            let server = MockServer::start().await;
-            Mock::given(any()).respond_with(reply).mount(&server).await;
-            server
-        });
-        Self { runtime, server }
-    }
-
-    fn accepting() -> Self {
-        Self::answering(ResponseTemplate::new(201).set_body_json(json!({"sid": MESSAGE_SID, "status": "queued"})))
-    }
-
-    fn calls(&self) -> usize {
-        self.runtime.block_on(self.server.received_requests()).unwrap_or_default().len()
-    }
-
-    fn env(&self, store: &str) -> Env {
-        [
-            ("TWILIO_ACCOUNT_SID", SID.to_owned()),
-            ("TWILIO_AUTH_TOKEN", "test-token".to_owned()),
-            ("TWILIO_FROM", "+15005550006".to_owned()),
-            ("SMS_SDK_TWILIO_BASE_URL", self.server.uri()),
-            ("SMS_SDK_STORE", store.to_owned()),
-        ]
-        .into_iter()
-        .collect()
-    }
-}
+use sms_sdk_cli::Env;
+use wiremock::ResponseTemplate;
 
 fn temp_store() -> String {
     let dir =
@@ -93,7 +41,7 @@ fn t251_the_built_binary_sends_once() {
 #[test]
 fn a_repeated_key_replays_and_another_body_conflicts() {
     let twilio = Twilio::accepting();
-    let env = twilio.env(&temp_store());
+    let env = twilio.env(&[("SMS_SDK_STORE", &temp_store())]);
     let send =
         |body: &str| command(&["send", "--to", "+14155550123", "--body", body, "--idempotency-key", "order:1"], &env);
     let first = send("Your order has shipped.");
@@ -110,7 +58,7 @@ fn a_repeated_key_replays_and_another_body_conflicts() {
 #[test]
 fn json_output_is_one_object() {
     let twilio = Twilio::accepting();
-    let env = twilio.env("memory");
+    let env = twilio.env(&[("SMS_SDK_STORE", "memory")]);
     let o = command(&["send", "--to", "+14155550123", "--body", "Hi", "--json"], &env);
     let value: serde_json::Value = serde_json::from_str(o.out.trim()).unwrap();
     assert_eq!((value["provider"].as_str(), value["provider_id"].as_str()), (Some("twilio"), Some(MESSAGE_SID)));
@@ -125,7 +73,7 @@ fn json_output_is_one_object() {
 #[test]
 fn an_unreachable_store_exits_7_and_sends_nothing() {
     let twilio = Twilio::accepting();
-    let env = twilio.env("postgres://nobody@127.0.0.1:1/none");
+    let env = twilio.env(&[("SMS_SDK_STORE", "postgres://nobody@127.0.0.1:1/none")]);
     let o = command(&["send", "--to", "+14155550123", "--body", "Hi", "--idempotency-key", "k", "--json"], &env);
     assert_eq!(o.code, 7, "{}{}", o.out, o.err);
     let value: serde_json::Value = serde_json::from_str(o.out.trim()).unwrap();
@@ -137,13 +85,16 @@ fn an_unreachable_store_exits_7_and_sends_nothing() {
 fn exit_codes_follow_the_outcome() {
     let rejected =
         Twilio::answering(ResponseTemplate::new(400).set_body_json(json!({"code": 21211, "message": "bad"})));
-    let o = command(&["send", "--to", "+14155550123", "--body", "Hi"], &rejected.env("memory"));
+    let o = command(&["send", "--to", "+14155550123", "--body", "Hi"], &rejected.env(&[("SMS_SDK_STORE", "memory")]));
     assert_eq!(o.code, 1, "{}", o.err);
     let unknown = Twilio::answering(ResponseTemplate::new(500));
-    let o = command(&["send", "--to", "+14155550123", "--body", "Hi"], &unknown.env("memory"));
+    let o = command(&["send", "--to", "+14155550123", "--body", "Hi"], &unknown.env(&[("SMS_SDK_STORE", "memory")]));
     assert_eq!(o.code, 3);
     assert!(o.err.contains("server_error"));
-    let o = command(&["send", "--to", "+14155550123", "--body", "Hi", "--provider", "sinch"], &unknown.env("memory"));
+    let o = command(
+        &["send", "--to", "+14155550123", "--body", "Hi", "--provider", "sinch"],
+        &unknown.env(&[("SMS_SDK_STORE", "memory")]),
+    );
     assert_eq!(o.code, 2);
 }
 
@@ -151,7 +102,7 @@ fn exit_codes_follow_the_outcome() {
 fn an_unknown_outcome_is_listed_and_settled_by_the_operator() {
     let held = Twilio::answering(ResponseTemplate::new(201).set_delay(Duration::from_secs(10)));
     let store = temp_store();
-    let env = held.env(&store);
+    let env = held.env(&[("SMS_SDK_STORE", &store)]);
     let send = |key: &str| {
         command(
             &["send", "--to", "+14155550123", "--body", "Hi", "--idempotency-key", key, "--timeout-ms", "200"],

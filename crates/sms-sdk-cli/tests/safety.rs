@@ -3,31 +3,16 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing, clippy::string_slice)] // test code: a panic is a failed test
 
+mod common;
+
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, SystemTime};
 
-use serde_json::json;
+use common::{MESSAGE_SID, SID, Twilio, command};
 use sms_sdk::idempotency::{Fingerprint, IdempotencyStore, Reservation, sqlite::SqliteStore};
-use sms_sdk_cli::{Env, run};
-use wiremock::matchers::any;
-use wiremock::{Mock, MockServer, ResponseTemplate};
-
-const SID: &str = "AC0123456789abcdef0123456789abcdef";
-const MESSAGE_SID: &str = "SM0123456789abcdef0123456789abcdef";
-
-struct Output {
-    code: u8,
-    out: String,
-    err: String,
-}
-
-fn command<A: Into<OsString> + Clone>(args: &[A], env: &Env) -> Output {
-    let (mut out, mut err) = (Vec::new(), Vec::new());
-    let code = run(args.iter().cloned(), env, &mut out, &mut err);
-    Output { code, out: String::from_utf8(out).unwrap(), err: String::from_utf8(err).unwrap() }
-}
+use sms_sdk_cli::Env;
 
 /// A fresh folder.
 fn folder(name: &str) -> PathBuf {
@@ -35,42 +20,6 @@ fn folder(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("sms-sdk-safety-{name}-{}-{nanos}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     dir
-}
-
-/// A mock Twilio that accepts every message, on its own runtime.
-struct Twilio {
-    runtime: tokio::runtime::Runtime,
-    server: MockServer,
-}
-
-impl Twilio {
-    fn accepting() -> Self {
-        let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().unwrap();
-        let server = runtime.block_on(async {
-            let server = MockServer::start().await;
-            let reply = ResponseTemplate::new(201).set_body_json(json!({"sid": MESSAGE_SID, "status": "queued"}));
-            Mock::given(any()).respond_with(reply).mount(&server).await;
-            server
-        });
-        Self { runtime, server }
-    }
-
-    fn calls(&self) -> usize {
-        self.runtime.block_on(self.server.received_requests()).unwrap_or_default().len()
-    }
-
-    /// A complete Twilio environment pointed at the mock, with `data` as the data directory.
-    fn env(&self, data: &Path) -> Env {
-        [
-            ("TWILIO_ACCOUNT_SID", SID.to_owned()),
-            ("TWILIO_AUTH_TOKEN", "test-token".to_owned()),
-            ("TWILIO_FROM", "+15005550006".to_owned()),
-            ("SMS_SDK_TWILIO_BASE_URL", self.server.uri()),
-            ("XDG_DATA_HOME", data.display().to_string()),
-        ]
-        .into_iter()
-        .collect()
-    }
 }
 
 fn data_env(data: &Path) -> Env {
@@ -90,7 +39,7 @@ fn an_emulated_send_is_never_replayed_by_a_real_one() {
     assert_eq!(emulated["emulated"], true);
 
     let twilio = Twilio::accepting();
-    let real = command(&send_args("order:1"), &twilio.env(&data));
+    let real = command(&send_args("order:1"), &twilio.env(&[("XDG_DATA_HOME", &data.display().to_string())]));
     assert_eq!(real.code, 0, "{}{}", real.out, real.err);
     let real: serde_json::Value = serde_json::from_str(real.out.trim()).unwrap();
     assert_eq!(real["replayed"], false, "the emulator's result was replayed: {real}");
@@ -188,28 +137,14 @@ fn a_credential_that_cannot_be_sent_is_a_configuration_error_naming_the_variable
 #[test]
 fn a_store_failure_says_why() {
     let twilio = Twilio::accepting();
-    let mut env = twilio.env(&folder("store-failure"));
-    env = env_with(&env, "SMS_SDK_STORE", "redis://user:hunter2@127.0.0.1:1/0");
+    let data = folder("store-failure").display().to_string();
+    let env = twilio.env(&[("XDG_DATA_HOME", &data), ("SMS_SDK_STORE", "redis://user:hunter2@127.0.0.1:1/0")]);
     let o = command(&["send", "--to", "+14155550123", "--body", "Hi", "--idempotency-key", "k"], &env);
     assert_eq!(o.code, 7, "{}", o.err);
     assert!(o.err.contains("nothing was sent: "), "{}", o.err);
     assert!(o.err.contains("127.0.0.1:1"), "the store is named: {}", o.err);
     assert!(!o.err.contains("hunter2"), "{}", o.err);
     assert_eq!(twilio.calls(), 0);
-}
-
-/// `env` with one more variable.
-fn env_with(env: &Env, name: &str, value: &str) -> Env {
-    let mut vars: Vec<(String, String)> = Vec::new();
-    for candidate in
-        ["TWILIO_ACCOUNT_SID", "TWILIO_AUTH_TOKEN", "TWILIO_FROM", "SMS_SDK_TWILIO_BASE_URL", "XDG_DATA_HOME"]
-    {
-        if let Some(v) = env.get(candidate) {
-            vars.push((candidate.to_owned(), v.to_owned()));
-        }
-    }
-    vars.push((name.to_owned(), value.to_owned()));
-    vars.into_iter().collect()
 }
 
 #[test]
@@ -330,7 +265,7 @@ fn a_shared_store_refuses_to_replay_an_emulated_result_for_a_real_send() {
     assert_eq!(again["replayed"], true);
 
     let twilio = Twilio::accepting();
-    let real = command(&args, &twilio.env(&data));
+    let real = command(&args, &twilio.env(&[("XDG_DATA_HOME", &data.display().to_string())]));
     assert_eq!(real.code, 4, "{}{}", real.out, real.err);
     let value: serde_json::Value = serde_json::from_str(real.out.trim()).unwrap();
     assert_eq!(value["error"]["code"], "idempotency_conflict");
