@@ -1,12 +1,18 @@
 //! Every shipped store passes the one contract suite; the durable ones also survive a race of
 //! separate OS processes, and a store that goes away fails sends with a typed error.
 
+#[cfg(any(feature = "sqlite", feature = "postgres", feature = "redis"))]
 use std::collections::HashMap;
+#[cfg(any(feature = "sqlite", feature = "postgres", feature = "redis"))]
 use std::process::Command;
 use std::sync::Arc;
-use std::time::{Duration, SystemTime};
+#[cfg(any(feature = "sqlite", feature = "postgres", feature = "redis"))]
+use std::time::Duration;
+use std::time::SystemTime;
 
-use sms_sdk::idempotency::{self, Fingerprint, MemoryStore, Reservation, Store};
+use sms_sdk::idempotency::{self, MemoryStore, Store};
+#[cfg(any(feature = "sqlite", feature = "postgres", feature = "redis"))]
+use sms_sdk::idempotency::{Fingerprint, Reservation};
 use sms_sdk::testing::store_contract;
 
 #[cfg(any(feature = "sqlite", feature = "postgres", feature = "redis"))]
@@ -24,6 +30,7 @@ async fn assert_contract(name: &str, store: Arc<dyn Store>) {
     assert!(report.passed, "{}", report.failures());
 }
 
+#[cfg(any(feature = "postgres", feature = "redis"))]
 /// A store server's URL from the environment the test command sets; fails loudly without it.
 pub(crate) fn server_url(var: &str) -> String {
     std::env::var(var).ok().filter(|v| !v.is_empty()).unwrap_or_else(|| {
@@ -31,6 +38,7 @@ pub(crate) fn server_url(var: &str) -> String {
     })
 }
 
+#[cfg(feature = "sqlite")]
 /// A fresh temporary path for a SQLite file.
 pub(crate) fn temp_db() -> std::path::PathBuf {
     std::env::temp_dir().join(format!("sms-sdk-test-{}", uuid_suffix())).join("state.db")
@@ -55,9 +63,12 @@ async fn stores_open_from_urls() {
     assert!(idempotency::open("ftp://x").await.is_err());
 }
 
+#[cfg(any(feature = "sqlite", feature = "postgres", feature = "redis"))]
 const RACE_PROCESSES: usize = 4;
+#[cfg(any(feature = "sqlite", feature = "postgres", feature = "redis"))]
 const RACE_KEYS: usize = 1000;
 
+#[cfg(any(feature = "sqlite", feature = "postgres", feature = "redis"))]
 /// The cross-process race: this test binary runs itself `RACE_PROCESSES` times as workers (the
 /// same test, with `SMS_SDK_RACE_URL` set), which all reserve the same keys at the same instant.
 async fn cross_process_race(test: &str, url: &str) {
@@ -97,6 +108,7 @@ async fn cross_process_race(test: &str, url: &str) {
     assert!(winners.values().all(|&n| n == 1), "a key had two winners");
 }
 
+#[cfg(any(feature = "sqlite", feature = "postgres", feature = "redis"))]
 async fn race_worker(url: &str) {
     let prefix = std::env::var("SMS_SDK_RACE_PREFIX").unwrap();
     let start_ms: u64 = std::env::var("SMS_SDK_RACE_START_MS").unwrap().parse().unwrap();

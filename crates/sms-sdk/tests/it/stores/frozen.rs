@@ -8,6 +8,7 @@ use std::time::{Duration, Instant, SystemTime};
 
 use sms_sdk::idempotency::{Filter, Fingerprint, IdempotencyStore, Operator, Page, Reservation, StoreError};
 use sms_sdk::testing::MemoryAdapter;
+#[cfg(feature = "sqlite")]
 use sms_sdk::webhook::dedupe::DedupeStore;
 use sms_sdk::{Client, ErrorKind, Message};
 
