@@ -11,6 +11,8 @@ use sms_sdk::testing::store_contract;
 
 #[cfg(any(feature = "sqlite", feature = "postgres", feature = "redis"))]
 mod corrupt;
+#[cfg(all(feature = "twilio", any(feature = "sqlite", feature = "postgres", feature = "redis")))]
+mod crash;
 #[cfg(any(feature = "sqlite", feature = "postgres", feature = "redis"))]
 mod errors;
 #[cfg(any(feature = "sqlite", feature = "postgres", feature = "redis"))]
