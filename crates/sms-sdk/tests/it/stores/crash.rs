@@ -6,13 +6,14 @@
 //! no rerun of a key makes a second request for a message the provider got.
 //!
 //! The sending process is this test binary run again as a child (`worker.rs`); the provider is a
-//! Twilio API on loopback in the parent that counts every request, so its record outlives the
-//! child. Random moments come from a seeded generator: `SMS_SDK_CRASH_SEED` replays a run,
+//! Twilio API on loopback in the parent that counts every request (`provider.rs`), so its record
+//! outlives the child. Random moments come from a seeded generator: `SMS_SDK_CRASH_SEED` replays a run,
 //! `SMS_SDK_CRASH_TRIALS` sets how many kills each store gets.
 
+mod provider;
 mod worker;
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, Read};
 use std::os::unix::process::ExitStatusExt;
 use std::process::{Child, Command, Stdio};
@@ -21,12 +22,10 @@ use std::time::{Duration, Instant, SystemTime};
 
 use sms_sdk::idempotency::{self, DEFAULT_STALE_RESERVATION, Filter, Page, Record, State, Store};
 use sms_sdk::{Error, ErrorKind, Receipt, UnknownReason};
-use wiremock::matchers::{any, body_string_contains};
-use wiremock::{Mock, MockServer};
 
+use self::provider::Provider;
 use self::worker::{HOLD, Phase, TO, message};
 use super::uuid_suffix;
-use crate::provider::{fixture_json, json_reply, requests};
 
 const SEED_VAR: &str = "SMS_SDK_CRASH_SEED";
 const DEFAULT_SEED: u64 = 20_261_201;
@@ -135,32 +134,6 @@ async fn listed(store: &dyn Store, filter: Filter, key: &str) -> bool {
     records(store, filter, key).await.contains_key(key)
 }
 
-/// The provider's record: a Twilio API on loopback that creates every message at once, but holds
-/// the request for [`HOLD`] without answering (as the emulator does).
-async fn provider() -> MockServer {
-    let server = MockServer::start().await;
-    let created = json_reply(201, &fixture_json("twilio", "message_created.json"));
-    let hold = created.clone().set_delay(Duration::from_secs(3600));
-    Mock::given(body_string_contains("To=%2B15005559002")).respond_with(hold).with_priority(1).mount(&server).await;
-    Mock::given(any()).respond_with(created).mount(&server).await;
-    server
-}
-
-/// How many requests the provider got for each key (from the body, `crash <key>`).
-async fn requests_per_key(provider: &MockServer) -> HashMap<String, usize> {
-    let mut counts = HashMap::new();
-    for request in requests(provider).await {
-        let body = url::form_urlencoded::parse(&request.body).find(|(name, _)| name == "Body").map(|(_, v)| v);
-        let key = body.as_deref().and_then(|b| b.strip_prefix("crash ")).unwrap_or("?").to_owned();
-        *counts.entry(key).or_default() += 1;
-    }
-    counts
-}
-
-async fn requests_for(provider: &MockServer, key: &str) -> usize {
-    requests_per_key(provider).await.get(key).copied().unwrap_or(0)
-}
-
 /// A worker process.
 struct Worker {
     child: Child,
@@ -171,12 +144,12 @@ struct Worker {
 
 impl Worker {
     /// Runs `test` of this binary again, as the worker of `phase` on keys `prefix`.
-    fn spawn(test: &str, phase: Phase, backend: &Backend, provider: &MockServer, prefix: &str) -> Self {
+    fn spawn(test: &str, phase: Phase, backend: &Backend, provider: &Provider, prefix: &str) -> Self {
         let mut child = Command::new(std::env::current_exe().unwrap())
             .args([test, "--exact", "--nocapture", "--test-threads=1"])
             .env(worker::PHASE, phase.name())
             .env(worker::STORE_URL, backend.worker_url(prefix))
-            .env(worker::PROVIDER_URL, provider.uri())
+            .env(worker::PROVIDER_URL, provider.url())
             .env(worker::KEYS, prefix)
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
@@ -244,23 +217,23 @@ impl Drop for Worker {
 /// Sends message `i` of `prefix` to `to` again, as a new process would, over a fresh store.
 async fn rerun(
     store: &Arc<dyn Store>,
-    provider: &MockServer,
+    provider: &Provider,
     prefix: &str,
     i: usize,
     to: &str,
     stale: Duration,
 ) -> Result<Receipt, Error> {
     // Short: a rerun that wrongly sends to HOLD fails in time, and the count then shows it.
-    let client = worker::sender(&provider.uri(), Arc::clone(store), stale, Duration::from_secs(2));
+    let client = worker::sender(&provider.url(), Arc::clone(store), stale, Duration::from_secs(2));
     client.send(&message(prefix, i, to)).await
 }
 
 /// A reservation a killed worker left for message `i` of `prefix`: in progress until the stale
 /// limit, then unresolved; a rerun is refused either way (in progress, then an unknown outcome)
 /// and makes no request, and the record stays as it was.
-async fn leftover(store: &Arc<dyn Store>, provider: &MockServer, prefix: &str, i: usize, to: &str) {
+async fn leftover(store: &Arc<dyn Store>, provider: &Provider, prefix: &str, i: usize, to: &str) {
     let key = format!("{prefix}{i}");
-    let made = requests_for(provider, &key).await;
+    let made = provider.requests_for(&key);
     let Some(Record::Reserved { reserved_at, .. }) = store.get(&key).await.unwrap() else {
         panic!("{key} is not reserved")
     };
@@ -277,7 +250,7 @@ async fn leftover(store: &Arc<dyn Store>, provider: &MockServer, prefix: &str, i
     let error = rerun(store, provider, prefix, i, to, SHORT_STALE).await.unwrap_err();
     assert_eq!(error.kind(), ErrorKind::Unknown(UnknownReason::StaleReservation), "{error}");
     assert!(!error.is_retry_safe());
-    assert_eq!(requests_for(provider, &key).await, made, "a rerun sent {key} again");
+    assert_eq!(provider.requests_for(&key), made, "a rerun sent {key} again");
     assert!(matches!(store.get(&key).await.unwrap(), Some(Record::Reserved { .. })), "a rerun changed {key}");
 }
 
@@ -292,7 +265,7 @@ async fn phase_trial(name: &str, backend: impl FnOnce() -> Backend, phase: Phase
     if let Some(phase) = Phase::of_this_process() {
         return worker::run(phase).await;
     }
-    let (backend, provider) = (backend(), provider().await);
+    let (backend, provider) = (backend(), Provider::start().await);
     let prefix = format!("crash-{}-{}-", phase.name(), uuid_suffix());
     let key = format!("{prefix}0");
     let mut worker = Worker::spawn(&test_path(name), phase, &backend, &provider, &prefix);
@@ -301,7 +274,7 @@ async fn phase_trial(name: &str, backend: impl FnOnce() -> Backend, phase: Phase
         Phase::InFlight => {
             worker.wait_for(&format!("reserved {key}")).await;
             let deadline = Instant::now() + WAIT;
-            while requests_for(&provider, &key).await == 0 {
+            while provider.requests_for(&key) == 0 {
                 assert!(Instant::now() < deadline, "the request never reached the provider");
                 tokio::time::sleep(Duration::from_millis(5)).await;
             }
@@ -310,17 +283,18 @@ async fn phase_trial(name: &str, backend: impl FnOnce() -> Backend, phase: Phase
         Phase::Random => unreachable!("random kills are `random_trials`"),
     }
     worker.kill().await;
+    provider.settle().await;
     backend.after_kill(&prefix).await;
 
     let store = backend.open().await;
     let record = store.get(&key).await.unwrap_or_else(|e| panic!("reading {key} after the crash: {e}"));
-    let made = requests_for(&provider, &key).await;
+    let made = provider.requests_for(&key);
     if phase == Phase::BeforeReserve {
         assert_eq!((record, made), (None, 0), "a worker killed before its reservation left something");
         let first = rerun(&store, &provider, &prefix, 0, TO, DEFAULT_STALE_RESERVATION).await.unwrap();
         let again = rerun(&store, &provider, &prefix, 0, TO, DEFAULT_STALE_RESERVATION).await.unwrap();
         assert!(!first.replayed && again.replayed);
-        assert_eq!(requests_for(&provider, &key).await, 1);
+        assert_eq!(provider.requests_for(&key), 1);
     } else {
         assert!(matches!(record, Some(Record::Reserved { .. })), "{key}: {record:?}");
         assert_eq!(made, 1, "the provider got {made} requests for {key}");
@@ -342,7 +316,7 @@ async fn random_trials(name: &str, backend: impl FnOnce() -> Backend) {
     // Shown when the test fails.
     eprintln!("{name}: seed {seed} ({SEED_VAR}), {trials} trials ({TRIALS_VAR})");
     let mut random = fastrand::Rng::with_seed(seed);
-    let (backend, provider) = (backend(), provider().await);
+    let (backend, provider) = (backend(), Provider::start().await);
     let (mut phases, mut sends): (BTreeMap<&str, u64>, usize) = (BTreeMap::new(), 0);
     for trial in 0..trials {
         let delay = KILL_WINDOW.mul_f64(random.f64());
@@ -352,10 +326,11 @@ async fn random_trials(name: &str, backend: impl FnOnce() -> Backend) {
         worker.wait_for("ready").await;
         tokio::time::sleep(delay).await;
         let said = worker.kill().await;
+        provider.settle().await;
         backend.after_kill(&prefix).await;
 
         let store = backend.open().await;
-        let counts = requests_per_key(&provider).await;
+        let counts = provider.requests_per_key();
         let count = |i: usize| counts.get(&format!("{prefix}{i}")).copied().unwrap_or(0);
         let returned = said.iter().filter(|line| line.starts_with("sent ")).count();
         eprintln!("trial {trial}: {returned} sends returned before the kill");
@@ -387,13 +362,13 @@ async fn random_trials(name: &str, backend: impl FnOnce() -> Backend) {
             _ => {
                 let receipt = rerun(&store, &provider, &prefix, returned, TO, SHORT_STALE).await.unwrap();
                 assert_eq!(receipt.replayed, record.is_some());
-                assert_eq!(requests_for(&provider, &key).await, 1);
+                assert_eq!(provider.requests_for(&key), 1);
             }
         }
         let next = format!("{prefix}{}", returned + 1);
         assert_eq!(store.get(&next).await.unwrap(), None, "{next} was never sent");
     }
-    let duplicates = requests_per_key(&provider).await.into_values().filter(|&n| n > 1).count();
+    let duplicates = provider.requests_per_key().into_values().filter(|&n| n > 1).count();
     assert_eq!(duplicates, 0, "keys sent twice");
     eprintln!("{name}: {trials} kills (seed {seed}) in {sends} sends, by phase: {phases:#?}; keys sent twice: 0");
 }
