@@ -140,10 +140,12 @@ impl PostgresStore {
             PoolError::Timeout(TimeoutType::Create | TimeoutType::Recycle) => {
                 StoreError::timeout(place, "connect", Limit::Connect, timeouts.connect)
             }
-            error @ (PoolError::Backend(_)
-            | PoolError::Closed
-            | PoolError::NoRuntimeSpecified
-            | PoolError::PostCreateHook(_)) => StoreError::new(error).at(place),
+            // The driver's own reason, without the pool's "Error occurred while creating a new
+            // object" around it.
+            PoolError::Backend(error) => StoreError::new(error).at(place),
+            error @ (PoolError::Closed | PoolError::NoRuntimeSpecified | PoolError::PostCreateHook(_)) => {
+                StoreError::new(error).at(place)
+            }
         }
     }
 }

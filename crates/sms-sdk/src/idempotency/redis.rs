@@ -22,6 +22,26 @@
 //! holding the sighting's epoch milliseconds: `first_seen` is `SET … NX PX <retention>`, so the
 //! sighting is forgotten once `retention` has passed on the Redis server's clock (not at the
 //! `now` passed in).
+//!
+//! # Durability: run this Redis with the append-only file
+//!
+//! The store keeps only what the server keeps. A Redis without persistence (`appendonly no` and
+//! no snapshots, a usual cache setting) forgets every reservation and record when it restarts:
+//! a key whose send was in flight, whose outcome was unknown or whose message was accepted then
+//! reads as never used, the next send with it goes out again (the duplicate text the key was
+//! meant to prevent), and the unknown outcomes an operator had to reconcile are gone from
+//! `list`. Snapshots alone (`save`) lose the same way everything written since the last one.
+//!
+//! - `appendonly yes` with `appendfsync always`: every reservation and outcome is on disk before
+//!   Redis answers, so a restart, a killed server or a power loss loses nothing Redis has
+//!   confirmed. Each write waits for a disk flush, two per send.
+//! - `appendfsync everysec` (the usual AOF setting): a restarted or killed Redis process keeps
+//!   every write (it is in the operating system's cache), but a crash or power loss of its
+//!   machine may lose about the last second of writes (two when the disk is slow), and a key sent
+//!   in that second may be sent again.
+//!
+//! Replication does not replace this: writes reach replicas asynchronously, so a replica promoted
+//! after a failover may lack the newest reservations, with the same risk as `everysec`.
 
 use std::collections::HashMap;
 use std::future::Future;

@@ -24,6 +24,7 @@
 //! seen_at BIGINT NOT NULL, expires_at BIGINT NOT NULL)` (epoch milliseconds); `first_seen` is one
 //! `INSERT … ON CONFLICT (key) DO UPDATE … WHERE expires_at <= now RETURNING key`.
 
+use std::cell::Cell;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant, SystemTime};
@@ -41,8 +42,44 @@ use super::{
 use crate::adapter::BoxFuture;
 use crate::webhook::dedupe::DedupeStore;
 
-/// SQLite's busy handler takes whole milliseconds in an `i32`: wait at most a day at once.
+/// SQLite's busy timeout takes whole milliseconds in an `i32`: wait at most a day at once.
 const MAX_BUSY_WAIT: Duration = Duration::from_secs(86_400);
+/// The longest sleep between two tries for another connection's lock.
+const MAX_LOCK_POLL: Duration = Duration::from_millis(32);
+
+thread_local! {
+    /// When the call running on this thread stops waiting for another connection's lock.
+    static LOCK_DEADLINE: Cell<Option<Instant>> = const { Cell::new(None) };
+}
+
+/// The busy handler of the store's connection: tries again for another connection's lock, after
+/// a sleep that doubles from 1 ms to 32 ms, until the running call's deadline by the clock.
+/// (SQLite's own busy timeout adds up the sleeps it asked for; on a loaded machine each one runs
+/// long, the wait outlasts the operation timeout, and the error no longer says that the lock was
+/// why.)
+fn wait_for_lock(attempt: i32) -> bool {
+    let Some(deadline) = LOCK_DEADLINE.get() else { return false };
+    let left = deadline.saturating_duration_since(Instant::now());
+    let doublings = u32::try_from(attempt).unwrap_or(0).min(5);
+    std::thread::sleep(Duration::from_millis(1 << doublings).min(MAX_LOCK_POLL).min(left));
+    !left.is_zero()
+}
+
+/// Sets this thread's lock deadline while it lives.
+struct LockDeadline;
+
+impl LockDeadline {
+    fn set(wait: Duration) -> Self {
+        LOCK_DEADLINE.set(Instant::now().checked_add(wait.min(MAX_BUSY_WAIT)));
+        Self
+    }
+}
+
+impl Drop for LockDeadline {
+    fn drop(&mut self) {
+        LOCK_DEADLINE.set(None);
+    }
+}
 
 /// Idempotency records and webhook dedupe keys in a SQLite file. Cheap to clone.
 #[derive(Clone)]
@@ -104,8 +141,7 @@ impl SqliteStore {
                 return Err(StoreError::timeout(&place, what, Limit::Operation, limit));
             }
             // Give up on a lock a little before the caller does, to say that the lock was why.
-            let busy = left.saturating_sub(left.checked_div(20).unwrap_or_default());
-            connection.busy_timeout(busy.min(MAX_BUSY_WAIT))?;
+            let _deadline = LockDeadline::set(left.saturating_sub(left.checked_div(20).unwrap_or_default()));
             f(&mut connection, &sql).map_err(|e| locked(e, &place, Limit::Operation, limit))
         });
         self.timeouts.operation(&self.place, what, async { task.await.map_err(StoreError::new)? }).await
@@ -154,7 +190,8 @@ impl SqliteStoreBuilder {
     }
 }
 
-/// Opens the file in WAL mode with a busy timeout and creates the tables.
+/// Opens the file in WAL mode with a busy timeout, creates the tables, and hands lock waits to
+/// [`wait_for_lock`].
 fn prepare(path: &Path, schema: &[String], busy: Duration) -> rusqlite::Result<Connection> {
     let connection = Connection::open(path)?;
     connection.busy_timeout(busy)?;
@@ -163,6 +200,7 @@ fn prepare(path: &Path, schema: &[String], busy: Duration) -> rusqlite::Result<C
     for create in schema {
         connection.execute_batch(create)?;
     }
+    connection.busy_handler(Some(wait_for_lock))?;
     Ok(connection)
 }
 
@@ -294,5 +332,24 @@ impl DedupeStore for SqliteStore {
                 c.query_row(&sql.dedupe_first_seen, params![key, seen_at, expires_at], |r| r.get(0)).optional()?;
             Ok(recorded.is_some())
         }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_lock_wait_ends_at_its_deadline_by_the_clock() {
+        assert!(!wait_for_lock(0), "without a deadline nothing waits");
+        let started = Instant::now();
+        let deadline = LockDeadline::set(Duration::from_millis(150));
+        let tries = (0..).take_while(|&attempt| wait_for_lock(attempt)).count();
+        let waited = started.elapsed();
+        assert!(waited >= Duration::from_millis(150), "gave up after {waited:?}");
+        assert!(waited < Duration::from_secs(2), "waited {waited:?}");
+        assert!(tries >= 5, "{tries} tries");
+        drop(deadline);
+        assert_eq!(LOCK_DEADLINE.get(), None);
     }
 }

@@ -17,10 +17,12 @@ use sms_sdk::testing::store_contract;
 
 #[cfg(any(feature = "sqlite", feature = "postgres", feature = "redis"))]
 mod corrupt;
+#[cfg(all(feature = "twilio", any(feature = "sqlite", feature = "postgres", feature = "redis")))]
+mod crash;
 #[cfg(any(feature = "sqlite", feature = "postgres", feature = "redis"))]
 mod errors;
 #[cfg(any(feature = "sqlite", feature = "postgres", feature = "redis"))]
-mod frozen;
+mod faults;
 #[cfg(any(feature = "postgres", feature = "redis"))]
 mod servers;
 mod times;
@@ -211,7 +213,7 @@ mod redis {
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn a_store_that_goes_away_fails_the_send_before_any_request() {
+    async fn store_fault_redis_connection_cut() {
         use sms_sdk::testing::MemoryAdapter;
         use sms_sdk::{Client, ErrorKind, Message};
 

@@ -6,6 +6,7 @@
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
+use std::sync::{Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 /// A folder for one server, removed on drop.
@@ -110,14 +111,35 @@ impl PgServer {
                  install the postgresql package (it creates the user) or `useradd --system postgres`"
             );
         }
-        let (data, log) = (dir.join("data"), dir.join("server.log"));
-        let (data, log, socket) = (data.to_str().unwrap(), log.to_str().unwrap(), dir.to_str().unwrap());
-        run(as_postgres, &bin.join("initdb"), &["-D", data, "-A", "trust", "-U", "postgres", "-N"]);
+        let data = dir.join("data");
+        run(as_postgres, &bin.join("initdb"), &["-D", data.to_str().unwrap(), "-A", "trust", "-U", "postgres", "-N"]);
         let port = free_port();
-        let options = format!("-p {port} -c listen_addresses=127.0.0.1 -k {socket} -c fsync=off");
-        run(as_postgres, &bin.join("pg_ctl"), &["-D", data, "-l", log, "-w", "-t", "30", "-o", &options, "start"]);
         let url = format!("postgres://postgres@127.0.0.1:{port}/postgres");
-        Self { dir, bin, as_postgres, port, url }
+        let server = Self { dir, bin, as_postgres, port, url };
+        server.start_again();
+        server
+    }
+
+    /// Runs `pg_ctl -D <data> args…`, and panics with its output when it fails.
+    fn pg_ctl(&self, args: &[&str]) {
+        let data = self.dir.join("data");
+        let all: Vec<&str> = ["-D", data.to_str().unwrap()].into_iter().chain(args.iter().copied()).collect();
+        run(self.as_postgres, &self.bin.join("pg_ctl"), &all);
+    }
+
+    /// Starts the server (again) on its port and data folder, and waits until it accepts
+    /// connections.
+    pub(crate) fn start_again(&self) {
+        let (port, socket) = (self.port, self.dir.to_str().unwrap());
+        let options = format!("-p {port} -c listen_addresses=127.0.0.1 -k {socket} -c fsync=off");
+        let log = self.dir.join("server.log");
+        self.pg_ctl(&["-l", log.to_str().unwrap(), "-w", "-t", "30", "-o", &options, "start"]);
+    }
+
+    /// Stops the server the way an operator does (`pg_ctl stop -m fast`: open connections are
+    /// ended), and waits until it is down.
+    pub(crate) fn stop(&self) {
+        self.pg_ctl(&["-m", "fast", "-w", "-t", "30", "stop"]);
     }
 
     /// The postmaster and its children (the backends of open connections).
@@ -157,16 +179,33 @@ impl Drop for PgServer {
     }
 }
 
+/// What a Redis server keeps on disk.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Persistence {
+    /// Nothing (`--save '' --appendonly no`): a restart starts empty.
+    None,
+    /// Every write in the append-only file, fsynced before the reply (`--appendonly yes
+    /// --appendfsync always`).
+    AofAlways,
+}
+
 /// A Redis server of the test's own, on a free loopback port.
 pub(crate) struct RedisServer {
-    child: Child,
+    child: Mutex<Child>,
+    bin: PathBuf,
+    persistence: Persistence,
     dir: PathBuf,
     pub(crate) port: u16,
     pub(crate) url: String,
 }
 
 impl RedisServer {
+    /// A server that keeps nothing on disk.
     pub(crate) fn start() -> Self {
+        Self::start_with(Persistence::None)
+    }
+
+    pub(crate) fn start_with(persistence: Persistence) -> Self {
         let extra = vec![PathBuf::from("/usr/bin"), PathBuf::from("/usr/local/bin")];
         let bin = find_programs(&["redis-server"], extra).unwrap_or_else(|| {
             panic!(
@@ -175,19 +214,13 @@ impl RedisServer {
             )
         });
         let (dir, port) = (temp_dir("redis"), free_port());
-        let child = Command::new(bin.join("redis-server"))
-            .args(["--bind", "127.0.0.1", "--port", &port.to_string(), "--save", "", "--appendonly", "no"])
-            .arg("--dir")
-            .arg(&dir)
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        let server = Self { child, dir, port, url: format!("redis://127.0.0.1:{port}/0") };
+        let child = Mutex::new(spawn_redis(&bin, persistence, &dir, port));
+        let server = Self { child, bin, persistence, dir, port, url: format!("redis://127.0.0.1:{port}/0") };
         server.wait_until_ready();
         server
     }
 
+    /// Waits until the server answers PING (after loading its append-only file, if any).
     fn wait_until_ready(&self) {
         use std::io::{Read, Write};
         let started = Instant::now();
@@ -207,20 +240,54 @@ impl RedisServer {
 
     /// Stops the server (SIGSTOP).
     pub(crate) fn freeze(&self) {
-        assert!(signal("STOP", &[self.child.id()]), "could not stop the test's Redis server");
+        assert!(signal("STOP", &[self.pid()]), "could not stop the test's Redis server");
     }
 
     /// Lets the server run again (SIGCONT).
     pub(crate) fn thaw(&self) {
-        signal("CONT", &[self.child.id()]);
+        signal("CONT", &[self.pid()]);
     }
+
+    fn pid(&self) -> u32 {
+        self.child.lock().unwrap_or_else(PoisonError::into_inner).id()
+    }
+
+    /// Kills the server (SIGKILL: no chance to save anything) and waits until it is gone.
+    pub(crate) fn kill(&self) {
+        self.thaw();
+        let mut child = self.child.lock().unwrap_or_else(PoisonError::into_inner);
+        let _ = child.kill();
+        let _ = child.wait();
+    }
+
+    /// Starts the server again on its port and folder (after [`kill`](Self::kill)), and waits
+    /// until it has loaded what it kept.
+    pub(crate) fn start_again(&self) {
+        *self.child.lock().unwrap_or_else(PoisonError::into_inner) =
+            spawn_redis(&self.bin, self.persistence, &self.dir, self.port);
+        self.wait_until_ready();
+    }
+}
+
+fn spawn_redis(bin: &Path, persistence: Persistence, dir: &Path, port: u16) -> Child {
+    let keeps: &[&str] = match persistence {
+        Persistence::None => &["--appendonly", "no"],
+        Persistence::AofAlways => &["--appendonly", "yes", "--appendfsync", "always"],
+    };
+    Command::new(bin.join("redis-server"))
+        .args(["--bind", "127.0.0.1", "--port", &port.to_string(), "--save", ""])
+        .args(keeps)
+        .arg("--dir")
+        .arg(dir)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap()
 }
 
 impl Drop for RedisServer {
     fn drop(&mut self) {
-        self.thaw();
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        self.kill();
         let _ = std::fs::remove_dir_all(&self.dir);
     }
 }
