@@ -10,7 +10,10 @@
 //! # let _ = (store, patient); Ok(()) }
 //! ```
 //!
-//! The file is opened in WAL mode and on first use gets the table `sms_idempotency (key TEXT
+//! The file is opened in WAL mode with `synchronous = FULL`: every reservation and record is on
+//! disk before the call returns, so neither a killed process nor a power loss can forget a key
+//! that was already sent (with `NORMAL`, a power loss could drop the last commits and let a send
+//! go out twice). On first use it gets the table `sms_idempotency (key TEXT
 //! PRIMARY KEY, fingerprint, state, reservation_id, reserved_at, record, expires_at)`. `reserve`
 //! is one `INSERT … ON CONFLICT DO UPDATE … WHERE … RETURNING` inside an immediate transaction;
 //! every call runs on tokio's blocking pool.
@@ -196,7 +199,7 @@ fn prepare(path: &Path, schema: &[String], busy: Duration) -> rusqlite::Result<C
     let connection = Connection::open(path)?;
     connection.busy_timeout(busy)?;
     connection.pragma_update(None, "journal_mode", "WAL")?;
-    connection.pragma_update(None, "synchronous", "NORMAL")?;
+    connection.pragma_update(None, "synchronous", "FULL")?;
     for create in schema {
         connection.execute_batch(create)?;
     }
@@ -338,6 +341,18 @@ impl DedupeStore for SqliteStore {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_commit_is_synced_to_disk() {
+        let dir = std::env::temp_dir().join(format!("sms-sdk-sync-{}", uuid::Uuid::new_v4().simple()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let connection = prepare(&dir.join("state.db"), &[], Duration::from_secs(1)).unwrap();
+        let synchronous: i64 = connection.pragma_query_value(None, "synchronous", |row| row.get(0)).unwrap();
+        assert_eq!(synchronous, 2, "synchronous = FULL");
+        let mode: String = connection.pragma_query_value(None, "journal_mode", |row| row.get(0)).unwrap();
+        assert_eq!(mode, "wal");
+        let _ = std::fs::remove_dir_all(dir);
+    }
 
     #[test]
     fn a_lock_wait_ends_at_its_deadline_by_the_clock() {
