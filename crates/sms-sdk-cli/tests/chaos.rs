@@ -55,8 +55,11 @@ use run::{Ran, execute};
 /// The chaos tests share the machine's two cores: one at a time, so that timing stays honest.
 static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
 
-/// The most timeouts and connect failures the plan does not explain, per hundred sends.
-const STALLS_PERCENT: usize = 2;
+/// The most timeouts and connect failures the plan does not explain, per hundred sends. Such
+/// outcomes are checked like any other; the bound only keeps a run from passing while most of
+/// it timed out (a client that hangs, or a machine far too loaded to tell anything). Measured:
+/// 0 to 1.1 % of the sends while other builds kept the load average near 8 on two cores.
+const STALLS_PERCENT: usize = 5;
 
 /// Sends per run on SQLite, and on the PostgreSQL and Redis servers: fewer than on the memory
 /// store, since only the store differs (and the whole binary stays under a minute).
