@@ -152,11 +152,13 @@ fn chaos_checker_finds_planted_faults() {
     let clean = check(&ran.observed(&plans));
     assert!(clean.violations.is_empty(), "seed {seed}:\n{}", clean.summary(10));
 
-    let first = &ran.results[0];
+    let first = |k: usize| ran.results[0][k].result.as_ref().unwrap();
     let find = |wanted: &dyn Fn(usize) -> bool| (0..plans.len()).find(|&k| wanted(k)).expect("such a key");
-    let accepted = find(&|k| first[k].as_ref().is_ok_and(|r| r.attempts.len() == 1));
-    let unknown = find(&|k| first[k].as_ref().is_err_and(|e| matches!(e.kind(), ErrorKind::Unknown(_))));
-    let rejected = find(&|k| first[k].as_ref().is_err_and(|e| matches!(e.kind(), ErrorKind::Rejected(_))));
+    let single = |k: usize| plans[k].twin.is_none();
+    let accepted = find(&|k| single(k) && first(k).as_ref().is_ok_and(|r| r.attempts.len() == 1));
+    let unknown = find(&|k| single(k) && first(k).as_ref().is_err_and(|e| matches!(e.kind(), ErrorKind::Unknown(_))));
+    let rejected = find(&|k| single(k) && first(k).as_ref().is_err_and(|e| matches!(e.kind(), ErrorKind::Rejected(_))));
+    let twinned = find(&|k| plans[k].twin.is_some() && first(k).as_ref().is_ok_and(|r| !r.replayed));
     let entry = |key: usize| ran.seen.iter().position(|s| s.key == Some(key)).unwrap();
     let seen = |key: usize, provider, created: Option<&str>, run| Seen {
         provider,
@@ -176,6 +178,8 @@ fn chaos_checker_finds_planted_faults() {
         Created(usize),
         /// The store holds this record for the key.
         Record(Option<sms_sdk::idempotency::Record>),
+        /// The twin got the same (not replayed) receipt: both sent.
+        BothSent,
     }
     let accepted_provider = ran.seen[entry(accepted)].provider;
     let plants = [
@@ -192,16 +196,18 @@ fn chaos_checker_finds_planted_faults() {
         ("a request the library did not report", accepted, Plant::Lost(entry(accepted))),
         ("a rejection that created a message", rejected, Plant::Created(entry(rejected))),
         ("a final record that disagrees", accepted, Plant::Record(ran.records[rejected].clone())),
+        ("two sends of a key both accepted", twinned, Plant::BothSent),
     ];
     for (what, key, plant) in plants {
-        let (mut seen, mut records) = (ran.seen.clone(), ran.records.clone());
+        let (mut seen, mut records, mut results) = (ran.seen.clone(), ran.records.clone(), ran.results.clone());
         match plant {
             Plant::Request(request) => seen.push(request),
             Plant::Lost(position) => drop(seen.remove(position)),
             Plant::Created(position) => seen[position].created = Some("created-anyway".into()),
             Plant::Record(record) => records[key] = record,
+            Plant::BothSent => results[0][key].twin = results[0][key].result.clone(),
         }
-        let [a, b] = &ran.results;
+        let [a, b] = &results;
         let report = check(&check::Observed { plans: &plans, results: [a, b], seen: &seen, records: &records });
         let name = &plans[key].key;
         assert!(!report.violations.is_empty(), "{what}: not found");

@@ -11,7 +11,7 @@ use sms_sdk::{Category, ErrorKind, UnknownReason};
 use sms_sdk_emulator::{Provider, ReceivedMessage};
 
 use super::plan::{Expect, Fault, KeyPlan, MARGIN, TIMEOUT, key_index};
-use super::run::SendResult;
+use super::run::{SendResult, Sent};
 
 /// One request as the emulator recorded it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -46,8 +46,8 @@ impl Seen {
 #[derive(Debug)]
 pub struct Observed<'a> {
     pub plans: &'a [KeyPlan],
-    /// The results of run 0 and run 1, in key order.
-    pub results: [&'a [SendResult]; 2],
+    /// The sends of run 0 and run 1, in key order.
+    pub results: [&'a [Sent]; 2],
     /// The emulator's record, in arrival order.
     pub seen: &'a [Seen],
     /// The store's record of each key after both runs.
@@ -83,6 +83,27 @@ fn attempts(result: &SendResult) -> &[Attempt] {
         Ok(receipt) => &receipt.attempts,
         Err(error) => error.attempts(),
     }
+}
+
+/// True for a send that made requests of its own (not a replay, not refused as in progress).
+fn is_fresh(result: &SendResult) -> bool {
+    match result {
+        Ok(receipt) => !receipt.replayed,
+        Err(error) => !matches!(
+            error.kind(),
+            ErrorKind::IdempotencyInProgress | ErrorKind::Unknown(UnknownReason::ReplayedUnknown)
+        ),
+    }
+}
+
+/// True for an attempt that failed to connect (it never reached the emulator).
+fn is_unreachable(attempt: &Attempt) -> bool {
+    matches!(attempt.outcome, AttemptOutcome::Rejected { category: Category::Unreachable, .. })
+}
+
+/// The providers of the attempts of `result` that reached the emulator.
+fn reached_providers(result: &SendResult) -> impl Iterator<Item = &str> {
+    attempts(result).iter().filter(|a| !is_unreachable(a)).map(|a| a.provider.as_str())
 }
 
 /// A short label of a result, for the counts.
@@ -128,6 +149,8 @@ pub struct Stats {
     pub failovers: usize,
     /// Rate-limited requests a patient client sent again on the same adapter.
     pub retries: usize,
+    /// How the second of two simultaneous sends of a key went.
+    pub twins: BTreeMap<String, usize>,
     /// Outcomes per run.
     pub outcomes: [BTreeMap<String, usize>; 2],
     /// Messages the emulator created.
@@ -153,6 +176,7 @@ impl fmt::Display for Stats {
             "sends that failed over: {}; rate limits retried on the same adapter: {}",
             self.failovers, self.retries
         )?;
+        writeln!(f, "twin sends (how the second of two at once went): {:?}", self.twins)?;
         for (run, outcomes) in self.outcomes.iter().enumerate() {
             writeln!(f, "run {} outcomes: {outcomes:?}", run + 1)?;
         }
@@ -241,22 +265,106 @@ impl KeyCheck<'_, '_> {
         let stats = &mut self.report.stats;
         *stats.keys_by_fault.entry(plan.fault).or_default() += 1;
         *stats.requests_by_fault.entry(plan.fault).or_default() += self.seen.len();
-        let [Some(first), Some(second)] = observed.results.map(|r| r.get(self.index)) else {
+        let [Some(sent), Some(again)] = observed.results.map(|r| r.get(self.index)) else {
             self.fail(0, "no result");
             return;
         };
-        for (run, result) in [first, second].into_iter().enumerate() {
+        let (Some(result), Some(second)) = (sent.result.as_ref(), again.result.as_ref()) else {
+            self.fail(0, "not sent");
+            return;
+        };
+        let requests =
+            |run| -> Vec<(usize, &Seen)> { self.seen.iter().filter(|(_, s)| s.run == run).copied().collect() };
+        let (requests0, requests1) = (requests(0), requests(1));
+        for (run, result) in [Some(result), sent.twin.as_ref(), Some(second), again.twin.as_ref()]
+            .into_iter()
+            .enumerate()
+            .filter_map(|(i, r)| r.map(|r| (i / 2, r)))
+        {
             self.report.stats.sends[run] += 1;
             *self.report.stats.outcomes[run].entry(label(result)).or_default() += 1;
-            let requests: Vec<(usize, &Seen)> = self.seen.iter().filter(|(_, s)| s.run == run).copied().collect();
-            if run == 1 && end(first) != End::Rejected {
-                self.replay(first, second, requests.len());
-            } else {
-                self.report.stats.fresh[run] += 1;
-                self.fresh(run, result, &requests);
+        }
+        let first = match sent.twin.as_ref() {
+            None => {
+                self.report.stats.fresh[0] += 1;
+                self.fresh(0, result, &requests0, plan.patient(false));
+                result
             }
+            Some(twin) => self.twins(result, twin, &requests0),
+        };
+        if again.twin.is_some() {
+            self.fail(1, "a twin in the second run");
+        }
+        if end(first) == End::Rejected {
+            self.report.stats.fresh[1] += 1;
+            self.fresh(1, second, &requests1, plan.patient(false));
+        } else {
+            self.replay(first, second, requests1.len());
         }
         self.agree(second, observed.records.get(self.index).and_then(Option::as_ref));
+    }
+
+    /// A key sent twice at once (`a` its own send, `b` the twin): one of them sends and the
+    /// other waits for it (in process), finds it in progress or replays it (through the store),
+    /// unless the first was rejected and finished before the other reserved the key, which then
+    /// sends again. The result that decided the key's record.
+    fn twins<'s>(&mut self, a: &'s SendResult, b: &'s SendResult, requests: &[(usize, &Seen)]) -> &'s SendResult {
+        let plan = self.plan;
+        // A send that waited for the other in process gets its very error (same attempts).
+        let copy = match (a, b) {
+            (Err(x), Err(y)) => x.kind() == y.kind() && !x.attempts().is_empty() && x.attempts() == y.attempts(),
+            (Ok(_) | Err(_), _) => false,
+        };
+        let (fresh_a, fresh_b) = (is_fresh(a), is_fresh(b));
+        let tally = |stats: &mut Stats, what: &str| *stats.twins.entry(what.to_owned()).or_default() += 1;
+        if copy || (fresh_a != fresh_b) {
+            let (leader, twin, other) = if fresh_a || copy { (a, false, b) } else { (b, true, a) };
+            self.report.stats.fresh[0] += 1;
+            self.fresh(0, leader, requests, plan.patient(twin));
+            let fine = match (leader, other) {
+                _ if copy => true,
+                (_, Err(e)) if e.kind() == ErrorKind::IdempotencyInProgress => true,
+                (Ok(x), Ok(y)) => y.replayed && x.id == y.id && x.provider_id == y.provider_id,
+                (Err(x), Err(y)) => {
+                    matches!(x.kind(), ErrorKind::Unknown(_))
+                        && y.kind() == ErrorKind::Unknown(UnknownReason::ReplayedUnknown)
+                }
+                (Ok(_), Err(_)) | (Err(_), Ok(_)) => false,
+            };
+            if !fine {
+                self.fail(0, format!("twin sends: {leader:?} sent, then {other:?}"));
+            }
+            let how = match other {
+                _ if copy => "waited in process for a failure",
+                Ok(r) if r.replayed => "replayed an accepted send",
+                Err(e) if e.kind() == ErrorKind::IdempotencyInProgress => "found it in progress",
+                Ok(_) | Err(_) => "replayed an unknown outcome",
+            };
+            tally(&mut self.report.stats, how);
+            return leader;
+        }
+        if !fresh_a {
+            self.fail(0, format!("neither twin sent: {a:?} and {b:?}"));
+            return a;
+        }
+        // Both sent: one after the other, the first rejected. Its requests come first.
+        let reached = |r: &SendResult| attempts(r).iter().filter(|x| !is_unreachable(x)).count();
+        let first_is_a = end(a) == End::Rejected
+            && (end(b) != End::Rejected
+                || requests
+                    .get(..reached(a))
+                    .is_some_and(|r| r.iter().map(|(_, s)| s.provider.name()).eq(reached_providers(a))));
+        let (first, first_twin, second) = if first_is_a { (a, false, b) } else { (b, true, a) };
+        if end(first) != End::Rejected {
+            self.fail(0, format!("both twins sent, and neither was rejected: {a:?} and {b:?}"));
+            return second;
+        }
+        let split = reached(first).min(requests.len());
+        self.report.stats.fresh[0] += 2;
+        self.fresh(0, first, requests.get(..split).unwrap_or_default(), plan.patient(first_twin));
+        self.fresh(0, second, requests.get(split..).unwrap_or_default(), plan.patient(!first_twin));
+        tally(&mut self.report.stats, "sent again after a rejection");
+        second
     }
 
     /// A repeat of a key whose first outcome was accepted or unknown: replayed, no request.
@@ -272,7 +380,8 @@ impl KeyCheck<'_, '_> {
     }
 
     /// A send that made requests: each attempt against the plan and against the emulator.
-    fn fresh(&mut self, run: usize, result: &SendResult, requests: &[(usize, &Seen)]) {
+    /// `patient` tells whether the client that sent it retries a rate limit.
+    fn fresh(&mut self, run: usize, result: &SendResult, requests: &[(usize, &Seen)], patient: bool) {
         let plan = self.plan;
         let chain = plan.chain();
         let attempts = attempts(result);
@@ -284,10 +393,7 @@ impl KeyCheck<'_, '_> {
             return;
         }
         // A connect failure never reaches the emulator: it has no entry to pair with.
-        let reached: Vec<&Attempt> = attempts
-            .iter()
-            .filter(|a| !matches!(a.outcome, AttemptOutcome::Rejected { category: Category::Unreachable, .. }))
-            .collect();
+        let reached: Vec<&Attempt> = attempts.iter().filter(|a| !is_unreachable(a)).collect();
         let unreachable = attempts.len() - reached.len();
         self.report.stats.stalls += unreachable;
         // A request that timed out before the emulator read it (the machine stalled) is not
@@ -319,7 +425,7 @@ impl KeyCheck<'_, '_> {
             let actual = proved(&attempt.outcome);
             // A patient client retries a rate limit once on the same adapter; otherwise only an
             // eligible rejection moves on, and the last adapter's ends the send.
-            let retries = plan.patient && actual == Expect::Rejected(Category::RateLimited) && try_number == 1;
+            let retries = patient && actual == Expect::Rejected(Category::RateLimited) && try_number == 1;
             let moves_on = !retries && matches!(actual, Expect::Rejected(category) if category.allows_failover());
             if position < last && !retries && !moves_on {
                 self.fail(run, format!("attempt {position} proved {actual:?}, yet the send went on"));

@@ -31,6 +31,8 @@ const BROKEN_PERCENT: u32 = 10;
 /// The share of keys sent through a patient client, which waits out a `Retry-After: 1` and
 /// sends again on the same adapter (the others fail over at once).
 const PATIENT_PERCENT: u32 = 5;
+/// The share of keys sent twice at once in the first run (a twin send).
+const TWIN_PERCENT: u32 = 5;
 /// The share of keys sent to an ordinary (delivered) number; the rest is spread evenly over the
 /// fourteen magic faults.
 const ORDINARY_PERCENT: u32 = 30;
@@ -132,6 +134,15 @@ pub enum Expect {
     Unknown(UnknownReason),
 }
 
+/// How a twin send is made.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Twin {
+    /// Through the key's own client.
+    SameClient,
+    /// Through the client that differs only in patience.
+    OtherClient,
+}
+
 /// The plan of one key.
 #[derive(Debug, Clone)]
 pub struct KeyPlan {
@@ -146,6 +157,10 @@ pub struct KeyPlan {
     /// True when the client retries a rate limit once on the same adapter after its
     /// `Retry-After` (1 s); such keys are never always rate-limited (4 s of waits per send).
     pub patient: bool,
+    /// A second send of the key in the first run, started right after the first one: through
+    /// the same client (`Twin::SameClient`, coalesced in process) or through the client that
+    /// differs only in patience (`Twin::OtherClient`, which only the store keeps apart).
+    pub twin: Option<Twin>,
     /// The emulator's wait before answering, per run and provider (zero for most).
     delays: [[Duration; 4]; 2],
 }
@@ -159,6 +174,12 @@ impl KeyPlan {
     /// The emulator's wait before answering this key's request to `provider` in `run` (0 or 1).
     pub fn delay(&self, run: usize, provider: Provider) -> Duration {
         self.delays.get(run).and_then(|d| d.get(index_of(provider))).copied().unwrap_or_default()
+    }
+
+    /// Whether the send is made by a patient client: the key's own, or for a twin through the
+    /// other client, the opposite.
+    pub fn patient(&self, twin: bool) -> bool {
+        self.patient != (twin && self.twin == Some(Twin::OtherClient))
     }
 
     /// The adapters this key's client tries, in order.
@@ -213,8 +234,10 @@ pub fn plans(seed: u64, sends: usize, prefix: &str) -> Vec<KeyPlan> {
             let broken = rng.u32(0..100) < BROKEN_PERCENT;
             let patient = rng.u32(0..100) < PATIENT_PERCENT;
             let fault = if patient && fault == Fault::AlwaysRateLimited { Fault::RateLimitedOnce } else { fault };
+            let twin =
+                (rng.u32(0..100) < TWIN_PERCENT).then(|| if rng.bool() { Twin::SameClient } else { Twin::OtherClient });
             let delays = std::array::from_fn(|_| std::array::from_fn(|_| delay(&mut rng)));
-            KeyPlan { key: format!("{prefix}-{index:06}"), fault, primary, broken, patient, delays }
+            KeyPlan { key: format!("{prefix}-{index:06}"), fault, primary, broken, patient, twin, delays }
         })
         .collect()
 }

@@ -21,10 +21,19 @@ const FROM: &str = "+15005550006";
 /// What one send gave.
 pub type SendResult = Result<Receipt, Error>;
 
+/// The sends of one key in one run.
+#[derive(Debug, Clone, Default)]
+pub struct Sent {
+    /// The key's send.
+    pub result: Option<SendResult>,
+    /// Its twin's (first run only).
+    pub twin: Option<SendResult>,
+}
+
 /// What the two runs of a plan left behind.
 pub struct Ran {
-    /// The results of run 0 and run 1, in key order.
-    pub results: [Vec<SendResult>; 2],
+    /// The sends of run 0 and run 1, in key order.
+    pub results: [Vec<Sent>; 2],
     /// The emulator's record of both runs.
     pub seen: Vec<Seen>,
     /// The store's record of each key afterwards.
@@ -96,31 +105,44 @@ impl Chaos {
         Self { emulator, run, clients }
     }
 
-    /// Sends every key of `plans` once (run 0, then run 1), from [`TASKS`] tasks; the results
-    /// in key order, and how long it took.
-    async fn run(&self, number: usize, plans: &Arc<Vec<KeyPlan>>) -> (Vec<SendResult>, Duration) {
+    /// Sends every key of `plans` once (run 0, then run 1), from [`TASKS`] tasks, and in run 0
+    /// the twins right after their key; the results in key order (each with its twin's, if
+    /// any), and how long it took.
+    async fn run(&self, number: usize, plans: &Arc<Vec<KeyPlan>>) -> (Vec<Sent>, Duration) {
         self.run.store(number, Ordering::SeqCst);
         let started = Instant::now();
+        let work: Arc<Vec<(usize, bool)>> = Arc::new(
+            plans
+                .iter()
+                .enumerate()
+                .flat_map(|(index, plan)| {
+                    let twin = (number == 0 && plan.twin.is_some()).then_some((index, true));
+                    std::iter::once((index, false)).chain(twin)
+                })
+                .collect(),
+        );
         let next = Arc::new(AtomicUsize::new(0));
-        let results: Arc<Mutex<Vec<Option<SendResult>>>> = Arc::new(Mutex::new(vec![None; plans.len()]));
+        let results: Arc<Mutex<Vec<Sent>>> = Arc::new(Mutex::new(vec![Sent::default(); plans.len()]));
         let mut tasks = tokio::task::JoinSet::new();
         for _ in 0..TASKS {
-            let (next, results, plans) = (Arc::clone(&next), Arc::clone(&results), Arc::clone(plans));
+            let (next, results, plans, work) =
+                (Arc::clone(&next), Arc::clone(&results), Arc::clone(plans), Arc::clone(&work));
             let clients = self.clients.clone();
             tasks.spawn(async move {
-                loop {
-                    let index = next.fetch_add(1, Ordering::SeqCst);
-                    let Some(plan) = plans.get(index) else { return };
+                while let Some(&(index, twin)) = work.get(next.fetch_add(1, Ordering::SeqCst)) {
+                    let plan = &plans[index];
                     let message =
                         Message::new(plan.fault.recipient(index), plan.body()).idempotency_key(plan.key.clone());
-                    let result = clients[&(plan.primary, plan.broken, plan.patient)].send(&message).await;
-                    results.lock().unwrap()[index] = Some(result);
+                    let client = &clients[&(plan.primary, plan.broken, plan.patient(twin))];
+                    let result = Some(client.send(&message).await);
+                    let mut results = results.lock().unwrap();
+                    if twin { results[index].twin = result } else { results[index].result = result }
                 }
             });
         }
         tasks.join_all().await;
         let results = std::mem::take(&mut *results.lock().unwrap());
-        (results.into_iter().map(|r| r.expect("every key was sent")).collect(), started.elapsed())
+        (results, started.elapsed())
     }
 
     /// Waits until the emulator's record has stopped growing (a request the client gave up on
