@@ -7,7 +7,10 @@
 //! provider's answer to a fault. Instead sixteen clients share one idempotency store and one
 //! emulator: each provider first (the others follow in a fixed rotation), with right or wrong
 //! credentials for it, and patient (it waits out a rate limit's `Retry-After: 1` once) or not
-//! (it fails over at once). Each key always goes through the same client.
+//! (it fails over at once). Each key always goes through the same client, except that in the
+//! first run one key in twenty is sent twice at once: through its own client again (the two
+//! sends share one request in process) or through the client that differs only in patience
+//! (only the store keeps them apart).
 //!
 //! Afterwards the emulator's own record of the requests it received is the ground truth:
 //!
@@ -21,6 +24,9 @@
 //!   timeout;
 //! - an accepted attempt is a message the emulator created with that id, and a rejected one
 //!   created nothing;
+//! - of two sends of a key at once, one sends and the other shares its outcome, finds the key
+//!   in progress or replays it; both send only when the first was rejected before the second
+//!   reserved the key;
 //! - the second run replays every key whose first outcome was accepted (same receipt) or
 //!   unknown (`replayed_unknown`) with no request, and sends every rejected key again;
 //! - across both runs the emulator created at most one message per key, and the store's final
