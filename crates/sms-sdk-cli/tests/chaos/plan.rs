@@ -1,7 +1,7 @@
 //! The seeded plan of a chaos run: for every key, the fault its recipient triggers, the client
-//! (primary adapter, and whether that adapter's credentials are wrong) it is sent through, and
-//! the emulator's wait before each answer; and the table of what each fault must give each
-//! provider's adapter.
+//! it is sent through (primary adapter, wrong credentials for it or not, patient or not),
+//! whether a twin send follows it, and the emulator's wait before each answer; and the table of
+//! what each fault must give each provider's adapter ([`Fault::expected`]).
 
 use std::time::Duration;
 
