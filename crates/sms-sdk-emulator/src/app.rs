@@ -10,6 +10,7 @@ use tokio_util::sync::CancellationToken;
 use crate::body::BodyLimits;
 use crate::delivery::Poster;
 use crate::keys::Keys;
+use crate::latency::Latency;
 use crate::provider::Signer;
 use crate::store::Store;
 
@@ -26,6 +27,8 @@ pub(crate) struct Config {
     pub(crate) body_limit: usize,
     /// How long a request's headers, and then its body, may take to arrive.
     pub(crate) read_timeout: Duration,
+    /// How long to wait before answering each send request.
+    pub(crate) latency: Latency,
 }
 
 impl Config {

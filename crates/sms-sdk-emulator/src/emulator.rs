@@ -21,6 +21,7 @@ use crate::credentials::{
 };
 use crate::delivery::{MAX_PENDING_STATUS, Poster};
 use crate::error::{StartError, StartErrorKind};
+use crate::latency::Latency;
 use crate::store::{ReceivedMessage, Store};
 use crate::{keys, routes, server};
 
@@ -74,6 +75,7 @@ pub struct EmulatorBuilder {
     body_limit: usize,
     header_read_timeout: Duration,
     max_messages: usize,
+    latency: Latency,
 }
 
 impl Default for EmulatorBuilder {
@@ -87,6 +89,7 @@ impl Default for EmulatorBuilder {
             body_limit: DEFAULT_BODY_LIMIT,
             header_read_timeout: DEFAULT_HEADER_READ_TIMEOUT,
             max_messages: DEFAULT_MAX_MESSAGES,
+            latency: Latency::default(),
         }
     }
 }
@@ -149,6 +152,43 @@ impl EmulatorBuilder {
         self
     }
 
+    /// How long to wait before answering each send request (by default, no wait): `choose` is
+    /// called once per send request with the request as received (provider, recipient, sender,
+    /// body; its status is not set yet) and returns the wait, at most one day.
+    ///
+    /// The wait comes after the request is handled: it is listed, and a message it creates
+    /// exists, before the wait starts. So a client whose timeout is shorter than the wait gives
+    /// up on a message that was created, as it would with a slow provider. A held connection
+    /// stays held; a reset or a dropped connection happens after the wait. Seed any randomness
+    /// in `choose` (or derive the wait from the request, as from a key in its body) to keep a
+    /// test repeatable.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// use std::time::Duration;
+    /// use sms_sdk::{Client, ErrorKind, Message, UnknownReason};
+    /// use sms_sdk_emulator::Emulator;
+    ///
+    /// let slow = |request: &sms_sdk_emulator::ReceivedMessage| {
+    ///     if request.body.as_deref() == Some("slow") { Duration::from_millis(300) } else { Duration::ZERO }
+    /// };
+    /// let emulator = Emulator::builder().latency(slow).start().await?;
+    /// let client = Client::builder()
+    ///     .adapter(emulator.twilio().from("+15005550006").build()?)
+    ///     .timeout(Duration::from_millis(100))
+    ///     .build()?;
+    /// let error = client.send(&Message::new("+14155550123", "slow")).await.unwrap_err();
+    /// assert_eq!(error.kind(), ErrorKind::Unknown(UnknownReason::Timeout));
+    /// assert!(emulator.messages()[0].id.is_some(), "the message was created all the same");
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn latency(mut self, choose: impl Fn(&ReceivedMessage) -> Duration + Send + Sync + 'static) -> Self {
+        self.latency = Latency::new(choose);
+        self
+    }
+
     /// Binds the address and starts serving in the background (on the current tokio runtime).
     ///
     /// # Errors
@@ -183,6 +223,7 @@ impl EmulatorBuilder {
             status_delay: self.status_delay,
             body_limit: self.body_limit,
             read_timeout: self.header_read_timeout,
+            latency: self.latency,
         };
         let store = Store::new(shutdown.clone(), self.max_messages);
         let status_slots = Arc::new(Semaphore::new(MAX_PENDING_STATUS));
@@ -316,6 +357,7 @@ impl fmt::Debug for RunningEmulator {
             .field("status_delay", &self.app.config.status_delay)
             .field("body_limit", &self.app.config.body_limit)
             .field("header_read_timeout", &self.app.config.read_timeout)
+            .field("latency", &self.app.config.latency)
             .finish_non_exhaustive()
     }
 }

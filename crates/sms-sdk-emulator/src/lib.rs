@@ -30,6 +30,9 @@
 //!   message created before the connection drops.
 //! - **Status webhooks**, signed with each provider's real scheme, one step every status delay.
 //! - **Inbound messages**: `POST /_emulator/inbound {provider, from, to, text, inbound_url?}`.
+//! - **Latency** ([`EmulatorBuilder::latency`]): a wait before each answer, chosen per request
+//!   by a function (a seeded random one, or one read from the request), applied after the
+//!   message is created, so a client that times out leaves a message it never heard about.
 //! - **Inspection**: `GET /_emulator/messages` (or [`RunningEmulator::messages`]),
 //!   `DELETE /_emulator/messages`, and `GET /_emulator/keys`.
 //! - **Limits**, so that a long-running emulator under load stays bounded: request bodies up to
@@ -52,6 +55,7 @@ mod emulator;
 mod error;
 mod inbound;
 mod keys;
+mod latency;
 pub mod magic;
 mod provider;
 mod respond;

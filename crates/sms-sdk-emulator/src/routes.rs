@@ -120,7 +120,13 @@ async fn send(
     body: Body,
 ) -> Response {
     let body = body::read(body, headers, app.config.body_limits()).await;
-    match app.send(provider, account, headers, body.as_deref().map_err(|error| *error)) {
+    let (reply, delay) = app.send(provider, account, headers, body.as_deref().map_err(|error| *error));
+    // The request is already listed (and its message created): a client that gives up during the
+    // wait leaves a message it never heard about.
+    if !delay.is_zero() {
+        tokio::time::sleep(delay).await;
+    }
+    match reply {
         Reply::Respond(response) => return response,
         Reply::Hold => {}
         Reply::Reset => connection.reset(),

@@ -2,6 +2,7 @@
 //! table, record the entry, answer; then the status webhooks of a created message.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use axum::body::Body;
 use axum::response::{IntoResponse as _, Response};
@@ -69,15 +70,16 @@ fn decide(authenticated: bool, request: Option<&SendRequest>) -> Result<Behavior
 }
 
 impl App {
-    /// Handles a send request to `provider` (`account` is the path's account, if any).
+    /// Handles a send request to `provider` (`account` is the path's account, if any): the reply,
+    /// and how long to wait before giving it (the configured latency of this request).
     pub(crate) fn send(
         self: &Arc<Self>,
         provider: Provider,
         account: Option<&str>,
         headers: &HeaderMap,
         body: Result<&[u8], BodyError>,
-    ) -> Reply {
-        let now = OffsetDateTime::now_utc();
+    ) -> (Reply, Duration) {
+        let mut entry = ReceivedMessage::new(provider, OffsetDateTime::now_utc());
         let body = match body {
             Ok(body) => body,
             Err(error) => {
@@ -85,11 +87,11 @@ impl App {
                     BodyError::TooLarge => Failure::TooLarge { limit: self.config.body_limit },
                     BodyError::Unreadable => Failure::Unreadable,
                 };
-                return Reply::Respond(self.refuse(ReceivedMessage::new(provider, now), failure));
+                let delay = self.config.latency.of(&entry);
+                return (Reply::Respond(self.refuse(entry, failure)), delay);
             }
         };
         let request = provider.parse(body);
-        let mut entry = ReceivedMessage::new(provider, now);
         if let Some(request) = &request {
             entry.to = request.to.as_deref().map(with_plus);
             entry.from.clone_from(&request.from);
@@ -98,8 +100,21 @@ impl App {
             entry.media_urls.clone_from(&request.media_urls);
             entry.callback_url.clone_from(&request.callback_url);
         }
-        let authenticated = provider.authenticate(&AuthRequest { headers, account, keys: self.keys, now });
-        let behavior = match decide(authenticated, request.as_ref()) {
+        let delay = self.config.latency.of(&entry);
+        let authenticated =
+            provider.authenticate(&AuthRequest { headers, account, keys: self.keys, now: entry.received_at });
+        (self.handle(entry, authenticated, request.as_ref()), delay)
+    }
+
+    /// Decides and records what a readable request gets.
+    fn handle(
+        self: &Arc<Self>,
+        mut entry: ReceivedMessage,
+        authenticated: bool,
+        request: Option<&SendRequest>,
+    ) -> Reply {
+        let provider = entry.provider;
+        let behavior = match decide(authenticated, request) {
             Ok(behavior) => behavior,
             Err(failure) => return Reply::Respond(self.refuse(entry, failure)),
         };

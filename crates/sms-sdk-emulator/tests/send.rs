@@ -251,3 +251,37 @@ async fn wrong_credentials_are_auth_rejections() {
     let right = sms_sdk::Telnyx::builder(TELNYX_API_KEY).from(FROM).base_url(&base).build().expect("adapter");
     Client::builder().adapter(right).build().expect("client").send(&Message::new(TO, "ok")).await.expect("accepted");
 }
+
+#[tokio::test]
+async fn latency_delays_the_answer_after_the_message_is_created() {
+    let wait = Duration::from_millis(300);
+    let emulator = sms_sdk_emulator::Emulator::builder()
+        .status_delay(Duration::from_millis(30))
+        .latency(move |request| if request.body.as_deref() == Some("slow") { wait } else { Duration::ZERO })
+        .start()
+        .await
+        .expect("the emulator starts");
+    let client = |timeout| client_with(&emulator, Api::Telnyx, |b| b.retry(RetryPolicy::none()).timeout(timeout));
+
+    // Too slow for the client: unknown, yet the message exists.
+    let started = std::time::Instant::now();
+    let err = client(Duration::from_millis(100)).send(&Message::new(TO, "slow")).await.expect_err("timed out");
+    assert_eq!(err.kind(), ErrorKind::Unknown(UnknownReason::Timeout));
+    assert!(started.elapsed() < wait, "the client gave up first: {:?}", started.elapsed());
+    let entry = emulator.messages().pop().expect("listed before the wait");
+    assert!(entry.id.is_some(), "created before the wait: {entry:?}");
+
+    // A patient client gets the answer after the wait; other requests are not delayed.
+    let patient = client(Duration::from_secs(5));
+    let started = std::time::Instant::now();
+    patient.send(&Message::new(TO, "slow")).await.expect("accepted");
+    assert!(started.elapsed() >= wait, "{:?}", started.elapsed());
+    let err = patient.send(&Message::new(magic::INVALID_NUMBER, "slow")).await.expect_err("rejected");
+    assert_eq!(err.kind(), ErrorKind::Rejected(Category::Recipient));
+    let err = patient.send(&Message::new(magic::RESET, "slow")).await.expect_err("reset");
+    assert_eq!(err.kind(), ErrorKind::Unknown(UnknownReason::Network));
+    let started = std::time::Instant::now();
+    patient.send(&Message::new(TO, "quick")).await.expect("accepted");
+    assert!(started.elapsed() < wait, "{:?}", started.elapsed());
+    assert_eq!(emulator.messages().len(), 5);
+}
