@@ -8,7 +8,7 @@
 //! The sending process is this test binary run again as a child (`worker.rs`); the provider is a
 //! Twilio API on loopback in the parent that counts every request (`provider.rs`), so its record
 //! outlives the child. Random moments come from a seeded generator: `SMS_SDK_CRASH_SEED` replays a run,
-//! `SMS_SDK_CRASH_TRIALS` sets how many kills each store gets.
+//! `SMS_SDK_CRASH_TRIALS` sets how many kills each store gets (20, or 200 with `SMS_SDK_LONG=1`).
 
 mod provider;
 mod worker;
@@ -312,7 +312,9 @@ async fn random_trials(name: &str, backend: impl FnOnce() -> Backend) {
         return worker::run(phase).await;
     }
     let number = |var: &str, default: u64| std::env::var(var).ok().and_then(|v| v.parse().ok()).unwrap_or(default);
-    let (seed, trials) = (number(SEED_VAR, DEFAULT_SEED), number(TRIALS_VAR, DEFAULT_TRIALS));
+    let long = std::env::var("SMS_SDK_LONG").is_ok_and(|v| v == "1");
+    let default_trials = if long { DEFAULT_TRIALS * 10 } else { DEFAULT_TRIALS };
+    let (seed, trials) = (number(SEED_VAR, DEFAULT_SEED), number(TRIALS_VAR, default_trials));
     // Shown when the test fails.
     eprintln!("{name}: seed {seed} ({SEED_VAR}), {trials} trials ({TRIALS_VAR})");
     let mut random = fastrand::Rng::with_seed(seed);
