@@ -1,18 +1,4 @@
-#![doc = include_str!("../../../README.md")]
-//!
-//! ## Features
-//!
-//! | feature | default | what it adds |
-//! | --- | --- | --- |
-//! | `twilio` | yes | [`provider::twilio`]: the Twilio adapter |
-//! | `telnyx` | yes | [`provider::telnyx`]: the Telnyx adapter |
-//! | `plivo` | yes | [`provider::plivo`]: the Plivo adapter |
-//! | `vonage` | yes | [`provider::vonage`]: the Vonage adapter (Basic or application JWT) |
-//! | `sqlite` | no | [`idempotency::sqlite`]: the SQLite idempotency store |
-//! | `postgres` | no | [`idempotency::postgres`]: the PostgreSQL idempotency store |
-//! | `redis` | no | [`idempotency::redis`]: the Redis idempotency store |
-//! | `axum` | no | [`webhook::axum`]: an extractor for verified webhooks and a server with read timeouts |
-//! | `testing` | no | [`testing`]: `MemoryAdapter`, outcome helpers, the adapter and store contracts |
+#![doc = include_str!("../README.md")]
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
 pub mod adapter;
