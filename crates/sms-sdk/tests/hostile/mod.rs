@@ -1,5 +1,5 @@
 //! Hostile webhook requests of about 1 MiB for every provider's verifier, shared by the
-//! allocation test (`tests/webhook_alloc.rs`) and the timing bench (`benches/webhook_verify.rs`).
+//! allocation test (`tests/fuzz/main.rs`) and the timing bench (`benches/webhook_verify.rs`).
 
 use std::time::{Duration, SystemTime};
 

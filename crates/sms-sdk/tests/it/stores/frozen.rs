@@ -1,6 +1,7 @@
 //! A store whose server stops answering (SIGSTOP) or whose file another connection locks fails
 //! every call within its timeout with a typed error, sends nothing, and works again, the same
-//! store object, once the server answers.
+//! store object, once the server answers; an endpoint that accepts connections and never says
+//! a word fails the connect within the connect timeout, without showing the URL's password.
 
 use std::fmt::Debug;
 use std::future::Future;
@@ -97,7 +98,7 @@ where
 
 #[cfg(feature = "postgres")]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_frozen_postgres_fails_every_call_in_time_and_recovers() {
+async fn timeout_a_frozen_postgres_fails_every_call_in_time_and_recovers() {
     use sms_sdk::idempotency::postgres::PostgresStore;
 
     let server = tokio::task::spawn_blocking(super::servers::PgServer::start).await.unwrap();
@@ -110,7 +111,7 @@ async fn a_frozen_postgres_fails_every_call_in_time_and_recovers() {
 
 #[cfg(feature = "redis")]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_frozen_redis_fails_every_call_in_time_and_recovers() {
+async fn timeout_a_frozen_redis_fails_every_call_in_time_and_recovers() {
     use sms_sdk::idempotency::redis::RedisStore;
 
     let server = tokio::task::spawn_blocking(super::servers::RedisServer::start).await.unwrap();
@@ -122,7 +123,7 @@ async fn a_frozen_redis_fails_every_call_in_time_and_recovers() {
 
 #[cfg(feature = "sqlite")]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_locked_sqlite_file_fails_writes_in_time_and_recovers() {
+async fn timeout_a_locked_sqlite_file_fails_writes_in_time_and_recovers() {
     use sms_sdk::idempotency::sqlite::SqliteStore;
     use sms_sdk::idempotency::{FinalRecord, Resolution};
     use sms_sdk::testing::store_contract::sample_error;
@@ -164,4 +165,32 @@ async fn a_locked_sqlite_file_fails_writes_in_time_and_recovers() {
     assert!(error.to_string().contains("(the connect timeout)"), "{error}");
     locker.execute_batch("COMMIT").unwrap();
     succeeds("open after", SqliteStore::builder(&fresh).connect_timeout(BOUND).open()).await;
+}
+
+/// The password of the silent endpoints' URLs: never in an error.
+#[cfg(any(feature = "postgres", feature = "redis"))]
+const SILENT_PASSWORD: &str = "silent-endpoint-password-5150";
+
+#[cfg(feature = "postgres")]
+#[tokio::test]
+async fn timeout_a_postgres_endpoint_that_never_answers_fails_to_connect_in_time() {
+    use sms_sdk::idempotency::postgres::PostgresStore;
+
+    let url = format!("postgres://app:{SILENT_PASSWORD}@{}/db", crate::silent_endpoint().await);
+    let builder = PostgresStore::builder(&url).connect_timeout(BOUND).operation_timeout(BOUND);
+    let error = times_out("connect", builder.connect()).await;
+    assert!(error.to_string().contains("connect timed out after 1 s (the connect timeout)"), "{error}");
+    assert!(!format!("{error} {error:?}").contains(SILENT_PASSWORD), "{error:?}");
+}
+
+#[cfg(feature = "redis")]
+#[tokio::test]
+async fn timeout_a_redis_endpoint_that_never_answers_fails_to_connect_in_time() {
+    use sms_sdk::idempotency::redis::RedisStore;
+
+    let url = format!("redis://app:{SILENT_PASSWORD}@{}/0", crate::silent_endpoint().await);
+    let builder = RedisStore::builder(&url).connect_timeout(BOUND).operation_timeout(BOUND);
+    let error = times_out("connect", builder.connect()).await;
+    assert!(error.to_string().contains("connect timed out after 1 s (the connect timeout)"), "{error}");
+    assert!(!format!("{error} {error:?}").contains(SILENT_PASSWORD), "{error:?}");
 }
