@@ -187,13 +187,14 @@ impl Fuzz {
     }
 }
 
-/// Asserts that `execute` takes about linear time in the size of its input: the best of five
-/// runs on the input of size `8n` takes at most 24 times the best of five on size `n` (8 for
+/// Asserts that `execute` takes about linear time in the size of its input: the best of seven
+/// runs on the input of size `8n` takes at most 24 times the best of seven on size `n` (8 for
 /// linear work, times 3 for noise; quadratic work would take 64 times), plus 2 ms. Choose `n` so
-/// that the small input takes a millisecond or more.
+/// that the small input takes a millisecond or more. On a loaded machine one measurement can be
+/// unlucky: it is taken up to three times, and fails only when all three exceed the bound.
 pub(crate) fn assert_linear<I>(what: &str, n: usize, make: impl Fn(usize) -> I, execute: impl Fn(&I)) {
     let best = |input: &I| {
-        (0..5)
+        (0..7)
             .map(|_| {
                 let started = Instant::now();
                 execute(input);
@@ -203,12 +204,16 @@ pub(crate) fn assert_linear<I>(what: &str, n: usize, make: impl Fn(usize) -> I, 
             .unwrap_or_default()
     };
     let (small, large) = (make(n), make(8 * n));
-    let (t_small, t_large) = (best(&small), best(&large));
-    println!("linear {what}: {n} → {t_small:.1?}, {} → {t_large:.1?}", 8 * n);
-    assert!(
-        t_large <= t_small * 24 + Duration::from_millis(2),
-        "{what}: 8 times the input took {t_large:?} against {t_small:?} (more than linear)"
-    );
+    let mut tries = Vec::new();
+    for _ in 0..3 {
+        let (t_small, t_large) = (best(&small), best(&large));
+        println!("linear {what}: {n} → {t_small:.1?}, {} → {t_large:.1?}", 8 * n);
+        if t_large <= t_small * 24 + Duration::from_millis(2) {
+            return;
+        }
+        tries.push((t_small, t_large));
+    }
+    panic!("{what}: 8 times the input took more than 24 times as long, three times: {tries:?}");
 }
 
 /// Byte strings that matter to the decoders under test (separators, escapes, huge numbers).
