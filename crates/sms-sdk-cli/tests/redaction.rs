@@ -119,10 +119,18 @@ impl Seen {
         self.add(label, format!("{value:?}"));
     }
 
-    /// Keeps an error's Display, Debug and JSON record.
+    /// Keeps an error's Display, Debug and JSON record, and those of every error under it.
     fn error(&mut self, label: &str, error: &sms_sdk::Error) {
         let json = serde_json::to_string(&error.to_record()).unwrap();
         self.add(label, format!("{error} | {error:?} | {} | {json}", serde_json::to_string(error).unwrap()));
+        let mut source = std::error::Error::source(error);
+        while let Some(cause) = source {
+            self.add(format!("{label}: source"), format!("{cause} | {cause:?}"));
+            source = cause.source();
+        }
+        for rejection in error.rejections() {
+            self.error(&format!("{label}: rejection"), rejection);
+        }
     }
 
     /// Keeps a send's result: a receipt's Debug and JSON, or the error.
