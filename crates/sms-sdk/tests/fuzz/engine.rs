@@ -189,9 +189,10 @@ impl Fuzz {
 
 /// Asserts that `execute` takes about linear time in the size of its input: the best of seven
 /// runs on the input of size `8n` takes at most 24 times the best of seven on size `n` (8 for
-/// linear work, times 3 for noise; quadratic work would take 64 times), plus 2 ms. Choose `n` so
-/// that the small input takes a millisecond or more. On a loaded machine one measurement can be
-/// unlucky: it is taken up to three times, and fails only when all three exceed the bound.
+/// linear work, times 3 for noise; quadratic work would take 64 times), plus 2 ms. `n` is
+/// doubled (up to 8 times) while the small input takes under 2 ms, so that a fast build or
+/// machine still measures something. On a loaded machine one measurement can be unlucky: it is
+/// taken up to three times, and fails only when all three exceed the bound.
 pub(crate) fn assert_linear<I>(what: &str, n: usize, make: impl Fn(usize) -> I, execute: impl Fn(&I)) {
     let best = |input: &I| {
         (0..7)
@@ -203,11 +204,16 @@ pub(crate) fn assert_linear<I>(what: &str, n: usize, make: impl Fn(usize) -> I, 
             .min()
             .unwrap_or_default()
     };
-    let (small, large) = (make(n), make(8 * n));
+    let (mut size, mut small) = (n, make(n));
+    while size < 8 * n && best(&small) < Duration::from_millis(2) {
+        size *= 2;
+        small = make(size);
+    }
+    let large = make(8 * size);
     let mut tries = Vec::new();
     for _ in 0..3 {
         let (t_small, t_large) = (best(&small), best(&large));
-        println!("linear {what}: {n} → {t_small:.1?}, {} → {t_large:.1?}", 8 * n);
+        println!("linear {what}: {size} → {t_small:.1?}, {} → {t_large:.1?}", 8 * size);
         if t_large <= t_small * 24 + Duration::from_millis(2) {
             return;
         }
