@@ -259,10 +259,11 @@ fn fuzz_command_argument_parsing() {
                 }
             }
             // Building the command's definition costs the same every time; the rest grows with
-            // the arguments. An unknown flag costs the most: clap compares it with every flag it
-            // knows to suggest one (about 40 bytes per byte of a 256 KiB flag, found by a long
-            // run), and a refused list is parsed twice (here and by the entry point).
-            Ok(Budget::new(64, 1024 * 1024))
+            // the arguments. An unknown argument costs the most: to suggest one, clap compares it
+            // with every name it knows, allocating a few bytes per byte for each (up to 91 bytes
+            // per byte of a 52 KiB unknown argument, found by long runs), and a refused list is
+            // parsed twice (here and by the entry point). Linux caps one argument at 128 KiB.
+            Ok(Budget::new(256, 1024 * 1024))
         },
     );
     let _exclusive = engine::exclusive();
