@@ -24,7 +24,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime};
 
 use axum::Router;
-use axum::extract::FromRef;
+use axum::extract::{FromRef, State};
 use axum::http::StatusCode;
 use axum::routing::post;
 use base64::Engine as _;
@@ -192,7 +192,10 @@ struct Hooks {
 }
 
 /// Counts a verified event and logs it (as an application would: its Debug, at info).
-fn received(hooks: &Hooks, event: &sms_sdk::webhook::SmsEvent) -> StatusCode {
+async fn receive<V>(State(hooks): State<Hooks>, Verified(event, ..): Verified<V>) -> StatusCode
+where
+    V: WebhookVerifier + FromRef<Hooks> + 'static,
+{
     tracing::info!(?event, "webhook received");
     hooks.verified.fetch_add(1, Ordering::SeqCst);
     StatusCode::NO_CONTENT
@@ -209,22 +212,10 @@ async fn webhook_server() -> (SocketAddr, Arc<AtomicUsize>) {
         verified: Arc::clone(&verified),
     };
     let app = Router::new()
-        .route(
-            "/twilio",
-            post(|axum::extract::State(h): axum::extract::State<Hooks>, Verified(e, ..): Verified<TwilioWebhook>| async move { received(&h, &e) }),
-        )
-        .route(
-            "/telnyx",
-            post(|axum::extract::State(h): axum::extract::State<Hooks>, Verified(e, ..): Verified<TelnyxWebhook>| async move { received(&h, &e) }),
-        )
-        .route(
-            "/plivo",
-            post(|axum::extract::State(h): axum::extract::State<Hooks>, Verified(e, ..): Verified<PlivoWebhook>| async move { received(&h, &e) }),
-        )
-        .route(
-            "/vonage",
-            post(|axum::extract::State(h): axum::extract::State<Hooks>, Verified(e, ..): Verified<VonageWebhook>| async move { received(&h, &e) }),
-        )
+        .route("/twilio", post(receive::<TwilioWebhook>))
+        .route("/telnyx", post(receive::<TelnyxWebhook>))
+        .route("/plivo", post(receive::<PlivoWebhook>))
+        .route("/vonage", post(receive::<VonageWebhook>))
         .with_state(hooks);
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let address = listener.local_addr().unwrap();
