@@ -364,18 +364,26 @@ fn verifier_case(provider: Provider, rng: &mut fastrand::Rng) -> Case {
     Case { provider, how, request, authentic: authentic && limits.is_none(), limits }
 }
 
+/// `provider`'s verifier: with the default settings, or with `limits` (body, parameters,
+/// tolerance), in which case the URL-signing verifiers also rebuild the URL from forwarded
+/// headers.
 fn verifier(provider: Provider, limits: Option<(usize, usize, Duration)>) -> Box<dyn WebhookVerifier> {
     let (body, params, tolerance) = limits.unwrap_or((
         sms_sdk::webhook::DEFAULT_MAX_BODY,
         sms_sdk::webhook::DEFAULT_MAX_PARAMS,
         sms_sdk::webhook::DEFAULT_TOLERANCE,
     ));
+    let proxy = limits.is_some();
     match provider {
-        Provider::Twilio => Box::new(TwilioWebhook::new(TWILIO_TOKEN).unwrap().max_body_bytes(body).max_params(params)),
+        Provider::Twilio => Box::new(
+            TwilioWebhook::new(TWILIO_TOKEN).unwrap().max_body_bytes(body).max_params(params).trust_proxy(proxy),
+        ),
         Provider::Telnyx => {
             Box::new(TelnyxWebhook::new(&telnyx_key().public_key).unwrap().max_body_bytes(body).tolerance(tolerance))
         }
-        Provider::Plivo => Box::new(PlivoWebhook::new(PLIVO_TOKEN).unwrap().max_body_bytes(body).max_params(params)),
+        Provider::Plivo => {
+            Box::new(PlivoWebhook::new(PLIVO_TOKEN).unwrap().max_body_bytes(body).max_params(params).trust_proxy(proxy))
+        }
         Provider::Vonage => {
             Box::new(VonageWebhook::new(VONAGE_SECRET).unwrap().max_body_bytes(body).tolerance(tolerance))
         }
