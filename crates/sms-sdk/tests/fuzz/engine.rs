@@ -94,7 +94,15 @@ pub(crate) struct Stats {
     /// The highest allocated/size ratio seen on inputs of at least 1 KiB.
     pub(crate) worst_ratio: f64,
     pub(crate) slowest: Duration,
+    /// Bytes allocated by the executions and not freed once their results were dropped (summed
+    /// over the run): one-time initializations only, or a leak.
+    pub(crate) retained: usize,
 }
+
+/// What all the executions of a run may keep allocated after their results are dropped: a
+/// few one-time initializations (and the test harness's own noise); a leak of even a few bytes
+/// per execution exceeds it in a long run.
+const MOST_RETAINED: usize = 256 * 1024;
 
 impl Fuzz {
     /// The target `name` with `ci` cases in CI (see the module docs for the environment).
@@ -146,6 +154,18 @@ impl Fuzz {
                 }
             }
             drop(result);
+            let after = region.change();
+            stats.retained =
+                stats.retained.saturating_add(after.bytes_allocated.saturating_sub(after.bytes_deallocated));
+            if stats.retained > MOST_RETAINED {
+                self.report(index, &input, bytes, "a leak");
+                panic!(
+                    "fuzz target {}: {} bytes stayed allocated after {} executions",
+                    self.name,
+                    stats.retained,
+                    stats.executions + 1
+                );
+            }
             stats.executions += 1;
             stats.largest_input = stats.largest_input.max(bytes);
             stats.most_allocated = stats.most_allocated.max(allocated);
@@ -157,7 +177,7 @@ impl Fuzz {
             stats.slowest = stats.slowest.max(took);
         }
         println!(
-            "fuzz {}: {} executions in {:.1?} (seed {}), largest input {} bytes, most allocated {} bytes, worst ratio {:.2} bytes per input byte (inputs of 1 KiB or more), slowest {:.1?}",
+            "fuzz {}: {} executions in {:.1?} (seed {}), largest input {} bytes, most allocated {} bytes, worst ratio {:.2} bytes per input byte (inputs of 1 KiB or more), slowest {:.1?}, {} bytes never freed",
             self.name,
             stats.executions,
             started.elapsed(),
@@ -165,7 +185,8 @@ impl Fuzz {
             stats.largest_input,
             stats.most_allocated,
             stats.worst_ratio,
-            stats.slowest
+            stats.slowest,
+            stats.retained
         );
         stats
     }
