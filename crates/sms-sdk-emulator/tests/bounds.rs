@@ -201,7 +201,7 @@ async fn closed_after(emulator: &RunningEmulator, sent: &[u8], wait: Duration) -
 }
 
 #[tokio::test]
-async fn a_slow_client_is_cut_off_after_the_header_read_timeout() {
+async fn timeout_a_slow_client_is_cut_off_after_the_header_read_timeout() {
     let timeout = Duration::from_millis(300);
     let emulator = Emulator::builder().header_read_timeout(timeout).start().await.expect("starts");
     for sent in [&b"POST /v2/mess"[..], b"POST /v2/messages HTTP/1.1\r\nhost: emulator\r\n", b""] {
@@ -213,6 +213,37 @@ async fn a_slow_client_is_cut_off_after_the_header_read_timeout() {
     // Requests that arrive in time are served as usual.
     let receipt = client(&emulator, Api::Twilio).send(&Message::new(TO, "hi")).await.expect("accepted");
     assert!(receipt.provider_id.starts_with("SM"));
+}
+
+#[tokio::test]
+async fn timeout_a_send_body_trickled_byte_by_byte_is_cut_at_the_read_timeout() {
+    let timeout = Duration::from_millis(400);
+    let emulator = Emulator::builder().header_read_timeout(timeout).start().await.expect("starts");
+    let head = format!(
+        "POST /2010-04-01/Accounts/{TWILIO_ACCOUNT_SID}/Messages.json HTTP/1.1\r\nhost: emulator\r\nauthorization: {}\r\ncontent-type: application/x-www-form-urlencoded\r\ncontent-length: 100000\r\nconnection: close\r\n\r\nTo=",
+        basic(TWILIO_ACCOUNT_SID, TWILIO_AUTH_TOKEN)
+    );
+    let start = Instant::now();
+    let mut stream = tokio::net::TcpStream::connect(emulator.local_addr()).await.expect("connect");
+    stream.write_all(head.as_bytes()).await.expect("write");
+    // One byte every 100 ms until the emulator answers and closes (or 10 s pass).
+    let (mut answer, mut buffer) = (Vec::new(), [0; 4096]);
+    while start.elapsed() < Duration::from_secs(10) {
+        match tokio::time::timeout(Duration::from_millis(100), stream.read(&mut buffer)).await {
+            Ok(Ok(0) | Err(_)) => break,
+            Ok(Ok(n)) => answer.extend_from_slice(&buffer[..n]),
+            Err(_) => {
+                if stream.write_all(b"1").await.is_err() {
+                    break;
+                }
+            }
+        }
+    }
+    let took = start.elapsed();
+    let answer = String::from_utf8_lossy(&answer);
+    assert!(answer.starts_with("HTTP/1.1 400"), "{answer}");
+    assert!(took >= timeout - Duration::from_millis(50) && took < timeout + Duration::from_secs(3), "{took:?}");
+    assert!(emulator.messages().iter().all(|m| m.id.is_none()), "a message was created");
 }
 
 #[tokio::test]

@@ -293,6 +293,19 @@ mod tests {
     }
 
     #[test]
+    fn only_the_first_question_mark_starts_the_query() {
+        assert_eq!(query("https://h/p??a=1#f"), "?a=1");
+        assert_eq!(query("https://h/p?a=1"), "a=1");
+        assert_eq!(query("https://h/p"), "");
+        // Found by the form fuzz target: `??MessageSid=…` names a parameter `?MessageSid`.
+        let headers = HeaderMap::new();
+        let request =
+            WebhookRequest { method: "GET", url: "https://h/p??MessageSid=SM1", headers: &headers, body: b"" };
+        let params = Settings::default().request_params("twilio", &request).unwrap();
+        assert_eq!(params, [("?MessageSid".into(), "SM1".into())]);
+    }
+
+    #[test]
     fn parameters_are_counted_as_the_form_parser_yields_them() {
         for input in ["", "&", "a", "a&", "&&a&&b=&=c&", "a=1&a=1", "%26=%26&+"] {
             assert_eq!(count_params(input.as_bytes()), form_pairs(input.as_bytes()).len(), "{input:?}");

@@ -155,8 +155,7 @@ impl Settings {
         request: &WebhookRequest<'a>,
     ) -> Result<Pairs<'a>, WebhookError> {
         if request.method.eq_ignore_ascii_case("GET") {
-            let (_, _, _, query) = split_url(request.url);
-            self.form_params(provider, query.trim_start_matches('?').as_bytes())
+            self.form_params(provider, query(request.url).as_bytes())
         } else {
             self.form_params(provider, request.body)
         }
@@ -191,6 +190,13 @@ pub(crate) fn split_url(url: &str) -> (&str, &str, &str, &str) {
     let query_start = tail.find('?').unwrap_or(tail.len());
     let (path, query) = tail.split_at(query_start);
     (scheme, authority, path, query)
+}
+
+/// The query of a URL as received, without the `?` that starts it (that one only: in
+/// `https://h/p??a=1` the query is `?a=1`, whose first parameter is named `?a`).
+pub(crate) fn query(url: &str) -> &str {
+    let (_, _, _, query) = split_url(url);
+    query.strip_prefix('?').unwrap_or(query)
 }
 
 /// A header's value as text.

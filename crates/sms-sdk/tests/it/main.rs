@@ -26,6 +26,36 @@ use std::time::Duration;
 use sms_sdk::testing::{MemoryAdapter, RejectedOptions, rejected_outcome};
 use sms_sdk::{Category, Message, Outcome, RetryPolicy};
 
+/// The case count of a `prop_` test: `SMS_SDK_FUZZ_CASES`, else 10,000,000 when `SMS_SDK_LONG=1`
+/// (a long run), else `ci`.
+pub(crate) fn prop_cases(ci: u32) -> u32 {
+    let long = std::env::var("SMS_SDK_LONG").is_ok_and(|v| v == "1");
+    let explicit = std::env::var("SMS_SDK_FUZZ_CASES").ok().and_then(|v| v.trim().replace('_', "").parse().ok());
+    explicit.unwrap_or(if long { 10_000_000 } else { ci })
+}
+
+/// A loopback TCP endpoint that accepts every connection, keeps it open, and never reads or
+/// answers (a provider or store server that hangs). Returns its address.
+#[cfg_attr(
+    not(any(
+        feature = "postgres",
+        feature = "redis",
+        all(feature = "twilio", feature = "telnyx", feature = "plivo", feature = "vonage")
+    )),
+    allow(dead_code)
+)]
+pub(crate) async fn silent_endpoint() -> std::net::SocketAddr {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let address = listener.local_addr().unwrap();
+    tokio::spawn(async move {
+        let mut held = Vec::new();
+        while let Ok((stream, _)) = listener.accept().await {
+            held.push(stream);
+        }
+    });
+    address
+}
+
 /// The reference tests' recipient.
 pub(crate) const TO: &str = "+14155550123";
 

@@ -36,10 +36,10 @@ fn runtime() -> tokio::runtime::Runtime {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(256))]
+    #![proptest_config(ProptestConfig::with_cases(crate::prop_cases(256)))]
 
     #[test]
-    fn any_client_durations_build_or_refuse_and_never_panic_a_send(
+    fn prop_any_client_durations_build_or_refuse_and_never_panic_a_send(
         timeout in duration(),
         ttl in duration(),
         stale in duration(),
@@ -73,7 +73,7 @@ proptest! {
     }
 
     #[test]
-    fn any_send_time_validates_sends_or_refuses_without_panic(at in timestamp()) {
+    fn prop_any_send_time_validates_sends_or_refuses_without_panic(at in timestamp()) {
         let client = Client::builder().adapter(MemoryAdapter::new()).build().unwrap();
         let message = Message::new("+14155550123", "Hi").send_at(at).idempotency_key("k");
         let _ = client.validate(&message);
@@ -83,7 +83,7 @@ proptest! {
     }
 
     #[test]
-    fn any_send_at_text_parses_or_is_an_invalid_message(text in "\\PC{0,40}|[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:.]{8,12}([+-][0-9]{2}:[0-9]{2}|Z)") {
+    fn prop_any_send_at_text_parses_or_is_an_invalid_message(text in "\\PC{0,40}|[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:.]{8,12}([+-][0-9]{2}:[0-9]{2}|Z)") {
         if let Err(error) = Message::parse_send_at(&text) {
             let invalid = matches!(error.kind(), ErrorKind::InvalidMessage { .. });
             prop_assert!(invalid, "{:?}", error);
@@ -91,7 +91,7 @@ proptest! {
     }
 
     #[test]
-    fn retry_decisions_and_retry_after_never_panic(
+    fn prop_retry_decisions_and_retry_after_never_panic(
         attempt in any::<u32>(),
         attempts in any::<u32>(),
         base in duration(),
@@ -116,10 +116,10 @@ mod providers {
     use super::*;
 
     proptest! {
-        #![proptest_config(ProptestConfig::with_cases(256))]
+        #![proptest_config(ProptestConfig::with_cases(crate::prop_cases(256)))]
 
         #[test]
-        fn any_response_is_interpreted_without_panic(
+        fn prop_any_response_is_interpreted_without_panic(
             status in any::<u16>(),
             body in proptest::collection::vec(any::<u8>(), 0..512),
             json in "\\{\"(code|message|errors|detail|title|type|sid|status|message_uuid|data|error|api_id)\": ?(-?[0-9]{1,25}|\"\\PC{0,20}\"|\\[\\{\"code\": ?\"?[0-9a-z]{0,10}\"?\\}\\]|null|true|\\{\\})\\}",
@@ -140,7 +140,7 @@ mod providers {
         }
 
         #[test]
-        fn any_credentials_build_or_refuse_and_never_show_in_debug(
+        fn prop_any_credentials_build_or_refuse_and_never_show_in_debug(
             id in "\\PC{0,40}",
             secret in "[ -~\\n\\t\u{80}-\u{10ffff}]{0,40}",
             base in "\\PC{0,40}|https?://[a-z0-9.:@\\[\\]]{0,30}(/[a-z]{0,5})?",

@@ -13,7 +13,7 @@ use crate::redact::Secret;
 use crate::webhook::event::{DeliveryStatus, EventKind, Inbound, StatusUpdate};
 use crate::webhook::{
     Pairs, Settings, SmsEvent, WebhookError, WebhookRequest, WebhookVerifier, count_params, decode_signature,
-    encode_base64, form_pairs, header, indexed_values, key_index, same_bytes, split_url, unique_fields,
+    encode_base64, form_pairs, header, indexed_values, key_index, query, same_bytes, split_url, unique_fields,
 };
 
 /// The longest signature decoded: an HMAC-SHA256 is 32 bytes.
@@ -59,8 +59,7 @@ fn write_joined(pairs: &[(&str, &str)], out: &mut dyn FnMut(&str)) {
 /// Writes the text the V3 signature covers, before the `.` and the nonce, piece by piece (into
 /// a string or straight into a MAC). The pairs are sorted once; nothing is copied.
 fn write_v3(method: &str, url: &str, params: &[(&str, &str)], out: &mut dyn FnMut(&str)) {
-    let (_, _, _, query) = split_url(url);
-    let query_pairs = form_pairs(query.trim_start_matches('?').as_bytes());
+    let query_pairs = form_pairs(query(url).as_bytes());
     let mut query: Vec<(&str, &str)> = query_pairs.iter().map(|(k, v)| (k.as_ref(), v.as_ref())).collect();
     let mut body = params.to_vec();
     write_base(url, false, out);
@@ -181,8 +180,7 @@ impl PlivoWebhook {
         let (expected, v3_list, v2_headers, body_params) = if let Some(v3) = present("x-plivo-signature-v3") {
             let nonce = present("x-plivo-signature-v3-nonce").ok_or(missing)?;
             let body: &[u8] = if get { b"" } else { request.body };
-            let (_, _, _, query) = split_url(&url);
-            let count = count_params(query.trim_start_matches('?').as_bytes()).saturating_add(count_params(body));
+            let count = count_params(query(&url).as_bytes()).saturating_add(count_params(body));
             self.settings.check_param_count(NAME, count)?;
             let params = form_pairs(body);
             let expected = v3_mac(token, request.method, &url, &borrowed(&params), nonce);

@@ -15,7 +15,7 @@ use crate::redact::{Secret, js_trim};
 use crate::webhook::event::{DeliveryStatus, EventKind, Inbound, Keyword, KeywordKind, StatusUpdate};
 use crate::webhook::{
     Settings, SmsEvent, WebhookError, WebhookRequest, WebhookVerifier, check_json_duplicates, decode_signature,
-    encode_base64, header, indexed_values, key_index, same_bytes, split_url, unique_fields,
+    encode_base64, header, indexed_values, key_index, query, same_bytes, split_url, unique_fields,
 };
 
 /// Twilio's parameter order: by name, then value, comparing UTF-16 code units.
@@ -123,10 +123,7 @@ impl TwilioWebhook {
 
 /// The `bodySHA256` query parameter of a signed URL (the query is read lazily, pair by pair).
 fn body_sha256(url: &str) -> Option<Cow<'_, str>> {
-    let (_, _, _, query) = split_url(url);
-    url::form_urlencoded::parse(query.trim_start_matches('?').as_bytes())
-        .find(|(k, _)| k == "bodySHA256")
-        .map(|(_, v)| v)
+    url::form_urlencoded::parse(query(url).as_bytes()).find(|(k, _)| k == "bodySHA256").map(|(_, v)| v)
 }
 
 impl WebhookVerifier for TwilioWebhook {

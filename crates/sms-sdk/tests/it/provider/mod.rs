@@ -14,6 +14,8 @@ mod options;
 mod plivo;
 #[cfg(feature = "telnyx")]
 mod telnyx;
+#[cfg(all(feature = "twilio", feature = "telnyx", feature = "plivo", feature = "vonage"))]
+mod timeouts;
 #[cfg(feature = "twilio")]
 mod transport;
 #[cfg(feature = "twilio")]

@@ -54,7 +54,7 @@ async fn a_reset_connection_is_unknown_network_and_never_fails_over() {
 }
 
 #[tokio::test]
-async fn a_held_request_times_out_as_unknown_and_never_fails_over() {
+async fn timeout_a_held_request_is_unknown_and_never_fails_over() {
     let server = serve(ResponseTemplate::new(201).set_delay(Duration::from_secs(30))).await;
     let backup = MemoryAdapter::builder().name("backup").build();
     let client = with_backup(twilio(&server.uri(), "test-token"), &backup);
@@ -177,7 +177,7 @@ async fn a_failed_tls_handshake_is_an_unreachable_rejection() {
 }
 
 #[tokio::test]
-async fn a_connect_that_hangs_is_unreachable_before_the_request_timeout() {
+async fn timeout_a_connect_that_hangs_is_unreachable_before_the_request_timeout() {
     let (base, _held, _listener) = full_backlog();
     let client =
         Client::builder().adapter(twilio(&base, "test-token")).timeout(Duration::from_millis(400)).build().unwrap();

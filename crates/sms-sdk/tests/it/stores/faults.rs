@@ -1,7 +1,9 @@
 //! Store faults in the middle of a run: a server that stops answering (SIGSTOP), is stopped or is
 //! killed, a file another connection locks or that becomes read-only. Every call fails within
 //! its bound with a typed store error that says why, nothing is sent for a send that failed, and
-//! the same store and client objects work again once the store is back.
+//! the same store and client objects work again once the store is back. An endpoint that
+//! accepts connections and never says a word fails the connect within the connect timeout,
+//! without showing the URL's password.
 
 use std::collections::HashMap;
 use std::fmt::Debug;
@@ -376,4 +378,32 @@ async fn store_fault_sqlite_read_only() {
     let reasons = [format!("SQLite at {}: disk I/O error: Error code 778: Error writing to disk", path.display())];
     let failed = through_fault(store, || Immutable::set(files), Immutable::clear, &reasons).await;
     eprintln!("store_fault_sqlite_read_only: {failed} sends failed while the file was read-only");
+}
+
+/// The password of the silent endpoints' URLs: never in an error.
+#[cfg(any(feature = "postgres", feature = "redis"))]
+const SILENT_PASSWORD: &str = "silent-endpoint-password-5150";
+
+#[cfg(feature = "postgres")]
+#[tokio::test]
+async fn timeout_a_postgres_endpoint_that_never_answers_fails_to_connect_in_time() {
+    use sms_sdk::idempotency::postgres::PostgresStore;
+
+    let url = format!("postgres://app:{SILENT_PASSWORD}@{}/db", crate::silent_endpoint().await);
+    let builder = PostgresStore::builder(&url).connect_timeout(BOUND).operation_timeout(BOUND);
+    let error = times_out("connect", builder.connect()).await;
+    assert!(error.to_string().contains("connect timed out after 1 s (the connect timeout)"), "{error}");
+    assert!(!format!("{error} {error:?}").contains(SILENT_PASSWORD), "{error:?}");
+}
+
+#[cfg(feature = "redis")]
+#[tokio::test]
+async fn timeout_a_redis_endpoint_that_never_answers_fails_to_connect_in_time() {
+    use sms_sdk::idempotency::redis::RedisStore;
+
+    let url = format!("redis://app:{SILENT_PASSWORD}@{}/0", crate::silent_endpoint().await);
+    let builder = RedisStore::builder(&url).connect_timeout(BOUND).operation_timeout(BOUND);
+    let error = times_out("connect", builder.connect()).await;
+    assert!(error.to_string().contains("connect timed out after 1 s (the connect timeout)"), "{error}");
+    assert!(!format!("{error} {error:?}").contains(SILENT_PASSWORD), "{error:?}");
 }

@@ -107,10 +107,10 @@ fn check(verifier: &dyn WebhookVerifier, result: Result<SmsEvent, WebhookError>)
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(256))]
+    #![proptest_config(ProptestConfig::with_cases(crate::prop_cases(256)))]
 
     #[test]
-    fn random_requests_end_in_typed_errors(
+    fn prop_random_webhook_requests_end_in_typed_errors(
         request in request(),
         now in clock(),
         tolerance in tolerance(),
@@ -123,7 +123,7 @@ proptest! {
     }
 
     #[test]
-    fn signed_random_payloads_are_never_unauthentic(
+    fn prop_signed_random_payloads_are_never_unauthentic(
         // A random part of a real inbound message (any count of media), then random parameters.
         base in proptest::sample::subsequence(vec![
             ("MessageSid", "SM0123456789abcdef0123456789abcdef"), ("MessageUUID", "u1"), ("From", "+14155550123"),

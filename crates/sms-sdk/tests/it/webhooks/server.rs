@@ -47,6 +47,30 @@ fn exchange(address: SocketAddr, request: &[u8], close: bool) -> (String, Durati
     (String::from_utf8_lossy(&answer).into_owned(), start.elapsed())
 }
 
+/// Writes `head`, then one byte of the body every 100 ms until the server answers and closes
+/// the connection (or 10 s pass). Returns what was read and how long it took.
+fn trickle(address: SocketAddr, head: &str) -> (String, Duration) {
+    let mut stream = TcpStream::connect(address).unwrap();
+    // Waiting 100 ms for an answer paces the bytes.
+    stream.set_read_timeout(Some(Duration::from_millis(100))).unwrap();
+    let start = Instant::now();
+    stream.write_all(head.as_bytes()).unwrap();
+    let (mut answer, mut buffer) = (Vec::new(), [0; 4096]);
+    while start.elapsed() < Duration::from_secs(10) {
+        match stream.read(&mut buffer) {
+            Ok(0) => break,
+            Ok(n) => answer.extend_from_slice(&buffer[..n]),
+            Err(e) if matches!(e.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut) => {
+                if stream.write_all(b"a").is_err() {
+                    break;
+                }
+            }
+            Err(_) => break,
+        }
+    }
+    (String::from_utf8_lossy(&answer).into_owned(), start.elapsed())
+}
+
 /// The status code of a raw HTTP answer (0 when there is none).
 fn status(answer: &str) -> u16 {
     answer.split(' ').nth(1).and_then(|s| s.parse().ok()).unwrap_or(0)
@@ -88,7 +112,7 @@ fn a_truncated_body_is_400_and_a_long_one_413() {
 }
 
 #[test]
-fn a_client_too_slow_with_its_body_gets_400() {
+fn timeout_a_client_too_slow_with_its_body_gets_400() {
     let (address, _) = start(twilio_app(1000), |serve| serve.body_read_timeout(Duration::from_millis(300)));
     let (answer, took) =
         exchange(address, format!("{}MessageSid=SM", head("Content-Length: 100\r\n")).as_bytes(), false);
@@ -98,7 +122,17 @@ fn a_client_too_slow_with_its_body_gets_400() {
 }
 
 #[test]
-fn half_a_request_line_is_closed_after_the_header_read_timeout() {
+fn timeout_a_webhook_body_trickled_byte_by_byte_is_cut_at_the_body_read_timeout() {
+    let timeout = Duration::from_millis(400);
+    let (address, _) = start(twilio_app(1_000_000), move |serve| serve.body_read_timeout(timeout));
+    let (answer, took) = trickle(address, &head("Content-Length: 100000\r\n"));
+    assert_eq!(status(&answer), 400, "{answer}");
+    assert!(answer.contains(r#""code":"body_unreadable""#), "{answer}");
+    assert!(took >= timeout - Duration::from_millis(50) && took < timeout + Duration::from_secs(3), "{took:?}");
+}
+
+#[test]
+fn timeout_half_a_request_line_is_closed_after_the_header_read_timeout() {
     let (address, _) = start(twilio_app(1000), |serve| serve.header_read_timeout(Duration::from_millis(300)));
     let (answer, took) = exchange(address, b"POST /sms/twilio HT", false);
     assert_eq!(status(&answer), 0, "{answer}");
