@@ -78,7 +78,7 @@ async fn start_receiver() -> std::io::Result<(String, mpsc::UnboundedReceiver<Sm
 pub(crate) async fn embedded_send(
     args: &MessageArgs,
     message: Message,
-    store: Option<Arc<dyn sms_sdk::idempotency::Store>>,
+    store: Option<Arc<dyn sms_sdk::store::Store>>,
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> u8 {

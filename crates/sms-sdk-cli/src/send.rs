@@ -142,13 +142,13 @@ async fn store(
     args: &MessageArgs,
     env: &Env,
     sends: Sends,
-) -> Result<Option<std::sync::Arc<dyn sms_sdk::idempotency::Store>>, Error> {
+) -> Result<Option<std::sync::Arc<dyn sms_sdk::store::Store>>, Error> {
     if args.idempotency_key.is_none() {
         return Ok(None);
     }
     let url = crate::paths::store_url(args.store.as_deref(), env, sends)
-        .map_err(|message| crate::store::store_error(sms_sdk::idempotency::StoreError::new(message)))?;
-    sms_sdk::idempotency::open(&url).await.map(Some).map_err(crate::store::store_error)
+        .map_err(|message| crate::store::store_error(sms_sdk::store::StoreError::new(message)))?;
+    sms_sdk::store::open(&url).await.map(Some).map_err(crate::store::store_error)
 }
 
 /// `sms-sdk send`.

@@ -4,7 +4,7 @@ use std::io::Write;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
-use sms_sdk::idempotency::{
+use sms_sdk::store::{
     self, DEFAULT_STALE_RESERVATION, DEFAULT_TTL, Entry, Filter, Page, Record, Resolution, Resolved, State, Store,
     StoreError,
 };
@@ -29,7 +29,7 @@ async fn open(url: Option<&str>, env: &Env, err: &mut dyn Write) -> Result<Arc<d
             return Err(EXIT_CONFIGURATION);
         }
     };
-    idempotency::open(&url).await.map_err(|error| {
+    store::open(&url).await.map_err(|error| {
         let _ = writeln!(err, "error: store: {error}");
         EXIT_CONFIGURATION
     })

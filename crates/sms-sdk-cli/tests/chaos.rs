@@ -183,7 +183,7 @@ fn chaos_checker_finds_planted_faults() {
         /// The request at this position created a message.
         Created(usize),
         /// The store holds this record for the key.
-        Record(Option<sms_sdk::idempotency::Record>),
+        Record(Option<sms_sdk::store::Record>),
         /// The twin got the same (not replayed) receipt: both sent.
         BothSent,
     }

@@ -29,7 +29,7 @@ use axum::http::StatusCode;
 use axum::routing::post;
 use base64::Engine as _;
 use serde_json::json;
-use sms_sdk::idempotency::{Filter, Page, Store};
+use sms_sdk::store::{Filter, Page, Store};
 use sms_sdk::testing::webhooks::{SignedRequest, signed_twilio_request};
 use sms_sdk::webhook::WebhookVerifier;
 use sms_sdk::webhook::axum::{Verified, serve};
@@ -395,22 +395,22 @@ async fn stores(seen: &mut Seen, dir: &std::path::Path) -> Vec<(&'static str, Ar
         .expect("SMS_SDK_TEST_REDIS_URL (source /tmp/dev/env.sh, or run scripts/test.sh)");
     let postgres = with_password(&postgres, PG_PASSWORD);
     let refused_redis = with_password(&redis, REDIS_PASSWORD);
-    seen.debug("postgres builder", &sms_sdk::idempotency::postgres::PostgresStore::builder(&postgres));
-    seen.debug("redis builder", &sms_sdk::idempotency::redis::RedisStore::builder(&refused_redis));
-    let connected = sms_sdk::idempotency::postgres::PostgresStore::connect(&postgres).await.unwrap();
+    seen.debug("postgres builder", &sms_sdk::store::postgres::PostgresStore::builder(&postgres));
+    seen.debug("redis builder", &sms_sdk::store::redis::RedisStore::builder(&refused_redis));
+    let connected = sms_sdk::store::postgres::PostgresStore::connect(&postgres).await.unwrap();
     seen.debug("postgres store", &connected);
-    let refused = sms_sdk::idempotency::open(&refused_redis).await;
+    let refused = sms_sdk::store::open(&refused_redis).await;
     let refused = refused.err().expect("Redis accepted a password it does not have");
     seen.add("refused redis", format!("{refused} | {refused:?}"));
     let sqlite = format!("sqlite:{}", dir.join("audit.db").display());
     // A table and a key prefix of their own: the dev servers are shared with other tests.
-    let postgres = sms_sdk::idempotency::postgres::PostgresStore::builder(&postgres).table("redaction_audit");
-    let redis = sms_sdk::idempotency::redis::RedisStore::builder(&redis).prefix("redaction-audit:");
+    let postgres = sms_sdk::store::postgres::PostgresStore::builder(&postgres).table("redaction_audit");
+    let redis = sms_sdk::store::redis::RedisStore::builder(&redis).prefix("redaction-audit:");
     let postgres: Arc<dyn Store> = Arc::new(postgres.connect().await.unwrap());
     let redis: Arc<dyn Store> = Arc::new(redis.connect().await.unwrap());
     let mut stores = Vec::new();
     for (name, url) in [("memory", "memory".to_owned()), ("sqlite", sqlite)] {
-        let store = sms_sdk::idempotency::open(&url).await.unwrap_or_else(|e| panic!("{name}: {e}"));
+        let store = sms_sdk::store::open(&url).await.unwrap_or_else(|e| panic!("{name}: {e}"));
         stores.push((name, store));
     }
     stores.push(("postgres", postgres));

@@ -11,7 +11,7 @@ use std::process::Command;
 use std::time::{Duration, SystemTime};
 
 use common::{MESSAGE_SID, SID, Twilio, command};
-use sms_sdk::idempotency::{Fingerprint, IdempotencyStore, Reservation, sqlite::SqliteStore};
+use sms_sdk::store::{Fingerprint, IdempotencyStore, Reservation, sqlite::SqliteStore};
 use sms_sdk_cli::Env;
 
 /// A fresh folder.

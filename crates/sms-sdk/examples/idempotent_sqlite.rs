@@ -3,7 +3,7 @@
 //!
 //! `cargo run -p sms-sdk --example idempotent_sqlite --features testing,sqlite`
 
-use sms_sdk::idempotency::sqlite::SqliteStore;
+use sms_sdk::store::sqlite::SqliteStore;
 use sms_sdk::testing::MemoryAdapter;
 use sms_sdk::{Client, Message};
 

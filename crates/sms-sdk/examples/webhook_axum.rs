@@ -17,10 +17,10 @@ use axum::Router;
 use axum::extract::{FromRef, State};
 use axum::http::StatusCode;
 use axum::routing::post;
-use sms_sdk::idempotency::MemoryStore;
+use sms_sdk::store::MemoryStore;
+use sms_sdk::store::{DEFAULT_RETENTION, DedupeStore};
 use sms_sdk::webhook::WebhookVerifier;
 use sms_sdk::webhook::axum::{Verified, serve};
-use sms_sdk::webhook::dedupe::{DEFAULT_RETENTION, DedupeStore};
 use sms_sdk::{PlivoWebhook, TelnyxWebhook, TwilioWebhook, VonageWebhook};
 
 /// What the routes share: one verifier per provider, the dedupe store, and a log of handled

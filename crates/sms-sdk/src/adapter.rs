@@ -29,16 +29,14 @@
 
 use std::fmt;
 use std::future::Future;
-use std::pin::Pin;
-use std::sync::Arc;
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use crate::error::{BoxError, ProviderError};
+use crate::issue::Issue;
 use crate::message::{OutboundMessage, Sender};
 use crate::options::OptionsSpec;
-use crate::validate::Issue;
+pub use crate::outcome::{Accepted, Category, Delivery, Outcome, Rejection, Unknown, UnknownReason};
 
 /// One provider integration.
 ///
@@ -59,8 +57,7 @@ pub trait Adapter: Send + Sync + 'static {
     }
 }
 
-/// A boxed, `Send` future.
-pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+use crate::boxed::BoxFuture;
 
 /// The object-safe form of [`Adapter`] the client stores, so adapters of different types can
 /// share one failover chain.
@@ -100,202 +97,6 @@ impl SendContext {
     pub fn new(attempt: u32, idempotency_key: Option<String>, timeout: Duration) -> Self {
         Self { attempt, idempotency_key, timeout }
     }
-}
-
-/// What one request proved.
-#[derive(Debug, Clone)]
-pub enum Outcome {
-    /// The provider created or queued the message.
-    Accepted(Accepted),
-    /// The provider proved it did not create the message.
-    Rejected(Rejection),
-    /// The request may have created the message.
-    Unknown(Unknown),
-}
-
-impl Outcome {
-    /// Accepted with `provider_id`, delivery `queued`.
-    #[must_use]
-    pub fn accepted(provider_id: impl Into<String>) -> Self {
-        Self::Accepted(Accepted { provider_id: provider_id.into(), delivery: Delivery::Queued })
-    }
-
-    /// Rejected in `category`, with the provider's (redacted) details.
-    #[must_use]
-    pub fn rejected(category: Category, details: ProviderError) -> Self {
-        Self::Rejected(Rejection { category, retry_after: None, details })
-    }
-
-    /// Unknown for `reason`.
-    #[must_use]
-    pub fn unknown(reason: UnknownReason) -> Self {
-        Self::Unknown(Unknown { reason, details: None, cause: None })
-    }
-}
-
-/// An accepted request.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Accepted {
-    /// The provider's message id.
-    pub provider_id: String,
-    /// The status in the response (usually `queued`).
-    pub delivery: Delivery,
-}
-
-/// A proven rejection.
-#[derive(Debug, Clone)]
-pub struct Rejection {
-    /// Why the provider refused.
-    pub category: Category,
-    /// The provider's `Retry-After`, for `RateLimited`.
-    pub retry_after: Option<Duration>,
-    /// What the provider said, redacted.
-    pub details: ProviderError,
-}
-
-/// A request whose result could not be determined.
-#[derive(Debug, Clone)]
-pub struct Unknown {
-    /// Why.
-    pub reason: UnknownReason,
-    /// What the provider said, if it answered.
-    pub details: Option<ProviderError>,
-    /// The transport error, for debugging.
-    pub cause: Option<Arc<dyn std::error::Error + Send + Sync>>,
-}
-
-impl Unknown {
-    /// Attaches the transport error.
-    #[must_use]
-    pub fn with_cause(mut self, cause: impl Into<BoxError>) -> Self {
-        self.cause = Some(Arc::from(cause.into()));
-        self
-    }
-}
-
-/// Why a provider rejected a message.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-#[non_exhaustive]
-pub enum Category {
-    /// Credentials missing, invalid or forbidden.
-    Auth,
-    /// A documented rate or queue limit refused the request.
-    RateLimited,
-    /// The destination is invalid or unreachable.
-    Recipient,
-    /// The sender is invalid, not provisioned, or not usable for this destination.
-    Sender,
-    /// Balance, trial, region permission, spend limit, or a disabled account.
-    Account,
-    /// Opt-out, block list, or content block.
-    Compliance,
-    /// A malformed request, or any unlisted 4xx.
-    Request,
-    /// The provider could not be reached: DNS resolution, the connection or the TLS handshake
-    /// failed before any byte of the request was written, so nothing was sent.
-    Unreachable,
-}
-
-impl Category {
-    /// Whether another provider might accept what this one refused: `Auth`, `RateLimited`,
-    /// `Sender`, `Account` and `Unreachable` yes; `Recipient`, `Compliance` and `Request` never.
-    #[must_use]
-    pub const fn allows_failover(self) -> bool {
-        match self {
-            Self::Auth | Self::RateLimited | Self::Sender | Self::Account | Self::Unreachable => true,
-            Self::Recipient | Self::Compliance | Self::Request => false,
-        }
-    }
-
-    /// The reference's name (`rate_limited`, …).
-    #[must_use]
-    pub const fn as_str(self) -> &'static str {
-        match self {
-            Self::Auth => "auth",
-            Self::RateLimited => "rate_limited",
-            Self::Recipient => "recipient",
-            Self::Sender => "sender",
-            Self::Account => "account",
-            Self::Compliance => "compliance",
-            Self::Request => "request",
-            Self::Unreachable => "unreachable",
-        }
-    }
-}
-
-impl fmt::Display for Category {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-/// Why an outcome is unknown.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-#[non_exhaustive]
-pub enum UnknownReason {
-    /// The connection failed after the request may have been sent.
-    Network,
-    /// No response within the per-request timeout.
-    Timeout,
-    /// The caller cancelled while a request was in flight.
-    Aborted,
-    /// A 2xx without the documented id, or a body that is not JSON.
-    MalformedResponse,
-    /// The provider answered 5xx.
-    ServerError,
-    /// A 1xx or 3xx, or a 429 without the provider's documented rate-limit code.
-    UnexpectedStatus,
-    /// The adapter panicked.
-    AdapterException,
-    /// An earlier send with this key is still reserved past the stale limit.
-    StaleReservation,
-    /// An earlier send with this key had an unknown outcome.
-    ReplayedUnknown,
-}
-
-impl UnknownReason {
-    /// The reference's name (`malformed_response`, …).
-    #[must_use]
-    pub const fn as_str(self) -> &'static str {
-        match self {
-            Self::Network => "network",
-            Self::Timeout => "timeout",
-            Self::Aborted => "aborted",
-            Self::MalformedResponse => "malformed_response",
-            Self::ServerError => "server_error",
-            Self::UnexpectedStatus => "unexpected_status",
-            Self::AdapterException => "adapter_exception",
-            Self::StaleReservation => "stale_reservation",
-            Self::ReplayedUnknown => "replayed_unknown",
-        }
-    }
-}
-
-impl fmt::Display for UnknownReason {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-/// Where the message is, as far as a send response or a status webhook says.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-#[non_exhaustive]
-pub enum Delivery {
-    /// Not known.
-    Unknown,
-    /// Queued by the provider.
-    Queued,
-    /// Sent to the carrier.
-    Sent,
-    /// Delivered to the handset.
-    Delivered,
-    /// Not delivered.
-    Undelivered,
-    /// Filtered by the provider or carrier.
-    Filtered,
 }
 
 /// A kind of sender an adapter can send from.

@@ -23,23 +23,24 @@ use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use futures_util::FutureExt;
-use serde::{Deserialize, Serialize};
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
-use crate::adapter::{Adapter, AdapterInfo, BoxFuture, Delivery, DynAdapter, UnknownReason};
+use crate::adapter::{Adapter, AdapterInfo, DynAdapter, UnknownReason};
+use crate::boxed::BoxFuture;
 use crate::coalesce::{Flight, Flights, follow};
-use crate::encoding::{Encoding, SegmentPreview, estimate_segments};
+use crate::encoding::{SegmentPreview, estimate_segments};
 use crate::error::{Attempt, BoxError, Error};
 use crate::failover::Chain;
 use crate::hooks::{AcceptedEvent, AttemptEvent, BeforeSendContext, FailureEvent, HookBase, Hooks, PolicyDecision};
-use crate::idempotency::{
+use crate::message::Message;
+use crate::receipt::{Handoff, Receipt, new_send_id};
+use crate::redact::mask_phone_number;
+use crate::retry::RetryPolicy;
+use crate::store::{
     DEFAULT_STALE_RESERVATION, DEFAULT_TTL, FinalRecord, Finalized, Fingerprint, IdempotencyStore, Record, Reservation,
     ReservationId,
 };
-use crate::message::Message;
-use crate::redact::mask_phone_number;
-use crate::retry::RetryPolicy;
 use crate::validate::{self, Candidate, Validation};
 
 /// Whether a rejected send moves on to the next adapter.
@@ -51,44 +52,6 @@ pub enum Failover {
     /// After a proven rejection that another provider might accept (`Auth`, `RateLimited` once
     /// retries are used up, `Sender`, `Account`), try the next adapter that can send the message.
     OnEligibleRejection,
-}
-
-/// How the send was handed off. A [`Receipt`] is always `Accepted`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Handoff {
-    /// The provider accepted the message.
-    Accepted,
-    /// The provider proved it did not create the message.
-    Rejected,
-    /// The message may have been created.
-    Unknown,
-}
-
-/// The result of an accepted send.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Receipt {
-    /// `sms_` and 32 lowercase hex characters; the same on every replay.
-    pub id: String,
-    /// The adapter that accepted.
-    pub provider: String,
-    /// The provider's message id.
-    pub provider_id: String,
-    /// Always [`Handoff::Accepted`].
-    pub handoff: Handoff,
-    /// The status in the send response (usually `queued`; never assumed delivered).
-    pub delivery: Delivery,
-    /// The body's encoding.
-    pub encoding: Encoding,
-    /// The body's estimated segments (not a billing figure).
-    pub segments: u32,
-    /// Adapters tried, in order, without duplicates.
-    pub attempted_providers: Vec<String>,
-    /// Every provider request, in order.
-    pub attempts: Vec<Attempt>,
-    /// True when this result was replayed (from the store, or from a concurrent send with the
-    /// same key) instead of sent.
-    pub replayed: bool,
 }
 
 /// Per-send options.
@@ -153,11 +116,6 @@ pub struct ClientBuilder {
 /// The longest duration a client accepts (timeouts, TTLs, stale limits): 10 years. Longer ones
 /// are mistakes, and would overflow clocks and stored expiry times.
 pub(crate) const MAX_DURATION: Duration = Duration::from_secs(10 * 366 * 24 * 60 * 60);
-
-/// A new send id: `sms_` and 32 lowercase hex characters.
-pub(crate) fn new_send_id() -> String {
-    format!("sms_{}", uuid::Uuid::new_v4().simple())
-}
 
 impl Client {
     /// A builder with no adapters, failover off, the default retry policy and a 10 s timeout.

@@ -9,9 +9,9 @@ use std::sync::{Mutex, PoisonError};
 use tokio::sync::watch;
 
 use crate::adapter::UnknownReason;
-use crate::client::Receipt;
 use crate::error::Error;
-use crate::idempotency::Fingerprint;
+use crate::receipt::Receipt;
+use crate::store::Fingerprint;
 
 type Shared = Option<Result<Receipt, Error>>;
 

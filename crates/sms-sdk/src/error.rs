@@ -23,12 +23,10 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use crate::adapter::{Category, Delivery, Rejection, UnknownReason};
-use crate::redact::redact_text;
-use crate::validate::Field;
-
-/// A boxed error, as sources are passed in.
-pub type BoxError = Box<dyn StdError + Send + Sync>;
+pub use crate::boxed::BoxError;
+use crate::issue::{Field, Issue, IssueCode};
+pub use crate::outcome::ProviderError;
+use crate::outcome::{Category, Delivery, Rejection, UnknownReason};
 
 type SharedError = Arc<dyn StdError + Send + Sync>;
 
@@ -121,93 +119,6 @@ impl ErrorKind {
             | Self::BeforeSend => true,
         }
     }
-}
-
-/// What a provider said about a request, safe to log: its text is redacted and capped at 200
-/// UTF-16 units, and it never holds a credential or a body.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ProviderError {
-    provider: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    http_status: Option<u16>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    code: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    message: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    request_id: Option<String>,
-}
-
-impl ProviderError {
-    /// Details from `provider` (the adapter's name).
-    #[must_use]
-    pub fn new(provider: impl Into<String>) -> Self {
-        Self { provider: provider.into(), http_status: None, code: None, message: None, request_id: None }
-    }
-
-    /// Sets the HTTP status.
-    #[must_use]
-    pub fn http_status(mut self, status: u16) -> Self {
-        self.http_status = Some(status);
-        self
-    }
-
-    /// Sets the provider's error code (at most 64 characters, control characters removed).
-    #[must_use]
-    pub fn code(mut self, code: impl Into<String>) -> Self {
-        self.code = Some(bounded(&code.into(), 64));
-        self
-    }
-
-    /// Sets the provider's message, redacted ([`redact_text`]).
-    #[must_use]
-    pub fn message(mut self, message: &str) -> Self {
-        self.message = Some(redact_text(message));
-        self
-    }
-
-    /// Sets the provider's request id (at most 128 characters, control characters removed).
-    #[must_use]
-    pub fn request_id(mut self, id: impl Into<String>) -> Self {
-        self.request_id = Some(bounded(&id.into(), 128));
-        self
-    }
-
-    /// The provider (adapter) name.
-    #[must_use]
-    pub fn provider(&self) -> &str {
-        &self.provider
-    }
-
-    /// The HTTP status, if there was a response.
-    #[must_use]
-    pub fn status(&self) -> Option<u16> {
-        self.http_status
-    }
-
-    /// The provider's error code.
-    #[must_use]
-    pub fn provider_code(&self) -> Option<&str> {
-        self.code.as_deref()
-    }
-
-    /// The provider's redacted message.
-    #[must_use]
-    pub fn text(&self) -> Option<&str> {
-        self.message.as_deref()
-    }
-
-    /// The provider's request id.
-    #[must_use]
-    pub fn provider_request_id(&self) -> Option<&str> {
-        self.request_id.as_deref()
-    }
-}
-
-/// `text` without control characters, cut to `max` characters: identifiers a provider sends
-/// back are short, and anything longer is not one.
-fn bounded(text: &str, max: usize) -> String {
-    text.chars().filter(|c| !c.is_control()).take(max).collect()
 }
 
 /// One provider request of a send: safe to log (no body, number or option).
@@ -452,6 +363,19 @@ impl fmt::Debug for Error {
             d.field("source", source);
         }
         d.finish()
+    }
+}
+
+/// The typed error `send()` raises for a validation issue.
+impl From<Issue> for Error {
+    fn from(issue: Issue) -> Self {
+        let provider = issue.provider.as_deref();
+        match issue.code {
+            IssueCode::InvalidRecipient => Self::invalid_recipient(issue.message),
+            IssueCode::InvalidSender | IssueCode::MissingSender => Self::invalid_sender(issue.message, provider),
+            IssueCode::EmptyBody | IssueCode::InvalidField => Self::invalid_message(issue.field, issue.message),
+            IssueCode::UnsupportedField => Self::unsupported(issue.field, issue.message, provider),
+        }
     }
 }
 

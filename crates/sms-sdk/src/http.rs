@@ -26,8 +26,8 @@ use base64::Engine as _;
 use http::{HeaderMap, HeaderValue, header};
 use serde_json::Value;
 
-use crate::adapter::BoxFuture;
 use crate::adapter::{Accepted, Category, Outcome, Rejection, SendContext, Unknown, UnknownReason};
+use crate::boxed::BoxFuture;
 use crate::error::{BoxError, Error, ProviderError};
 use crate::message::OutboundMessage;
 use crate::redact::Secret;

@@ -2,6 +2,7 @@
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
 pub mod adapter;
+mod boxed;
 mod client;
 mod coalesce;
 mod digest;
@@ -11,12 +12,15 @@ mod failover;
 pub mod hooks;
 #[cfg(feature = "__http")]
 mod http;
-pub mod idempotency;
+mod issue;
 pub mod message;
 pub mod options;
+mod outcome;
 pub mod provider;
+mod receipt;
 pub mod redact;
 pub mod retry;
+pub mod store;
 #[cfg(feature = "testing")]
 #[cfg_attr(docsrs, doc(cfg(feature = "testing")))]
 pub mod testing;
@@ -24,9 +28,10 @@ pub mod validate;
 pub mod webhook;
 
 pub use adapter::{Adapter, Category, Delivery, Outcome, UnknownReason};
-pub use client::{Client, ClientBuilder, Failover, Handoff, Receipt, SendOptions};
+pub use client::{Client, ClientBuilder, Failover, SendOptions};
 pub use error::{Error, ErrorKind};
 pub use message::{Message, OutboundMessage, PhoneNumber, Sender};
+pub use receipt::{Handoff, Receipt};
 pub use retry::RetryPolicy;
 pub use tokio_util::sync::CancellationToken;
 pub use validate::{Field, Issue, IssueCode, Validation};

@@ -25,9 +25,12 @@ use time::OffsetDateTime;
 use time::format_description::well_known::Rfc3339;
 
 use crate::error::Error;
+use crate::issue::Field;
 use crate::options::ProviderField;
 use crate::redact::{js_trim, mask_phone_number};
-use crate::validate::Field;
+
+/// What an invalid recipient is told.
+pub(crate) const INVALID_RECIPIENT: &str = "The recipient must be an E.164 number, such as +14155550123.";
 
 /// True when `value` is an E.164 number: `+`, a non-zero digit, 2–15 ASCII digits in all.
 #[must_use]
@@ -49,11 +52,7 @@ impl PhoneNumber {
     /// # Errors
     /// [`ErrorKind::InvalidRecipient`](crate::ErrorKind::InvalidRecipient) when it is not E.164.
     pub fn parse(value: &str) -> Result<Self, Error> {
-        if is_e164(value) {
-            Ok(Self(value.to_owned()))
-        } else {
-            Err(Error::invalid_recipient(crate::validate::INVALID_RECIPIENT))
-        }
+        if is_e164(value) { Ok(Self(value.to_owned())) } else { Err(Error::invalid_recipient(INVALID_RECIPIENT)) }
     }
 
     /// The full number, for a request body.

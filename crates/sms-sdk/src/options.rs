@@ -21,7 +21,7 @@ use std::fmt;
 
 use serde_json::{Number, Value};
 
-use crate::validate::{Field, Issue, IssueCode};
+use crate::issue::{Field, Issue, IssueCode};
 
 /// The options an adapter accepts, and the wire parameters it sets itself.
 #[derive(Debug)]

@@ -4,128 +4,17 @@
 //! [`Client::send`](crate::Client::send) turns the first one into a typed [`Error`] before any
 //! request.
 
-use std::fmt;
 use std::sync::Arc;
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use serde_json::Value;
 
 use crate::adapter::{DynAdapter, SenderType};
 use crate::encoding::SegmentPreview;
 use crate::error::Error;
-use crate::message::{Message, OutboundMessage, PhoneNumber, SenderKind, is_e164};
+pub use crate::issue::{Field, Issue, IssueCode};
+use crate::message::{INVALID_RECIPIENT, Message, OutboundMessage, PhoneNumber, SenderKind, is_e164};
 use crate::options::parse_entry;
-
-pub(crate) const INVALID_RECIPIENT: &str = "The recipient must be an E.164 number, such as +14155550123.";
-
-/// A message field, as issues and errors name it (the [`Message`] field names).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-#[non_exhaustive]
-pub enum Field {
-    /// The recipient.
-    To,
-    /// The sender.
-    From,
-    /// The text.
-    Body,
-    /// Media URLs.
-    MediaUrls,
-    /// The scheduled time.
-    SendAt,
-    /// The validity period.
-    ValidityPeriodSecs,
-    /// The per-message webhook URL.
-    WebhookUrl,
-    /// The idempotency key.
-    IdempotencyKey,
-    /// Provider options.
-    ProviderOptions,
-}
-
-impl Field {
-    /// The field's name (`media_urls`, …).
-    #[must_use]
-    pub const fn as_str(self) -> &'static str {
-        match self {
-            Self::To => "to",
-            Self::From => "from",
-            Self::Body => "body",
-            Self::MediaUrls => "media_urls",
-            Self::SendAt => "send_at",
-            Self::ValidityPeriodSecs => "validity_period_secs",
-            Self::WebhookUrl => "webhook_url",
-            Self::IdempotencyKey => "idempotency_key",
-            Self::ProviderOptions => "provider_options",
-        }
-    }
-}
-
-impl fmt::Display for Field {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-/// What kind of problem an issue is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-#[non_exhaustive]
-pub enum IssueCode {
-    /// `to` is not E.164.
-    InvalidRecipient,
-    /// The sender is malformed.
-    InvalidSender,
-    /// No sender and no adapter default.
-    MissingSender,
-    /// An empty body without media (or any empty body on Vonage).
-    EmptyBody,
-    /// The adapter cannot send this field, sender type or option.
-    UnsupportedField,
-    /// A field has a bad value.
-    InvalidField,
-}
-
-/// One problem found by local validation.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Issue {
-    /// What kind of problem.
-    pub code: IssueCode,
-    /// The field concerned.
-    pub field: Field,
-    /// A human explanation (never contains a value the caller passed).
-    pub message: String,
-    /// The adapter concerned, for adapter-level issues.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub provider: Option<String>,
-}
-
-impl Issue {
-    /// A new issue with no adapter.
-    #[must_use]
-    pub fn new(code: IssueCode, field: Field, message: impl Into<String>) -> Self {
-        Self { code, field, message: message.into(), provider: None }
-    }
-
-    /// Names the adapter concerned.
-    #[must_use]
-    pub fn provider(mut self, name: impl Into<String>) -> Self {
-        self.provider = Some(name.into());
-        self
-    }
-
-    /// The typed error `send()` raises for this issue.
-    #[must_use]
-    pub fn into_error(self) -> Error {
-        let provider = self.provider.as_deref();
-        match self.code {
-            IssueCode::InvalidRecipient => Error::invalid_recipient(self.message),
-            IssueCode::InvalidSender | IssueCode::MissingSender => Error::invalid_sender(self.message, provider),
-            IssueCode::EmptyBody | IssueCode::InvalidField => Error::invalid_message(self.field, self.message),
-            IssueCode::UnsupportedField => Error::unsupported(self.field, self.message, provider),
-        }
-    }
-}
 
 /// The result of [`Client::validate`](crate::Client::validate).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -317,7 +206,7 @@ pub(crate) fn candidates(
     failover: bool,
 ) -> Result<Vec<Candidate>, Error> {
     if let Some(first) = message_issues(message, adapters).into_iter().next() {
-        return Err(first.into_error());
+        return Err(Error::from(first));
     }
     let mut chain = Vec::with_capacity(adapters.len());
     for (index, adapter) in adapters.iter().enumerate() {
@@ -327,10 +216,7 @@ pub(crate) fn candidates(
         match check_adapter(message, adapter.as_ref()) {
             Ok(outbound) => chain.push((Arc::clone(adapter), outbound)),
             Err(issues) if index == 0 => {
-                return Err(issues
-                    .into_iter()
-                    .next()
-                    .map_or_else(|| Error::configuration("no issue"), Issue::into_error));
+                return Err(issues.into_iter().next().map_or_else(|| Error::configuration("no issue"), Error::from));
             }
             Err(_) => {}
         }

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use std::fmt::{self, Write as _};
 
 use sms_sdk::error::{Attempt, AttemptOutcome};
-use sms_sdk::idempotency::Record;
+use sms_sdk::store::Record;
 use sms_sdk::{Category, ErrorKind, UnknownReason};
 use sms_sdk_emulator::{Provider, ReceivedMessage};
 

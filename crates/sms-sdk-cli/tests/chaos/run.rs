@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use sms_sdk::idempotency::{Operator as _, Record, Resolution, Store};
+use sms_sdk::store::{Operator as _, Record, Resolution, Store};
 use sms_sdk::{Client, ClientBuilder, Error, Failover, Message, Plivo, Receipt, RetryPolicy, Telnyx, Twilio, Vonage};
 use sms_sdk_emulator::credentials::{PLIVO_AUTH_ID, TWILIO_ACCOUNT_SID, VONAGE_API_KEY};
 use sms_sdk_emulator::{Emulator, Provider, ReceivedMessage, RunningEmulator};
@@ -54,7 +54,7 @@ impl Ran {
 /// emulator received and what the store holds. The keys left unknown are then removed from the
 /// store (they never expire), so that a shared store server does not keep them.
 pub async fn execute(url: &str, plans: &Arc<Vec<KeyPlan>>) -> Ran {
-    let store = sms_sdk::idempotency::open(url).await.expect("the store opens");
+    let store = sms_sdk::store::open(url).await.expect("the store opens");
     let chaos = Chaos::start(plans, &store).await;
     let (first, first_took) = chaos.run(0, plans).await;
     let split = chaos.settled_record().await.len();

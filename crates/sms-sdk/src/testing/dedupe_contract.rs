@@ -2,7 +2,7 @@
 //!
 //! ```
 //! use std::sync::Arc;
-//! use sms_sdk::idempotency::MemoryStore;
+//! use sms_sdk::store::MemoryStore;
 //! use sms_sdk::testing::dedupe_contract;
 //!
 //! # tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap().block_on(async {
@@ -21,7 +21,7 @@ use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use super::{CaseResult, Report};
-use crate::webhook::dedupe::DedupeStore;
+use crate::store::DedupeStore;
 
 type Check = Result<(), String>;
 
@@ -149,8 +149,8 @@ mod tests {
     use std::sync::Mutex;
 
     use super::*;
-    use crate::adapter::BoxFuture;
-    use crate::idempotency::{MemoryStore, StoreError};
+    use crate::boxed::BoxFuture;
+    use crate::store::{MemoryStore, StoreError};
 
     /// A broken store: `Forgetful` never remembers, `Eternal` never forgets.
     enum Broken {

@@ -7,9 +7,10 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use crate::adapter::{
-    ALL_SENDER_TYPES, Accepted, Adapter, AdapterInfo, BoxFuture, Capabilities, Category, Delivery, Outcome, Rejection,
+    ALL_SENDER_TYPES, Accepted, Adapter, AdapterInfo, Capabilities, Category, Delivery, Outcome, Rejection,
     SendContext, Support, SupportStatus, UnknownReason, ValidityRange,
 };
+use crate::boxed::BoxFuture;
 use crate::error::ProviderError;
 use crate::message::{OutboundMessage, Sender};
 use crate::options::OptionsSpec;

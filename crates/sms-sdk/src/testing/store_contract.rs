@@ -2,7 +2,7 @@
 //!
 //! ```
 //! use std::sync::Arc;
-//! use sms_sdk::idempotency::MemoryStore;
+//! use sms_sdk::store::MemoryStore;
 //! use sms_sdk::testing::store_contract;
 //!
 //! # tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap().block_on(async {
@@ -19,10 +19,10 @@ use std::time::{Duration, SystemTime};
 
 use super::{CaseResult, Report};
 use crate::adapter::{Category, Delivery};
-use crate::client::{Handoff, Receipt};
 use crate::encoding::Encoding;
 use crate::error::{Attempt, AttemptOutcome, ErrorRecord};
-use crate::idempotency::{
+use crate::receipt::{Handoff, Receipt};
+use crate::store::{
     Entry, Filter, FinalRecord, Finalized, Fingerprint, Page, Record, Reservation, ReservationId, Resolution, Resolved,
     State, Store,
 };
@@ -67,7 +67,7 @@ pub async fn run(name: &str, store: Arc<dyn Store>) -> Report {
 #[must_use]
 pub fn sample_receipt(provider_id: &str) -> Receipt {
     Receipt {
-        id: crate::client::new_send_id(),
+        id: crate::receipt::new_send_id(),
         provider: "memory".into(),
         provider_id: provider_id.into(),
         handoff: Handoff::Accepted,

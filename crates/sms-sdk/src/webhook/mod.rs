@@ -22,12 +22,11 @@
 //! ```
 //!
 //! Answer 401 when [`WebhookError::is_authentication`] is true and 400 otherwise; deduplicate
-//! on [`SmsEvent::dedupe_key`] (see [`dedupe`]), since providers redeliver.
+//! on [`SmsEvent::dedupe_key`] (see [`DedupeStore`](crate::store::DedupeStore)), since providers redeliver.
 
 #[cfg(feature = "axum")]
 #[cfg_attr(docsrs, doc(cfg(feature = "axum")))]
 pub mod axum;
-pub mod dedupe;
 pub mod event;
 pub mod ordering;
 #[cfg(feature = "__http")]

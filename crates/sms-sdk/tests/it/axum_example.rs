@@ -38,7 +38,7 @@ async fn t249_webhook_handler_example() {
         telnyx: sms_sdk::TelnyxWebhook::new(&key.public_key).unwrap(),
         plivo: sms_sdk::PlivoWebhook::new("plivo-token").unwrap().public_url(format!("{base_url}/sms/plivo")),
         vonage: sms_sdk::VonageWebhook::new("vonage-secret").unwrap(),
-        seen: std::sync::Arc::new(sms_sdk::idempotency::MemoryStore::new()),
+        seen: std::sync::Arc::new(sms_sdk::store::MemoryStore::new()),
         handled: std::sync::Arc::default(),
     };
     let handled = hooks.handled.clone();

@@ -164,7 +164,7 @@ async fn the_longest_ttl_sends_and_replays_without_overflow() {
     let memory = MemoryAdapter::new();
     let client = Client::builder()
         .adapter(memory.clone())
-        .idempotency(sms_sdk::idempotency::MemoryStore::new())
+        .idempotency(sms_sdk::store::MemoryStore::new())
         .idempotency_ttl(Duration::from_secs(10 * 365 * 24 * 3600))
         .build()
         .unwrap();

@@ -2,9 +2,9 @@
 
 use std::sync::Arc;
 
-use sms_sdk::idempotency::MemoryStore;
+use sms_sdk::store::DedupeStore;
+use sms_sdk::store::MemoryStore;
 use sms_sdk::testing::dedupe_contract;
-use sms_sdk::webhook::dedupe::DedupeStore;
 
 async fn assert_contract(name: &str, store: Arc<dyn DedupeStore>) {
     let report = dedupe_contract::run(name, store).await;
@@ -22,7 +22,7 @@ mod sqlite {
 
     use super::*;
     use crate::stores::temp_db;
-    use sms_sdk::idempotency::sqlite::SqliteStore;
+    use sms_sdk::store::sqlite::SqliteStore;
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn sqlite_store_passes_the_dedupe_contract() {
@@ -47,7 +47,7 @@ mod sqlite {
 mod postgres {
     use super::*;
     use crate::stores::server_url;
-    use sms_sdk::idempotency::postgres::PostgresStore;
+    use sms_sdk::store::postgres::PostgresStore;
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn postgres_store_passes_the_dedupe_contract() {
@@ -69,8 +69,8 @@ mod redis {
 
     use super::*;
     use crate::stores::server_url;
-    use sms_sdk::idempotency::redis::RedisStore;
-    use sms_sdk::idempotency::{Filter, Fingerprint, IdempotencyStore, Operator, Page, Reservation};
+    use sms_sdk::store::redis::RedisStore;
+    use sms_sdk::store::{Filter, Fingerprint, IdempotencyStore, Operator, Page, Reservation};
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn redis_store_passes_the_dedupe_contract() {

@@ -3,8 +3,8 @@
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
-use sms_sdk::adapter::BoxFuture;
-use sms_sdk::idempotency::{
+use sms_sdk::store::BoxFuture;
+use sms_sdk::store::{
     FinalRecord, Finalized, Fingerprint, IdempotencyStore, MemoryStore, Record, Reservation, ReservationId, State,
     StoreError,
 };

@@ -4,8 +4,8 @@
 use std::time::{Duration, SystemTime};
 
 use proptest::prelude::*;
-use sms_sdk::idempotency::MemoryStore;
 use sms_sdk::retry::{RetryPolicy, parse_retry_after};
+use sms_sdk::store::MemoryStore;
 use sms_sdk::testing::MemoryAdapter;
 use sms_sdk::{Client, ErrorKind, Message};
 use time::{OffsetDateTime, UtcOffset};
@@ -77,7 +77,7 @@ proptest! {
         let client = Client::builder().adapter(MemoryAdapter::new()).build().unwrap();
         let message = Message::new("+14155550123", "Hi").send_at(at).idempotency_key("k");
         let _ = client.validate(&message);
-        let _ = sms_sdk::idempotency::Fingerprint::of(&message, &["memory"]);
+        let _ = sms_sdk::store::Fingerprint::of(&message, &["memory"]);
         let _ = runtime().block_on(client.send(&message));
         let _ = sms_sdk::message::format_timestamp(at);
     }

@@ -10,9 +10,9 @@ use std::sync::Arc;
 use std::time::Duration;
 use std::time::SystemTime;
 
-use sms_sdk::idempotency::{self, MemoryStore, Store};
+use sms_sdk::store::{self, MemoryStore, Store};
 #[cfg(any(feature = "sqlite", feature = "postgres", feature = "redis"))]
-use sms_sdk::idempotency::{Fingerprint, Reservation};
+use sms_sdk::store::{Fingerprint, Reservation};
 use sms_sdk::testing::store_contract;
 
 #[cfg(any(feature = "sqlite", feature = "postgres", feature = "redis"))]
@@ -61,8 +61,8 @@ async fn memory_store_passes_the_contract() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn stores_open_from_urls() {
-    assert!(idempotency::open("memory").await.is_ok());
-    assert!(idempotency::open("ftp://x").await.is_err());
+    assert!(store::open("memory").await.is_ok());
+    assert!(store::open("ftp://x").await.is_err());
 }
 
 #[cfg(any(feature = "sqlite", feature = "postgres", feature = "redis"))]
@@ -114,7 +114,7 @@ async fn cross_process_race(test: &str, url: &str) {
 async fn race_worker(url: &str) {
     let prefix = std::env::var("SMS_SDK_RACE_PREFIX").unwrap();
     let start_ms: u64 = std::env::var("SMS_SDK_RACE_START_MS").unwrap().parse().unwrap();
-    let store = idempotency::open(url).await.unwrap();
+    let store = store::open(url).await.unwrap();
     let start = SystemTime::UNIX_EPOCH + Duration::from_millis(start_ms);
     if let Ok(wait) = start.duration_since(SystemTime::now()) {
         tokio::time::sleep(wait).await;
@@ -136,7 +136,7 @@ async fn race_worker(url: &str) {
 #[cfg(feature = "sqlite")]
 mod sqlite {
     use super::*;
-    use sms_sdk::idempotency::sqlite::SqliteStore;
+    use sms_sdk::store::sqlite::SqliteStore;
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn sqlite_store_passes_the_contract() {
@@ -154,7 +154,7 @@ mod sqlite {
 #[cfg(feature = "postgres")]
 mod postgres {
     use super::*;
-    use sms_sdk::idempotency::postgres::PostgresStore;
+    use sms_sdk::store::postgres::PostgresStore;
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn postgres_store_passes_the_contract() {
@@ -180,7 +180,7 @@ mod postgres {
 #[cfg(feature = "redis")]
 mod redis {
     use super::*;
-    use sms_sdk::idempotency::redis::RedisStore;
+    use sms_sdk::store::redis::RedisStore;
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn redis_store_passes_the_contract() {

@@ -28,10 +28,10 @@ use crate::adapter::{
 };
 use crate::error::Error;
 use crate::http::{Body, Post, Transport, check_credential};
+use crate::issue::{Field, Issue, IssueCode};
 use crate::message::{OutboundMessage, Sender, SenderKind, format_timestamp};
 use crate::options::{OptionKind, OptionSpec, OptionsSpec};
 use crate::redact::Secret;
-use crate::validate::{Field, Issue, IssueCode};
 
 /// The adapter's name.
 pub const NAME: &str = "telnyx";

@@ -30,11 +30,11 @@ use crate::adapter::{
 };
 use crate::error::Error;
 use crate::http::{Body, Post, Transport, basic_auth, check_credential};
+use crate::issue::{Field, Issue, IssueCode};
 use crate::message::{OutboundMessage, Sender, SenderKind, format_timestamp};
 use crate::options::{OptionKind, OptionSpec, OptionsSpec};
 use crate::provider::is_prefixed_hex32;
 use crate::redact::Secret;
-use crate::validate::{Field, Issue, IssueCode};
 
 /// The adapter's name.
 pub const NAME: &str = "twilio";

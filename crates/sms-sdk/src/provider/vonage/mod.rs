@@ -35,10 +35,10 @@ use crate::adapter::{
 };
 use crate::error::{Error, ProviderError};
 use crate::http::{Body, Post, Transport, basic_auth, check_credential};
+use crate::issue::{Field, Issue, IssueCode};
 use crate::message::{OutboundMessage, Sender, SenderKind};
 use crate::options::{OptionKind, OptionSpec, OptionsSpec};
 use crate::redact::Secret;
-use crate::validate::{Field, Issue, IssueCode};
 
 /// The adapter's name.
 pub const NAME: &str = "vonage";

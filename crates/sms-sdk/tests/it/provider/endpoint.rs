@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 use serde_json::json;
-use sms_sdk::idempotency::MemoryStore;
+use sms_sdk::store::MemoryStore;
 use sms_sdk::testing::MemoryAdapter;
 use sms_sdk::{Client, ErrorKind, Twilio, UnknownReason};
 use wiremock::ResponseTemplate;

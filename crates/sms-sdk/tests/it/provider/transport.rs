@@ -202,7 +202,7 @@ async fn an_unresolvable_host_is_an_unreachable_rejection() {
 
 #[tokio::test]
 async fn an_unreachable_rejection_releases_the_idempotency_key() {
-    let store = sms_sdk::idempotency::MemoryStore::new();
+    let store = sms_sdk::store::MemoryStore::new();
     let client = Client::builder()
         .adapter(twilio(&closed_port().await, "test-token"))
         .idempotency(store.clone())
@@ -211,8 +211,8 @@ async fn an_unreachable_rejection_releases_the_idempotency_key() {
     let message = crate::message().idempotency_key("unreachable-1");
     let err = client.send(&message).await.unwrap_err();
     assert_eq!(err.kind(), ErrorKind::Rejected(Category::Unreachable));
-    let record = sms_sdk::idempotency::IdempotencyStore::get(&store, "unreachable-1").await.unwrap().unwrap();
-    assert_eq!(record.state(), sms_sdk::idempotency::State::Rejected);
+    let record = sms_sdk::store::IdempotencyStore::get(&store, "unreachable-1").await.unwrap().unwrap();
+    assert_eq!(record.state(), sms_sdk::store::State::Rejected);
     // The same key sends again later.
     let server =
         serve(json_reply(201, &json!({"sid": "SM0123456789abcdef0123456789abcdef", "status": "queued"}))).await;
@@ -242,7 +242,7 @@ async fn a_response_body_over_one_mebibyte_is_unknown_malformed() {
 async fn a_provider_that_echoes_the_request_leaks_no_secret_or_body() {
     let token = "echoed-auth-token-value";
     let body = "Your one-time code is 583920, do not share";
-    let store = sms_sdk::idempotency::MemoryStore::new();
+    let store = sms_sdk::store::MemoryStore::new();
     // An echoing proxy: Twilio's error shape with the whole request (headers and form) as text.
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let address = listener.local_addr().unwrap();
@@ -266,7 +266,7 @@ async fn a_provider_that_echoes_the_request_leaks_no_secret_or_body() {
         .unwrap();
     let err = client.send(&Message::new(crate::TO, body).idempotency_key("echo-1")).await.unwrap_err();
     assert_eq!(err.kind(), ErrorKind::Rejected(Category::Recipient));
-    let record = sms_sdk::idempotency::IdempotencyStore::get(&store, "echo-1").await.unwrap().unwrap();
+    let record = sms_sdk::store::IdempotencyStore::get(&store, "echo-1").await.unwrap().unwrap();
     let rendered = format!("{err} {err:?} {} {record:?}", serde_json::to_string(&err).unwrap());
     assert!(rendered.contains("bad request"), "{rendered}");
     for secret in [token, "583920", "one-time", "4155550123"] {

@@ -343,7 +343,7 @@ async fn t125_options_are_part_of_the_fingerprint() {
     let server = serve(created()).await;
     let client = Client::builder()
         .adapter(twilio_at(&server.uri()))
-        .idempotency(sms_sdk::idempotency::MemoryStore::new())
+        .idempotency(sms_sdk::store::MemoryStore::new())
         .build()
         .unwrap();
     let keyed = |smart: bool| message().idempotency_key("k1").provider_option("twilio", json!({"smartEncoded": smart}));

@@ -5,7 +5,7 @@
 use std::fmt::Debug;
 use std::time::SystemTime;
 
-use sms_sdk::idempotency::{Filter, Fingerprint, IdempotencyStore, Operator, Page, StoreError};
+use sms_sdk::store::{Filter, Fingerprint, IdempotencyStore, Operator, Page, StoreError};
 use sms_sdk::testing::store_contract::sample_receipt;
 
 #[cfg(any(feature = "postgres", feature = "redis"))]
@@ -85,7 +85,7 @@ async fn check(store: &(impl IdempotencyStore + Operator), extra: &[&str]) {
 #[cfg(feature = "sqlite")]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn corrupt_sqlite_rows_are_typed_errors() {
-    use sms_sdk::idempotency::sqlite::SqliteStore;
+    use sms_sdk::store::sqlite::SqliteStore;
 
     let path = super::temp_db();
     let store = SqliteStore::open(&path).await.unwrap();
@@ -112,7 +112,7 @@ async fn corrupt_sqlite_rows_are_typed_errors() {
 #[cfg(feature = "postgres")]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn corrupt_postgres_rows_are_typed_errors() {
-    use sms_sdk::idempotency::postgres::PostgresStore;
+    use sms_sdk::store::postgres::PostgresStore;
 
     let url = super::server_url("SMS_SDK_TEST_POSTGRES_URL");
     let table = format!("sms_corrupt_{}", uuid_suffix());
@@ -136,7 +136,7 @@ async fn corrupt_postgres_rows_are_typed_errors() {
 #[cfg(feature = "redis")]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn corrupt_redis_hashes_are_typed_errors() {
-    use sms_sdk::idempotency::redis::RedisStore;
+    use sms_sdk::store::redis::RedisStore;
 
     let url = super::server_url("SMS_SDK_TEST_REDIS_URL");
     let prefix = format!("corrupt:{}:", uuid_suffix());

@@ -20,7 +20,7 @@ use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
-use sms_sdk::idempotency::{self, DEFAULT_STALE_RESERVATION, Filter, Page, Record, State, Store};
+use sms_sdk::store::{self, DEFAULT_STALE_RESERVATION, Filter, Page, Record, State, Store};
 use sms_sdk::{Error, ErrorKind, Receipt, UnknownReason};
 
 use self::provider::Provider;
@@ -74,7 +74,7 @@ impl Backend {
     }
 
     async fn open(&self) -> Arc<dyn Store> {
-        idempotency::open(&self.url()).await.unwrap_or_else(|e| panic!("opening the store after the crash: {e}"))
+        store::open(&self.url()).await.unwrap_or_else(|e| panic!("opening the store after the crash: {e}"))
     }
 
     /// What the kill may have done to the store itself: SQLite's file passes its integrity
@@ -439,7 +439,7 @@ crash_tests!("redis", redis: crash_redis_before_reserve, crash_redis_request_in_
 async fn crash_redis_without_persistence_sends_again_after_a_restart() {
     use super::servers::{Persistence, RedisServer};
     use sms_sdk::Client;
-    use sms_sdk::idempotency::redis::RedisStore;
+    use sms_sdk::store::redis::RedisStore;
     use sms_sdk::testing::MemoryAdapter;
 
     for (persistence, sends) in [(Persistence::None, 2), (Persistence::AofAlways, 1)] {

@@ -3,7 +3,7 @@
 //! stores.
 
 #[cfg(any(feature = "postgres", feature = "redis"))]
-use sms_sdk::idempotency::StoreError;
+use sms_sdk::store::StoreError;
 
 /// Neither the error's `Display` nor its `Debug` holds `secret`.
 #[cfg(any(feature = "postgres", feature = "redis"))]
@@ -21,7 +21,7 @@ fn closed_port() -> u16 {
 #[cfg(feature = "sqlite")]
 #[tokio::test]
 async fn a_sqlite_failure_names_the_file_and_the_reason() {
-    use sms_sdk::idempotency::sqlite::SqliteStore;
+    use sms_sdk::store::sqlite::SqliteStore;
 
     let file = super::temp_db();
     std::fs::create_dir_all(file.parent().unwrap()).unwrap();
@@ -38,8 +38,8 @@ async fn a_sqlite_failure_names_the_file_and_the_reason() {
 #[cfg(feature = "postgres")]
 #[tokio::test]
 async fn a_postgres_failure_says_why_and_where_without_the_password() {
-    use sms_sdk::idempotency::IdempotencyStore;
-    use sms_sdk::idempotency::postgres::PostgresStore;
+    use sms_sdk::store::IdempotencyStore;
+    use sms_sdk::store::postgres::PostgresStore;
 
     let port = closed_port();
     let url = format!("postgres://app:s3cr3t-pw@127.0.0.1:{port}/orders");
@@ -69,7 +69,7 @@ async fn a_postgres_failure_says_why_and_where_without_the_password() {
 #[cfg(feature = "redis")]
 #[tokio::test]
 async fn a_redis_failure_says_why_and_where_without_credentials() {
-    use sms_sdk::idempotency::redis::RedisStore;
+    use sms_sdk::store::redis::RedisStore;
 
     let port = closed_port();
     let url = format!("redis://default:s3cr3t-pw@127.0.0.1:{port}/3");

@@ -12,10 +12,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime};
 
-use sms_sdk::idempotency::{Filter, Fingerprint, IdempotencyStore, Operator, Page, Reservation, StoreError};
-use sms_sdk::testing::MemoryAdapter;
 #[cfg(feature = "sqlite")]
-use sms_sdk::webhook::dedupe::DedupeStore;
+use sms_sdk::store::DedupeStore;
+use sms_sdk::store::{Filter, Fingerprint, IdempotencyStore, Operator, Page, Reservation, StoreError};
+use sms_sdk::testing::MemoryAdapter;
 use sms_sdk::{Client, ErrorKind, Message};
 
 use super::uuid_suffix;
@@ -80,7 +80,7 @@ async fn recovers(store: &(impl IdempotencyStore + Operator), client: &Client, m
 #[cfg(any(feature = "postgres", feature = "redis"))]
 async fn freeze_and_thaw<S, F>(store: S, place: &str, connect: impl FnOnce() -> F, freeze: impl Fn(), thaw: impl Fn())
 where
-    S: sms_sdk::idempotency::Store + Clone + Debug,
+    S: sms_sdk::store::Store + Clone + Debug,
     F: Future<Output = Result<S, StoreError>>,
 {
     let (client, memory) = client(store.clone());
@@ -105,7 +105,7 @@ where
 #[cfg(feature = "postgres")]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn store_fault_postgres_frozen() {
-    use sms_sdk::idempotency::postgres::PostgresStore;
+    use sms_sdk::store::postgres::PostgresStore;
 
     let server = tokio::task::spawn_blocking(super::servers::PgServer::start).await.unwrap();
     let builder = || PostgresStore::builder(&server.url).connect_timeout(BOUND).operation_timeout(BOUND);
@@ -118,7 +118,7 @@ async fn store_fault_postgres_frozen() {
 #[cfg(feature = "redis")]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn store_fault_redis_frozen() {
-    use sms_sdk::idempotency::redis::RedisStore;
+    use sms_sdk::store::redis::RedisStore;
 
     let server = tokio::task::spawn_blocking(super::servers::RedisServer::start).await.unwrap();
     let builder = || RedisStore::builder(&server.url).connect_timeout(BOUND).operation_timeout(BOUND);
@@ -130,8 +130,8 @@ async fn store_fault_redis_frozen() {
 #[cfg(feature = "sqlite")]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn store_fault_sqlite_locked() {
-    use sms_sdk::idempotency::sqlite::SqliteStore;
-    use sms_sdk::idempotency::{FinalRecord, Resolution};
+    use sms_sdk::store::sqlite::SqliteStore;
+    use sms_sdk::store::{FinalRecord, Resolution};
     use sms_sdk::testing::store_contract::sample_error;
 
     let path = super::temp_db();
@@ -159,7 +159,7 @@ async fn store_fault_sqlite_locked() {
     );
     // In WAL mode readers never wait for the writer.
     let held = succeeds("get while locked", store.get("held")).await;
-    assert!(held.is_some_and(|r| r.state() == sms_sdk::idempotency::State::Reserved));
+    assert!(held.is_some_and(|r| r.state() == sms_sdk::store::State::Reserved));
     locker.execute_batch("COMMIT").unwrap();
     recovers(&store, &client, &memory).await;
     // Opening a file another connection holds retries its switch to WAL until the connect timeout.
@@ -298,7 +298,7 @@ async fn through_fault<G>(
 #[cfg(feature = "postgres")]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn store_fault_postgres_stopped() {
-    use sms_sdk::idempotency::postgres::PostgresStore;
+    use sms_sdk::store::postgres::PostgresStore;
 
     let server = tokio::task::spawn_blocking(super::servers::PgServer::start).await.unwrap();
     let builder = PostgresStore::builder(&server.url).connect_timeout(BOUND).operation_timeout(BOUND);
@@ -316,7 +316,7 @@ async fn store_fault_postgres_stopped() {
 #[cfg(feature = "redis")]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn store_fault_redis_killed() {
-    use sms_sdk::idempotency::redis::RedisStore;
+    use sms_sdk::store::redis::RedisStore;
 
     let server = tokio::task::spawn_blocking(super::servers::RedisServer::start).await.unwrap();
     let builder = RedisStore::builder(&server.url).connect_timeout(BOUND).operation_timeout(BOUND);
@@ -367,7 +367,7 @@ impl Drop for Immutable {
 #[cfg(feature = "sqlite")]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn store_fault_sqlite_read_only() {
-    use sms_sdk::idempotency::sqlite::SqliteStore;
+    use sms_sdk::store::sqlite::SqliteStore;
 
     let path = super::temp_db();
     let store = SqliteStore::builder(&path).connect_timeout(BOUND).operation_timeout(BOUND).open().await.unwrap();
@@ -387,7 +387,7 @@ const SILENT_PASSWORD: &str = "silent-endpoint-password-5150";
 #[cfg(feature = "postgres")]
 #[tokio::test]
 async fn timeout_a_postgres_endpoint_that_never_answers_fails_to_connect_in_time() {
-    use sms_sdk::idempotency::postgres::PostgresStore;
+    use sms_sdk::store::postgres::PostgresStore;
 
     let url = format!("postgres://app:{SILENT_PASSWORD}@{}/db", crate::silent_endpoint().await);
     let builder = PostgresStore::builder(&url).connect_timeout(BOUND).operation_timeout(BOUND);
@@ -399,7 +399,7 @@ async fn timeout_a_postgres_endpoint_that_never_answers_fails_to_connect_in_time
 #[cfg(feature = "redis")]
 #[tokio::test]
 async fn timeout_a_redis_endpoint_that_never_answers_fails_to_connect_in_time() {
-    use sms_sdk::idempotency::redis::RedisStore;
+    use sms_sdk::store::redis::RedisStore;
 
     let url = format!("redis://app:{SILENT_PASSWORD}@{}/0", crate::silent_endpoint().await);
     let builder = RedisStore::builder(&url).connect_timeout(BOUND).operation_timeout(BOUND);

@@ -4,9 +4,7 @@
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use proptest::prelude::*;
-use sms_sdk::idempotency::{
-    Filter, FinalRecord, Fingerprint, MemoryStore, Page, Reservation, Resolution, Store, StoreError,
-};
+use sms_sdk::store::{Filter, FinalRecord, Fingerprint, MemoryStore, Page, Reservation, Resolution, Store, StoreError};
 use sms_sdk::testing::store_contract::{sample_error, sample_receipt};
 
 use super::uuid_suffix;
@@ -93,7 +91,7 @@ proptest! {
 fn any_clock_through_the_sqlite_store() {
     use std::sync::Arc;
 
-    use sms_sdk::idempotency::sqlite::SqliteStore;
+    use sms_sdk::store::sqlite::SqliteStore;
 
     let runtime = runtime();
     let store: Arc<dyn Store> = Arc::new(runtime.block_on(SqliteStore::open(super::temp_db())).unwrap());

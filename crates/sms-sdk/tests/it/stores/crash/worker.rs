@@ -5,8 +5,8 @@
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
-use sms_sdk::adapter::BoxFuture;
-use sms_sdk::idempotency::{
+use sms_sdk::store::BoxFuture;
+use sms_sdk::store::{
     self, FinalRecord, Finalized, Fingerprint, IdempotencyStore, Record, Reservation, ReservationId, Store, StoreError,
 };
 use sms_sdk::{Client, Message, RetryPolicy, Twilio};
@@ -131,10 +131,9 @@ impl IdempotencyStore for Signalling {
 /// Runs the worker of `phase` until it is killed.
 pub(super) async fn run(phase: Phase) {
     let var = |name: &str| std::env::var(name).unwrap_or_else(|_| panic!("{name} is not set"));
-    let store = idempotency::open(&var(STORE_URL)).await.unwrap();
+    let store = store::open(&var(STORE_URL)).await.unwrap();
     let signalling = Signalling { inner: store, phase };
-    let client =
-        sender(&var(PROVIDER_URL), signalling, idempotency::DEFAULT_STALE_RESERVATION, Duration::from_secs(600));
+    let client = sender(&var(PROVIDER_URL), signalling, store::DEFAULT_STALE_RESERVATION, Duration::from_secs(600));
     let prefix = var(KEYS);
     say("ready");
     if phase == Phase::Random {

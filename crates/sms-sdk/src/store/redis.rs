@@ -1,8 +1,8 @@
 //! The Redis store: one hash per key, shared by many instances.
 //!
 //! ```no_run
-//! # async fn example() -> Result<(), sms_sdk::idempotency::StoreError> {
-//! use sms_sdk::idempotency::redis::RedisStore;
+//! # async fn example() -> Result<(), sms_sdk::store::StoreError> {
+//! use sms_sdk::store::redis::RedisStore;
 //!
 //! let store = RedisStore::builder("redis://127.0.0.1:6379/0").prefix("myapp:sms:idem:").connect().await?;
 //! # let _ = store; Ok(()) }
@@ -58,9 +58,9 @@ use super::{
     Filter, FinalRecord, Finalized, Fingerprint, IdempotencyStore, Listing, Operator, Page, Record, Reservation,
     ReservationId, Resolution, Resolved, StoreError, millis, resolved_receipt, stale_cutoff,
 };
-use crate::adapter::BoxFuture;
+use crate::boxed::BoxFuture;
 use crate::redact::redact_url_userinfo;
-use crate::webhook::dedupe::DedupeStore;
+use crate::store::DedupeStore;
 
 mod list;
 

@@ -1,9 +1,9 @@
 //! The SQLite store: the embedded default, safe for several processes on one host.
 //!
 //! ```no_run
-//! # async fn example() -> Result<(), sms_sdk::idempotency::StoreError> {
+//! # async fn example() -> Result<(), sms_sdk::store::StoreError> {
 //! use std::time::Duration;
-//! use sms_sdk::idempotency::sqlite::SqliteStore;
+//! use sms_sdk::store::sqlite::SqliteStore;
 //!
 //! let store = SqliteStore::open(".sms-sdk/state.db").await?;
 //! let patient = SqliteStore::builder(".sms-sdk/state.db").operation_timeout(Duration::from_secs(30)).open().await?;
@@ -42,8 +42,8 @@ use super::{
     Filter, FinalRecord, Finalized, Fingerprint, IdempotencyStore, Listing, Operator, Page, Record, Reservation,
     ReservationId, Resolution, Resolved, StoreError, millis, resolved_receipt, stale_cutoff,
 };
-use crate::adapter::BoxFuture;
-use crate::webhook::dedupe::DedupeStore;
+use crate::boxed::BoxFuture;
+use crate::store::DedupeStore;
 
 /// SQLite's busy timeout takes whole milliseconds in an `i32`: wait at most a day at once.
 const MAX_BUSY_WAIT: Duration = Duration::from_secs(86_400);

@@ -125,7 +125,7 @@ pub(crate) fn expiry(record: &FinalRecord, ttl: std::time::Duration, now: System
 #[allow(clippy::string_slice)] // test data cut at known ASCII positions
 mod tests {
     use super::*;
-    use crate::idempotency::Fingerprint;
+    use crate::store::Fingerprint;
 
     fn reserved() -> Row {
         Row {

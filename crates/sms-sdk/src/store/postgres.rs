@@ -1,9 +1,9 @@
 //! The PostgreSQL store: one shared table for many instances.
 //!
 //! ```no_run
-//! # async fn example() -> Result<(), sms_sdk::idempotency::StoreError> {
+//! # async fn example() -> Result<(), sms_sdk::store::StoreError> {
 //! use std::time::Duration;
-//! use sms_sdk::idempotency::postgres::PostgresStore;
+//! use sms_sdk::store::postgres::PostgresStore;
 //!
 //! let store = PostgresStore::builder("postgres://sms@db.internal/app")
 //!     .table("sms_idempotency")
@@ -45,9 +45,9 @@ use super::{
     Filter, FinalRecord, Finalized, Fingerprint, IdempotencyStore, Listing, Operator, Page, Record, Reservation,
     ReservationId, Resolution, Resolved, StoreError, millis, resolved_receipt, stale_cutoff,
 };
-use crate::adapter::BoxFuture;
+use crate::boxed::BoxFuture;
 use crate::redact::redact_url;
-use crate::webhook::dedupe::DedupeStore;
+use crate::store::DedupeStore;
 
 /// Idempotency records and webhook dedupe keys in PostgreSQL tables. Cheap to clone.
 #[derive(Clone)]

@@ -6,8 +6,8 @@
 
 use std::time::{Duration, SystemTime};
 
-use crate::adapter::BoxFuture;
-use crate::idempotency::StoreError;
+use crate::boxed::BoxFuture;
+use crate::store::StoreError;
 
 /// How long a dedupe key is remembered by default: 7 days.
 pub const DEFAULT_RETENTION: Duration = Duration::from_secs(7 * 24 * 3600);

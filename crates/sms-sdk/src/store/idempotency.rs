@@ -1,60 +1,14 @@
-//! Idempotency: a key names a message, and a repeat send with that key replays the first result
-//! instead of texting the customer twice.
-//!
-//! Concurrent sends with the same key on one [`Client`](crate::Client) share one request even
-//! without a store. With a store, the key is reserved atomically before any request and the
-//! outcome is recorded after it, so a repeat from another thread, process or machine replays an
-//! accepted result, refuses to resend an unknown one, and sends again after a proven rejection.
-//!
-//! ```
-//! use sms_sdk::idempotency::MemoryStore;
-//! use sms_sdk::testing::MemoryAdapter;
-//! use sms_sdk::{Client, Message};
-//!
-//! # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
-//! let memory = MemoryAdapter::new();
-//! let client = Client::builder().adapter(memory.clone()).idempotency(MemoryStore::new()).build()?;
-//! let message = Message::new("+14155550123", "Order 123 shipped.").idempotency_key("order:123:shipped:v1");
-//! let first = client.send(&message).await?;
-//! let second = client.send(&message).await?;
-//! assert!(second.replayed && second.provider_id == first.provider_id);
-//! assert_eq!(memory.sent().len(), 1);
-//! # Ok::<(), sms_sdk::Error>(()) }).unwrap();
-//! ```
-//!
-//! Stores open from a URL with [`open`]: `memory`, `sqlite:PATH`, `postgres://…`, `redis://…`.
-//! Every shipped store also implements [`Operator`], the tools to settle unknown outcomes.
-
-mod error;
-mod fingerprint;
-mod memory;
-#[cfg(feature = "postgres")]
-#[cfg_attr(docsrs, doc(cfg(feature = "postgres")))]
-pub mod postgres;
-#[cfg(feature = "redis")]
-#[cfg_attr(docsrs, doc(cfg(feature = "redis")))]
-pub mod redis;
-#[cfg(any(feature = "sqlite", feature = "postgres", feature = "redis"))]
-mod row;
-#[cfg(any(feature = "sqlite", feature = "postgres"))]
-mod sql;
-#[cfg(feature = "sqlite")]
-#[cfg_attr(docsrs, doc(cfg(feature = "sqlite")))]
-pub mod sqlite;
-mod timeouts;
+//! The idempotency contract: a key names a message; a store reserves it atomically before any
+//! request and records the outcome after it, so a repeat replays the first result.
 
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use serde::{Deserialize, Serialize};
 
-pub use self::error::StoreError;
-pub use self::fingerprint::Fingerprint;
-pub use self::memory::MemoryStore;
-pub use self::timeouts::{DEFAULT_CONNECT_TIMEOUT, DEFAULT_OPERATION_TIMEOUT};
-use crate::adapter::BoxFuture;
-use crate::client::Receipt;
+use super::{BoxFuture, Fingerprint, StoreError};
 use crate::error::ErrorRecord;
+use crate::receipt::{Handoff, Receipt, new_send_id};
 
 /// How long accepted and rejected records are kept by default: 24 hours.
 pub const DEFAULT_TTL: Duration = Duration::from_secs(86_400);
@@ -326,7 +280,7 @@ pub struct Entry {
 /// with `prefix`, from `cursor` on.
 ///
 /// ```
-/// use sms_sdk::idempotency::{Page, DEFAULT_LIST_LIMIT};
+/// use sms_sdk::store::{Page, DEFAULT_LIST_LIMIT};
 ///
 /// let first = Page { prefix: "order:".into(), ..Page::default() };
 /// assert_eq!((first.limit, first.cursor), (DEFAULT_LIST_LIMIT, None));
@@ -403,11 +357,6 @@ pub trait Operator: Send + Sync + 'static {
     ) -> BoxFuture<'a, Result<Resolved, StoreError>>;
 }
 
-/// A store with its operator tools and webhook deduplication, as [`open`] returns it.
-pub trait Store: IdempotencyStore + Operator + crate::webhook::dedupe::DedupeStore {}
-
-impl<T: IdempotencyStore + Operator + crate::webhook::dedupe::DedupeStore> Store for T {}
-
 impl<S: IdempotencyStore + ?Sized> IdempotencyStore for Arc<S> {
     fn get<'a>(&'a self, key: &'a str) -> BoxFuture<'a, Result<Option<Record>, StoreError>> {
         (**self).get(key)
@@ -447,32 +396,6 @@ impl<S: Operator + ?Sized> Operator for Arc<S> {
     }
 }
 
-/// Opens a store from a URL: `memory`, `sqlite:PATH`, `postgres://…` (or `postgresql://…`),
-/// `redis://…` (or `rediss://…`). Creates the schema on first use.
-///
-/// # Errors
-/// A [`StoreError`] when the URL names no shipped store (or one whose feature is off), or the
-/// store cannot be reached.
-pub async fn open(url: &str) -> Result<Arc<dyn Store>, StoreError> {
-    if url == "memory" {
-        return Ok(Arc::new(MemoryStore::new()));
-    }
-    #[cfg(feature = "sqlite")]
-    if let Some(path) = url.strip_prefix("sqlite:") {
-        return Ok(Arc::new(sqlite::SqliteStore::open(path).await?));
-    }
-    #[cfg(feature = "postgres")]
-    if url.starts_with("postgres://") || url.starts_with("postgresql://") {
-        return Ok(Arc::new(postgres::PostgresStore::connect(url).await?));
-    }
-    #[cfg(feature = "redis")]
-    if url.starts_with("redis://") || url.starts_with("rediss://") {
-        return Ok(Arc::new(redis::RedisStore::connect(url).await?));
-    }
-    let scheme = url.split(':').next().unwrap_or_default();
-    Err(StoreError::new(format!("no idempotency store for a `{scheme}:` URL (memory, sqlite:, postgres://, redis://)")))
-}
-
 impl Filter {
     /// Whether `record` matches at `now`.
     #[must_use]
@@ -489,11 +412,11 @@ impl Filter {
 /// Replays take the encoding and segments from the message being sent.
 pub(crate) fn resolved_receipt(provider: String, provider_id: String) -> Receipt {
     Receipt {
-        id: crate::client::new_send_id(),
+        id: new_send_id(),
         provider: provider.clone(),
         provider_id,
-        handoff: crate::client::Handoff::Accepted,
-        delivery: crate::adapter::Delivery::Unknown,
+        handoff: Handoff::Accepted,
+        delivery: crate::outcome::Delivery::Unknown,
         encoding: crate::encoding::Encoding::Gsm7,
         segments: 0,
         attempted_providers: vec![provider],

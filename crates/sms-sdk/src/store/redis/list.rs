@@ -8,7 +8,7 @@
 use std::time::SystemTime;
 
 use super::{RECORD_NAMESPACE, RedisStore, live};
-use crate::idempotency::{Filter, Listing, Page, StoreError, millis};
+use crate::store::{Filter, Listing, Page, StoreError, millis};
 
 /// The keys each `SCAN` call asks for.
 const SCAN_COUNT: usize = 500;

@@ -52,7 +52,7 @@ impl Fingerprint {
     /// Reads a stored fingerprint: `None` unless it is 64 lowercase hex digits.
     ///
     /// ```
-    /// use sms_sdk::idempotency::Fingerprint;
+    /// use sms_sdk::store::Fingerprint;
     ///
     /// let hex = "8077a06627cfd4a457e72965f3e562a63c47d9423c151d12dd90503080103ad8";
     /// assert_eq!(Fingerprint::from_hex(hex).map(|f| f.as_str().len()), Some(64));

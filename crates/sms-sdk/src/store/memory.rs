@@ -12,8 +12,8 @@ use super::{
     Entry, Filter, FinalRecord, Finalized, Fingerprint, IdempotencyStore, Listing, Operator, Page, Record, Reservation,
     ReservationId, Resolution, Resolved, StoreError, later, resolved_receipt,
 };
-use crate::adapter::BoxFuture;
-use crate::webhook::dedupe::DedupeStore;
+use crate::boxed::BoxFuture;
+use crate::store::DedupeStore;
 
 /// Each key's record and expiry.
 type Entries = BTreeMap<String, (Record, Option<SystemTime>)>;
@@ -24,7 +24,7 @@ type Sightings = HashMap<String, SystemTime>;
 /// Idempotency records and webhook dedupe keys in this process's memory. Clones share both.
 ///
 /// ```
-/// use sms_sdk::idempotency::MemoryStore;
+/// use sms_sdk::store::MemoryStore;
 ///
 /// let store = MemoryStore::new();
 /// assert_eq!(store.len(), 0);
@@ -213,7 +213,7 @@ impl Operator for MemoryStore {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::idempotency::State;
+    use crate::store::State;
 
     #[test]
     fn filter_matches_states_and_unresolved_records() {

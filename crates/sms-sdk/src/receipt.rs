@@ -1,0 +1,50 @@
+//! The result of an accepted send, as the client returns it and stores record it.
+
+use serde::{Deserialize, Serialize};
+
+use crate::adapter::Delivery;
+use crate::encoding::Encoding;
+use crate::error::Attempt;
+
+/// How the send was handed off. A [`Receipt`] is always `Accepted`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Handoff {
+    /// The provider accepted the message.
+    Accepted,
+    /// The provider proved it did not create the message.
+    Rejected,
+    /// The message may have been created.
+    Unknown,
+}
+
+/// The result of an accepted send.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Receipt {
+    /// `sms_` and 32 lowercase hex characters; the same on every replay.
+    pub id: String,
+    /// The adapter that accepted.
+    pub provider: String,
+    /// The provider's message id.
+    pub provider_id: String,
+    /// Always [`Handoff::Accepted`].
+    pub handoff: Handoff,
+    /// The status in the send response (usually `queued`; never assumed delivered).
+    pub delivery: Delivery,
+    /// The body's encoding.
+    pub encoding: Encoding,
+    /// The body's estimated segments (not a billing figure).
+    pub segments: u32,
+    /// Adapters tried, in order, without duplicates.
+    pub attempted_providers: Vec<String>,
+    /// Every provider request, in order.
+    pub attempts: Vec<Attempt>,
+    /// True when this result was replayed (from the store, or from a concurrent send with the
+    /// same key) instead of sent.
+    pub replayed: bool,
+}
+
+/// A new send id: `sms_` and 32 lowercase hex characters.
+pub(crate) fn new_send_id() -> String {
+    format!("sms_{}", uuid::Uuid::new_v4().simple())
+}

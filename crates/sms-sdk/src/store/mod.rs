@@ -1,0 +1,98 @@
+//! Stores: the idempotency records that make a repeat send replay its first result instead of
+//! texting the customer twice, and the webhook dedupe keys that make a redelivered event count
+//! once. Every shipped backend (memory, SQLite, PostgreSQL, Redis) implements both contracts,
+//! [`IdempotencyStore`] (with its operator tools, [`Operator`]) and [`DedupeStore`], and passes
+//! both contract suites; they fail with one error type, [`StoreError`].
+//!
+//! Concurrent sends with the same key on one [`Client`](crate::Client) share one request even
+//! without a store. With a store, the key is reserved atomically before any request and the
+//! outcome is recorded after it, so a repeat from another thread, process or machine replays an
+//! accepted result, refuses to resend an unknown one, and sends again after a proven rejection.
+//!
+//! ```
+//! use sms_sdk::store::MemoryStore;
+//! use sms_sdk::testing::MemoryAdapter;
+//! use sms_sdk::{Client, Message};
+//!
+//! # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+//! let memory = MemoryAdapter::new();
+//! let client = Client::builder().adapter(memory.clone()).idempotency(MemoryStore::new()).build()?;
+//! let message = Message::new("+14155550123", "Order 123 shipped.").idempotency_key("order:123:shipped:v1");
+//! let first = client.send(&message).await?;
+//! let second = client.send(&message).await?;
+//! assert!(second.replayed && second.provider_id == first.provider_id);
+//! assert_eq!(memory.sent().len(), 1);
+//! # Ok::<(), sms_sdk::Error>(()) }).unwrap();
+//! ```
+//!
+//! Stores open from a URL with [`open`]: `memory`, `sqlite:PATH`, `postgres://…`, `redis://…`.
+
+mod dedupe;
+mod error;
+mod fingerprint;
+mod idempotency;
+mod memory;
+#[cfg(feature = "postgres")]
+#[cfg_attr(docsrs, doc(cfg(feature = "postgres")))]
+pub mod postgres;
+#[cfg(feature = "redis")]
+#[cfg_attr(docsrs, doc(cfg(feature = "redis")))]
+pub mod redis;
+#[cfg(any(feature = "sqlite", feature = "postgres", feature = "redis"))]
+mod row;
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+mod sql;
+#[cfg(feature = "sqlite")]
+#[cfg_attr(docsrs, doc(cfg(feature = "sqlite")))]
+pub mod sqlite;
+mod timeouts;
+
+use std::sync::Arc;
+
+pub use self::dedupe::{DEFAULT_RETENTION, DedupeStore};
+pub use self::error::StoreError;
+pub use self::fingerprint::Fingerprint;
+#[cfg(any(feature = "sqlite", feature = "postgres", feature = "redis"))]
+pub(crate) use self::idempotency::stale_cutoff;
+pub use self::idempotency::{
+    DEFAULT_LIST_LIMIT, DEFAULT_STALE_RESERVATION, DEFAULT_TTL, Entry, Filter, FinalRecord, Finalized,
+    IdempotencyStore, Listing, Operator, Page, Record, Reservation, ReservationId, Resolution, Resolved, State,
+};
+#[cfg(any(feature = "sqlite", feature = "postgres", feature = "redis"))]
+pub(crate) use self::idempotency::{MAX_MILLIS, from_millis, millis};
+pub(crate) use self::idempotency::{later, resolved_receipt};
+pub use self::memory::MemoryStore;
+pub use self::timeouts::{DEFAULT_CONNECT_TIMEOUT, DEFAULT_OPERATION_TIMEOUT};
+
+pub use crate::boxed::BoxFuture;
+
+/// A store with its operator tools and webhook deduplication, as [`open`] returns it.
+pub trait Store: IdempotencyStore + Operator + DedupeStore {}
+
+impl<T: IdempotencyStore + Operator + DedupeStore> Store for T {}
+
+/// Opens a store from a URL: `memory`, `sqlite:PATH`, `postgres://…` (or `postgresql://…`),
+/// `redis://…` (or `rediss://…`). Creates the schema on first use.
+///
+/// # Errors
+/// A [`StoreError`] when the URL names no shipped store (or one whose feature is off), or the
+/// store cannot be reached.
+pub async fn open(url: &str) -> Result<Arc<dyn Store>, StoreError> {
+    if url == "memory" {
+        return Ok(Arc::new(MemoryStore::new()));
+    }
+    #[cfg(feature = "sqlite")]
+    if let Some(path) = url.strip_prefix("sqlite:") {
+        return Ok(Arc::new(sqlite::SqliteStore::open(path).await?));
+    }
+    #[cfg(feature = "postgres")]
+    if url.starts_with("postgres://") || url.starts_with("postgresql://") {
+        return Ok(Arc::new(postgres::PostgresStore::connect(url).await?));
+    }
+    #[cfg(feature = "redis")]
+    if url.starts_with("redis://") || url.starts_with("rediss://") {
+        return Ok(Arc::new(redis::RedisStore::connect(url).await?));
+    }
+    let scheme = url.split(':').next().unwrap_or_default();
+    Err(StoreError::new(format!("no idempotency store for a `{scheme}:` URL (memory, sqlite:, postgres://, redis://)")))
+}
