@@ -1,8 +1,8 @@
 //! Provider configuration from the environment, with the reference doctor's variable names.
 
-use sms_sdk::adapter::{Adapter, AdapterInfo, Outcome, SendContext};
+use sms_sdk::adapter::AnyAdapter;
 use sms_sdk::provider::vonage::Vonage;
-use sms_sdk::{Error, OutboundMessage, Plivo, Sender, Telnyx, Twilio};
+use sms_sdk::{Error, Plivo, Sender, Telnyx, Twilio};
 
 use crate::Env;
 
@@ -182,54 +182,6 @@ pub(crate) fn env_sender(env: &Env, provider: &str) -> Option<(Sender, String)> 
     Some((Sender::messaging_service(pool), pool.to_owned()))
 }
 
-/// Any of the four adapters (the client takes one concrete type per `adapter` call).
-#[derive(Debug, Clone)]
-pub enum AnyAdapter {
-    /// Twilio.
-    Twilio(Twilio),
-    /// Telnyx.
-    Telnyx(Telnyx),
-    /// Plivo.
-    Plivo(Plivo),
-    /// Vonage.
-    Vonage(Vonage),
-    /// The Twilio adapter of the embedded emulator, with its own info: its endpoint is the same
-    /// on every run (the emulator's port is not), so its results replay from `emulator.db`.
-    Embedded(Twilio, Box<AdapterInfo>),
-}
-
-impl Adapter for AnyAdapter {
-    fn info(&self) -> &AdapterInfo {
-        match self {
-            Self::Twilio(a) => a.info(),
-            Self::Telnyx(a) => a.info(),
-            Self::Plivo(a) => a.info(),
-            Self::Vonage(a) => a.info(),
-            Self::Embedded(_, info) => info,
-        }
-    }
-
-    async fn send(&self, message: &OutboundMessage, cx: &SendContext) -> Outcome {
-        match self {
-            Self::Twilio(a) => a.send(message, cx).await,
-            Self::Telnyx(a) => a.send(message, cx).await,
-            Self::Plivo(a) => a.send(message, cx).await,
-            Self::Vonage(a) => a.send(message, cx).await,
-            Self::Embedded(a, _) => a.send(message, cx).await,
-        }
-    }
-
-    fn validate(&self, message: &OutboundMessage) -> Vec<sms_sdk::Issue> {
-        match self {
-            Self::Twilio(a) => a.validate(message),
-            Self::Telnyx(a) => a.validate(message),
-            Self::Plivo(a) => a.validate(message),
-            Self::Vonage(a) => a.validate(message),
-            Self::Embedded(a, _) => a.validate(message),
-        }
-    }
-}
-
 /// `builder` with `from` as its default sender, when there is one.
 macro_rules! with_from {
     ($builder:expr, $from:expr) => {
@@ -258,18 +210,18 @@ pub(crate) fn adapter(env: &Env, provider: &str, from: Option<Sender>) -> Result
                 Twilio::with_api_key(var("TWILIO_ACCOUNT_SID"), var("TWILIO_API_KEY_SID"), var("TWILIO_API_KEY_SECRET"))
             };
             let builder = builder.base_url(base);
-            AnyAdapter::Twilio(with_from!(builder, from).build()?)
+            AnyAdapter::new(with_from!(builder, from).build()?)
         }
         "telnyx" => {
             let mut builder = Telnyx::builder(var("TELNYX_API_KEY")).base_url(base);
             if let Some(profile) = env.get("TELNYX_MESSAGING_PROFILE_ID") {
                 builder = builder.messaging_profile_id(profile);
             }
-            AnyAdapter::Telnyx(with_from!(builder, from).build()?)
+            AnyAdapter::new(with_from!(builder, from).build()?)
         }
         "plivo" => {
             let builder = Plivo::builder(var("PLIVO_AUTH_ID"), var("PLIVO_AUTH_TOKEN")).base_url(base);
-            AnyAdapter::Plivo(with_from!(builder, from).build()?)
+            AnyAdapter::new(with_from!(builder, from).build()?)
         }
         _ => {
             let builder = if env.get("VONAGE_API_KEY").is_some() {
@@ -278,7 +230,7 @@ pub(crate) fn adapter(env: &Env, provider: &str, from: Option<Sender>) -> Result
                 Vonage::application(var("VONAGE_APPLICATION_ID"), private_key(&var("VONAGE_PRIVATE_KEY")))
             };
             let builder = builder.base_url(base);
-            AnyAdapter::Vonage(with_from!(builder, from).build()?)
+            AnyAdapter::new(with_from!(builder, from).build()?)
         }
     })
 }

@@ -11,7 +11,9 @@ use sms_sdk::redact::mask_phone_number;
 use sms_sdk::{Client, Message, Sender};
 
 use crate::Env;
-use crate::config::{self, AnyAdapter, PROVIDERS};
+use sms_sdk::adapter::AnyAdapter;
+
+use crate::config::{self, PROVIDERS};
 
 const USAGE: &str = "\
 Usage: sms-sdk doctor --adapter <twilio|telnyx|plivo|vonage> [options]

@@ -10,14 +10,14 @@ use axum::Router;
 use axum::extract::{FromRef, State};
 use axum::http::StatusCode;
 use axum::routing::post;
+use sms_sdk::adapter::{Adapter, AdapterInfo, AnyAdapter, Outcome, SendContext};
 use sms_sdk::webhook::SmsEvent;
 use sms_sdk::webhook::axum::Verified;
-use sms_sdk::{Client, Message, Twilio, TwilioWebhook};
+use sms_sdk::{Client, Issue, Message, OutboundMessage, Twilio, TwilioWebhook};
 use sms_sdk_emulator::{Emulator, credentials};
 use tokio::sync::mpsc;
 
 use crate::cli::{EmulatorArgs, MessageArgs};
-use crate::config::AnyAdapter;
 use crate::send::{report_error, report_receipt};
 use crate::{EXIT_CONFIGURATION, EXIT_OK};
 
@@ -43,7 +43,29 @@ pub(crate) fn embedded_adapter(base_url: &str) -> Result<AnyAdapter, sms_sdk::Er
         .base_url(base_url)
         .build()?;
     let info = sms_sdk::Adapter::info(&twilio).clone().endpoint(EMBEDDED_ENDPOINT);
-    Ok(AnyAdapter::Embedded(twilio, Box::new(info)))
+    Ok(AnyAdapter::new(Embedded { twilio, info }))
+}
+
+/// The Twilio adapter of the embedded emulator, with its own info: its endpoint is the same on
+/// every run (the emulator's port is not), so its results replay from `emulator.db`.
+#[derive(Debug)]
+struct Embedded {
+    twilio: Twilio,
+    info: AdapterInfo,
+}
+
+impl Adapter for Embedded {
+    fn info(&self) -> &AdapterInfo {
+        &self.info
+    }
+
+    async fn send(&self, message: &OutboundMessage, cx: &SendContext) -> Outcome {
+        self.twilio.send(message, cx).await
+    }
+
+    fn validate(&self, message: &OutboundMessage) -> Vec<Issue> {
+        self.twilio.validate(message)
+    }
 }
 
 #[derive(Clone, FromRef)]

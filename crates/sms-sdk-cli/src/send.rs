@@ -9,7 +9,9 @@ use sms_sdk::{Client, ClientBuilder, Error, Failover, Message, Receipt};
 use sms_sdk::validate::Field;
 
 use crate::cli::MessageArgs;
-use crate::config::{self, AnyAdapter, PROVIDERS};
+use sms_sdk::adapter::AnyAdapter;
+
+use crate::config::{self, PROVIDERS};
 use crate::paths::Sends;
 use crate::{EXIT_CONFIGURATION, EXIT_FAILED, EXIT_OK, EXIT_USAGE, Env, exit_code};
 
@@ -52,7 +54,7 @@ fn adapters(args: &MessageArgs, env: &Env) -> Result<Option<Vec<AnyAdapter>>, (u
 
 /// A client builder with the flags' adapters, failover and timeout.
 fn builder(args: &MessageArgs, adapters: Vec<AnyAdapter>) -> ClientBuilder {
-    let mut builder = adapters.into_iter().fold(Client::builder(), ClientBuilder::adapter);
+    let mut builder = Client::builder().adapters(adapters);
     if args.fallback {
         builder = builder.failover(Failover::OnEligibleRejection);
     }

@@ -29,10 +29,12 @@
 
 use std::fmt;
 use std::future::Future;
+use std::sync::Arc;
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
+use crate::boxed::BoxFuture;
 use crate::issue::Issue;
 use crate::message::{OutboundMessage, Sender};
 use crate::options::OptionsSpec;
@@ -57,7 +59,52 @@ pub trait Adapter: Send + Sync + 'static {
     }
 }
 
-use crate::boxed::BoxFuture;
+/// Any adapter, boxed: for adapter lists chosen at run time (from configuration, say), where
+/// each provider is a different type.
+///
+/// ```
+/// use sms_sdk::adapter::AnyAdapter;
+/// use sms_sdk::testing::MemoryAdapter;
+/// use sms_sdk::{Client, Message};
+///
+/// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+/// let names = ["primary", "backup"]; // read from configuration
+/// let adapters = names.iter().map(|name| AnyAdapter::new(MemoryAdapter::builder().name(*name).build()));
+/// let client = Client::builder().adapters(adapters).build()?;
+/// let receipt = client.send(&Message::new("+14155550123", "Hi")).await?;
+/// assert_eq!(receipt.provider, "primary");
+/// # Ok::<(), sms_sdk::Error>(()) }).unwrap();
+/// ```
+#[derive(Clone)]
+pub struct AnyAdapter(pub(crate) Arc<dyn DynAdapter>);
+
+impl AnyAdapter {
+    /// Boxes `adapter`.
+    #[must_use]
+    pub fn new(adapter: impl Adapter) -> Self {
+        Self(Arc::new(adapter))
+    }
+}
+
+impl Adapter for AnyAdapter {
+    fn info(&self) -> &AdapterInfo {
+        self.0.info()
+    }
+
+    async fn send(&self, message: &OutboundMessage, cx: &SendContext) -> Outcome {
+        self.0.send(message, cx).await
+    }
+
+    fn validate(&self, message: &OutboundMessage) -> Vec<Issue> {
+        self.0.validate(message)
+    }
+}
+
+impl fmt::Debug for AnyAdapter {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_tuple("AnyAdapter").field(&self.0.info().name).finish()
+    }
+}
 
 /// The object-safe form of [`Adapter`] the client stores, so adapters of different types can
 /// share one failover chain.

@@ -26,7 +26,7 @@ use futures_util::FutureExt;
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
-use crate::adapter::{Adapter, AdapterInfo, DynAdapter, UnknownReason};
+use crate::adapter::{Adapter, AdapterInfo, AnyAdapter, DynAdapter, UnknownReason};
 use crate::boxed::BoxFuture;
 use crate::coalesce::{Flight, Flights, follow};
 use crate::encoding::{SegmentPreview, estimate_segments};
@@ -392,6 +392,12 @@ impl ClientBuilder {
     /// Adds an adapter; the first one added is the primary.
     pub fn adapter(mut self, adapter: impl Adapter) -> Self {
         self.adapters.push(Arc::new(adapter));
+        self
+    }
+
+    /// Adds boxed adapters (chosen at run time), in order, after those already added.
+    pub fn adapters(mut self, adapters: impl IntoIterator<Item = AnyAdapter>) -> Self {
+        self.adapters.extend(adapters.into_iter().map(|any| any.0));
         self
     }
 
