@@ -90,6 +90,8 @@ struct Inner {
     hooks: Hooks,
     flights: Flights,
     idempotency: Option<Idempotency>,
+    #[cfg(feature = "__http")]
+    http: Option<crate::transport::SharedHttp>,
 }
 
 /// The idempotency store and its timings.
@@ -111,6 +113,30 @@ pub struct ClientBuilder {
     store: Option<Arc<dyn IdempotencyStore>>,
     ttl: Duration,
     stale_after: Duration,
+    #[cfg(feature = "__http")]
+    transport: TransportOptions,
+}
+
+/// The transport options of a [`ClientBuilder`]; none set means each adapter keeps its own.
+#[cfg(feature = "__http")]
+#[derive(Default)]
+struct TransportOptions {
+    client: Option<reqwest::Client>,
+    connect_timeout: Option<Duration>,
+    user_agent: Option<String>,
+}
+
+#[cfg(feature = "__http")]
+impl TransportOptions {
+    fn build(self) -> Result<Option<crate::transport::SharedHttp>, Error> {
+        if self.client.is_none() && self.connect_timeout.is_none() && self.user_agent.is_none() {
+            return Ok(None);
+        }
+        if self.connect_timeout.is_some_and(|timeout| timeout > MAX_DURATION) {
+            return Err(Error::configuration("connect_timeout must be at most 10 years."));
+        }
+        crate::transport::SharedHttp::new(self.client, self.connect_timeout, self.user_agent.as_deref()).map(Some)
+    }
 }
 
 /// The longest duration a client accepts (timeouts, TTLs, stale limits): 10 years. Longer ones
@@ -130,6 +156,8 @@ impl Client {
             store: None,
             ttl: DEFAULT_TTL,
             stale_after: DEFAULT_STALE_RESERVATION,
+            #[cfg(feature = "__http")]
+            transport: TransportOptions::default(),
         }
     }
 
@@ -324,6 +352,8 @@ impl Dispatch<'_> {
             cancel: self.cancel,
             idempotency_key: self.message.idempotency_key.as_deref(),
             on_attempt: &on_attempt,
+            #[cfg(feature = "__http")]
+            http: self.inner.http.as_ref(),
         };
         let success = match runner.run(chain).await {
             Ok(success) => success,
@@ -477,11 +507,46 @@ impl ClientBuilder {
         self
     }
 
+    /// Sends every request of the built-in provider adapters through `client` (one connection
+    /// pool for all of them; proxies, extra root certificates, local addresses…), instead of
+    /// the client each adapter builds.
+    ///
+    /// Build it as the adapters do: no redirects (`redirect::Policy::none()`), no retries, a
+    /// connect timeout below the request timeout. Its connect failures are still
+    /// `provider_unreachable`; its own TLS settings apply. Each request carries the
+    /// [`user_agent`](Self::user_agent). Custom adapters are not affected.
+    #[cfg(feature = "__http")]
+    #[cfg_attr(docsrs, doc(cfg(any(feature = "twilio", feature = "telnyx", feature = "plivo", feature = "vonage"))))]
+    pub fn http_client(mut self, client: reqwest::Client) -> Self {
+        self.transport.client = Some(client);
+        self
+    }
+
+    /// Sets the longest the connect phase (DNS, TCP, TLS) of a provider request may take (10 s
+    /// by default, and never more than 90 % of the request timeout). A connect that fails or
+    /// times out never sent anything: `provider_unreachable`. Ignored with an injected
+    /// [`http_client`](Self::http_client), which keeps its own.
+    #[cfg(feature = "__http")]
+    #[cfg_attr(docsrs, doc(cfg(any(feature = "twilio", feature = "telnyx", feature = "plivo", feature = "vonage"))))]
+    pub fn connect_timeout(mut self, timeout: Duration) -> Self {
+        self.transport.connect_timeout = Some(timeout);
+        self
+    }
+
+    /// Sets the `User-Agent` of provider requests (`sms-sdk/<version>` by default).
+    #[cfg(feature = "__http")]
+    #[cfg_attr(docsrs, doc(cfg(any(feature = "twilio", feature = "telnyx", feature = "plivo", feature = "vonage"))))]
+    pub fn user_agent(mut self, user_agent: impl Into<String>) -> Self {
+        self.transport.user_agent = Some(user_agent.into());
+        self
+    }
+
     /// Builds the client. Makes no request.
     ///
     /// # Errors
-    /// `Configuration` when there is no adapter, two adapters share a name, the timeout is zero,
-    /// or a duration (timeout, idempotency TTL, stale limit) is over 10 years.
+    /// `Configuration` when there is no adapter, two adapters share a name, the timeout or the
+    /// connect timeout is zero, a duration (timeout, connect timeout, idempotency TTL, stale
+    /// limit) is over 10 years, or the user agent is not visible ASCII.
     pub fn build(self) -> Result<Client, Error> {
         if self.adapters.is_empty() {
             return Err(Error::configuration("A client needs at least one adapter."));
@@ -504,6 +569,8 @@ impl ClientBuilder {
                 return Err(Error::configuration(format!("{name} must be at most 10 years.")));
             }
         }
+        #[cfg(feature = "__http")]
+        let http = self.transport.build()?;
         Ok(Client {
             inner: Arc::new(Inner {
                 adapters: self.adapters,
@@ -518,6 +585,8 @@ impl ClientBuilder {
                     ttl: self.ttl,
                     stale_after: self.stale_after,
                 }),
+                #[cfg(feature = "__http")]
+                http,
             }),
         })
     }

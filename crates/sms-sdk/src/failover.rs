@@ -21,6 +21,9 @@ pub(crate) struct Chain<'a> {
     pub(crate) cancel: &'a CancellationToken,
     pub(crate) idempotency_key: Option<&'a str>,
     pub(crate) on_attempt: &'a (dyn Fn(&Attempt) + Sync),
+    /// The transport shared with the adapters, when the client has one.
+    #[cfg(feature = "__http")]
+    pub(crate) http: Option<&'a crate::transport::SharedHttp>,
 }
 
 /// An accepted chain.
@@ -85,7 +88,12 @@ impl Chain<'_> {
             if self.cancel.is_cancelled() {
                 return AdapterEnd::Aborted;
             }
-            let cx = SendContext::new(number, self.idempotency_key.map(str::to_owned), self.timeout);
+            #[allow(unused_mut)] // the shared transport exists with the provider features only
+            let mut cx = SendContext::new(number, self.idempotency_key.map(str::to_owned), self.timeout);
+            #[cfg(feature = "__http")]
+            {
+                cx.http = self.http.cloned();
+            }
             let started = Instant::now();
             let outcome = self.attempt(adapter, message, &cx).await;
             let duration = started.elapsed();

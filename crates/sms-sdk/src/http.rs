@@ -1,7 +1,7 @@
 //! The HTTP transport shared by the provider adapters, and the response rules they all follow.
 //!
-//! One pooled `reqwest` client per adapter, rustls on ring (configured on the client, never as
-//! a process-wide default), no redirects and no automatic retries of any kind: the client decides
+//! One pooled `reqwest` client per adapter (built in `transport`), or the one the client shares
+//! with all its adapters; no redirects and no automatic retries of any kind: the client decides
 //! every retry.
 //!
 //! How a failure is classified depends on whether the request could have left the machine:
@@ -19,7 +19,7 @@
 
 use std::fmt;
 use std::sync::Arc;
-use std::task::{Context, Poll};
+
 use std::time::{Duration, SystemTime};
 
 use base64::Engine as _;
@@ -27,27 +27,19 @@ use http::{HeaderMap, HeaderValue, header};
 use serde_json::Value;
 
 use crate::adapter::{Accepted, Category, Outcome, Rejection, SendContext, Unknown, UnknownReason};
-use crate::boxed::BoxFuture;
-use crate::error::{BoxError, Error, ProviderError};
+
+use crate::error::{Error, ProviderError};
 use crate::message::OutboundMessage;
 use crate::redact::Secret;
 use crate::retry::parse_retry_after;
+use crate::transport::{CONNECT_BUDGET, CONNECT_TIMEOUT, SharedHttp, USER_AGENT, connect_budget, http_client};
 
 /// The largest provider response body read: 1 MiB. A longer one is `Unknown(MalformedResponse)`
 /// (the request was sent).
 pub(crate) const MAX_RESPONSE_BODY: usize = 1024 * 1024;
-/// The longest the connect phase (DNS, TCP, TLS) may take: 10 s.
-pub(crate) const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
-/// How long an idle pooled connection is kept: 20 s.
-const POOL_IDLE_TIMEOUT: Duration = Duration::from_secs(20);
 /// Needles shorter than this are not scrubbed from provider text (a two-letter body would
 /// otherwise blank out ordinary words).
 const MIN_SCRUBBED_LEN: usize = 6;
-
-tokio::task_local! {
-    /// The connect budget of the request being sent on this task.
-    static CONNECT_BUDGET: Duration;
-}
 
 /// A request body, already encoded.
 pub(crate) enum Body {
@@ -69,6 +61,8 @@ pub(crate) struct Post<'a> {
     pub(crate) timeout: Duration,
     /// The message text: scrubbed from anything the provider sends back, as secrets are.
     pub(crate) text: &'a str,
+    /// The client's shared transport, when it has one.
+    pub(crate) shared: Option<&'a SharedHttp>,
 }
 
 impl<'a> Post<'a> {
@@ -77,10 +71,10 @@ impl<'a> Post<'a> {
         path: &'a str,
         authorization: &'a Secret,
         body: Body,
-        cx: &SendContext,
+        cx: &'a SendContext,
         message: &'a OutboundMessage,
     ) -> Self {
-        Self { path, authorization, body, timeout: cx.timeout, text: &message.body }
+        Self { path, authorization, body, timeout: cx.timeout, text: &message.body, shared: cx.http.as_ref() }
     }
 }
 
@@ -105,20 +99,7 @@ impl Transport {
         if !matches!(parsed.scheme(), "http" | "https") || parsed.host_str().is_none_or(str::is_empty) {
             return Err(invalid());
         }
-        let client = reqwest::Client::builder()
-            .tls_backend_preconfigured(tls_config(provider)?)
-            .redirect(reqwest::redirect::Policy::none())
-            .retry(reqwest::retry::never())
-            .connect_timeout(CONNECT_TIMEOUT)
-            .connector_layer(ConnectBudget)
-            // Drop idle connections before servers commonly close them (30 s and up), so a send
-            // rarely races a server-side close on a pooled connection (an unknown outcome).
-            .pool_idle_timeout(POOL_IDLE_TIMEOUT)
-            .build()
-            .map_err(|e| {
-                Error::configuration(format!("Could not build the {provider} HTTP client."))
-                    .with_source(std::sync::Arc::new(e))
-            })?;
+        let client = http_client(provider, CONNECT_TIMEOUT, HeaderValue::from_static(USER_AGENT))?;
         let origin = parsed.origin().ascii_serialization();
         Ok(Self { provider, client, base_url, origin, secrets: secrets.into() })
     }
@@ -146,12 +127,18 @@ impl Transport {
             }
         };
         auth.set_sensitive(true);
-        let mut request = self
-            .client
+        let (client, connect_timeout) = match post.shared {
+            Some(shared) => (&shared.client, shared.connect_timeout),
+            None => (&self.client, CONNECT_TIMEOUT),
+        };
+        let mut request = client
             .post(format!("{}{}", self.base_url, post.path))
             .timeout(post.timeout)
             .header(header::ACCEPT, "application/json")
             .header(header::AUTHORIZATION, auth);
+        if let Some(user_agent) = post.shared.and_then(|shared| shared.user_agent.clone()) {
+            request = request.header(header::USER_AGENT, user_agent);
+        }
         request = match post.body {
             Body::Form(form) => request.header(header::CONTENT_TYPE, "application/x-www-form-urlencoded").body(form),
             Body::Json(json) => request.header(header::CONTENT_TYPE, "application/json").body(json.to_string()),
@@ -164,7 +151,7 @@ impl Transport {
             let body = read_capped(response, MAX_RESPONSE_BODY).await?;
             Ok::<_, reqwest::Error>((status, headers, body))
         };
-        let result = CONNECT_BUDGET.scope(connect_budget(post.timeout), exchange).await;
+        let result = CONNECT_BUDGET.scope(connect_budget(connect_timeout, post.timeout), exchange).await;
         match result {
             Ok((status, headers, Some(body))) => {
                 tracing::debug!(provider, status, elapsed = ?started.elapsed(), "provider responded");
@@ -235,12 +222,6 @@ fn classify(provider: &'static str, error: &reqwest::Error, elapsed: Duration) -
     Outcome::Unknown(Unknown { reason, details: None, cause: None }.with_cause(cause))
 }
 
-/// The connect budget of a request with `timeout`: 10 s, or 90 % of the timeout when shorter, so
-/// that a hanging connect fails as a connect error before the request timeout fires.
-fn connect_budget(timeout: Duration) -> Duration {
-    CONNECT_TIMEOUT.min(timeout.mul_f64(0.9))
-}
-
 /// Reads the body, or `None` when it is longer than `limit` (by its length header or as read).
 async fn read_capped(mut response: reqwest::Response, limit: usize) -> Result<Option<Vec<u8>>, reqwest::Error> {
     let limit_u64 = u64::try_from(limit).unwrap_or(u64::MAX);
@@ -255,68 +236,6 @@ async fn read_capped(mut response: reqwest::Response, limit: usize) -> Result<Op
         body.extend_from_slice(&chunk);
     }
     Ok(Some(body))
-}
-
-/// The TLS configuration: ring, the platform's certificate verifier, HTTP/2 and HTTP/1.1 by
-/// ALPN, no early data. Set on the client, so the process-wide default provider is never touched.
-fn tls_config(provider: &str) -> Result<rustls::ClientConfig, Error> {
-    let failed = |e: rustls::Error| {
-        Error::configuration(format!("Could not configure TLS for {provider}.")).with_source(Arc::new(e))
-    };
-    let crypto = Arc::new(rustls::crypto::ring::default_provider());
-    let verifier = rustls_platform_verifier::Verifier::new(Arc::clone(&crypto)).map_err(failed)?;
-    let mut config = rustls::ClientConfig::builder_with_provider(crypto)
-        .with_safe_default_protocol_versions()
-        .map_err(failed)?
-        .dangerous()
-        .with_custom_certificate_verifier(Arc::new(verifier))
-        .with_no_client_auth();
-    config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
-    config.enable_early_data = false;
-    Ok(config)
-}
-
-/// A connector layer that bounds each connect by the budget of the request that started it
-/// (the task-local [`CONNECT_BUDGET`]; the 10 s default for a connect started elsewhere).
-#[derive(Debug, Clone, Copy)]
-struct ConnectBudget;
-
-impl<S> tower::Layer<S> for ConnectBudget {
-    type Service = Budgeted<S>;
-
-    fn layer(&self, inner: S) -> Self::Service {
-        Budgeted(inner)
-    }
-}
-
-/// A connector bounded by [`ConnectBudget`].
-#[derive(Debug, Clone)]
-struct Budgeted<S>(S);
-
-impl<S, R> tower::Service<R> for Budgeted<S>
-where
-    S: tower::Service<R, Error = BoxError>,
-    S::Future: Send + 'static,
-    S::Response: 'static,
-{
-    type Response = S::Response;
-    type Error = BoxError;
-    type Future = BoxFuture<'static, Result<S::Response, BoxError>>;
-
-    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), BoxError>> {
-        self.0.poll_ready(cx)
-    }
-
-    fn call(&mut self, request: R) -> Self::Future {
-        let budget = CONNECT_BUDGET.try_with(|budget| *budget).unwrap_or(CONNECT_TIMEOUT);
-        let connect = self.0.call(request);
-        Box::pin(async move {
-            match tokio::time::timeout(budget, connect).await {
-                Ok(result) => result,
-                Err(_elapsed) => Err(std::io::Error::new(std::io::ErrorKind::TimedOut, "connect timed out").into()),
-            }
-        })
-    }
 }
 
 impl fmt::Debug for Transport {
@@ -480,15 +399,6 @@ mod tests {
     fn building_a_transport_installs_no_process_wide_tls_provider() {
         let _ = Transport::new("x", "https://example.com", Vec::new()).unwrap();
         assert!(rustls::crypto::CryptoProvider::get_default().is_none());
-    }
-
-    #[test]
-    fn the_connect_budget_stays_inside_the_request_timeout() {
-        assert_eq!(connect_budget(Duration::from_secs(30)), CONNECT_TIMEOUT);
-        assert_eq!(connect_budget(Duration::from_secs(10)), Duration::from_secs(9));
-        assert_eq!(connect_budget(Duration::from_millis(100)), Duration::from_millis(90));
-        assert_eq!(connect_budget(Duration::MAX), CONNECT_TIMEOUT);
-        assert_eq!(connect_budget(Duration::ZERO), Duration::ZERO);
     }
 
     #[test]

@@ -24,6 +24,8 @@ pub mod store;
 #[cfg(feature = "testing")]
 #[cfg_attr(docsrs, doc(cfg(feature = "testing")))]
 pub mod testing;
+#[cfg(feature = "__http")]
+mod transport;
 pub mod validate;
 pub mod webhook;
 

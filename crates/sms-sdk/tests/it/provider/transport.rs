@@ -275,3 +275,85 @@ async fn a_provider_that_echoes_the_request_leaks_no_secret_or_body() {
     let basic = base64::Engine::encode(&base64::engine::general_purpose::STANDARD, format!("{SID}:{token}"));
     assert!(!rendered.contains(&basic), "{rendered}");
 }
+
+/// A client of our own to inject: no redirects, no retries, and a header that marks its requests.
+fn injected_client() -> reqwest::Client {
+    let mut headers = reqwest::header::HeaderMap::new();
+    headers.insert("x-pool", reqwest::header::HeaderValue::from_static("injected"));
+    let tls = rustls::ClientConfig::builder_with_provider(Arc::new(rustls::crypto::ring::default_provider()))
+        .with_safe_default_protocol_versions()
+        .unwrap()
+        .with_root_certificates(rustls::RootCertStore::empty())
+        .with_no_client_auth();
+    reqwest::Client::builder()
+        .tls_backend_preconfigured(tls)
+        .redirect(reqwest::redirect::Policy::none())
+        .retry(reqwest::retry::never())
+        .default_headers(headers)
+        .build()
+        .unwrap()
+}
+
+#[tokio::test]
+async fn every_request_carries_the_sdk_user_agent_or_the_configured_one() {
+    let server =
+        serve(json_reply(201, &json!({"sid": "SM0123456789abcdef0123456789abcdef", "status": "queued"}))).await;
+    let plain = Client::builder().adapter(twilio(&server.uri(), "test-token")).build().unwrap();
+    plain.send(&crate::message()).await.unwrap();
+    let named = Client::builder().adapter(twilio(&server.uri(), "test-token")).user_agent("shop/2.0").build().unwrap();
+    named.send(&crate::message()).await.unwrap();
+    let agents: Vec<_> =
+        requests(&server).await.iter().map(|r| super::header(r, "user-agent").unwrap_or_default().to_owned()).collect();
+    assert_eq!(agents, [concat!("sms-sdk/", env!("CARGO_PKG_VERSION")), "shop/2.0"]);
+}
+
+#[tokio::test]
+async fn an_injected_http_client_sends_every_provider_request() {
+    let server =
+        serve(json_reply(201, &json!({"sid": "SM0123456789abcdef0123456789abcdef", "status": "queued"}))).await;
+    let client =
+        Client::builder().adapter(twilio(&server.uri(), "test-token")).http_client(injected_client()).build().unwrap();
+    let receipt = client.send(&crate::message()).await.unwrap();
+    assert_eq!(receipt.provider_id, "SM0123456789abcdef0123456789abcdef");
+    let received = requests(&server).await;
+    assert_eq!(super::header(&received[0], "x-pool"), Some("injected"));
+    assert_eq!(super::header(&received[0], "user-agent"), Some(concat!("sms-sdk/", env!("CARGO_PKG_VERSION"))));
+}
+
+#[tokio::test]
+async fn an_injected_client_that_cannot_connect_is_still_unreachable() {
+    let client = Client::builder()
+        .adapter(twilio(&closed_port().await, "test-token"))
+        .http_client(injected_client())
+        .build()
+        .unwrap();
+    let err = client.send(&crate::message()).await.unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Rejected(Category::Unreachable), "{err:?}");
+}
+
+#[tokio::test]
+async fn timeout_a_configured_connect_timeout_ends_a_hanging_connect_sooner() {
+    let (base, _held, _listener) = full_backlog();
+    let client = Client::builder()
+        .adapter(twilio(&base, "test-token"))
+        .timeout(Duration::from_secs(5))
+        .connect_timeout(Duration::from_millis(300))
+        .build()
+        .unwrap();
+    let started = std::time::Instant::now();
+    let err = client.send(&crate::message()).await.unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Rejected(Category::Unreachable), "{err:?}");
+    let elapsed = started.elapsed();
+    assert!(elapsed >= Duration::from_millis(250) && elapsed < Duration::from_secs(3), "{elapsed:?}");
+}
+
+#[test]
+fn transport_options_are_checked_when_the_client_is_built() {
+    let memory = MemoryAdapter::new();
+    let zero = Client::builder().adapter(memory.clone()).connect_timeout(Duration::ZERO).build().unwrap_err();
+    assert_eq!(zero.kind(), ErrorKind::Configuration);
+    let long = Client::builder().adapter(memory.clone()).connect_timeout(Duration::MAX).build().unwrap_err();
+    assert_eq!(long.kind(), ErrorKind::Configuration);
+    let agent = Client::builder().adapter(memory).user_agent("shop\n2.0").build().unwrap_err();
+    assert_eq!(agent.kind(), ErrorKind::Configuration);
+}
