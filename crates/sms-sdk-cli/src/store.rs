@@ -125,7 +125,8 @@ pub(crate) async fn list(args: ListArgs, env: &Env, out: &mut dyn Write, err: &m
                 Err(error) => Err(error),
             }
         }
-        Filter::All | Filter::State(_) => {
+        // A filter added later lists as these do.
+        Filter::All | Filter::State(_) | _ => {
             each_entry(&*store, filter, now, |e| {
                 let old_enough = match (&e.record, cutoff) {
                     (Record::Reserved { reserved_at, .. }, Some(cutoff)) => age(*reserved_at, now) > cutoff,
@@ -184,7 +185,7 @@ impl Printer<'_> {
     }
 
     fn entry(&mut self, entry: &Entry) {
-        let Entry { key, record, expires_at } = entry;
+        let Entry { key, record, expires_at, .. } = entry;
         if self.json {
             let separator = if self.first { "" } else { "," };
             let json = entry_json(key, record, expires_at.map(millis), self.stale_after, self.now);

@@ -13,8 +13,7 @@ use common::{Api, FROM, TO, client, client_with, http, inspection, json_of};
 use http::HeaderMap;
 use serde_json::{Value, json};
 use sms_sdk::adapter::{Adapter, Outcome, SendContext};
-use sms_sdk::message::{ResolvedSender, SenderKind};
-use sms_sdk::{Category, ErrorKind, Message, OutboundMessage, PhoneNumber, RetryPolicy, UnknownReason};
+use sms_sdk::{Category, ErrorKind, Message, OutboundMessage, PhoneNumber, RetryPolicy, Sender, UnknownReason};
 use sms_sdk_emulator::credentials::{
     PLIVO_AUTH_ID, PLIVO_AUTH_TOKEN, TELNYX_API_KEY, TWILIO_ACCOUNT_SID, TWILIO_AUTH_TOKEN, VONAGE_API_KEY,
     VONAGE_API_SECRET,
@@ -120,16 +119,8 @@ async fn an_oversized_send_gets_each_providers_own_error() {
 
 /// What an adapter sends for `text`, bypassing the client's own checks.
 fn outbound(text: String) -> OutboundMessage {
-    OutboundMessage {
-        to: PhoneNumber::parse(TO).expect("a valid recipient"),
-        from: ResolvedSender { kind: SenderKind::PhoneNumber, value: FROM.to_owned() },
-        body: text,
-        media_urls: Vec::new(),
-        send_at: None,
-        validity_period_secs: None,
-        webhook_url: None,
-        provider_fields: Vec::new(),
-    }
+    let from = Sender::phone(FROM).resolve().expect("a valid sender");
+    OutboundMessage::new(PhoneNumber::parse(TO).expect("a valid recipient"), from, text)
 }
 
 async fn adapter_send(emulator: &RunningEmulator, api: Api, message: &OutboundMessage) -> Outcome {

@@ -158,6 +158,7 @@ impl SendContext {
 /// A kind of sender an adapter can send from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum SenderType {
     /// A local long code number.
     LongCode,
@@ -191,6 +192,7 @@ pub struct ValidityRange {
 
 /// What an adapter can send. A baseline, not a promise that a route works.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
 pub struct Capabilities {
     /// Always true.
     pub send_text: bool,
@@ -232,6 +234,7 @@ impl Default for Capabilities {
 /// How complete an adapter is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum SupportStatus {
     /// Fully mapped to the provider's documentation.
     Supported,
@@ -241,6 +244,7 @@ pub enum SupportStatus {
 
 /// An adapter's support level and its notes.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
 pub struct Support {
     /// Supported or partial.
     pub status: SupportStatus,

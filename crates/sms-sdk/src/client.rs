@@ -45,6 +45,7 @@ use crate::validate::{self, Candidate, Validation};
 
 /// Whether a rejected send moves on to the next adapter.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
 pub enum Failover {
     /// Only the primary adapter sends (the default).
     #[default]

@@ -123,6 +123,7 @@ impl ErrorKind {
 
 /// One provider request of a send: safe to log (no body, number or option).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct Attempt {
     /// The adapter that made it.
     pub provider: String,
@@ -305,6 +306,7 @@ impl Error {
 /// The serialized form of an [`Error`]: what logs, the command's JSON and idempotency records
 /// hold. It never carries a source, a policy reason, a body or a full number.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct ErrorRecord {
     /// The machine-readable code.
     pub code: String,

@@ -34,6 +34,7 @@ use crate::message::Message;
 
 /// What `before_send` decides.
 #[derive(Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum PolicyDecision {
     /// Go on and send.
     Allow,
@@ -78,6 +79,7 @@ pub struct BeforeSendContext {
 
 /// Fields every hook event has.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
 pub struct HookBase {
     /// The send's id.
     pub id: String,
@@ -94,6 +96,7 @@ pub struct HookBase {
 
 /// After every provider request.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
 pub struct AttemptEvent {
     /// Common fields.
     #[serde(flatten)]
@@ -104,6 +107,7 @@ pub struct AttemptEvent {
 
 /// Once, when a send is accepted.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
 pub struct AcceptedEvent {
     /// Common fields.
     #[serde(flatten)]
@@ -119,6 +123,7 @@ pub struct AcceptedEvent {
 /// Once, when a send ends in an error (not for validation errors, replays, idempotency
 /// conflicts or in-progress errors, or a `before_send` that returned an error).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
 pub struct FailureEvent {
     /// Common fields.
     #[serde(flatten)]

@@ -74,6 +74,7 @@ pub enum IssueCode {
 
 /// One problem found by local validation.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct Issue {
     /// What kind of problem.
     pub code: IssueCode,

@@ -89,6 +89,7 @@ impl fmt::Display for PhoneNumber {
 
 /// A sender as the caller writes it.
 #[derive(Clone, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum Sender {
     /// A long code or toll-free number in E.164 form.
     Phone(String),
@@ -205,6 +206,7 @@ impl Serialize for Sender {
 /// The kind of a resolved sender.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum SenderKind {
     /// A long code or toll-free number.
     PhoneNumber,
@@ -231,6 +233,7 @@ impl SenderKind {
 
 /// A sender whose format has been checked.
 #[derive(Clone, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub struct ResolvedSender {
     /// What kind of sender it is.
     pub kind: SenderKind,
@@ -377,6 +380,7 @@ impl fmt::Debug for Message {
 /// A checked message, as one adapter receives it: the sender resolved (the message's own or the
 /// adapter's default) and the adapter's own provider options parsed.
 #[derive(Clone)]
+#[non_exhaustive]
 pub struct OutboundMessage {
     /// The recipient.
     pub to: PhoneNumber,
@@ -395,6 +399,25 @@ pub struct OutboundMessage {
     /// This adapter's provider options: typed options in spec order, then `extra` in insertion
     /// order. Empty when there are none.
     pub provider_fields: Vec<ProviderField>,
+}
+
+impl OutboundMessage {
+    /// A message to `to` from `from` with `body` and nothing else (no media, schedule, validity,
+    /// callback or provider fields): for calling an adapter directly, as its tests do. Set the
+    /// other fields afterwards.
+    #[must_use]
+    pub fn new(to: PhoneNumber, from: ResolvedSender, body: impl Into<String>) -> Self {
+        Self {
+            to,
+            from,
+            body: body.into(),
+            media_urls: Vec::new(),
+            send_at: None,
+            validity_period_secs: None,
+            webhook_url: None,
+            provider_fields: Vec::new(),
+        }
+    }
 }
 
 impl fmt::Debug for OutboundMessage {

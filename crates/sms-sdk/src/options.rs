@@ -118,7 +118,11 @@ fn as_integer(n: &Number) -> Option<i64> {
 /// # Errors
 /// The issues, each on the `provider_options` field and naming `adapter`; messages name keys,
 /// never values.
-pub fn parse_entry(adapter: &str, spec: Option<&OptionsSpec>, entry: &Value) -> Result<Vec<ProviderField>, Vec<Issue>> {
+pub(crate) fn parse_entry(
+    adapter: &str,
+    spec: Option<&OptionsSpec>,
+    entry: &Value,
+) -> Result<Vec<ProviderField>, Vec<Issue>> {
     let issue = |code: IssueCode, message: String| Issue::new(code, Field::ProviderOptions, message).provider(adapter);
     let Some(spec) = spec else {
         return Err(vec![issue(IssueCode::UnsupportedField, format!("{adapter} accepts no provider_options."))]);

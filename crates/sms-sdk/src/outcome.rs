@@ -43,6 +43,7 @@ impl Outcome {
 
 /// An accepted request.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Accepted {
     /// The provider's message id.
     pub provider_id: String,
@@ -52,6 +53,7 @@ pub struct Accepted {
 
 /// A proven rejection.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct Rejection {
     /// Why the provider refused.
     pub category: Category,
@@ -63,6 +65,7 @@ pub struct Rejection {
 
 /// A request whose result could not be determined.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct Unknown {
     /// Why.
     pub reason: UnknownReason,

@@ -20,6 +20,7 @@ pub enum Handoff {
 
 /// The result of an accepted send.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct Receipt {
     /// `sms_` and 32 lowercase hex characters; the same on every replay.
     pub id: String,

@@ -18,6 +18,7 @@ use crate::options::parse_entry;
 
 /// The result of [`Client::validate`](crate::Client::validate).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
 pub struct Validation {
     /// The segment estimate of the body.
     #[serde(flatten)]

@@ -252,6 +252,7 @@ pub trait IdempotencyStore: Send + Sync + 'static {
 /// [`Record::Reserved`] has its `reserved_at`. `Unresolved` leaves out a reservation until it is
 /// older than the stale limit.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Filter {
     /// Every live record.
     All,
@@ -266,6 +267,7 @@ pub enum Filter {
 
 /// One key and its record, as listed.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
 pub struct Entry {
     /// The idempotency key.
     pub key: String,
@@ -303,6 +305,7 @@ impl Default for Page {
 
 /// One page of [`Operator::list`].
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
 pub struct Listing {
     /// The matching live records of this page.
     pub entries: Vec<Entry>,
@@ -313,6 +316,7 @@ pub struct Listing {
 
 /// What the operator found out from the provider.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Resolution {
     /// The provider has the message: the key becomes `accepted` and later sends replay it.
     Sent {

@@ -30,9 +30,9 @@ use crate::store::{
 type Check = Result<(), String>;
 
 /// Concurrent tasks in the race check.
-pub const RACE_TASKS: usize = 32;
+const RACE_TASKS: usize = 32;
 /// Keys every task of the race check reserves.
-pub const RACE_KEYS: usize = 500;
+const RACE_KEYS: usize = 500;
 
 const HOUR: Duration = Duration::from_secs(3600);
 const STALE: Duration = Duration::from_secs(300);

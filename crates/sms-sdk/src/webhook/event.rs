@@ -16,6 +16,7 @@ pub const HELP_KEYWORDS: [&str; 2] = ["HELP", "INFO"];
 /// What a recipient asked for with a keyword.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum KeywordKind {
     /// Stop sending (STOP, UNSUBSCRIBE, …).
     OptedOut,
@@ -27,6 +28,7 @@ pub enum KeywordKind {
 
 /// A detected keyword: its kind and the normalized uppercase word.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Keyword {
     /// Opt-out or help.
     pub kind: KeywordKind,
@@ -59,6 +61,7 @@ pub fn detect_keyword(text: &str) -> Option<Keyword> {
 /// Where a keyword event came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum KeywordSource {
     /// The provider flagged the message (Twilio's `OptOutType`).
     Provider,
@@ -68,6 +71,7 @@ pub enum KeywordSource {
 
 /// A verified, normalized webhook event.
 #[derive(Clone, PartialEq, Serialize)]
+#[non_exhaustive]
 pub struct SmsEvent {
     /// The provider that sent it (`twilio`, …).
     pub provider: &'static str,
@@ -105,6 +109,7 @@ impl fmt::Debug for SmsEvent {
 /// The event types.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "type")]
+#[non_exhaustive]
 pub enum EventKind {
     /// An inbound message.
     #[serde(rename = "message.received")]
@@ -182,6 +187,7 @@ impl EventKind {
 
 /// The status an outbound message reached.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum DeliveryStatus {
     /// Queued.
     Queued,
@@ -211,6 +217,7 @@ impl EventKind {
 
 /// An inbound message.
 #[derive(Clone, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
 pub struct Inbound {
     /// The provider's message id.
     pub provider_id: String,
@@ -226,6 +233,7 @@ pub struct Inbound {
 
 /// A delivery status of an outbound message.
 #[derive(Clone, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
 pub struct StatusUpdate {
     /// The provider's message id.
     pub provider_id: String,
@@ -244,6 +252,7 @@ pub struct StatusUpdate {
 
 /// An inbound message that is a STOP, START or HELP request.
 #[derive(Clone, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
 pub struct KeywordMessage {
     /// The provider's message id.
     pub provider_id: String,

@@ -39,7 +39,9 @@ async fn t041_a_repeat_replays_the_first_result() {
     let second = client.send(&appointment()).await.unwrap();
     assert_eq!(memory.sent().len(), 1);
     assert!(!first.replayed && second.replayed);
-    assert_eq!(sms_sdk::Receipt { replayed: false, ..second }, first);
+    let mut second = second;
+    second.replayed = false;
+    assert_eq!(second, first);
 }
 
 #[tokio::test]

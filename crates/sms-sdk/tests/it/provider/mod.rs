@@ -92,16 +92,12 @@ pub(crate) async fn closed_port() -> u16 {
 /// An adapter message as the client builds it for `message` (sender resolved, no options).
 pub(crate) fn outbound(message: &sms_sdk::Message) -> sms_sdk::OutboundMessage {
     let from = message.from.clone().unwrap_or_else(|| sms_sdk::Sender::phone("+15005550006")).resolve().unwrap();
-    sms_sdk::OutboundMessage {
-        to: message.to.parse().unwrap(),
-        from,
-        body: message.body.clone(),
-        media_urls: message.media_urls.clone(),
-        send_at: message.send_at,
-        validity_period_secs: message.validity_period_secs.map(|v| u32::try_from(v).unwrap()),
-        webhook_url: message.webhook_url.clone(),
-        provider_fields: Vec::new(),
-    }
+    let mut outbound = sms_sdk::OutboundMessage::new(message.to.parse().unwrap(), from, message.body.clone());
+    outbound.media_urls.clone_from(&message.media_urls);
+    outbound.send_at = message.send_at;
+    outbound.validity_period_secs = message.validity_period_secs.map(|v| u32::try_from(v).unwrap());
+    outbound.webhook_url.clone_from(&message.webhook_url);
+    outbound
 }
 
 /// Runs a provider's pure `interpret` with the given headers.

@@ -51,9 +51,8 @@ pub(crate) fn status(event: &SmsEvent) -> &sms_sdk::webhook::event::StatusUpdate
         | EventKind::OptedOut(_)
         | EventKind::OptedIn(_)
         | EventKind::Help(_)
-        | EventKind::Unrecognized { .. }) => {
-            panic!("not a status event: {other:?}")
-        }
+        | EventKind::Unrecognized { .. }
+        | _) => panic!("not a status event: {other:?}"),
     }
 }
 
