@@ -6,15 +6,21 @@
 //!
 //! ```
 //! use serde_json::json;
-//! use sms_sdk::options::{parse_entry, OptionKind, OptionSpec, OptionsSpec};
+//! use sms_sdk::options::{OptionKind, OptionSpec, OptionsSpec};
+//! use sms_sdk::testing::MemoryAdapter;
+//! use sms_sdk::{Client, Message};
 //!
 //! static SPEC: OptionsSpec = OptionsSpec {
 //!     options: &[OptionSpec { name: "smartEncoded", wire: "SmartEncoded", kind: OptionKind::Boolean }],
 //!     reserved: &["To", "Body"],
 //! };
-//! let fields = parse_entry("twilio", Some(&SPEC), &json!({"smartEncoded": true, "extra": {"Tag": "x"}})).unwrap();
-//! assert_eq!(fields[0].wire, "SmartEncoded");
-//! assert_eq!(fields[1].form_value(), "x");
+//! let adapter = MemoryAdapter::builder().name("shop").provider_options(&SPEC).build();
+//! let client = Client::builder().adapter(adapter).build()?;
+//! let good = Message::new("+14155550123", "Hi").provider_option("shop", json!({"smartEncoded": true}));
+//! assert!(client.validate(&good).issues.is_empty());
+//! let bad = Message::new("+14155550123", "Hi").provider_option("shop", json!({"smartEncoded": "yes"}));
+//! assert_eq!(client.validate(&bad).issues.len(), 1);
+//! # Ok::<(), sms_sdk::Error>(())
 //! ```
 
 use std::fmt;
