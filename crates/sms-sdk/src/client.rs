@@ -20,7 +20,7 @@ use std::fmt;
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
-use std::time::{Duration, SystemTime};
+use std::time::{Duration, Instant, SystemTime};
 
 use futures_util::FutureExt;
 use tokio_util::sync::CancellationToken;
@@ -34,6 +34,7 @@ use crate::error::{Attempt, BoxError, Error};
 use crate::failover::Chain;
 use crate::hooks::{AcceptedEvent, AttemptEvent, BeforeSendContext, FailureEvent, HookBase, Hooks, PolicyDecision};
 use crate::message::Message;
+use crate::metrics;
 use crate::receipt::{Handoff, Receipt, new_send_id};
 use crate::redact::mask_phone_number;
 use crate::retry::RetryPolicy;
@@ -189,6 +190,13 @@ impl Client {
     /// # Errors
     /// As [`Client::send`], plus `Aborted` and `Unknown(Aborted)` on cancellation.
     pub async fn send_with(&self, message: &Message, options: SendOptions) -> Result<Receipt, Error> {
+        let result = self.dispatch(message, options).await;
+        metrics::send_finished(&result);
+        result
+    }
+
+    /// The send itself, as [`Client::send_with`] describes it.
+    async fn dispatch(&self, message: &Message, options: SendOptions) -> Result<Receipt, Error> {
         let inner = &self.inner;
         let preview = estimate_segments(&message.body);
         let chain = validate::candidates(message, &inner.adapters, inner.failover == Failover::OnEligibleRejection)?;
@@ -233,7 +241,10 @@ impl Held<'_> {
     /// the leftover reservation reads as in progress, then as unknown, never as free.
     async fn finalize(&self, record: FinalRecord) {
         let Idempotency { store, ttl, .. } = self.idempotency;
-        match store.finalize(self.key, &self.id, record, *ttl, SystemTime::now()).await {
+        let started = Instant::now();
+        let finalized = store.finalize(self.key, &self.id, record, *ttl, SystemTime::now()).await;
+        metrics::store_operation("finalize", started.elapsed(), finalized.is_ok());
+        match finalized {
             Ok(Finalized::Written) => {}
             Ok(Finalized::NotOwner) => tracing::warn!("idempotency reservation lost before finalize"),
             Err(error) => tracing::warn!(%error, "idempotency finalize failed; the outcome stands"),
@@ -246,7 +257,10 @@ impl Dispatch<'_> {
     async fn with_key(&self, key: &str, fingerprint: &Fingerprint, chain: Vec<Candidate>) -> Result<Receipt, Error> {
         let Some(idempotency) = &self.inner.idempotency else { return self.execute(chain, None).await };
         let now = SystemTime::now();
-        match idempotency.store.reserve(key, fingerprint, now).await {
+        let started = Instant::now();
+        let reserved = idempotency.store.reserve(key, fingerprint, now).await;
+        metrics::store_operation("reserve", started.elapsed(), reserved.is_ok());
+        match reserved {
             Ok(Reservation::Acquired(id)) => self.execute(chain, Some(Held { key, id, idempotency })).await,
             Ok(Reservation::Existing(record)) => self.replay(key, fingerprint, *record, now, idempotency.stale_after),
             Err(error) => Err(Error::store(Box::new(error))),

@@ -11,6 +11,7 @@ use tokio_util::sync::CancellationToken;
 use crate::adapter::{Accepted, Category, DynAdapter, Outcome, SendContext, UnknownReason};
 use crate::error::{Attempt, AttemptOutcome, Error, ProviderError};
 use crate::message::OutboundMessage;
+use crate::metrics;
 use crate::retry::{Decision, RetryPolicy};
 use crate::validate::Candidate;
 
@@ -47,8 +48,13 @@ impl Chain<'_> {
     pub(crate) async fn run(&self, candidates: Vec<Candidate>) -> Result<Success, Error> {
         let mut attempts = Vec::new();
         let mut rejections: Vec<Error> = Vec::new();
-        for (adapter, message) in candidates {
-            match self.run_adapter(adapter.as_ref(), &message, &mut attempts).await {
+        let mut previous: Option<&dyn DynAdapter> = None;
+        for (adapter, message) in &candidates {
+            if let Some(previous) = previous {
+                metrics::failover(&previous.info().name, &adapter.info().name);
+            }
+            previous = Some(adapter.as_ref());
+            match self.run_adapter(adapter.as_ref(), message, &mut attempts).await {
                 AdapterEnd::Accepted(accepted) => {
                     return Ok(Success { provider: adapter.info().name.clone(), accepted, attempts });
                 }
@@ -80,6 +86,7 @@ impl Chain<'_> {
             let endpoint = adapter.info().endpoint.clone();
             let attempt = Attempt { provider: name.to_owned(), attempt: number, outcome, duration, endpoint };
             tracing::debug!(provider = name, attempt = number, outcome = ?attempt.outcome, "sms-sdk attempt");
+            metrics::attempt(name, &attempt.outcome, duration);
             (self.on_attempt)(&attempt);
             attempts.push(attempt);
         };
@@ -128,6 +135,7 @@ impl Chain<'_> {
                     match decision {
                         Decision::Stop => return AdapterEnd::Rejected(Error::rejected(&rejection, attempts.clone())),
                         Decision::Wait(delay) => {
+                            metrics::retry(name);
                             tokio::select! {
                                 biased;
                                 () = self.cancel.cancelled() => return AdapterEnd::Aborted,

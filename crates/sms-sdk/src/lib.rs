@@ -14,6 +14,7 @@ pub mod hooks;
 mod http;
 mod issue;
 pub mod message;
+pub mod metrics;
 pub mod options;
 mod outcome;
 pub mod provider;

@@ -13,6 +13,8 @@ mod examples;
 mod failover;
 mod hooks;
 mod idempotency;
+#[cfg(feature = "metrics")]
+mod metrics;
 mod properties;
 #[cfg(any(feature = "twilio", feature = "telnyx", feature = "plivo", feature = "vonage"))]
 mod provider;

@@ -1,0 +1,35 @@
+//! Metrics in Prometheus form: install the exporter's recorder, send through a failover pair of
+//! memory adapters (the first one rate-limited, so there is a retry and a failover), and print
+//! what a scrape would read.
+//!
+//! Run it: `cargo run -p sms-sdk --example metrics_prometheus --features metrics,testing`.
+//! In a server, serve `handle.render()` on your metrics endpoint (or enable the exporter's
+//! `http-listener` feature and let it listen).
+
+use std::time::Duration;
+
+use metrics_exporter_prometheus::PrometheusBuilder;
+use sms_sdk::testing::{MemoryAdapter, RejectedOptions, rejected_outcome};
+use sms_sdk::{Category, Client, Failover, Message, RetryPolicy};
+
+#[tokio::main(flavor = "current_thread")]
+async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let handle = PrometheusBuilder::new().install_recorder()?;
+
+    let limited = rejected_outcome(Category::RateLimited, RejectedOptions::default());
+    let primary = MemoryAdapter::builder().name("primary").outcomes([limited.clone(), limited]).build();
+    let backup = MemoryAdapter::builder().name("backup").build();
+    let client = Client::builder()
+        .adapter(primary)
+        .adapter(backup)
+        .failover(Failover::OnEligibleRejection)
+        .retry(RetryPolicy::new(2, Duration::from_millis(1), Duration::from_millis(5)))
+        .build()?;
+    let receipt = client.send(&Message::new("+14155550123", "Your code is 123456")).await?;
+    println!("sent through {}\n", receipt.provider);
+
+    for line in handle.render().lines().filter(|line| line.starts_with("sms_sdk_")) {
+        println!("{line}");
+    }
+    Ok(())
+}
