@@ -36,6 +36,8 @@ pub use error::{Error, ErrorKind};
 pub use message::{Message, OutboundMessage, PhoneNumber, Sender};
 pub use receipt::{Handoff, Receipt};
 pub use retry::RetryPolicy;
+/// The cancellation token of [`SendOptions::cancel`], re-exported from `tokio-util` (0.7) so a
+/// caller needs no dependency of its own to cancel a send.
 pub use tokio_util::sync::CancellationToken;
 pub use validate::{Field, Issue, IssueCode, Validation};
 
