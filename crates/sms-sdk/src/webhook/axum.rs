@@ -35,40 +35,31 @@ use std::future::{Future, IntoFuture};
 use std::io;
 use std::marker::PhantomData;
 use std::pin::Pin;
+use std::sync::Arc;
 use std::time::Duration;
 
 use axum::Router;
-use axum::body::{Body, Bytes, HttpBody as _};
 use axum::extract::{FromRef, FromRequest, Request};
-use axum::http::{StatusCode, header};
+use axum::http::header;
 use axum::response::{IntoResponse, Response};
-use futures_util::StreamExt as _;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use tower::Service as _;
 
-use super::{SmsEvent, WebhookError, WebhookRequest, WebhookVerifier};
+pub use super::receive::{BodyReadTimeout, DEFAULT_BODY_READ_TIMEOUT, INLINE_VERIFY_LIMIT};
+use super::receive::{read_timeout, receive, status};
+use super::{SmsEvent, WebhookError, WebhookVerifier};
 
 /// How long [`serve`] waits by default for a request's headers: 30 s.
 pub const DEFAULT_HEADER_READ_TIMEOUT: Duration = Duration::from_secs(30);
-/// How long the extractor waits by default for a request's whole body: 30 s.
-pub const DEFAULT_BODY_READ_TIMEOUT: Duration = Duration::from_secs(30);
-/// Bodies larger than this are verified on tokio's blocking pool (`spawn_blocking`), so that a
-/// large body never holds an async worker; smaller ones are verified in place (a few
-/// microseconds, less than a thread hand-off).
-pub const INLINE_VERIFY_LIMIT: usize = 64 * 1024;
-
-/// How long the extractor waits for a request's body. [`serve`] puts its setting on every
-/// request; under another server, add it as a request extension (`axum::Extension`) to change
-/// the default ([`DEFAULT_BODY_READ_TIMEOUT`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct BodyReadTimeout(pub Duration);
 
 /// A verified webhook event, extracted with the verifier `V` taken from the router state.
 ///
-/// The URL the verifier sees is `http://{Host}{path and query}`: configure the verifier with
-/// the public URL (or trust your proxy's forwarded headers) when the provider calls another one.
-/// The body is read up to the verifier's [`body_limit`](WebhookVerifier::body_limit) within the
-/// [`BodyReadTimeout`]; bodies over [`INLINE_VERIFY_LIMIT`] are verified on the blocking pool.
+/// The URL the verifier sees is `{scheme}://{authority}{path and query}`: the scheme and
+/// authority of the request target when it carries them (HTTP/2), else `http` and the `Host`
+/// header. Configure the verifier with the public URL (or trust your proxy's forwarded headers)
+/// when the provider calls another one. The body is read up to the verifier's
+/// [`body_limit`](WebhookVerifier::body_limit) within the [`BodyReadTimeout`]; bodies over
+/// [`INLINE_VERIFY_LIMIT`] are verified on the blocking pool.
 #[derive(Debug)]
 pub struct Verified<V>(pub SmsEvent, pub PhantomData<V>);
 
@@ -80,59 +71,9 @@ pub struct WebhookRejection(pub WebhookError);
 
 impl IntoResponse for WebhookRejection {
     fn into_response(self) -> Response {
-        let status = if self.0.is_authentication() {
-            StatusCode::UNAUTHORIZED
-        } else if let WebhookError::BodyTooLarge { .. } = self.0 {
-            StatusCode::PAYLOAD_TOO_LARGE
-        } else {
-            StatusCode::BAD_REQUEST
-        };
         let body = serde_json::json!({"code": self.0.code(), "reason": self.0.reason(), "provider": self.0.provider()});
-        (status, [(header::CONTENT_TYPE, "application/json")], body.to_string()).into_response()
+        (status(&self.0), [(header::CONTENT_TYPE, "application/json")], body.to_string()).into_response()
     }
-}
-
-/// Why a body could not be had.
-enum BodyError {
-    /// Longer than the limit (declared or read).
-    TooLarge,
-    /// The client went away, sent a broken body, or was too slow.
-    Unreadable,
-}
-
-/// Whether `error` (or what caused it) is a length limit of an outer layer (`Limited`).
-fn is_length_limit(error: &(dyn std::error::Error + 'static)) -> bool {
-    let mut cause = Some(error);
-    while let Some(error) = cause {
-        if error.is::<http_body_util::LengthLimitError>() {
-            return true;
-        }
-        cause = error.source();
-    }
-    false
-}
-
-/// Reads at most `limit` bytes of `body` within `timeout`. A declared length over the limit is
-/// refused before anything is read.
-async fn read_body(body: Body, limit: usize, timeout: Duration) -> Result<Bytes, BodyError> {
-    let declared = usize::try_from(body.size_hint().lower()).map_err(|_| BodyError::TooLarge)?;
-    if declared > limit {
-        return Err(BodyError::TooLarge);
-    }
-    let read = async {
-        let mut chunks = body.into_data_stream();
-        let mut bytes = Vec::with_capacity(declared);
-        while let Some(chunk) = chunks.next().await {
-            let chunk =
-                chunk.map_err(|e| if is_length_limit(&e) { BodyError::TooLarge } else { BodyError::Unreadable })?;
-            if chunk.len() > limit.saturating_sub(bytes.len()) {
-                return Err(BodyError::TooLarge);
-            }
-            bytes.extend_from_slice(&chunk);
-        }
-        Ok(Bytes::from(bytes))
-    };
-    tokio::time::timeout(timeout, read).await.unwrap_or(Err(BodyError::Unreadable))
 }
 
 impl<S, V> FromRequest<S> for Verified<V>
@@ -143,38 +84,11 @@ where
     type Rejection = WebhookRejection;
 
     async fn from_request(request: Request, state: &S) -> Result<Self, Self::Rejection> {
-        let verifier = V::from_ref(state);
-        let provider = verifier.provider();
-        let (parts, body) = request.into_parts();
-        let limit = verifier.body_limit();
-        let timeout = parts.extensions.get::<BodyReadTimeout>().map_or(DEFAULT_BODY_READ_TIMEOUT, |t| t.0);
-        let body = read_body(body, limit, timeout).await.map_err(|error| {
-            WebhookRejection(match error {
-                BodyError::TooLarge => WebhookError::BodyTooLarge { provider, limit },
-                BodyError::Unreadable => WebhookError::BodyUnreadable { provider },
-            })
-        })?;
-        let host = parts.headers.get(header::HOST).and_then(|h| h.to_str().ok()).unwrap_or("localhost");
-        let path = parts.uri.path_and_query().map_or("/", |p| p.as_str());
-        let url = format!("http://{host}{path}");
-        let method = parts.method.as_str().to_owned();
-        let inline = body.len() <= INLINE_VERIFY_LIMIT;
-        let verify = move |verifier: &V| {
-            let request = WebhookRequest { method: &method, url: &url, headers: &parts.headers, body: &body };
-            verifier.verify(&request)
-        };
-        let verified = if inline {
-            verify(&verifier)
-        } else {
-            match tokio::task::spawn_blocking(move || verify(&verifier)).await {
-                Ok(verified) => verified,
-                // The verifier panicked: the same as it panicking in place.
-                Err(error) if error.is_panic() => std::panic::resume_unwind(error.into_panic()),
-                // Cancelled: the runtime is shutting down and nobody is left to answer; refuse.
-                Err(_) => Err(WebhookError::BodyUnreadable { provider }),
-            }
-        };
-        verified.map(|event| Self(event, PhantomData)).map_err(WebhookRejection)
+        let timeout = read_timeout(&request, None);
+        match receive(Arc::new(V::from_ref(state)), request, timeout).await {
+            Ok(received) => Ok(Self(received.event, PhantomData)),
+            Err(error) => Err(WebhookRejection(error)),
+        }
     }
 }
 

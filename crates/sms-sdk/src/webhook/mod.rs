@@ -21,7 +21,9 @@
 //! # Ok::<(), sms_sdk::webhook::WebhookError>(())
 //! ```
 //!
-//! Answer 401 when [`WebhookError::is_authentication`] is true and 400 otherwise; deduplicate
+//! Answer 401 when [`WebhookError::is_authentication`] is true and 400 otherwise (413 for
+//! [`WebhookError::BodyTooLarge`]), or let the `tower` module's layer (feature `tower`) or the `axum`
+//! module's extractor (feature `axum`) read, verify and answer for you; deduplicate
 //! on [`SmsEvent::dedupe_key`] (see [`DedupeStore`](crate::store::DedupeStore)), since providers redeliver.
 
 #[cfg(feature = "axum")]
@@ -29,8 +31,13 @@
 pub mod axum;
 pub mod event;
 pub mod ordering;
+#[cfg(feature = "tower")]
+mod receive;
 #[cfg(feature = "__http")]
 mod support;
+#[cfg(feature = "tower")]
+#[cfg_attr(docsrs, doc(cfg(feature = "tower")))]
+pub mod tower;
 
 use std::fmt;
 use std::time::{Duration, SystemTime};
