@@ -82,14 +82,14 @@ where
     let inline = body.len() <= INLINE_VERIFY_LIMIT;
     let verify = move |verifier: &V| {
         let request = WebhookRequest { method: parts.method.as_str(), url: &url, headers: &parts.headers, body: &body };
-        let verified = verifier.verify(&request);
-        verified.map(|event| Received { event, parts, body })
+        let result = verifier.verify(&request);
+        result.map(|event| Received { event, parts, body })
     };
     if inline {
         return verify(&verifier);
     }
     match tokio::task::spawn_blocking(move || verify(&verifier)).await {
-        Ok(verified) => verified,
+        Ok(result) => result,
         // The verifier panicked: the same as it panicking in place.
         Err(error) if error.is_panic() => std::panic::resume_unwind(error.into_panic()),
         // Cancelled: the runtime is shutting down and nobody is left to answer; refuse.
@@ -105,7 +105,7 @@ fn received_url(parts: &Parts) -> String {
     let host = parts
         .uri
         .authority()
-        .map(|a| a.as_str())
+        .map(http::uri::Authority::as_str)
         .or_else(|| parts.headers.get(header::HOST).and_then(|h| h.to_str().ok()).filter(|h| !h.is_empty()));
     let path = parts.uri.path_and_query().map_or("/", |p| p.as_str());
     format!("{scheme}://{}{path}", host.unwrap_or("localhost"))

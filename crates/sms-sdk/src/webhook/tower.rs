@@ -143,7 +143,6 @@ where
     S::Future: Send,
     V: WebhookVerifier + 'static,
     B: Body + Send + 'static,
-    B::Data: Send,
     B::Error: Into<Box<dyn StdError + Send + Sync>>,
 {
     type Response = Response<ResponseBody<ResBody>>;
