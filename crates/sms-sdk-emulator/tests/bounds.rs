@@ -71,10 +71,10 @@ fn keys(json: &Value) -> Vec<&str> {
 fn interpret(provider: Provider, status: u16, headers: &HeaderMap, body: &[u8]) -> Outcome {
     let now = SystemTime::now();
     match provider {
-        Provider::Twilio => sms_sdk::provider::twilio::interpret(status, headers, body, now),
-        Provider::Telnyx => sms_sdk::provider::telnyx::interpret(status, headers, body, now),
-        Provider::Plivo => sms_sdk::provider::plivo::interpret(status, headers, body, now),
-        Provider::Vonage => sms_sdk::provider::vonage::interpret(status, headers, body, now),
+        Provider::Twilio => sms_sdk::provider::twilio::__private::interpret(status, headers, body, now),
+        Provider::Telnyx => sms_sdk::provider::telnyx::__private::interpret(status, headers, body, now),
+        Provider::Plivo => sms_sdk::provider::plivo::__private::interpret(status, headers, body, now),
+        Provider::Vonage => sms_sdk::provider::vonage::__private::interpret(status, headers, body, now),
     }
 }
 

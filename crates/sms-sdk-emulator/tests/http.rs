@@ -79,7 +79,7 @@ async fn twilio_required_fields_have_their_documented_codes() {
         assert_eq!((status, json["code"].as_u64()), (400, Some(code)), "{form}");
         let keys: Vec<&str> = json.as_object().map(|o| o.keys().map(String::as_str).collect()).unwrap_or_default();
         assert_eq!(keys, ["code", "message", "more_info", "status"]);
-        let outcome = sms_sdk::provider::twilio::interpret(status, &headers, &body, SystemTime::now());
+        let outcome = sms_sdk::provider::twilio::__private::interpret(status, &headers, &body, SystemTime::now());
         assert_eq!(rejection_category(outcome), Some(Category::Request));
     }
     // A messaging service and media alone are enough.
@@ -102,7 +102,7 @@ async fn malformed_numbers_are_recipient_and_sender_rejections() {
         let (status, headers, body) = twilio_post(&emulator, form).await;
         let json: Value = serde_json::from_slice(&body).expect("JSON");
         assert_eq!((status, json["code"].as_u64()), (400, Some(code)), "{form}");
-        let outcome = sms_sdk::provider::twilio::interpret(status, &headers, &body, SystemTime::now());
+        let outcome = sms_sdk::provider::twilio::__private::interpret(status, &headers, &body, SystemTime::now());
         assert_eq!(rejection_category(outcome), Some(category), "{form}");
     }
 }
@@ -143,15 +143,15 @@ async fn the_json_providers_answer_their_validation_errors() {
         let outcome = match provider {
             "telnyx" => {
                 assert!(json["errors"][0]["code"].is_string() && json["errors"][0]["title"].is_string(), "{json}");
-                sms_sdk::provider::telnyx::interpret(status, &headers, &answer, now)
+                sms_sdk::provider::telnyx::__private::interpret(status, &headers, &answer, now)
             }
             "plivo" => {
                 assert!(json["api_id"].is_string() && json["error"].is_string(), "{json}");
-                sms_sdk::provider::plivo::interpret(status, &headers, &answer, now)
+                sms_sdk::provider::plivo::__private::interpret(status, &headers, &answer, now)
             }
             _ => {
                 assert!(json["type"].as_str().is_some_and(|t| t.ends_with("#1150") || t.ends_with("#invalid-json")));
-                sms_sdk::provider::vonage::interpret(status, &headers, &answer, now)
+                sms_sdk::provider::vonage::__private::interpret(status, &headers, &answer, now)
             }
         };
         assert_eq!(rejection_category(outcome), Some(Category::Request), "{provider} {body}");
@@ -212,7 +212,7 @@ async fn vonage_application_jwts_are_checked_for_signature_application_and_expir
     for (n, (token, expected)) in cases.into_iter().enumerate() {
         let (status, headers, answer) = json_post(url.clone(), &format!("Bearer {token}"), body).await;
         assert_eq!(status, expected, "case {n}");
-        let outcome = sms_sdk::provider::vonage::interpret(status, &headers, &answer, SystemTime::now());
+        let outcome = sms_sdk::provider::vonage::__private::interpret(status, &headers, &answer, SystemTime::now());
         if expected == 401 {
             assert_eq!(rejection_category(outcome), Some(Category::Auth), "case {n}");
         } else {

@@ -265,8 +265,60 @@ pub(crate) fn basic_auth(user: &str, password: &str) -> Secret {
     Secret::new(format!("Basic {encoded}"))
 }
 
+/// What one provider's responses say: where its request id, message id, error code and message
+/// are, and its code table. Each provider's `response.rs` holds one, as a constant; the control
+/// flow that reads them is written once, in [`ResponseFacts::interpret`].
+pub(crate) struct ResponseFacts {
+    /// The provider's name, for [`ProviderError`].
+    pub(crate) provider: &'static str,
+    /// The request id: a response header, or a field of the (JSON) body.
+    pub(crate) request_id: for<'a> fn(&'a HeaderMap, &'a Value) -> Option<&'a str>,
+    /// The acceptance a 2xx body proves (the message id and delivery status), if it proves one.
+    pub(crate) accepted: fn(&Value) -> Option<Accepted>,
+    /// The part of a 4xx body that describes the error (the body itself, or part of it).
+    pub(crate) error: fn(&Value) -> &Value,
+    /// The error code in that part.
+    pub(crate) code: fn(&Value) -> Option<String>,
+    /// The error message in that part.
+    pub(crate) message: fn(&Value) -> Option<&str>,
+    /// The category of a 4xx from its status and code, and the whole body (for a rate limit that
+    /// is documented by something other than the code).
+    pub(crate) category: fn(u16, Option<&str>, &Value) -> Category,
+}
+
+impl ResponseFacts {
+    /// Classifies a response. A 2xx is accepted when the body proves it, else
+    /// `Unknown(MalformedResponse)`; a 4xx is rejected in the provider's category with its code
+    /// and message (a 429 only with the documented rate-limit signal, and `Retry-After` only for
+    /// a rate limit); anything else is unknown. Pure: `now` is only for an HTTP-date
+    /// `Retry-After`.
+    pub(crate) fn interpret(&self, status: u16, headers: &HeaderMap, body: &[u8], now: SystemTime) -> Outcome {
+        let json = parse_json(body);
+        let mut details = ProviderError::new(self.provider).http_status(status);
+        if let Some(id) = (self.request_id)(headers, &json) {
+            details = details.request_id(id);
+        }
+        match status_class(status) {
+            StatusClass::Success => success((self.accepted)(&json), details),
+            StatusClass::ClientError => {
+                let error = (self.error)(&json);
+                let code = (self.code)(error);
+                let category = (self.category)(status, code.as_deref(), &json);
+                if let Some(code) = code {
+                    details = details.code(code);
+                }
+                if let Some(message) = (self.message)(error) {
+                    details = details.message(message);
+                }
+                rejection(category, details, headers, now)
+            }
+            StatusClass::Other => unknown_for_status(details),
+        }
+    }
+}
+
 /// The JSON body, or `Null` when it is not JSON.
-pub(crate) fn parse_json(body: &[u8]) -> Value {
+fn parse_json(body: &[u8]) -> Value {
     serde_json::from_slice(body).unwrap_or(Value::Null)
 }
 
@@ -291,7 +343,7 @@ pub(crate) fn header_str<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a s
 
 /// How a status is handled: 2xx proves or fails to prove acceptance, 4xx is classified, and
 /// everything else (1xx, 3xx, 5xx) is unknown.
-pub(crate) enum StatusClass {
+enum StatusClass {
     /// 2xx.
     Success,
     /// 4xx.
@@ -301,7 +353,7 @@ pub(crate) enum StatusClass {
 }
 
 /// The class of `status`.
-pub(crate) fn status_class(status: u16) -> StatusClass {
+fn status_class(status: u16) -> StatusClass {
     match status {
         200..=299 => StatusClass::Success,
         400..=499 => StatusClass::ClientError,
@@ -310,7 +362,7 @@ pub(crate) fn status_class(status: u16) -> StatusClass {
 }
 
 /// A 2xx that proved acceptance, or `Unknown(MalformedResponse)`.
-pub(crate) fn success(accepted: Option<Accepted>, details: ProviderError) -> Outcome {
+fn success(accepted: Option<Accepted>, details: ProviderError) -> Outcome {
     match accepted {
         Some(accepted) => Outcome::Accepted(accepted),
         None => {
@@ -322,7 +374,7 @@ pub(crate) fn success(accepted: Option<Accepted>, details: ProviderError) -> Out
 /// A classified 4xx. A 429 is a rate limit only with the provider's documented signal
 /// (`category == RateLimited`); any other 429 is `Unknown(UnexpectedStatus)`, since it may come
 /// from a proxy. `Retry-After` is read only for rate limits.
-pub(crate) fn rejection(category: Category, details: ProviderError, headers: &HeaderMap, now: SystemTime) -> Outcome {
+fn rejection(category: Category, details: ProviderError, headers: &HeaderMap, now: SystemTime) -> Outcome {
     let rate_limited = category == Category::RateLimited;
     if details.status() == Some(429) && !rate_limited {
         return unknown_for_status(details);
@@ -333,7 +385,7 @@ pub(crate) fn rejection(category: Category, details: ProviderError, headers: &He
 
 /// Unknown for a status that proves nothing: `ServerError` for 5xx, else `UnexpectedStatus`.
 /// Only the status and request id are kept.
-pub(crate) fn unknown_for_status(details: ProviderError) -> Outcome {
+fn unknown_for_status(details: ProviderError) -> Outcome {
     let status = details.status().unwrap_or_default();
     let reason = if status >= 500 { UnknownReason::ServerError } else { UnknownReason::UnexpectedStatus };
     let mut kept = ProviderError::new(details.provider()).http_status(status);

@@ -1,8 +1,15 @@
 //! The provider adapters, one module and one cargo feature each.
 //!
-//! Every provider folder has the same shape: `mod.rs` (configuration, request building, the
-//! [`Adapter`](crate::Adapter) impl), `response.rs` (a pure `interpret(status, headers, body,
-//! now) -> Outcome` with the provider's code table) and, with the webhooks, `webhook.rs`.
+//! Every provider folder has the same shape: `mod.rs` (configuration, the
+//! [`Adapter`](crate::Adapter) impl, the public surface), `request.rs` (capabilities, typed
+//! options, limits and the request body), `response.rs` (a pure `interpret(status, headers, body,
+//! now) -> Outcome`: the provider's facts and code table for the one skeleton in `http`) and
+//! `webhook.rs` (the verifier and its signing functions).
+//!
+//! A provider module's public surface is its adapter and builder, its webhook verifier, `NAME`,
+//! `DEFAULT_BASE_URL` and the signing functions needed to build signed test requests. The wire
+//! facts and pure functions that the emulator and the test suites also use sit in the provider's
+//! `#[doc(hidden)] __private` module: not part of the stable API, they may change in any release.
 
 #[cfg(feature = "plivo")]
 #[cfg_attr(docsrs, doc(cfg(feature = "plivo")))]

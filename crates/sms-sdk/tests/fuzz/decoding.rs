@@ -364,10 +364,10 @@ const STATUSES: &[u16] = &[200, 201, 202, 204, 301, 400, 401, 402, 403, 404, 409
 fn interpret(provider: usize, response: &Response, now: SystemTime) -> Outcome {
     let Response { status, headers, body, .. } = response;
     match provider {
-        0 => twilio::interpret(*status, headers, body, now),
-        1 => telnyx::interpret(*status, headers, body, now),
-        2 => plivo::interpret(*status, headers, body, now),
-        _ => vonage::interpret(*status, headers, body, now),
+        0 => twilio::__private::interpret(*status, headers, body, now),
+        1 => telnyx::__private::interpret(*status, headers, body, now),
+        2 => plivo::__private::interpret(*status, headers, body, now),
+        _ => vonage::__private::interpret(*status, headers, body, now),
     }
 }
 

@@ -132,10 +132,10 @@ mod providers {
             }
             let now = SystemTime::UNIX_EPOCH + Duration::from_secs(now_secs.into());
             for body in [&body[..], json.as_bytes()] {
-                let _ = twilio::interpret(status, &headers, body, now);
-                let _ = telnyx::interpret(status, &headers, body, now);
-                let _ = plivo::interpret(status, &headers, body, now);
-                let _ = vonage::interpret(status, &headers, body, now);
+                let _ = twilio::__private::interpret(status, &headers, body, now);
+                let _ = telnyx::__private::interpret(status, &headers, body, now);
+                let _ = plivo::__private::interpret(status, &headers, body, now);
+                let _ = vonage::__private::interpret(status, &headers, body, now);
             }
         }
 

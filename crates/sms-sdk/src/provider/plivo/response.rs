@@ -7,8 +7,7 @@ use serde_json::Value;
 
 use super::NAME;
 use crate::adapter::{Accepted, Category, Delivery, Outcome};
-use crate::error::ProviderError;
-use crate::http::{StatusClass, parse_json, read_string, rejection, status_class, success, unknown_for_status};
+use crate::http::{ResponseFacts, read_string};
 
 /// The category of a Plivo 4xx, by status only: 401 `Auth`, 429 `RateLimited` (the caller
 /// checks the body's `api_id`), anything else `Request`.
@@ -24,29 +23,31 @@ pub fn rejection_category(status: u16) -> Category {
 /// Classifies a response to a Message POST.
 #[must_use]
 pub fn interpret(status: u16, headers: &HeaderMap, body: &[u8], now: SystemTime) -> Outcome {
-    let json = parse_json(body);
-    let api_id = read_string(&json, "api_id");
-    let mut details = ProviderError::new(NAME).http_status(status);
-    if let Some(id) = api_id {
-        details = details.request_id(id);
-    }
-    match status_class(status) {
-        StatusClass::Success => success(accepted(&json), details),
-        StatusClass::ClientError => {
-            // A 429 is Plivo's only when its body carries an api_id; anything else may be a proxy.
-            let category =
-                if status == 429 && api_id.is_none() { Category::Request } else { rejection_category(status) };
-            if let Some(message) = read_string(&json, "error") {
-                details = details.message(message);
-            }
-            rejection(category, details, headers, now)
-        }
-        StatusClass::Other => unknown_for_status(details),
-    }
+    FACTS.interpret(status, headers, body, now)
 }
 
-fn accepted(json: &Value) -> Option<Accepted> {
-    let id = json.get("message_uuid")?.get(0)?.as_str().filter(|id| !id.is_empty())?;
+/// Where Plivo's responses say what [`interpret`] reads: no error code is documented, and a 429
+/// is Plivo's only when its body carries an `api_id` (anything else may be a proxy).
+const FACTS: ResponseFacts = ResponseFacts {
+    provider: NAME,
+    request_id: |_, body| api_id(body),
+    accepted,
+    error: |body| body,
+    code: |_| None,
+    message: |error| read_string(error, "error"),
+    category: |status, _, body| {
+        if status == 429 && api_id(body).is_none() { Category::Request } else { rejection_category(status) }
+    },
+};
+
+/// The body's `api_id`: Plivo's request id, and its sign that a 429 is its own.
+fn api_id(body: &Value) -> Option<&str> {
+    read_string(body, "api_id")
+}
+
+/// The first of `message_uuid`; Plivo reports no delivery status with it.
+fn accepted(body: &Value) -> Option<Accepted> {
+    let id = body.get("message_uuid")?.get(0)?.as_str().filter(|id| !id.is_empty())?;
     Some(Accepted { provider_id: id.to_owned(), delivery: Delivery::Queued })
 }
 

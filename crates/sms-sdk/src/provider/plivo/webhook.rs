@@ -135,7 +135,8 @@ pub fn v3_string<K: AsRef<str>, V: AsRef<str>>(method: &str, url: &str, params: 
     text
 }
 
-/// The V3 signature: base64 HMAC-SHA256 over [`v3_string`], `.` and the nonce.
+/// The V3 signature: base64 HMAC-SHA256 over Plivo's V3 string (the URL, then its query and the
+/// parameters, each sorted), `.` and the nonce.
 #[must_use]
 pub fn signature_v3<K: AsRef<str>, V: AsRef<str>>(
     auth_token: &str,

@@ -12,25 +12,22 @@
 //! messaging-service sender is a messaging profile id (sent without `from`); alphanumeric senders
 //! need the adapter's messaging profile. No validity period.
 
+mod request;
 mod response;
 mod webhook;
 
 use std::fmt;
 
-use serde_json::{Map, Value};
-
-pub use self::response::{delivery, interpret, rejection_category};
+use self::request::{OPTIONS, capabilities, request_body};
+use self::response::interpret;
+pub use self::webhook::TelnyxWebhook;
 #[cfg(feature = "testing")]
 pub(crate) use self::webhook::parse as parse_body;
-pub use self::webhook::{TelnyxWebhook, signed_payload, verify_signature};
-use crate::adapter::{
-    ALL_SENDER_TYPES, Adapter, AdapterInfo, Capabilities, Outcome, SendContext, Support, SupportStatus,
-};
+use crate::adapter::{Adapter, AdapterInfo, Outcome, SendContext, Support, SupportStatus};
 use crate::error::Error;
 use crate::http::{Body, Post, Transport, check_credential};
 use crate::issue::{Field, Issue, IssueCode};
-use crate::message::{OutboundMessage, Sender, SenderKind, format_timestamp};
-use crate::options::{OptionKind, OptionSpec, OptionsSpec};
+use crate::message::{OutboundMessage, Sender, SenderKind};
 use crate::redact::Secret;
 
 /// The adapter's name.
@@ -38,40 +35,14 @@ pub const NAME: &str = "telnyx";
 /// Telnyx's production API origin.
 pub const DEFAULT_BASE_URL: &str = "https://api.telnyx.com";
 
-/// What the Telnyx adapter can send.
-#[must_use]
-pub fn capabilities() -> Capabilities {
-    Capabilities {
-        send_text: true,
-        mms: true,
-        scheduling: true,
-        validity_period: None,
-        webhook_url_override: true,
-        inbound: true,
-        delivery_receipts: true,
-        sender_types: ALL_SENDER_TYPES.to_vec(),
-        native_idempotency: false,
-    }
+/// Wire facts and pure functions the emulator and the test suites share; not part of the stable
+/// API, may change in any release.
+#[doc(hidden)]
+pub mod __private {
+    pub use super::request::{OPTIONS, capabilities, request_body};
+    pub use super::response::{delivery, interpret, rejection_category};
+    pub use super::webhook::{signed_payload, verify_signature};
 }
-
-/// `providerOptions.telnyx`.
-pub static OPTIONS: OptionsSpec = OptionsSpec {
-    options: &[
-        OptionSpec { name: "subject", wire: "subject", kind: OptionKind::String { max_len: None, pattern: None } },
-        OptionSpec {
-            name: "webhookFailoverUrl",
-            wire: "webhook_failover_url",
-            kind: OptionKind::String {
-                max_len: None,
-                pattern: Some(|s| s.starts_with("http://") || s.starts_with("https://")),
-            },
-        },
-        OptionSpec { name: "useProfileWebhooks", wire: "use_profile_webhooks", kind: OptionKind::Boolean },
-        OptionSpec { name: "autoDetect", wire: "auto_detect", kind: OptionKind::Boolean },
-        OptionSpec { name: "encoding", wire: "encoding", kind: OptionKind::Enum { values: &["auto", "gsm7", "ucs2"] } },
-    ],
-    reserved: &["to", "from", "messaging_profile_id", "text", "media_urls", "type", "webhook_url", "send_at"],
-};
 
 /// The Telnyx adapter.
 #[derive(Clone)]
@@ -142,41 +113,6 @@ impl TelnyxBuilder {
             authorization: Secret::new(format!("Bearer {}", self.api_key.expose())),
         })
     }
-}
-
-/// The JSON body Telnyx receives for `message`, keys in the documented order.
-#[must_use]
-pub fn request_body(message: &OutboundMessage, messaging_profile_id: Option<&str>) -> Value {
-    let mut body = Map::new();
-    body.insert("to".into(), message.to.as_str().into());
-    match message.from.kind {
-        SenderKind::MessagingService => {
-            body.insert("messaging_profile_id".into(), message.from.value.clone().into());
-        }
-        SenderKind::PhoneNumber | SenderKind::ShortCode | SenderKind::Alphanumeric => {
-            body.insert("from".into(), message.from.value.clone().into());
-            if let Some(profile) = messaging_profile_id {
-                body.insert("messaging_profile_id".into(), profile.into());
-            }
-        }
-    }
-    if !message.body.is_empty() {
-        body.insert("text".into(), message.body.clone().into());
-    }
-    if !message.media_urls.is_empty() {
-        body.insert("media_urls".into(), message.media_urls.clone().into());
-        body.insert("type".into(), "MMS".into());
-    }
-    if let Some(url) = &message.webhook_url {
-        body.insert("webhook_url".into(), url.clone().into());
-    }
-    if let Some(at) = message.send_at {
-        body.insert("send_at".into(), format_timestamp(at).into());
-    }
-    for field in &message.provider_fields {
-        body.insert(field.wire.clone(), field.value.clone());
-    }
-    Value::Object(body)
 }
 
 impl Adapter for Telnyx {

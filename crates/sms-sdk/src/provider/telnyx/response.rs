@@ -7,10 +7,7 @@ use serde_json::Value;
 
 use super::NAME;
 use crate::adapter::{Accepted, Category, Delivery, Outcome};
-use crate::error::ProviderError;
-use crate::http::{
-    StatusClass, header_str, parse_json, read_code, read_string, rejection, status_class, success, unknown_for_status,
-};
+use crate::http::{ResponseFacts, header_str, read_code, read_string};
 
 /// The category of a Telnyx 4xx: by error code first, then by status.
 #[must_use]
@@ -42,31 +39,23 @@ pub fn delivery(status: Option<&str>) -> Delivery {
 /// Classifies a response to `POST /v2/messages`.
 #[must_use]
 pub fn interpret(status: u16, headers: &HeaderMap, body: &[u8], now: SystemTime) -> Outcome {
-    let json = parse_json(body);
-    let mut details = ProviderError::new(NAME).http_status(status);
-    if let Some(id) = header_str(headers, "x-request-id") {
-        details = details.request_id(id);
-    }
-    match status_class(status) {
-        StatusClass::Success => success(accepted(&json), details),
-        StatusClass::ClientError => {
-            let error = json.get("errors").and_then(|e| e.get(0)).filter(|e| e.is_object()).unwrap_or(&Value::Null);
-            let code = read_code(error, "code");
-            let category = rejection_category(status, code.as_deref());
-            if let Some(code) = code {
-                details = details.code(code);
-            }
-            if let Some(message) = read_string(error, "detail").or_else(|| read_string(error, "title")) {
-                details = details.message(message);
-            }
-            rejection(category, details, headers, now)
-        }
-        StatusClass::Other => unknown_for_status(details),
-    }
+    FACTS.interpret(status, headers, body, now)
 }
 
-fn accepted(json: &Value) -> Option<Accepted> {
-    let data = json.get("data").filter(|d| d.is_object())?;
+/// Where Telnyx's responses say what [`interpret`] reads: the error is the first of `errors`.
+const FACTS: ResponseFacts = ResponseFacts {
+    provider: NAME,
+    request_id: |headers, _| header_str(headers, "x-request-id"),
+    accepted,
+    error: |body| body.get("errors").and_then(|e| e.get(0)).filter(|e| e.is_object()).unwrap_or(&Value::Null),
+    code: |error| read_code(error, "code"),
+    message: |error| read_string(error, "detail").or_else(|| read_string(error, "title")),
+    category: |status, code, _| rejection_category(status, code),
+};
+
+/// `data.id`, with the first recipient's status.
+fn accepted(body: &Value) -> Option<Accepted> {
+    let data = body.get("data").filter(|d| d.is_object())?;
     let id = read_string(data, "id")?;
     let status = data.get("to").and_then(|to| to.get(0)).and_then(|to| to.get("status")).and_then(Value::as_str);
     Some(Accepted { provider_id: id.to_owned(), delivery: delivery(status) })

@@ -7,8 +7,7 @@ use serde_json::Value;
 
 use super::NAME;
 use crate::adapter::{Accepted, Category, Delivery, Outcome};
-use crate::error::ProviderError;
-use crate::http::{StatusClass, header_str, parse_json, read_code, read_string, rejection, status_class, success};
+use crate::http::{ResponseFacts, header_str, read_code, read_string};
 use crate::provider::is_prefixed_hex32;
 
 /// The category of a Twilio 4xx, from its status and error code (evaluated in this order).
@@ -42,33 +41,26 @@ pub fn delivery(status: Option<&str>) -> Delivery {
 /// `Retry-After`.
 #[must_use]
 pub fn interpret(status: u16, headers: &HeaderMap, body: &[u8], now: SystemTime) -> Outcome {
-    let json = parse_json(body);
-    let mut details = ProviderError::new(NAME).http_status(status);
-    if let Some(id) = header_str(headers, "twilio-request-id") {
-        details = details.request_id(id);
-    }
-    match status_class(status) {
-        StatusClass::Success => success(accepted(&json), details),
-        StatusClass::ClientError => {
-            let code = read_code(&json, "code");
-            let category = rejection_category(status, code.as_deref());
-            if let Some(code) = code {
-                details = details.code(code);
-            }
-            if let Some(message) = read_string(&json, "message") {
-                details = details.message(message);
-            }
-            rejection(category, details, headers, now)
-        }
-        StatusClass::Other => crate::http::unknown_for_status(details),
-    }
+    FACTS.interpret(status, headers, body, now)
 }
 
-fn accepted(json: &Value) -> Option<Accepted> {
-    let sid = json.get("sid")?.as_str()?;
+/// Where Twilio's responses say what [`interpret`] reads.
+const FACTS: ResponseFacts = ResponseFacts {
+    provider: NAME,
+    request_id: |headers, _| header_str(headers, "twilio-request-id"),
+    accepted,
+    error: |body| body,
+    code: |error| read_code(error, "code"),
+    message: |error| read_string(error, "message"),
+    category: |status, code, _| rejection_category(status, code),
+};
+
+/// A message resource whose `sid` is `SM` or `MM` followed by 32 hex digits.
+fn accepted(body: &Value) -> Option<Accepted> {
+    let sid = body.get("sid")?.as_str()?;
     (is_prefixed_hex32(sid, "SM") || is_prefixed_hex32(sid, "MM")).then(|| Accepted {
         provider_id: sid.to_owned(),
-        delivery: delivery(json.get("status").and_then(Value::as_str)),
+        delivery: delivery(body.get("status").and_then(Value::as_str)),
     })
 }
 

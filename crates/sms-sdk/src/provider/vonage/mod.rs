@@ -13,6 +13,7 @@
 //! fresh RS256 JWT for every request. No short codes, no messaging services, no MMS, and the
 //! body may never be empty.
 
+mod request;
 mod response;
 mod webhook;
 
@@ -23,33 +24,31 @@ use std::time::SystemTime;
 use base64::Engine as _;
 use ring::rand::SystemRandom;
 use ring::signature::{RSA_PKCS1_SHA256, RsaKeyPair};
-use serde_json::{Map, Value, json};
+use serde_json::json;
 
-pub use self::response::{error_code, interpret, rejection_category};
+use self::request::{OPTIONS, SUPPORT_NOTES, basic_capabilities, jwt_capabilities, request_body};
+use self::response::interpret;
 #[cfg(feature = "testing")]
 pub(crate) use self::webhook::parse as parse_body;
-pub use self::webhook::{VonageWebhook, sign_jwt, verify_token};
-use crate::adapter::{
-    Adapter, AdapterInfo, Capabilities, Category, Outcome, SendContext, SenderType, Support, SupportStatus,
-    ValidityRange,
-};
+pub use self::webhook::{VonageWebhook, sign_jwt};
+use crate::adapter::{Adapter, AdapterInfo, Category, Outcome, SendContext, Support, SupportStatus};
 use crate::error::{Error, ProviderError};
 use crate::http::{Body, Post, Transport, basic_auth, check_credential};
 use crate::issue::{Field, Issue, IssueCode};
-use crate::message::{OutboundMessage, Sender, SenderKind};
-use crate::options::{OptionKind, OptionSpec, OptionsSpec};
+use crate::message::{OutboundMessage, Sender};
 use crate::redact::Secret;
 
 /// The adapter's name.
 pub const NAME: &str = "vonage";
 
-/// Why the Vonage adapter is partial.
-pub const SUPPORT_NOTES: [&str; 2] = [
-    "Vonage does not document which HTTP status goes with each Messages API error code, so rejections \
-     are classified from 401/402/422 and the code in the problem type or title; a 429 counts as a rate \
-     limit only with a throttling code.",
-    "Short codes and MMS are not supported: this adapter sends the SMS channel of the Messages API only.",
-];
+/// Wire facts and pure functions the emulator and the test suites share; not part of the stable
+/// API, may change in any release.
+#[doc(hidden)]
+pub mod __private {
+    pub use super::request::{OPTIONS, SUPPORT_NOTES, basic_capabilities, jwt_capabilities, request_body};
+    pub use super::response::{error_code, interpret, rejection_category};
+    pub use super::webhook::verify_token;
+}
 
 const SIGNING_FAILED: &str = "The Vonage application JWT could not be signed.";
 
@@ -79,62 +78,6 @@ impl Region {
         }
     }
 }
-
-/// Capabilities with an application (JWT auth).
-#[must_use]
-pub fn jwt_capabilities() -> Capabilities {
-    Capabilities {
-        send_text: true,
-        mms: false,
-        scheduling: false,
-        validity_period: Some(ValidityRange { min_sec: 20, max_sec: 604_800 }),
-        webhook_url_override: true,
-        inbound: true,
-        delivery_receipts: true,
-        sender_types: vec![SenderType::LongCode, SenderType::TollFree, SenderType::Alphanumeric],
-        native_idempotency: false,
-    }
-}
-
-/// Capabilities with an API key and secret (Basic auth): no webhooks of any kind.
-#[must_use]
-pub fn basic_capabilities() -> Capabilities {
-    Capabilities { webhook_url_override: false, inbound: false, delivery_receipts: false, ..jwt_capabilities() }
-}
-
-/// `providerOptions.vonage`. Wires starting with `sms.` go into the nested `sms` object.
-pub static OPTIONS: OptionsSpec = OptionsSpec {
-    options: &[
-        OptionSpec {
-            name: "clientRef",
-            wire: "client_ref",
-            kind: OptionKind::String { max_len: Some(100), pattern: None },
-        },
-        OptionSpec {
-            name: "webhookVersion",
-            wire: "webhook_version",
-            kind: OptionKind::Enum { values: &["v0.1", "v1"] },
-        },
-        OptionSpec { name: "trustedRecipient", wire: "trusted_recipient", kind: OptionKind::Boolean },
-        OptionSpec {
-            name: "encodingType",
-            wire: "sms.encoding_type",
-            kind: OptionKind::Enum { values: &["text", "unicode", "auto"] },
-        },
-        OptionSpec {
-            name: "contentId",
-            wire: "sms.content_id",
-            kind: OptionKind::String { max_len: None, pattern: None },
-        },
-        OptionSpec {
-            name: "entityId",
-            wire: "sms.entity_id",
-            kind: OptionKind::String { max_len: None, pattern: None },
-        },
-        OptionSpec { name: "poolId", wire: "sms.pool_id", kind: OptionKind::String { max_len: None, pattern: None } },
-    ],
-    reserved: &["message_type", "channel", "to", "from", "text", "ttl", "webhook_url", "failover", "sms"],
-};
 
 /// The Vonage adapter.
 #[derive(Clone)]
@@ -285,45 +228,6 @@ fn application_jwt(application_id: &str, key: &RsaKeyPair, now: SystemTime, jti:
     let mut signature = vec![0; key.public().modulus_len()];
     key.sign(&RSA_PKCS1_SHA256, &SystemRandom::new(), signing_input.as_bytes(), &mut signature).ok()?;
     Some(format!("{signing_input}.{}", base64url(&signature)))
-}
-
-/// The JSON body Vonage receives for `message`, keys in the documented order.
-#[must_use]
-pub fn request_body(message: &OutboundMessage) -> Value {
-    let mut body = Map::new();
-    body.insert("message_type".into(), "text".into());
-    body.insert("channel".into(), "sms".into());
-    body.insert("to".into(), strip_plus(message.to.as_str()).into());
-    let from = match message.from.kind {
-        SenderKind::PhoneNumber => strip_plus(&message.from.value),
-        SenderKind::Alphanumeric | SenderKind::ShortCode | SenderKind::MessagingService => &message.from.value,
-    };
-    body.insert("from".into(), from.into());
-    body.insert("text".into(), message.body.clone().into());
-    if let Some(secs) = message.validity_period_secs {
-        body.insert("ttl".into(), secs.into());
-    }
-    if let Some(url) = &message.webhook_url {
-        body.insert("webhook_url".into(), url.clone().into());
-    }
-    for field in &message.provider_fields {
-        match field.wire.strip_prefix("sms.") {
-            Some(name) => {
-                let sms = body.entry("sms").or_insert_with(|| Value::Object(Map::new()));
-                if let Value::Object(sms) = sms {
-                    sms.insert(name.to_owned(), field.value.clone());
-                }
-            }
-            None => {
-                body.insert(field.wire.clone(), field.value.clone());
-            }
-        }
-    }
-    Value::Object(body)
-}
-
-fn strip_plus(number: &str) -> &str {
-    number.strip_prefix('+').unwrap_or(number)
 }
 
 impl Adapter for Vonage {

@@ -7,10 +7,7 @@ use serde_json::Value;
 
 use super::NAME;
 use crate::adapter::{Accepted, Category, Delivery, Outcome};
-use crate::error::ProviderError;
-use crate::http::{
-    StatusClass, header_str, parse_json, read_code, read_string, rejection, status_class, success, unknown_for_status,
-};
+use crate::http::{ResponseFacts, header_str, read_code, read_string};
 
 /// The error code of a problem body: the `type` URL's `#<digits>` or `#throttled` fragment, else
 /// an all-digit `title`.
@@ -42,31 +39,22 @@ pub fn rejection_category(status: u16, code: Option<&str>) -> Category {
 /// Classifies a response to `POST /v1/messages`.
 #[must_use]
 pub fn interpret(status: u16, headers: &HeaderMap, body: &[u8], now: SystemTime) -> Outcome {
-    let json = parse_json(body);
-    let mut details = ProviderError::new(NAME).http_status(status);
-    if let Some(id) = header_str(headers, "x-request-id") {
-        details = details.request_id(id);
-    }
-    match status_class(status) {
-        StatusClass::Success => success(
-            read_string(&json, "message_uuid")
-                .map(|id| Accepted { provider_id: id.to_owned(), delivery: Delivery::Queued }),
-            details,
-        ),
-        StatusClass::ClientError => {
-            let code = error_code(&json);
-            let category = rejection_category(status, code.as_deref());
-            if let Some(code) = code {
-                details = details.code(code);
-            }
-            if let Some(message) = read_string(&json, "detail").or_else(|| read_string(&json, "title")) {
-                details = details.message(message);
-            }
-            rejection(category, details, headers, now)
-        }
-        StatusClass::Other => unknown_for_status(details),
-    }
+    FACTS.interpret(status, headers, body, now)
 }
+
+/// Where Vonage's responses say what [`interpret`] reads: RFC 7807 problem details.
+const FACTS: ResponseFacts = ResponseFacts {
+    provider: NAME,
+    request_id: |headers, _| header_str(headers, "x-request-id"),
+    accepted: |body| {
+        let id = read_string(body, "message_uuid")?;
+        Some(Accepted { provider_id: id.to_owned(), delivery: Delivery::Queued })
+    },
+    error: |body| body,
+    code: error_code,
+    message: |error| read_string(error, "detail").or_else(|| read_string(error, "title")),
+    category: |status, code, _| rejection_category(status, code),
+};
 
 #[cfg(test)]
 mod tests {

@@ -28,7 +28,12 @@ fn twilio_and_vonage() -> Client {
 
 #[test]
 fn t106_option_specs_are_consistent() {
-    for spec in [&twilio::OPTIONS, &telnyx::OPTIONS, &plivo::OPTIONS, &vonage::OPTIONS] {
+    for spec in [
+        &twilio::__private::OPTIONS,
+        &telnyx::__private::OPTIONS,
+        &plivo::__private::OPTIONS,
+        &vonage::__private::OPTIONS,
+    ] {
         let wires: Vec<String> = spec.options.iter().map(|o| o.wire.to_lowercase()).collect();
         for (i, wire) in wires.iter().enumerate() {
             assert!(!wires[..i].contains(wire), "duplicate wire {wire}");
@@ -302,7 +307,7 @@ async fn t120_each_adapter_sends_only_its_own_options() {
 async fn t121_options_go_only_to_their_adapter() {
     let primary = MemoryAdapter::builder()
         .name("twilio")
-        .provider_options(&twilio::OPTIONS)
+        .provider_options(&twilio::__private::OPTIONS)
         .outcomes([rejected_outcome(Category::Sender, RejectedOptions::default())])
         .build();
     let backup = MemoryAdapter::builder().name("backup").build();

@@ -20,7 +20,7 @@ pub(crate) fn plivo_at(base_url: &str) -> Plivo {
 }
 
 fn interpret(status: u16, headers: &[(&str, &str)], body: &str) -> Outcome {
-    super::interpret_with(plivo::interpret, status, headers, body)
+    super::interpret_with(plivo::__private::interpret, status, headers, body)
 }
 
 fn contract_message() -> Message {
@@ -132,7 +132,7 @@ fn t158_powerpack_media_without_body() {
     let message =
         Message::new(TO, "").from(Sender::messaging_service("pp-uuid")).media_url("https://example.com/a.png");
     assert_eq!(
-        plivo::request_body(&outbound(&message)).to_string(),
+        plivo::__private::request_body(&outbound(&message)).to_string(),
         r#"{"dst":"+14155550123","type":"mms","powerpack_uuid":"pp-uuid","media_urls":["https://example.com/a.png"]}"#
     );
 }

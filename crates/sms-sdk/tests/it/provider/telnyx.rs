@@ -19,7 +19,7 @@ pub(crate) fn telnyx_at(base_url: &str) -> Telnyx {
 }
 
 fn interpret(status: u16, headers: &[(&str, &str)], body: &str) -> Outcome {
-    super::interpret_with(telnyx::interpret, status, headers, body)
+    super::interpret_with(telnyx::__private::interpret, status, headers, body)
 }
 
 fn contract_message() -> Message {
@@ -135,7 +135,7 @@ fn t147_unknown_outcomes() {
 #[test]
 fn t148_messaging_profile_sender() {
     let message = Message::new(TO, "hi").from(Sender::messaging_service("profile-1"));
-    let body = telnyx::request_body(&outbound(&message), None);
+    let body = telnyx::__private::request_body(&outbound(&message), None);
     assert_eq!(body.to_string(), r#"{"to":"+14155550123","messaging_profile_id":"profile-1","text":"hi"}"#);
 }
 
@@ -145,7 +145,7 @@ fn t149_alphanumeric_media_schedule_and_profile() {
         time::OffsetDateTime::parse("2030-01-01T00:00:00Z", &time::format_description::well_known::Rfc3339).unwrap();
     let message =
         Message::new(TO, "").from(Sender::sender_id("Acme")).media_url("https://example.com/a.png").send_at(at);
-    let body = telnyx::request_body(&outbound(&message), Some("profile-2"));
+    let body = telnyx::__private::request_body(&outbound(&message), Some("profile-2"));
     assert_eq!(
         body.to_string(),
         r#"{"to":"+14155550123","from":"Acme","messaging_profile_id":"profile-2","media_urls":["https://example.com/a.png"],"type":"MMS","send_at":"2030-01-01T00:00:00.000Z"}"#

@@ -135,7 +135,7 @@ async fn t126_documented_request() {
 }
 
 fn interpret(status: u16, headers: &[(&str, &str)], body: &str) -> Outcome {
-    super::interpret_with(twilio::interpret, status, headers, body)
+    super::interpret_with(twilio::__private::interpret, status, headers, body)
 }
 
 #[test]
@@ -204,7 +204,7 @@ fn t133_messaging_service_media_and_schedule() {
         .media_url("https://example.com/b.png")
         .send_at(at);
     assert_eq!(
-        twilio::form_body(&outbound(&message)),
+        twilio::__private::form_body(&outbound(&message)),
         "To=%2B14155550123&MessagingServiceSid=MG0123456789abcdef0123456789abcdef&Body=hi&MediaUrl=https%3A%2F%2Fexample.com%2Fa.png&MediaUrl=https%3A%2F%2Fexample.com%2Fb.png&SendAt=2030-01-01T10%3A00%3A00.000Z&ScheduleType=fixed"
     );
 }
@@ -212,7 +212,7 @@ fn t133_messaging_service_media_and_schedule() {
 #[test]
 fn t134_short_code_media_without_body() {
     let message = Message::new(TO, "").from(Sender::short_code("12345")).media_url("https://example.com/a.png");
-    let form = twilio::form_body(&outbound(&message));
+    let form = twilio::__private::form_body(&outbound(&message));
     assert_eq!(form, "To=%2B14155550123&From=12345&MediaUrl=https%3A%2F%2Fexample.com%2Fa.png");
 }
 

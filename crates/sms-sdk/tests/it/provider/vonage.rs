@@ -26,7 +26,7 @@ fn private_key() -> String {
 }
 
 fn interpret(status: u16, headers: &[(&str, &str)], body: &str) -> Outcome {
-    super::interpret_with(vonage::interpret, status, headers, body)
+    super::interpret_with(vonage::__private::interpret, status, headers, body)
 }
 
 fn uk_message() -> Message {
@@ -206,8 +206,8 @@ fn t170_a_key_that_is_not_rsa_is_refused_at_build() {
 fn t171_capabilities_by_auth_mode() {
     let application = Vonage::application("app-123", private_key()).build().unwrap();
     let basic = Vonage::basic("key", "secret").build().unwrap();
-    assert_eq!(application.info().capabilities, vonage::jwt_capabilities());
-    assert_eq!(basic.info().capabilities, vonage::basic_capabilities());
+    assert_eq!(application.info().capabilities, vonage::__private::jwt_capabilities());
+    assert_eq!(basic.info().capabilities, vonage::__private::basic_capabilities());
     assert!(!basic.info().capabilities.delivery_receipts);
     assert!(application.info().capabilities.webhook_url_override);
     assert_eq!(basic.info().support.status, SupportStatus::Partial);
@@ -229,7 +229,7 @@ fn t172_configuration_errors() {
 fn t173_alphanumeric_sender_and_webhook() {
     let message = Message::new(UK_TO, "hi").from(Sender::sender_id("Acme")).webhook_url("https://example.com/status");
     assert_eq!(
-        vonage::request_body(&outbound(&message)).to_string(),
+        vonage::__private::request_body(&outbound(&message)).to_string(),
         r#"{"message_type":"text","channel":"sms","to":"447700900000","from":"Acme","text":"hi","webhook_url":"https://example.com/status"}"#
     );
 }

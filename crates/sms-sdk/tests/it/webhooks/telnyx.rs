@@ -4,7 +4,8 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use proptest::prelude::*;
 use serde_json::json;
-use sms_sdk::provider::telnyx::{TelnyxWebhook, verify_signature};
+use sms_sdk::provider::telnyx::__private::verify_signature;
+use sms_sdk::provider::telnyx::TelnyxWebhook;
 use sms_sdk::testing::webhooks::{SignedRequest, TelnyxKeyPair, signed_telnyx_request};
 use sms_sdk::webhook::event::KeywordSource;
 use sms_sdk::webhook::{EventKind, WebhookVerifier};
