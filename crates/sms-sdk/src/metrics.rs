@@ -24,7 +24,9 @@
 //!   error's [`code`](crate::Error::code).
 //! - `provider`: the adapter's name; `none` when no provider was asked.
 //! - `operation`: `reserve` or `finalize`; `result`: `ok` or `error`.
-//! - webhook `result`: `verified`, or the [`WebhookError`](crate::webhook::WebhookError) code.
+//! - webhook `result`: `verified`, or why not: the signature failure's
+//!   [`reason`](crate::webhook::WebhookError::reason) (`invalid_signature`, `stale_timestamp`, …) or
+//!   else the error's [`code`](crate::webhook::WebhookError::code) (`webhook_payload`, …).
 //!
 //! No label ever holds a phone number, a message body, a key or a provider's message id.
 
@@ -34,6 +36,7 @@ use std::time::Duration;
 use crate::error::ErrorKind;
 use crate::error::{AttemptOutcome, Error};
 use crate::receipt::Receipt;
+use crate::webhook::WebhookError;
 
 /// Sends by outcome: `provider`, `outcome`, and `category`, `reason` or `kind`.
 pub const SENDS: &str = "sms_sdk_sends_total";
@@ -137,12 +140,15 @@ pub(crate) fn store_operation(operation: &'static str, duration: Duration, ok: b
     let _ = (operation, duration, ok);
 }
 
-/// One webhook verification by `provider`: `Ok` or the error's code.
-#[allow(dead_code)] // TODO(metrics): the verifiers call it once the provider modules settle
-pub(crate) fn webhook_verified(provider: &'static str, result: Result<(), &'static str>) {
+/// One webhook verification by `provider`; passes `result` through.
+#[cfg_attr(not(any(feature = "twilio", feature = "telnyx", feature = "plivo", feature = "vonage")), allow(dead_code))]
+pub(crate) fn webhook_verified<T>(provider: &'static str, result: Result<T, WebhookError>) -> Result<T, WebhookError> {
     #[cfg(feature = "metrics")]
-    metrics::counter!(WEBHOOK_VERIFICATIONS, "provider" => provider, "result" => result.err().unwrap_or("verified"))
-        .increment(1);
+    {
+        let label = result.as_ref().map_or_else(|error| error.reason().unwrap_or(error.code()), |_| "verified");
+        metrics::counter!(WEBHOOK_VERIFICATIONS, "provider" => provider, "result" => label).increment(1);
+    }
     #[cfg(not(feature = "metrics"))]
-    let _ = (provider, result);
+    let _ = provider;
+    result
 }

@@ -104,3 +104,27 @@ fn metrics_label_rejections_by_category_unknowns_by_reason_and_failures_by_kind(
         assert!(!series.contains("4155550123") && !series.contains("480516"), "{series}");
     }
 }
+
+#[cfg(feature = "twilio")]
+#[test]
+fn metrics_count_webhook_verifications_by_provider_and_result() {
+    use sms_sdk::TwilioWebhook;
+    use sms_sdk::testing::webhooks::signed_twilio_request;
+    use sms_sdk::webhook::WebhookVerifier;
+
+    const URL: &str = "https://shop.example/sms/status";
+    let params = [("MessageSid", "SM0123456789abcdef0123456789abcdef"), ("MessageStatus", "delivered")];
+    let metrics = recorded(async || {
+        let verifier = TwilioWebhook::new("webhook-token").unwrap();
+        let good = signed_twilio_request("webhook-token", URL, &params);
+        verifier.verify(&good.as_request()).unwrap();
+        let forged = signed_twilio_request("another-token", URL, &params);
+        verifier.verify(&forged.as_request()).unwrap_err();
+    });
+    assert_eq!(
+        value(&metrics, "sms_sdk_webhook_verifications_total{provider=twilio,result=verified}"),
+        1,
+        "{metrics:#?}"
+    );
+    assert_eq!(value(&metrics, "sms_sdk_webhook_verifications_total{provider=twilio,result=invalid_signature}"), 1);
+}

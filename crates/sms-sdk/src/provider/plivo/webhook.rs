@@ -201,6 +201,16 @@ impl PlivoWebhook {
             .any(|g| decode_signature(g, SIGNATURE_BYTES).is_some_and(|g| same_bytes(&g, expected.as_ref())));
         if valid { Ok(body_params) } else { Err(WebhookError::InvalidSignature { provider: NAME }) }
     }
+
+    /// The verification [`WebhookVerifier::verify_at`] counts.
+    fn check(&self, request: &WebhookRequest<'_>, _now: SystemTime) -> Result<SmsEvent, WebhookError> {
+        self.settings.check_size(NAME, request)?;
+        let params = match self.verify_signature(request)? {
+            Some(params) => params,
+            None => self.settings.request_params(NAME, request)?,
+        };
+        parse(&params, self.settings.detect_keywords)
+    }
 }
 
 impl WebhookVerifier for PlivoWebhook {
@@ -212,13 +222,8 @@ impl WebhookVerifier for PlivoWebhook {
         self.settings.max_body
     }
 
-    fn verify_at(&self, request: &WebhookRequest<'_>, _now: SystemTime) -> Result<SmsEvent, WebhookError> {
-        self.settings.check_size(NAME, request)?;
-        let params = match self.verify_signature(request)? {
-            Some(params) => params,
-            None => self.settings.request_params(NAME, request)?,
-        };
-        parse(&params, self.settings.detect_keywords)
+    fn verify_at(&self, request: &WebhookRequest<'_>, now: SystemTime) -> Result<SmsEvent, WebhookError> {
+        crate::metrics::webhook_verified(NAME, self.check(request, now))
     }
 }
 

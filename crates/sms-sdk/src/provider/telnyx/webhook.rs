@@ -46,6 +46,19 @@ impl TelnyxWebhook {
     }
 
     crate::webhook::verifier_options!(timestamped);
+
+    /// The verification [`WebhookVerifier::verify_at`] counts.
+    fn check(&self, request: &WebhookRequest<'_>, now: SystemTime) -> Result<SmsEvent, WebhookError> {
+        self.settings.check_size(NAME, request)?;
+        let signature = header(request.headers, "telnyx-signature-ed25519").filter(|s| !s.is_empty());
+        let timestamp = header(request.headers, "telnyx-timestamp");
+        let (Some(signature), Some(timestamp)) = (signature, timestamp) else {
+            return Err(WebhookError::MissingSignature { provider: NAME });
+        };
+        let key = crate::webhook::encode_base64(&self.public_key);
+        verify_signature(&key, signature, timestamp, request.body, now, self.settings.tolerance)?;
+        parse(request.body, self.settings.detect_keywords)
+    }
 }
 
 /// Checks a Telnyx signature, in the reference's order of reasons.
@@ -89,15 +102,7 @@ impl WebhookVerifier for TelnyxWebhook {
     }
 
     fn verify_at(&self, request: &WebhookRequest<'_>, now: SystemTime) -> Result<SmsEvent, WebhookError> {
-        self.settings.check_size(NAME, request)?;
-        let signature = header(request.headers, "telnyx-signature-ed25519").filter(|s| !s.is_empty());
-        let timestamp = header(request.headers, "telnyx-timestamp");
-        let (Some(signature), Some(timestamp)) = (signature, timestamp) else {
-            return Err(WebhookError::MissingSignature { provider: NAME });
-        };
-        let key = crate::webhook::encode_base64(&self.public_key);
-        verify_signature(&key, signature, timestamp, request.body, now, self.settings.tolerance)?;
-        parse(request.body, self.settings.detect_keywords)
+        crate::metrics::webhook_verified(NAME, self.check(request, now))
     }
 }
 

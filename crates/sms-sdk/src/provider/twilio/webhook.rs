@@ -119,23 +119,9 @@ impl TwilioWebhook {
             url_variants(url).iter().any(|candidate| same_bytes(mac(&key, candidate, &sorted).as_ref(), &given));
         if matches { Ok(()) } else { Err(invalid) }
     }
-}
 
-/// The `bodySHA256` query parameter of a signed URL (the query is read lazily, pair by pair).
-fn body_sha256(url: &str) -> Option<Cow<'_, str>> {
-    url::form_urlencoded::parse(query(url).as_bytes()).find(|(k, _)| k == "bodySHA256").map(|(_, v)| v)
-}
-
-impl WebhookVerifier for TwilioWebhook {
-    fn provider(&self) -> &'static str {
-        NAME
-    }
-
-    fn body_limit(&self) -> usize {
-        self.settings.max_body
-    }
-
-    fn verify_at(&self, request: &WebhookRequest<'_>, _now: SystemTime) -> Result<SmsEvent, WebhookError> {
+    /// The verification [`WebhookVerifier::verify_at`] counts.
+    fn check(&self, request: &WebhookRequest<'_>, _now: SystemTime) -> Result<SmsEvent, WebhookError> {
         self.settings.check_size(NAME, request)?;
         let given = header(request.headers, "x-twilio-signature").filter(|s| !s.is_empty());
         let given = given.ok_or(WebhookError::MissingSignature { provider: NAME })?;
@@ -160,6 +146,25 @@ impl WebhookVerifier for TwilioWebhook {
         let params = self.settings.form_params(NAME, request.body)?;
         self.check_signature(given, &url, &params)?;
         parse(&params, self.settings.detect_keywords)
+    }
+}
+
+/// The `bodySHA256` query parameter of a signed URL (the query is read lazily, pair by pair).
+fn body_sha256(url: &str) -> Option<Cow<'_, str>> {
+    url::form_urlencoded::parse(query(url).as_bytes()).find(|(k, _)| k == "bodySHA256").map(|(_, v)| v)
+}
+
+impl WebhookVerifier for TwilioWebhook {
+    fn provider(&self) -> &'static str {
+        NAME
+    }
+
+    fn body_limit(&self) -> usize {
+        self.settings.max_body
+    }
+
+    fn verify_at(&self, request: &WebhookRequest<'_>, now: SystemTime) -> Result<SmsEvent, WebhookError> {
+        crate::metrics::webhook_verified(NAME, self.check(request, now))
     }
 }
 

@@ -114,6 +114,20 @@ impl VonageWebhook {
     }
 
     crate::webhook::verifier_options!(timestamped);
+
+    /// The verification [`WebhookVerifier::verify_at`] counts.
+    fn check(&self, request: &WebhookRequest<'_>, now: SystemTime) -> Result<SmsEvent, WebhookError> {
+        self.settings.check_size(NAME, request)?;
+        let token = header(request.headers, "authorization")
+            .map(str::trim)
+            .and_then(|v| v.split_at_checked(7))
+            .filter(|(scheme, _)| scheme.eq_ignore_ascii_case("bearer "))
+            .map(|(_, token)| token.trim())
+            .filter(|t| !t.is_empty())
+            .ok_or(WebhookError::MissingSignature { provider: NAME })?;
+        verify_token(self.signature_secret.expose(), token, request.body, now, self.settings.tolerance)?;
+        parse(request.body, self.settings.detect_keywords)
+    }
 }
 
 impl WebhookVerifier for VonageWebhook {
@@ -126,16 +140,7 @@ impl WebhookVerifier for VonageWebhook {
     }
 
     fn verify_at(&self, request: &WebhookRequest<'_>, now: SystemTime) -> Result<SmsEvent, WebhookError> {
-        self.settings.check_size(NAME, request)?;
-        let token = header(request.headers, "authorization")
-            .map(str::trim)
-            .and_then(|v| v.split_at_checked(7))
-            .filter(|(scheme, _)| scheme.eq_ignore_ascii_case("bearer "))
-            .map(|(_, token)| token.trim())
-            .filter(|t| !t.is_empty())
-            .ok_or(WebhookError::MissingSignature { provider: NAME })?;
-        verify_token(self.signature_secret.expose(), token, request.body, now, self.settings.tolerance)?;
-        parse(request.body, self.settings.detect_keywords)
+        crate::metrics::webhook_verified(NAME, self.check(request, now))
     }
 }
 
