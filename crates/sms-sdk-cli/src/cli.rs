@@ -106,7 +106,7 @@ enum IdempotencyCommand {
 /// `idempotency list` flags.
 #[derive(Debug, Args)]
 pub(crate) struct ListArgs {
-    /// Store URL (default: SMS_SDK_STORE, else state.db in the user's data directory, or
+    /// Store URL (default: `SMS_SDK_STORE`, else state.db in the user's data directory, or
     /// emulator.db there when no provider is configured).
     #[arg(long)]
     pub(crate) store: Option<String>,

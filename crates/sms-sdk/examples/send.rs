@@ -1,5 +1,5 @@
 //! Sends one message through Twilio. Offline by default: a local stand-in answers as Twilio
-//! does; set TWILIO_ACCOUNT_SID, TWILIO_AUTH_TOKEN and TWILIO_FROM to send for real.
+//! does; set `TWILIO_ACCOUNT_SID`, `TWILIO_AUTH_TOKEN` and `TWILIO_FROM` to send for real.
 //!
 //! `cargo run -p sms-sdk --example send`
 

@@ -2,8 +2,8 @@
 //! deduplicated by `dedupe_key`, then handled once.
 //!
 //! `cargo run -p sms-sdk --example webhook_axum --features axum` listens on 127.0.0.1:3000 with
-//! demo secrets; set TWILIO_AUTH_TOKEN, TELNYX_PUBLIC_KEY, PLIVO_AUTH_TOKEN and
-//! VONAGE_SIGNATURE_SECRET to receive real webhooks (and PUBLIC_URL to the URL providers call).
+//! demo secrets; set `TWILIO_AUTH_TOKEN`, `TELNYX_PUBLIC_KEY`, `PLIVO_AUTH_TOKEN` and
+//! `VONAGE_SIGNATURE_SECRET` to receive real webhooks (and `PUBLIC_URL` to the URL providers call).
 //!
 //! It serves with `sms_sdk::webhook::axum::serve`, which is `axum::serve` plus the read timeouts
 //! an endpoint open to the internet needs (30 s for a request's headers and for its body).

@@ -62,7 +62,7 @@ fn is_control(c: char) -> bool {
     matches!(c, '\u{0000}'..='\u{001F}' | '\u{007F}')
 }
 
-/// JavaScript's `\s`: WhiteSpace and LineTerminator (unlike Rust's, it has U+FEFF and not U+0085).
+/// JavaScript's `\s`: `WhiteSpace` and `LineTerminator` (unlike Rust's, it has U+FEFF and not U+0085).
 pub(crate) fn is_js_whitespace(c: char) -> bool {
     matches!(
         c,

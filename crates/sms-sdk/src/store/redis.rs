@@ -105,7 +105,7 @@ return 1
 ";
 
 /// Settles an unresolved key: 1 done, 0 not found, -1 refused (or not readable). ARGV: cutoff,
-/// sent?, record, expires_at, ttl, now.
+/// sent?, record, `expires_at`, ttl, now.
 const RESOLVE: &str = r"
 local state = redis.call('HGET', KEYS[1], 'state')
 if not state then return 0 end

@@ -272,7 +272,7 @@ pub(crate) fn indexed_values<'a>(
 }
 
 /// Refuses a JSON body in which an object repeats a key on a path the normalizer reads (where
-/// serde_json would silently keep the last value). `read` gets the path from the root, object
+/// `serde_json` would silently keep the last value). `read` gets the path from the root, object
 /// keys and `*` for an array element, and answers whether the normalizer reads it or anything
 /// under it. Other objects are skipped without being stored, so the pass is linear. A body that
 /// is not JSON is a payload error too.

@@ -1,4 +1,4 @@
-//! Local validation: typed errors before any request, and the validate() report.
+//! Local validation: typed errors before any request, and the `validate()` report.
 
 use serde_json::json;
 use sms_sdk::adapter::{Capabilities, SenderType};
