@@ -645,7 +645,7 @@ mod tests {
                 category: Category::RateLimited,
                 http_status: Some(429),
                 provider_code: None,
-                retry_after: Some(Duration::from_millis(2000)),
+                retry_after: Some(Duration::from_secs(2)),
             },
             duration: Duration::from_millis(12),
             endpoint: None,

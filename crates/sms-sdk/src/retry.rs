@@ -111,7 +111,7 @@ mod tests {
     use super::*;
 
     fn policy() -> RetryPolicy {
-        RetryPolicy::new(3, Duration::from_millis(100), Duration::from_millis(1000))
+        RetryPolicy::new(3, Duration::from_millis(100), Duration::from_secs(1))
     }
 
     #[test]
@@ -128,7 +128,7 @@ mod tests {
 
     #[test]
     fn t029_backoff_is_capped() {
-        let p = RetryPolicy::new(20, Duration::from_millis(100), Duration::from_millis(1000));
+        let p = RetryPolicy::new(20, Duration::from_millis(100), Duration::from_secs(1));
         assert_eq!(p.decide(10, None, 0.999), Decision::Wait(Duration::from_millis(999)));
     }
 
@@ -138,7 +138,7 @@ mod tests {
             policy().decide(1, Some(Duration::from_millis(500)), 0.3),
             Decision::Wait(Duration::from_millis(500))
         );
-        assert_eq!(policy().decide(1, Some(Duration::from_millis(5000)), 0.3), Decision::Stop);
+        assert_eq!(policy().decide(1, Some(Duration::from_secs(5)), 0.3), Decision::Stop);
     }
 
     #[test]

@@ -179,7 +179,7 @@ mod tests {
 
     #[test]
     fn dedupe_times_saturate() {
-        let now = std::time::UNIX_EPOCH + Duration::from_millis(1_000);
+        let now = std::time::UNIX_EPOCH + Duration::from_secs(1);
         assert_eq!(dedupe_times(now, Duration::from_millis(250)), (1_000, 1_250));
         assert_eq!(dedupe_times(now, Duration::MAX), (1_000, i64::MAX));
     }

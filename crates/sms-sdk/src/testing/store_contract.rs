@@ -217,7 +217,7 @@ impl Run {
         let key = self.key("unknown");
         let id = self.acquire(&key, &fp("f"), self.base).await?;
         self.finalize(&key, &id, FinalRecord::Unknown(sample_error("handoff_unknown")), Duration::ZERO).await?;
-        let later = self.existing(&key, &fp("f"), self.base + Duration::from_millis(1_000_000_000)).await?;
+        let later = self.existing(&key, &fp("f"), self.base + Duration::from_secs(1_000_000)).await?;
         ensure!(later.state() == State::Unknown, "expected unknown, got {:?}", later.state());
         Ok(())
     }
