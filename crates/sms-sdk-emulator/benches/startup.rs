@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 use sms_sdk::{Client, Message};
 use sms_sdk_emulator::Emulator;
 
+#[allow(clippy::cast_precision_loss, clippy::cast_possible_truncation, clippy::cast_sign_loss)] // an index into 50 samples
 fn percentile(samples: &mut [Duration], p: f64) -> Duration {
     samples.sort();
     let index = ((samples.len() as f64 - 1.0) * p).round() as usize;

@@ -248,8 +248,7 @@ fn estimate_ucs2(body: &str) -> SegmentPreview {
     let mut seen = HashSet::new();
     let mut units: u64 = 0;
     for c in body.chars() {
-        // `len_utf16` is 1 or 2.
-        units += c.len_utf16() as u64;
+        units += u64::from(utf16_units(c));
         if septets(c) == 0 && seen.insert(c) {
             non_gsm_characters.push(c);
         }
@@ -272,12 +271,17 @@ fn estimate_ucs2(body: &str) -> SegmentPreview {
             _ => {
                 packer.break_segment();
                 for c in cluster.chars() {
-                    packer.place(c.len_utf16() as u32);
+                    packer.place(u32::from(utf16_units(c)));
                 }
             }
         }
     }
     packer.finish(Encoding::Ucs2, non_gsm_characters)
+}
+
+/// A character's UTF-16 code units: 2 outside the Basic Multilingual Plane, else 1.
+fn utf16_units(c: char) -> u8 {
+    if c.len_utf16() == 1 { 1 } else { 2 }
 }
 
 #[cfg(test)]
@@ -301,7 +305,11 @@ mod tests {
     fn t002_gsm7_segment_boundaries() {
         for (n, segments) in [(1, 1), (160, 1), (161, 2), (306, 2), (307, 3), (459, 3), (460, 4)] {
             let p = estimate_segments(&a(n));
-            assert_eq!((p.encoding, p.units, p.segments), (Encoding::Gsm7, n as u32, segments), "n={n}");
+            assert_eq!(
+                (p.encoding, p.units, p.segments),
+                (Encoding::Gsm7, u32::try_from(n).unwrap(), segments),
+                "n={n}"
+            );
             assert_eq!(p.units_per_segment, if n <= 160 { 160 } else { 153 });
         }
     }
@@ -338,7 +346,11 @@ mod tests {
     fn t007_ucs2_segment_boundaries() {
         for (n, segments) in [(70, 1), (71, 2), (134, 2), (135, 3), (201, 3), (202, 4)] {
             let p = estimate_segments(&"ж".repeat(n));
-            assert_eq!((p.encoding, p.units, p.segments), (Encoding::Ucs2, n as u32, segments), "n={n}");
+            assert_eq!(
+                (p.encoding, p.units, p.segments),
+                (Encoding::Ucs2, u32::try_from(n).unwrap(), segments),
+                "n={n}"
+            );
             assert_eq!(p.units_per_segment, if n <= 70 { 70 } else { 67 });
         }
     }
@@ -482,7 +494,7 @@ mod tests {
             .chars()
             .map(|c| {
                 if !gsm {
-                    c.len_utf16() as u32
+                    u32::from(utf16_units(c))
                 } else if GSM7_EXTENSION_CHARACTERS.contains(c) {
                     2
                 } else {
@@ -505,7 +517,7 @@ mod tests {
             }
             *segments.last_mut().unwrap() += cost;
         }
-        (segments.len() as u32, total)
+        (u32::try_from(segments.len()).unwrap(), total)
     }
 
     fn gsm_char() -> impl Strategy<Value = char> {

@@ -115,6 +115,7 @@ fn js_number(n: &Number) -> String {
 }
 
 /// The integral value of a JSON number, if it has one (`2.0` counts, as in JavaScript).
+#[allow(clippy::cast_possible_truncation)] // an integral float below 9.2e18 converts exactly
 fn as_integer(n: &Number) -> Option<i64> {
     n.as_i64().or_else(|| n.as_f64().filter(|f| f.fract() == 0.0 && f.abs() < 9.2e18).map(|f| f as i64))
 }

@@ -84,11 +84,16 @@ impl RetryPolicy {
         if let Some(wait) = retry_after {
             return if wait <= self.max { Decision::Wait(wait) } else { Decision::Stop };
         }
+        // Milliseconds are exact as floats below 2^53 (285,000 years).
+        #[allow(clippy::cast_precision_loss)]
         let (base_ms, max_ms) = (self.base.as_millis() as f64, self.max.as_millis() as f64);
         let exponent = i32::try_from(attempt.saturating_sub(1)).unwrap_or(i32::MAX);
         let ceiling = (base_ms * 2f64.powi(exponent)).min(max_ms);
         let delay = (jitter.clamp(0.0, 1.0) * ceiling).floor().min(max_ms);
-        Decision::Wait(Duration::from_millis(delay as u64))
+        // Whole, within [0, max_ms] (`min` of a NaN is `max_ms`); `as` saturates past `u64::MAX`.
+        #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+        let delay = delay as u64;
+        Decision::Wait(Duration::from_millis(delay))
     }
 }
 

@@ -138,7 +138,7 @@ fn reference(body: &str) -> SegmentPreview {
         match encoding {
             Encoding::Gsm7 if GSM7_EXTENSION_CHARACTERS.contains(c) => 2,
             Encoding::Gsm7 => 1,
-            Encoding::Ucs2 => c.len_utf16() as u32,
+            Encoding::Ucs2 => u32::try_from(c.len_utf16()).unwrap(),
         }
     };
     let limits = encoding.limits();

@@ -218,7 +218,9 @@ pub fn plans(seed: u64, sends: usize, prefix: &str) -> Vec<KeyPlan> {
     let mut rng = fastrand::Rng::with_seed(seed);
     let delay = |rng: &mut fastrand::Rng| {
         if rng.u32(0..100) < DELAYED_PERCENT {
-            Duration::from_millis(rng.u64(DELAY_MIN.as_millis() as u64..=DELAY_MAX.as_millis() as u64))
+            let (min, max) =
+                (u64::try_from(DELAY_MIN.as_millis()).unwrap(), u64::try_from(DELAY_MAX.as_millis()).unwrap());
+            Duration::from_millis(rng.u64(min..=max))
         } else {
             Duration::ZERO
         }

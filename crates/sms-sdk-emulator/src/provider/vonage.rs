@@ -20,7 +20,7 @@ const PROBLEM_JSON: &str = "application/problem+json";
 /// A delivery failure code the library maps to `undelivered` (not one of the filtered codes).
 const UNDELIVERED_CODE: &str = "1330";
 /// How long an application JWT without `exp` is valid after its `iat`.
-const DEFAULT_LIFETIME_SECS: i64 = 900;
+const DEFAULT_LIFETIME_SECS: f64 = 900.0;
 
 pub(super) fn authenticate(request: &AuthRequest<'_>) -> bool {
     if let Some(token) = bearer_token(request.headers) {
@@ -55,8 +55,10 @@ fn application_jwt_is_valid(token: &str, public_key: &[u8], now: OffsetDateTime)
         return false;
     }
     let number = |name: &str| claims.get(name).and_then(Value::as_f64);
-    let expires = number("exp").or_else(|| number("iat").map(|iat| iat + DEFAULT_LIFETIME_SECS as f64));
-    expires.is_some_and(|exp| exp > now.unix_timestamp() as f64)
+    let expires = number("exp").or_else(|| number("iat").map(|iat| iat + DEFAULT_LIFETIME_SECS));
+    #[allow(clippy::cast_precision_loss)] // seconds since 1970: exact below 2^53
+    let now = now.unix_timestamp() as f64;
+    expires.is_some_and(|exp| exp > now)
 }
 
 /// Reads the JSON body: an SMS text message (`message_type` `text`, `channel` `sms`).

@@ -113,6 +113,7 @@ fn sorted(value: Value) -> Value {
         Value::Array(items) => Value::Array(items.into_iter().map(sorted).collect()),
         Value::Number(n) if n.as_i64().is_none() && n.as_u64().is_none() => {
             match n.as_f64().filter(|f| f.fract() == 0.0 && f.abs() < 9.0e15) {
+                #[allow(clippy::cast_possible_truncation)] // an integral float below 9e15 converts exactly
                 Some(f) => Value::from(f as i64),
                 None => Value::Number(n),
             }

@@ -82,6 +82,7 @@ pub fn verify_token(
     let claims = decode(claims_part).ok_or(malformed.clone())?;
     let iat = claims.get("iat").and_then(Value::as_f64).ok_or(malformed)?;
     // Floating point: no overflow for any clock, `iat` or tolerance (JSON has no NaN).
+    #[allow(clippy::cast_precision_loss)] // seconds since 1970: exact below 2^53
     let now = unix_seconds(now) as f64;
     if (now - iat).abs() > tolerance.as_secs_f64() {
         return Err(WebhookError::StaleTimestamp { provider: NAME });
