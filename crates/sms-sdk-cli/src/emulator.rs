@@ -2,6 +2,7 @@
 //! adapter over loopback, and the status timeline from signed webhooks) and the
 //! `sms-sdk emulator` command.
 
+use std::fmt::Write as _;
 use std::io::Write;
 use std::sync::Arc;
 use std::time::Duration;
@@ -224,17 +225,18 @@ fn setup_text(base: &str) -> String {
         ("VONAGE_SIGNATURE_SECRET", credentials::VONAGE_SIGNATURE_SECRET),
     ];
     for (name, value) in variables {
-        text.push_str(&format!("export {name}={}\n", shell_quote(value)));
+        let _ = writeln!(text, "export {name}={}", shell_quote(value));
     }
-    text.push_str(&format!(
+    let _ = write!(
+        text,
         "# Vonage also accepts its test application (RS256 JWT) in place of the API key and secret:\n\
          # VONAGE_APPLICATION_ID={} and this VONAGE_PRIVATE_KEY (PEM text or a file path):\n",
         credentials::VONAGE_APPLICATION_ID
-    ));
+    );
     for line in credentials::VONAGE_PRIVATE_KEY.lines() {
-        text.push_str(&format!("#   {line}\n"));
+        let _ = writeln!(text, "#   {line}");
     }
-    text.push_str(&format!("# Every credential and secret as JSON: GET {base}/_emulator/keys\n"));
+    let _ = writeln!(text, "# Every credential and secret as JSON: GET {base}/_emulator/keys");
     text
 }
 

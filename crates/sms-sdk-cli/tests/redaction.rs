@@ -16,7 +16,7 @@
 
 mod common;
 
-use std::fmt::Debug;
+use std::fmt::{Debug, Write as _};
 use std::io::{Read as _, Write as _};
 use std::net::{SocketAddr, TcpStream};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -459,7 +459,7 @@ fn post_raw(address: SocketAddr, path: &str, request: &SignedRequest) -> String 
         request.body.len()
     );
     for (name, value) in &request.headers {
-        head.push_str(&format!("{name}: {}\r\n", value.to_str().unwrap()));
+        write!(head, "{name}: {}\r\n", value.to_str().unwrap()).unwrap();
     }
     head.push_str("\r\n");
     stream.write_all(head.as_bytes()).unwrap();

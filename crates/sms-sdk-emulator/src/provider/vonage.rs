@@ -167,7 +167,7 @@ pub(super) fn accepted(message: &ReceivedMessage) -> Value {
 }
 
 fn sha256_hex(bytes: &[u8]) -> String {
-    Sha256::digest(bytes).iter().map(|b| format!("{b:02x}")).collect()
+    format!("{:x}", Sha256::digest(bytes))
 }
 
 fn signed(url: &str, event: &str, body: &Value, signer: Signer<'_>) -> Webhook {

@@ -12,6 +12,7 @@
 //! each, however short the parameter), and [`AUTHENTIC`] for a request that got through it (the
 //! normalizer builds the event and its `raw` copy of the payload).
 
+use std::fmt::Write as _;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use http::{HeaderMap, HeaderName, HeaderValue};
@@ -205,7 +206,10 @@ fn signed(provider: Provider, url: &str, payload: &[u8], rng: &mut fastrand::Rng
 }
 
 fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
+    bytes.iter().fold(String::with_capacity(bytes.len() * 2), |mut hex, b| {
+        write!(hex, "{b:02x}").unwrap();
+        hex
+    })
 }
 
 /// The header names of every provider's signed requests, and one no verifier reads.
@@ -511,7 +515,10 @@ pub(crate) fn fuzz_normalizer(name: &'static str, provider: Provider, ci: u64) {
     let _exclusive = super::engine::exclusive();
     let make = |n: usize| {
         let payload = if provider.form() {
-            let media = (0..10).map(|i| format!("&MediaUrl{i}=u&Media{i}=u")).collect::<String>();
+            let media = (0..10).fold(String::new(), |mut media, i| {
+                write!(media, "&MediaUrl{i}=u&Media{i}=u").unwrap();
+                media
+            });
             format!("MessageSid=SM1&From=1&To=2&NumMedia=10&Text={0}&Body={0}{media}", "%41+".repeat(n)).into_bytes()
         } else {
             format!(

@@ -3,6 +3,7 @@
 
 #[cfg(any(feature = "sqlite", feature = "postgres", feature = "redis"))]
 use std::collections::HashMap;
+use std::fmt::Write as _;
 #[cfg(any(feature = "sqlite", feature = "postgres", feature = "redis"))]
 use std::process::Command;
 use std::sync::Arc;
@@ -125,9 +126,9 @@ async fn race_worker(url: &str) {
     for i in 0..RACE_KEYS {
         let key = format!("{prefix}{i}");
         match store.reserve(&key, &fingerprint, now).await {
-            Ok(Reservation::Acquired(_)) => report.push_str(&format!("RACE-WON {key}\n")),
+            Ok(Reservation::Acquired(_)) => writeln!(report, "RACE-WON {key}").unwrap(),
             Ok(Reservation::Existing(_)) => {}
-            Err(error) => report.push_str(&format!("RACE-ERROR {error}\n")),
+            Err(error) => writeln!(report, "RACE-ERROR {error}").unwrap(),
         }
     }
     println!("\n{report}RACE-DONE");

@@ -1,5 +1,6 @@
 //! The transport over real sockets: resets, timeouts, and what reaches logs and errors.
 
+use std::fmt::Write as _;
 use std::io::Write;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -102,11 +103,11 @@ async fn failing_requests_never_log_or_report_secrets_bodies_or_numbers() {
     let mut rendered = String::new();
     for base in [rejecting.uri(), held.uri(), resetting_server().await, "http://127.0.0.1:9".to_owned()] {
         let adapter = twilio(&base, token);
-        rendered.push_str(&format!("{adapter:?}"));
+        write!(rendered, "{adapter:?}").unwrap();
         let client = Client::builder().adapter(adapter).timeout(Duration::from_millis(300)).build().unwrap();
-        rendered.push_str(&format!("{client:?}"));
+        write!(rendered, "{client:?}").unwrap();
         let err = client.send(&message).await.unwrap_err();
-        rendered.push_str(&format!("{err} {err:?} {}", serde_json::to_string(&err).unwrap()));
+        write!(rendered, "{err} {err:?} {}", serde_json::to_string(&err).unwrap()).unwrap();
     }
     let logs = String::from_utf8(logs.0.lock().unwrap().clone()).unwrap();
     assert!(logs.contains("provider"), "the failing requests were logged: {logs}");

@@ -230,7 +230,7 @@ fn t200_malformed_json_is_a_payload_error_only_when_authentic() {
 
 fn sms_sdk_hash(body: &str) -> String {
     use sha2::{Digest, Sha256};
-    Sha256::digest(body.as_bytes()).iter().map(|b| format!("{b:02x}")).collect()
+    format!("{:x}", Sha256::digest(body.as_bytes()))
 }
 
 #[test]
