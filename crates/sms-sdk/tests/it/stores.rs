@@ -3,6 +3,7 @@
 
 #[cfg(any(feature = "sqlite", feature = "postgres", feature = "redis"))]
 use std::collections::HashMap;
+#[cfg(any(feature = "sqlite", feature = "postgres", feature = "redis"))]
 use std::fmt::Write as _;
 #[cfg(any(feature = "sqlite", feature = "postgres", feature = "redis"))]
 use std::process::Command;

@@ -55,7 +55,7 @@ async fn times_out(adapter: impl Adapter) {
     let elapsed = started.elapsed();
     let error = outcome.unwrap_or_else(|_| panic!("{name}: still waiting after 10 s")).unwrap_err();
     assert_eq!(error.kind(), ErrorKind::Unknown(UnknownReason::Timeout), "{name}: {error:?}");
-    assert!(elapsed >= TIMEOUT - Duration::from_millis(50), "{name}: gave up after {elapsed:?}");
+    assert!(elapsed >= TIMEOUT.saturating_sub(Duration::from_millis(50)), "{name}: gave up after {elapsed:?}");
     assert!(elapsed < TIMEOUT + Duration::from_millis(2500), "{name}: gave up after {elapsed:?}");
 }
 
@@ -71,10 +71,10 @@ async fn every_adapter_times_out(server: impl AsyncFn() -> String) {
 
 #[tokio::test]
 async fn timeout_a_provider_that_accepts_and_never_answers_is_unknown_timeout() {
-    every_adapter_times_out(silent_server).await;
+    Box::pin(every_adapter_times_out(silent_server)).await;
 }
 
 #[tokio::test]
 async fn timeout_a_provider_that_trickles_its_response_is_unknown_timeout() {
-    every_adapter_times_out(trickling_server).await;
+    Box::pin(every_adapter_times_out(trickling_server)).await;
 }
