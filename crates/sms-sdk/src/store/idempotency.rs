@@ -348,7 +348,7 @@ pub trait Operator: Send + Sync + 'static {
     /// Lists one page of the live records matching `filter` at `now`: ordered by key (Redis:
     /// by key within a page, pages in its `SCAN` order), at most `page.limit` of them, never the
     /// whole store at once. Go on with [`Listing::next`] until it is `None`.
-    fn list<'a>(&'a self, filter: Filter, now: SystemTime, page: Page) -> BoxFuture<'a, Result<Listing, StoreError>>;
+    fn list(&self, filter: Filter, now: SystemTime, page: Page) -> BoxFuture<'_, Result<Listing, StoreError>>;
 
     /// Settles `key` if it is unresolved at `now` (unknown, or reserved for longer than
     /// `stale_after`), atomically.
@@ -386,7 +386,7 @@ impl<S: IdempotencyStore + ?Sized> IdempotencyStore for Arc<S> {
 }
 
 impl<S: Operator + ?Sized> Operator for Arc<S> {
-    fn list<'a>(&'a self, filter: Filter, now: SystemTime, page: Page) -> BoxFuture<'a, Result<Listing, StoreError>> {
+    fn list(&self, filter: Filter, now: SystemTime, page: Page) -> BoxFuture<'_, Result<Listing, StoreError>> {
         (**self).list(filter, now, page)
     }
     fn resolve<'a>(

@@ -43,6 +43,7 @@ impl MemoryStore {
     }
 
     /// Removes `key`'s record (after reconciling it); true when there was one.
+    #[allow(clippy::must_use_candidate)] // it removes the record: a caller may ignore the answer
     pub fn delete(&self, key: &str) -> bool {
         self.lock().remove(key).is_some()
     }
@@ -158,7 +159,7 @@ impl DedupeStore for MemoryStore {
 }
 
 impl Operator for MemoryStore {
-    fn list<'a>(&'a self, filter: Filter, now: SystemTime, page: Page) -> BoxFuture<'a, Result<Listing, StoreError>> {
+    fn list(&self, filter: Filter, now: SystemTime, page: Page) -> BoxFuture<'_, Result<Listing, StoreError>> {
         Box::pin(async move {
             let entries = self.lock();
             let limit = page.limit.max(1);

@@ -77,6 +77,7 @@ impl<T: IdempotencyStore + Operator + DedupeStore> Store for T {}
 /// # Errors
 /// A [`StoreError`] when the URL names no shipped store (or one whose feature is off), or the
 /// store cannot be reached.
+#[cfg_attr(not(any(feature = "sqlite", feature = "postgres", feature = "redis")), allow(clippy::unused_async))] // awaits a store feature's connect
 pub async fn open(url: &str) -> Result<Arc<dyn Store>, StoreError> {
     if url == "memory" {
         return Ok(Arc::new(MemoryStore::new()));

@@ -121,14 +121,11 @@ impl PostgresStore {
         work: impl AsyncFnOnce(&Client) -> Result<T, StoreError>,
     ) -> Result<T, StoreError> {
         let client = self.pool.get().await.map_err(|e| self.pool_error(e))?;
-        let outcome = tokio::time::timeout(self.timeouts.operation, work(&client)).await;
-        match outcome {
-            Ok(result) => result.map_err(|e| e.at(&self.place)),
-            Err(_) => {
-                drop(Object::take(client));
-                Err(StoreError::timeout(&self.place, what, Limit::Operation, self.timeouts.operation))
-            }
-        }
+        let Ok(result) = tokio::time::timeout(self.timeouts.operation, work(&client)).await else {
+            drop(Object::take(client));
+            return Err(StoreError::timeout(&self.place, what, Limit::Operation, self.timeouts.operation));
+        };
+        result.map_err(|e| e.at(&self.place))
     }
 
     fn pool_error(&self, error: PoolError) -> StoreError {
@@ -275,7 +272,7 @@ impl IdempotencyStore for PostgresStore {
 }
 
 impl Operator for PostgresStore {
-    fn list<'a>(&'a self, filter: Filter, now: SystemTime, page: Page) -> BoxFuture<'a, Result<Listing, StoreError>> {
+    fn list(&self, filter: Filter, now: SystemTime, page: Page) -> BoxFuture<'_, Result<Listing, StoreError>> {
         Box::pin(self.run("list", async move |c| {
             let ((state, cutoff), (limit, sql_limit)) = (list_filter(filter, now), list_limit(&page));
             let values: [&(dyn ToSql + Sync); 6] =

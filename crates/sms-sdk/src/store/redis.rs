@@ -323,7 +323,7 @@ impl IdempotencyStore for RedisStore {
 }
 
 impl Operator for RedisStore {
-    fn list<'a>(&'a self, filter: Filter, now: SystemTime, page: Page) -> BoxFuture<'a, Result<Listing, StoreError>> {
+    fn list(&self, filter: Filter, now: SystemTime, page: Page) -> BoxFuture<'_, Result<Listing, StoreError>> {
         Box::pin(list::page(self, filter, now, page))
     }
 

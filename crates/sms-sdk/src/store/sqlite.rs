@@ -279,7 +279,7 @@ impl IdempotencyStore for SqliteStore {
 }
 
 impl Operator for SqliteStore {
-    fn list<'a>(&'a self, filter: Filter, now: SystemTime, page: Page) -> BoxFuture<'a, Result<Listing, StoreError>> {
+    fn list(&self, filter: Filter, now: SystemTime, page: Page) -> BoxFuture<'_, Result<Listing, StoreError>> {
         Box::pin(self.with("list", move |c, sql| {
             let ((state, cutoff), (limit, sql_limit)) = (list_filter(filter, now), list_limit(&page));
             let values = params![millis(now), page.cursor, page.prefix, state, cutoff, sql_limit];
@@ -359,7 +359,7 @@ mod tests {
         assert!(!wait_for_lock(0), "without a deadline nothing waits");
         let started = Instant::now();
         let deadline = LockDeadline::set(Duration::from_millis(150));
-        let tries = (0..).take_while(|&attempt| wait_for_lock(attempt)).count();
+        let tries = (0..i32::MAX).take_while(|&attempt| wait_for_lock(attempt)).count();
         let waited = started.elapsed();
         assert!(waited >= Duration::from_millis(150), "gave up after {waited:?}");
         assert!(waited < Duration::from_secs(2), "waited {waited:?}");
