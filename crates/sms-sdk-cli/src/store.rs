@@ -91,13 +91,13 @@ pub(crate) async fn list(args: ListArgs, env: &Env, out: &mut dyn Write, err: &m
     let filter = match args.state.as_deref() {
         None => Filter::All,
         Some("unresolved") => Filter::Unresolved { stale_after: seconds(args.older_than) },
-        Some(state) => match State::parse(state) {
-            Some(state) => Filter::State(state),
-            None => {
+        Some(state) => {
+            let Some(state) = State::parse(state) else {
                 let _ = writeln!(err, "error: --state must be reserved, accepted, rejected, unknown or unresolved");
                 return EXIT_USAGE;
-            }
-        },
+            };
+            Filter::State(state)
+        }
     };
     let store = match open(args.store.as_deref(), env, err).await {
         Ok(store) => store,

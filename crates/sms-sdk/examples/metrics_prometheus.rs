@@ -30,6 +30,7 @@ pub async fn send_with_failover() -> Result<Receipt, sms_sdk::Error> {
 }
 
 /// The SDK's lines of a Prometheus scrape.
+#[must_use]
 pub fn sdk_lines(scrape: &str) -> Vec<&str> {
     scrape.lines().filter(|line| line.starts_with("sms_sdk_")).collect()
 }

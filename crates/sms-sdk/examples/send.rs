@@ -29,12 +29,13 @@ pub async fn stand_in() -> wiremock::MockServer {
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let var = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
-    let receipt = match (var("TWILIO_ACCOUNT_SID"), var("TWILIO_AUTH_TOKEN"), var("TWILIO_FROM")) {
-        (Some(sid), Some(token), Some(from)) => send("https://api.twilio.com", &sid, &token, &from).await?,
-        _ => {
-            let server = stand_in().await;
-            send(&server.uri(), "AC0123456789abcdef0123456789abcdef", "test-token", "+15005550006").await?
-        }
+    let receipt = if let (Some(sid), Some(token), Some(from)) =
+        (var("TWILIO_ACCOUNT_SID"), var("TWILIO_AUTH_TOKEN"), var("TWILIO_FROM"))
+    {
+        send("https://api.twilio.com", &sid, &token, &from).await?
+    } else {
+        let server = stand_in().await;
+        send(&server.uri(), "AC0123456789abcdef0123456789abcdef", "test-token", "+15005550006").await?
     };
     println!("{} accepted it: {} ({})", receipt.provider, receipt.provider_id, receipt.id);
     Ok(())

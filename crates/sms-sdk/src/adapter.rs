@@ -193,6 +193,7 @@ pub struct ValidityRange {
 /// What an adapter can send. A baseline, not a promise that a route works.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
+#[allow(clippy::struct_excessive_bools)] // independent yes/no capabilities, serialized as such
 pub struct Capabilities {
     /// Always true.
     pub send_text: bool,

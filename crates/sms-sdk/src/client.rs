@@ -359,7 +359,7 @@ impl Dispatch<'_> {
 
         let hooks = &self.inner.hooks;
         let on_attempt = |attempt: &Attempt| {
-            Hooks::fire(&hooks.on_attempt, || AttemptEvent { base: base.clone(), attempt: attempt.clone() });
+            Hooks::fire(hooks.attempt.as_deref(), || AttemptEvent { base: base.clone(), attempt: attempt.clone() });
         };
         let runner = Chain {
             retry: self.inner.retry,
@@ -397,7 +397,7 @@ impl Dispatch<'_> {
         if let Some(held) = &held {
             held.finalize(FinalRecord::Accepted(receipt.clone())).await;
         }
-        Hooks::fire(&hooks.on_accepted, || AcceptedEvent {
+        Hooks::fire(hooks.accepted.as_deref(), || AcceptedEvent {
             base,
             provider: receipt.provider.clone(),
             provider_id: receipt.provider_id.clone(),
@@ -414,7 +414,7 @@ impl Dispatch<'_> {
             let unknown = matches!(error.kind(), crate::ErrorKind::Unknown(_));
             held.finalize(if unknown { FinalRecord::Unknown(record) } else { FinalRecord::Rejected(record) }).await;
         }
-        Hooks::fire(&self.inner.hooks.on_failure, || FailureEvent {
+        Hooks::fire(self.inner.hooks.failure.as_deref(), || FailureEvent {
             base: base.clone(),
             error_code: error.code(),
             retry_safe: error.is_retry_safe(),
@@ -506,19 +506,19 @@ impl ClientBuilder {
 
     /// Called after every provider request.
     pub fn on_attempt(mut self, hook: impl Fn(&AttemptEvent) + Send + Sync + 'static) -> Self {
-        self.hooks.on_attempt = Some(Arc::new(hook));
+        self.hooks.attempt = Some(Arc::new(hook));
         self
     }
 
     /// Called once when a send is accepted (not for replays).
     pub fn on_accepted(mut self, hook: impl Fn(&AcceptedEvent) + Send + Sync + 'static) -> Self {
-        self.hooks.on_accepted = Some(Arc::new(hook));
+        self.hooks.accepted = Some(Arc::new(hook));
         self
     }
 
     /// Called once when a send fails after validation and the idempotency step.
     pub fn on_failure(mut self, hook: impl Fn(&FailureEvent) + Send + Sync + 'static) -> Self {
-        self.hooks.on_failure = Some(Arc::new(hook));
+        self.hooks.failure = Some(Arc::new(hook));
         self
     }
 

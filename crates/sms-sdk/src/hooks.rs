@@ -138,17 +138,17 @@ pub struct FailureEvent {
 
 type Hook<E> = Option<Arc<dyn Fn(&E) + Send + Sync>>;
 
-/// The configured hooks.
+/// The configured hooks, one per builder method (`on_attempt`, `on_accepted`, `on_failure`).
 #[derive(Clone, Default)]
 pub(crate) struct Hooks {
-    pub(crate) on_attempt: Hook<AttemptEvent>,
-    pub(crate) on_accepted: Hook<AcceptedEvent>,
-    pub(crate) on_failure: Hook<FailureEvent>,
+    pub(crate) attempt: Hook<AttemptEvent>,
+    pub(crate) accepted: Hook<AcceptedEvent>,
+    pub(crate) failure: Hook<FailureEvent>,
 }
 
 impl Hooks {
     /// Calls `hook` with `event`, swallowing a panic.
-    pub(crate) fn fire<E>(hook: &Hook<E>, event: impl FnOnce() -> E) {
+    pub(crate) fn fire<E>(hook: Option<&(dyn Fn(&E) + Send + Sync)>, event: impl FnOnce() -> E) {
         if let Some(hook) = hook {
             let event = event();
             if catch_unwind(AssertUnwindSafe(|| hook(&event))).is_err() {
@@ -161,9 +161,9 @@ impl Hooks {
 impl fmt::Debug for Hooks {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Hooks")
-            .field("on_attempt", &self.on_attempt.is_some())
-            .field("on_accepted", &self.on_accepted.is_some())
-            .field("on_failure", &self.on_failure.is_some())
+            .field("on_attempt", &self.attempt.is_some())
+            .field("on_accepted", &self.accepted.is_some())
+            .field("on_failure", &self.failure.is_some())
             .finish()
     }
 }

@@ -118,13 +118,10 @@ impl Transport {
         interpret: impl FnOnce(u16, &HeaderMap, &[u8], SystemTime) -> Outcome,
     ) -> Outcome {
         let provider = self.provider;
-        let mut auth = match HeaderValue::from_str(post.authorization.expose()) {
-            Ok(auth) => auth,
-            // Builders refuse credentials that cannot be sent; a custom one still never goes out blank.
-            Err(_) => {
-                let details = ProviderError::new(provider).message("the credentials cannot be sent in a header");
-                return Outcome::rejected(Category::Auth, details);
-            }
+        // Builders refuse credentials that cannot be sent; a custom one still never goes out blank.
+        let Ok(mut auth) = HeaderValue::from_str(post.authorization.expose()) else {
+            let details = ProviderError::new(provider).message("the credentials cannot be sent in a header");
+            return Outcome::rejected(Category::Auth, details);
         };
         auth.set_sensitive(true);
         let (client, connect_timeout) = match post.shared {
@@ -312,7 +309,7 @@ impl ResponseFacts {
                 }
                 rejection(category, details, headers, now)
             }
-            StatusClass::Other => unknown_for_status(details),
+            StatusClass::Other => unknown_for_status(&details),
         }
     }
 }
@@ -377,7 +374,7 @@ fn success(accepted: Option<Accepted>, details: ProviderError) -> Outcome {
 fn rejection(category: Category, details: ProviderError, headers: &HeaderMap, now: SystemTime) -> Outcome {
     let rate_limited = category == Category::RateLimited;
     if details.status() == Some(429) && !rate_limited {
-        return unknown_for_status(details);
+        return unknown_for_status(&details);
     }
     let retry_after = if rate_limited { parse_retry_after(header_str(headers, "retry-after"), now) } else { None };
     Outcome::Rejected(Rejection { category, retry_after, details })
@@ -385,7 +382,7 @@ fn rejection(category: Category, details: ProviderError, headers: &HeaderMap, no
 
 /// Unknown for a status that proves nothing: `ServerError` for 5xx, else `UnexpectedStatus`.
 /// Only the status and request id are kept.
-fn unknown_for_status(details: ProviderError) -> Outcome {
+fn unknown_for_status(details: &ProviderError) -> Outcome {
     let status = details.status().unwrap_or_default();
     let reason = if status >= 500 { UnknownReason::ServerError } else { UnknownReason::UnexpectedStatus };
     let mut kept = ProviderError::new(details.provider()).http_status(status);
@@ -426,7 +423,7 @@ mod tests {
         assert_eq!(unknown.reason, UnknownReason::UnexpectedStatus);
         assert_eq!(unknown.details.unwrap(), ProviderError::new("x").http_status(429));
 
-        let Outcome::Unknown(unknown) = unknown_for_status(ProviderError::new("x").http_status(503).request_id("r"))
+        let Outcome::Unknown(unknown) = unknown_for_status(&ProviderError::new("x").http_status(503).request_id("r"))
         else {
             panic!()
         };

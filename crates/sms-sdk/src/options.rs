@@ -193,7 +193,7 @@ pub(crate) fn parse_entry(
             }
         }
         Some(_) => {
-            issues.push(issue(IssueCode::InvalidField, format!("provider_options.{adapter}.extra must be an object.")))
+            issues.push(issue(IssueCode::InvalidField, format!("provider_options.{adapter}.extra must be an object.")));
         }
     }
 

@@ -135,7 +135,7 @@ pub(super) fn resource(message: &ReceivedMessage) -> Value {
     json!({"data": record(message)})
 }
 
-fn signed(url: &str, event_type: &str, payload: Value, signer: Signer<'_>) -> Webhook {
+fn signed(url: &str, event_type: &str, payload: &Value, signer: Signer<'_>) -> Webhook {
     let body = json!({
         "data": {
             "event_type": event_type,
@@ -171,7 +171,7 @@ pub(super) fn status_webhook(message: &ReceivedMessage, step: Step, url: &str, s
         Step::Sent => "message.sent",
         Step::Delivered | Step::Undelivered => "message.finalized",
     };
-    signed(url, event_type, record(&at_step), signer)
+    signed(url, event_type, &record(&at_step), signer)
 }
 
 /// A `message.received` event.
@@ -189,5 +189,5 @@ pub(super) fn inbound_webhook(inbound: &Inbound, url: &str, signer: Signer<'_>) 
         "parts": 1,
         "received_at": rfc3339(signer.now),
     });
-    signed(url, "message.received", payload, signer)
+    signed(url, "message.received", &payload, signer)
 }

@@ -352,7 +352,7 @@ where
         let adapter = (self.factory)(&format!("http://{address}"));
         let outcome = adapter.send(&self.fixtures.message, &context()).await;
         server.abort();
-        expect_unknown(outcome, Some(UnknownReason::Network))
+        expect_unknown(&outcome, Some(UnknownReason::Network))
     }
 
     async fn cancelled_in_flight(&self) -> Check {
@@ -378,7 +378,7 @@ where
     }
 
     async fn unknown_reply(&self, reply: &Reply) -> Check {
-        expect_unknown(self.outcome_for(reply).await, None)
+        expect_unknown(&self.outcome_for(reply).await, None)
     }
 
     /// Each capability the adapter does not declare fails with `Unsupported` before any request.
@@ -466,8 +466,8 @@ fn caller_message(message: &OutboundMessage) -> Message {
     }
 }
 
-fn expect_unknown(outcome: Outcome, reason: Option<UnknownReason>) -> Check {
-    if let Outcome::Unknown(unknown) = &outcome
+fn expect_unknown(outcome: &Outcome, reason: Option<UnknownReason>) -> Check {
+    if let Outcome::Unknown(unknown) = outcome
         && reason.is_none_or(|r| r == unknown.reason)
     {
         return Ok(());

@@ -220,7 +220,7 @@ impl fmt::Debug for MemoryAdapter {
             .field("name", &self.info.name)
             .field("queued", &state.queue.len())
             .field("sent", &state.sent.len())
-            .finish()
+            .finish_non_exhaustive()
     }
 }
 

@@ -39,7 +39,7 @@ impl std::fmt::Debug for SignedRequest {
         f.debug_struct("SignedRequest")
             .field("request", &self.as_request())
             .field("headers", &self.headers.keys().map(HeaderName::as_str).collect::<Vec<_>>())
-            .finish()
+            .finish_non_exhaustive()
     }
 }
 
@@ -123,6 +123,9 @@ impl TelnyxKeyPair {
     }
 
     /// The key pair of a fixed 32-byte seed (deterministic tests).
+    ///
+    /// # Panics
+    /// Not in practice: ring accepts any 32 bytes as an Ed25519 seed.
     #[must_use]
     #[allow(clippy::expect_used)] // ring accepts any 32 bytes as an Ed25519 seed
     pub fn from_seed(seed: [u8; 32]) -> Self {
@@ -138,6 +141,9 @@ impl TelnyxKeyPair {
     }
 
     /// Base64 of the Ed25519 signature of `message`.
+    ///
+    /// # Panics
+    /// Not in practice: ring accepts any 32 bytes as an Ed25519 seed.
     #[must_use]
     #[allow(clippy::expect_used)] // ring accepts any 32 bytes as an Ed25519 seed
     pub fn sign(&self, message: &[u8]) -> String {

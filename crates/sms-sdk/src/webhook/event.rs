@@ -268,8 +268,8 @@ pub struct KeywordMessage {
     pub keyword: String,
 }
 
-fn masked(value: &Option<String>) -> Option<String> {
-    value.as_deref().map(mask_phone_number)
+fn masked(value: Option<&str>) -> Option<String> {
+    value.map(mask_phone_number)
 }
 
 impl fmt::Debug for Inbound {
@@ -290,8 +290,8 @@ impl fmt::Debug for StatusUpdate {
             .field("provider_id", &self.provider_id)
             .field("provider_status", &self.provider_status)
             .field("error_code", &self.error_code)
-            .field("from", &masked(&self.from))
-            .field("to", &masked(&self.to))
+            .field("from", &masked(self.from.as_deref()))
+            .field("to", &masked(self.to.as_deref()))
             .finish()
     }
 }

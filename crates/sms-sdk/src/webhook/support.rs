@@ -411,7 +411,7 @@ pub(crate) fn same_bytes(a: &[u8], b: &[u8]) -> bool {
 pub(crate) fn unix_seconds(now: SystemTime) -> i64 {
     match now.duration_since(SystemTime::UNIX_EPOCH) {
         Ok(after) => i64::try_from(after.as_secs()).unwrap_or(i64::MAX),
-        Err(before) => i64::try_from(before.duration().as_secs()).map_or(i64::MIN, |s| s.saturating_neg()),
+        Err(before) => i64::try_from(before.duration().as_secs()).map_or(i64::MIN, i64::saturating_neg),
     }
 }
 
