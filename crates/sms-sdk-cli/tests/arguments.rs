@@ -200,7 +200,7 @@ fn fuzzed_arguments(rng: &mut fastrand::Rng) -> Vec<OsString> {
                 args.remove(at);
             }
             1 => {
-                args.insert(at, ["--", "-", "--json", "-H", "--=", "--to=", "-Hx"][rng.usize(..7)].as_bytes().to_vec())
+                args.insert(at, ["--", "-", "--json", "-H", "--=", "--to=", "-Hx"][rng.usize(..7)].as_bytes().to_vec());
             }
             _ => {
                 let limit = if rng.u8(..32) == 0 { 256 * 1024 } else { 256 };

@@ -154,6 +154,20 @@ fn chaos_checker_finds_planted_faults() {
     use check::Seen;
     use sms_sdk::ErrorKind;
 
+    /// One fault planted in the record.
+    enum Plant {
+        /// A request the emulator received.
+        Request(Seen),
+        /// The request at this position was never received.
+        Lost(usize),
+        /// The request at this position created a message.
+        Created(usize),
+        /// The store holds this record for the key.
+        Record(Option<sms_sdk::store::Record>),
+        /// The twin got the same (not replayed) receipt: both sent.
+        BothSent,
+    }
+
     let (seed, plans, ran) = run_plan("planted", "memory", 300);
     let clean = check(&ran.observed(&plans));
     assert!(clean.violations.is_empty(), "seed {seed}:\n{}", clean.summary(10));
@@ -174,19 +188,6 @@ fn chaos_checker_finds_planted_faults() {
         run,
     };
 
-    /// One fault planted in the record.
-    enum Plant {
-        /// A request the emulator received.
-        Request(Seen),
-        /// The request at this position was never received.
-        Lost(usize),
-        /// The request at this position created a message.
-        Created(usize),
-        /// The store holds this record for the key.
-        Record(Option<sms_sdk::store::Record>),
-        /// The twin got the same (not replayed) receipt: both sent.
-        BothSent,
-    }
     let accepted_provider = ran.seen[entry(accepted)].provider;
     let plants = [
         (

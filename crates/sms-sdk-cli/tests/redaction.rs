@@ -530,28 +530,7 @@ async fn wait_for(count: &AtomicUsize, at_least: usize) {
 fn command(seen: &mut Seen, emulator_base: &str, dir: &std::path::Path) {
     let postgres = with_password(&std::env::var("SMS_SDK_TEST_POSTGRES_URL").unwrap(), PG_PASSWORD);
     let sqlite = format!("sqlite:{}", dir.join("command.db").display());
-    let env: Env = [
-        ("TWILIO_ACCOUNT_SID", TWILIO_ACCOUNT_SID),
-        ("TWILIO_AUTH_TOKEN", TWILIO_AUTH_TOKEN),
-        ("TWILIO_FROM", FROM),
-        ("SMS_SDK_TWILIO_BASE_URL", emulator_base),
-        ("TELNYX_API_KEY", TELNYX_API_KEY),
-        ("TELNYX_FROM", FROM),
-        ("SMS_SDK_TELNYX_BASE_URL", emulator_base),
-        ("TELNYX_PUBLIC_KEY", TELNYX_PUBLIC_KEY),
-        ("PLIVO_AUTH_ID", PLIVO_AUTH_ID),
-        ("PLIVO_AUTH_TOKEN", PLIVO_AUTH_TOKEN),
-        ("PLIVO_FROM", FROM),
-        ("SMS_SDK_PLIVO_BASE_URL", emulator_base),
-        ("VONAGE_API_KEY", VONAGE_API_KEY),
-        ("VONAGE_API_SECRET", VONAGE_API_SECRET),
-        ("VONAGE_FROM", FROM),
-        ("SMS_SDK_VONAGE_BASE_URL", emulator_base),
-        ("VONAGE_SIGNATURE_SECRET", VONAGE_SIGNATURE_SECRET),
-        ("XDG_DATA_HOME", &dir.display().to_string()),
-    ]
-    .into_iter()
-    .collect();
+    let env = command_env(emulator_base, dir);
     let mut run = |label: &str, args: &[&str]| {
         let output = common::command(args, &env);
         seen.add(format!("command {label} ({})", output.code), format!("{}\n{}", output.out, output.err));
@@ -651,6 +630,33 @@ fn command(seen: &mut Seen, emulator_base: &str, dir: &std::path::Path) {
     let output = common::command(&["send", "--to", TO, "--body", &body(890), "--idempotency-key", &key], &embedded);
     assert_eq!(output.code, 0, "{}{}", output.out, output.err);
     seen.add("embedded send", format!("{}\n{}", output.out, output.err));
+}
+
+/// The environment of [`command`]: every provider configured with the emulator's secrets and
+/// pointed at it, and the data directory in `dir`.
+fn command_env(emulator_base: &str, dir: &std::path::Path) -> Env {
+    [
+        ("TWILIO_ACCOUNT_SID", TWILIO_ACCOUNT_SID),
+        ("TWILIO_AUTH_TOKEN", TWILIO_AUTH_TOKEN),
+        ("TWILIO_FROM", FROM),
+        ("SMS_SDK_TWILIO_BASE_URL", emulator_base),
+        ("TELNYX_API_KEY", TELNYX_API_KEY),
+        ("TELNYX_FROM", FROM),
+        ("SMS_SDK_TELNYX_BASE_URL", emulator_base),
+        ("TELNYX_PUBLIC_KEY", TELNYX_PUBLIC_KEY),
+        ("PLIVO_AUTH_ID", PLIVO_AUTH_ID),
+        ("PLIVO_AUTH_TOKEN", PLIVO_AUTH_TOKEN),
+        ("PLIVO_FROM", FROM),
+        ("SMS_SDK_PLIVO_BASE_URL", emulator_base),
+        ("VONAGE_API_KEY", VONAGE_API_KEY),
+        ("VONAGE_API_SECRET", VONAGE_API_SECRET),
+        ("VONAGE_FROM", FROM),
+        ("SMS_SDK_VONAGE_BASE_URL", emulator_base),
+        ("VONAGE_SIGNATURE_SECRET", VONAGE_SIGNATURE_SECRET),
+        ("XDG_DATA_HOME", &dir.display().to_string()),
+    ]
+    .into_iter()
+    .collect()
 }
 
 /// Every secret found in any of `places` (label and text), with some text around it.

@@ -328,7 +328,9 @@ fn verifier_case(provider: Provider, rng: &mut fastrand::Rng) -> Case {
                 1 | 2 => {
                     let mut headers: Vec<(String, Vec<u8>)> =
                         request.headers.iter().map(|(k, v)| (k.as_str().to_owned(), v.as_bytes().to_vec())).collect();
-                    if rng.bool() && !headers.is_empty() {
+                    // Two separate draws, the second only when the first says no.
+                    let edit_a_value = rng.bool();
+                    if edit_a_value && !headers.is_empty() {
                         let at = rng.usize(..headers.len());
                         let other = headers[rng.usize(..headers.len())].1.clone();
                         mutate(rng, &mut headers[at].1, &other, limit.min(64 * 1024));
@@ -342,7 +344,7 @@ fn verifier_case(provider: Provider, rng: &mut fastrand::Rng) -> Case {
                     }
                     request.headers = header_map(&headers);
                 }
-                3 => request.method = ["GET", "get", "PUT", "", "POST\0"][rng.usize(..5)].to_owned(),
+                3 => ["GET", "get", "PUT", "", "POST\0"][rng.usize(..5)].clone_into(&mut request.method),
                 _ => mutate(rng, &mut request.body, other, limit),
             }
             ("tampered", request, false)

@@ -12,7 +12,7 @@ fn outcomes(receipt_or_err: &[sms_sdk::error::Attempt]) -> Vec<String> {
 fn with_failover(adapters: Vec<MemoryAdapter>) -> Client {
     adapters
         .into_iter()
-        .fold(Client::builder().failover(Failover::OnEligibleRejection), |b, a| b.adapter(a))
+        .fold(Client::builder().failover(Failover::OnEligibleRejection), sms_sdk::ClientBuilder::adapter)
         .build()
         .unwrap()
 }

@@ -146,7 +146,7 @@ pub(crate) async fn assert_bare_429s_are_unknown<A: sms_sdk::Adapter>(
         let err = client.send(&crate::message()).await.unwrap_err();
         assert_eq!(err.kind(), sms_sdk::ErrorKind::Unknown(sms_sdk::UnknownReason::UnexpectedStatus));
         assert!(!err.is_retry_safe());
-        assert_eq!(err.provider_error().and_then(|p| p.status()), Some(429));
+        assert_eq!(err.provider_error().and_then(sms_sdk::error::ProviderError::status), Some(429));
         assert_eq!(requests(&server).await.len(), 1);
         assert!(backup.sent().is_empty());
     }

@@ -359,13 +359,12 @@ async fn random_trials(name: &str, backend: impl FnOnce() -> Backend) {
             (record, made) => panic!("the interrupted send {key} reads {record:?} after {made} requests"),
         };
         *phases.entry(phase).or_default() += 1;
-        match record {
-            Some(Record::Reserved { .. }) => leftover(&store, &provider, &prefix, returned, TO).await,
-            _ => {
-                let receipt = rerun(&store, &provider, &prefix, returned, TO, SHORT_STALE).await.unwrap();
-                assert_eq!(receipt.replayed, record.is_some());
-                assert_eq!(provider.requests_for(&key), 1);
-            }
+        if matches!(record, Some(Record::Reserved { .. })) {
+            leftover(&store, &provider, &prefix, returned, TO).await;
+        } else {
+            let receipt = rerun(&store, &provider, &prefix, returned, TO, SHORT_STALE).await.unwrap();
+            assert_eq!(receipt.replayed, record.is_some());
+            assert_eq!(provider.requests_for(&key), 1);
         }
         let next = format!("{prefix}{}", returned + 1);
         assert_eq!(store.get(&next).await.unwrap(), None, "{next} was never sent");

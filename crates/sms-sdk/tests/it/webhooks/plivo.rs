@@ -1,5 +1,6 @@
 //! Plivo webhooks (T220–T232 and the V3 vectors of decisions.md).
 
+use base64::Engine as _;
 use proptest::prelude::*;
 use sms_sdk::provider::plivo::{PlivoWebhook, signature_v2};
 use sms_sdk::testing::webhooks::{SignedRequest, form_body, signed_plivo_request, signed_plivo_v3_request};
@@ -223,7 +224,6 @@ proptest! {
         prop_assert!(verifier.verify(&tampered.as_request()).is_err());
         let moved = signed.clone().received_at("https://example.com/webhooks/plivx");
         prop_assert!(verifier.verify(&moved.as_request()).is_err());
-        use base64::Engine as _;
         let mut sig = base64::engine::general_purpose::STANDARD.decode(signed.headers["x-plivo-signature-v3"].as_bytes()).unwrap();
         let at = index.index(sig.len());
         sig[at] ^= flip;

@@ -2,6 +2,7 @@
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use base64::Engine as _;
 use proptest::prelude::*;
 use serde_json::json;
 use sms_sdk::provider::telnyx::__private::verify_signature;
@@ -27,7 +28,7 @@ fn seeded() -> TelnyxKeyPair {
     TelnyxKeyPair::from_seed(seed)
 }
 
-fn envelope(event_type: &str, payload: serde_json::Value) -> String {
+fn envelope(event_type: &str, payload: &serde_json::Value) -> String {
     json!({"data": {"event_type": event_type, "id": "evt-1", "occurred_at": "2026-10-08T12:00:00.000+00:00",
         "payload": payload, "record_type": "event"}, "meta": {"attempt": 1, "delivered_to": URL}})
     .to_string()
@@ -66,7 +67,7 @@ fn inbound_payload(text: &str) -> serde_json::Value {
 
 #[test]
 fn t205_inbound_message() {
-    let event = verify(&seeded(), &envelope("message.received", inbound_payload("Hi from a phone"))).unwrap();
+    let event = verify(&seeded(), &envelope("message.received", &inbound_payload("Hi from a phone"))).unwrap();
     let EventKind::Received(m) = &event.kind else { panic!("{event:?}") };
     assert_eq!((m.provider_id.as_str(), m.from.as_str(), m.to.as_str()), ("msg-1", "+14155550123", "+15005550006"));
     assert_eq!(
@@ -83,7 +84,7 @@ fn status_body(event_type: &str, status: &str, errors: Option<serde_json::Value>
     if let Some(errors) = errors {
         payload["errors"] = errors;
     }
-    envelope(event_type, payload)
+    envelope(event_type, &payload)
 }
 
 #[test]
@@ -116,15 +117,15 @@ fn t207_filtered_error_codes() {
 
 #[test]
 fn t208_other_events_are_unrecognized() {
-    let event = verify(&seeded(), &envelope("message.link_click", json!({"id": "msg-1"}))).unwrap();
+    let event = verify(&seeded(), &envelope("message.link_click", &json!({"id": "msg-1"}))).unwrap();
     assert_eq!(event.kind, EventKind::Unrecognized { provider_event_type: "message.link_click".into() });
-    let event = verify(&seeded(), &envelope("message.sent", json!({"id": "msg-1", "to": [{}]}))).unwrap();
+    let event = verify(&seeded(), &envelope("message.sent", &json!({"id": "msg-1", "to": [{}]}))).unwrap();
     assert_eq!(event.kind, EventKind::Unrecognized { provider_event_type: "message.sent:no_status".into() });
 }
 
 #[test]
 fn t209_inbound_help_keyword() {
-    let event = verify(&seeded(), &envelope("message.received", inbound_payload("help"))).unwrap();
+    let event = verify(&seeded(), &envelope("message.received", &inbound_payload("help"))).unwrap();
     let EventKind::Help(m) = &event.kind else { panic!("{event:?}") };
     assert_eq!((m.source, m.keyword.as_str()), (KeywordSource::Keyword, "HELP"));
 }
@@ -145,7 +146,7 @@ fn t211_missing_ids_are_payload_errors() {
 
 #[test]
 fn t212_tampered_body_or_another_key() {
-    let body = envelope("message.received", inbound_payload("Hi from a phone"));
+    let body = envelope("message.received", &inbound_payload("Hi from a phone"));
     let key = seeded();
     let signed = signed_telnyx_request(&key, URL, &body, 1_700_000_000);
     let verifier = TelnyxWebhook::new(&key.public_key).unwrap();
@@ -196,7 +197,6 @@ fn t217_direct_verification_reasons() {
 }
 
 fn sms_sdk_base64(bytes: &[u8]) -> String {
-    use base64::Engine as _;
     base64::engine::general_purpose::STANDARD.encode(bytes)
 }
 
@@ -230,7 +230,7 @@ proptest! {
     fn any_signed_change_fails(text in "[a-zA-Z0-9 ]{1,40}", index in any::<prop::sample::Index>(), flip in 1u8..=255) {
         let key = seeded();
         let verifier = TelnyxWebhook::new(&key.public_key).unwrap();
-        let body = envelope("message.received", inbound_payload(&text));
+        let body = envelope("message.received", &inbound_payload(&text));
         let signed = signed_telnyx_request(&key, URL, &body, 1_700_000_000);
         prop_assert!(verifier.verify_at(&signed.as_request(), at(NOW)).is_ok());
         let mut changed = signed.body.clone();
@@ -238,7 +238,6 @@ proptest! {
         changed[at_byte] ^= flip;
         let tampered = SignedRequest { body: changed, ..signed.clone() };
         prop_assert!(verifier.verify_at(&tampered.as_request(), at(NOW)).is_err());
-        use base64::Engine as _;
         let mut sig = base64::engine::general_purpose::STANDARD.decode(signed.headers["telnyx-signature-ed25519"].as_bytes()).unwrap();
         let at_byte = index.index(sig.len());
         sig[at_byte] ^= flip;
@@ -252,7 +251,7 @@ fn a_repeated_key_the_normalizer_reads_is_ambiguous() {
     let key = seeded();
     let body = envelope(
         "message.finalized",
-        json!({"id": "m1", "to": [{"phone_number": "+14155550123", "status": "delivered"}], "cost": null}),
+        &json!({"id": "m1", "to": [{"phone_number": "+14155550123", "status": "delivered"}], "cost": null}),
     );
     assert_eq!(verify(&key, &body).unwrap().type_name(), "message.delivered");
     for (from, to, named) in [

@@ -1,5 +1,6 @@
 //! Twilio webhooks (T179–T203 and the port-variant vectors of decisions.md).
 
+use base64::Engine as _;
 use http::HeaderMap;
 use proptest::prelude::*;
 use sms_sdk::provider::twilio::{TwilioWebhook, signature};
@@ -336,7 +337,6 @@ proptest! {
         };
         prop_assert!(verifier().verify(&tampered.as_request()).is_err());
         // One byte of the decoded signature changes.
-        use base64::Engine as _;
         let mut sig = base64::engine::general_purpose::STANDARD.decode(signed.headers["x-twilio-signature"].as_bytes()).unwrap();
         let at = index.index(sig.len());
         sig[at] ^= flip;

@@ -2,6 +2,7 @@
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use base64::Engine as _;
 use proptest::prelude::*;
 use serde_json::json;
 use sms_sdk::provider::vonage::{VonageWebhook, sign_jwt};
@@ -158,7 +159,6 @@ fn with_token(token: &str) -> SignedRequest {
 
 #[test]
 fn t242_malformed_tokens() {
-    use base64::Engine as _;
     let b64 = |s: &str| base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(s);
     let verifier = VonageWebhook::new(SECRET).unwrap();
     let hash = {
@@ -221,7 +221,6 @@ proptest! {
         prop_assert!(verifier.verify_at(&tampered.as_request(), at(NOW)).is_err());
         let token = signed.headers["authorization"].to_str().unwrap().trim_start_matches("Bearer ").to_owned();
         let (signing_input, signature) = token.rsplit_once('.').unwrap();
-        use base64::Engine as _;
         let mut sig = base64::engine::general_purpose::URL_SAFE_NO_PAD.decode(signature).unwrap();
         let at_byte = index.index(sig.len());
         sig[at_byte] ^= flip;
