@@ -2,6 +2,8 @@
 //! problem errors with the code in the `type` fragment, and HS256-signed JSON webhooks whose
 //! `payload_hash` claim is the SHA-256 of the body.
 
+use std::fmt::Write as _;
+
 use base64::Engine as _;
 use ring::signature::{RSA_PKCS1_2048_8192_SHA256, UnparsedPublicKey};
 use serde_json::{Value, json};
@@ -167,7 +169,10 @@ pub(super) fn accepted(message: &ReceivedMessage) -> Value {
 }
 
 fn sha256_hex(bytes: &[u8]) -> String {
-    format!("{:x}", Sha256::digest(bytes))
+    Sha256::digest(bytes).iter().fold(String::with_capacity(64), |mut hex, b| {
+        let _ = write!(hex, "{b:02x}");
+        hex
+    })
 }
 
 fn signed(url: &str, event: &str, body: &Value, signer: Signer<'_>) -> Webhook {

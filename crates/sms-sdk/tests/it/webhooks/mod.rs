@@ -20,6 +20,16 @@ mod vonage;
 
 use sms_sdk::webhook::{EventKind, SmsEvent, WebhookError};
 
+/// The lowercase hex SHA-256 of `bytes`, as Twilio's `bodySHA256` and Vonage's `payload_hash`.
+pub(crate) fn sha256_hex(bytes: &[u8]) -> String {
+    use sha2::Digest as _;
+    use std::fmt::Write as _;
+    sha2::Sha256::digest(bytes).iter().fold(String::with_capacity(64), |mut hex, b| {
+        write!(hex, "{b:02x}").unwrap();
+        hex
+    })
+}
+
 /// The reason of a signature error, or a panic naming what came instead.
 pub(crate) fn reason(result: Result<SmsEvent, WebhookError>) -> &'static str {
     match result {

@@ -8,7 +8,7 @@ use sms_sdk::testing::webhooks::{SignedRequest, form_body, parse_unverified, sig
 use sms_sdk::webhook::event::KeywordSource;
 use sms_sdk::webhook::{EventKind, WebhookRequest, WebhookVerifier};
 
-use super::{assert_ambiguous, assert_payload_error, padded, reason, status};
+use super::{assert_ambiguous, assert_payload_error, padded, reason, sha256_hex, status};
 
 const TOKEN: &str = "twilio-auth-token";
 const URL: &str = "https://example.com/webhooks/twilio";
@@ -221,17 +221,12 @@ fn t199_a_changed_json_body_fails_its_hash() {
 #[test]
 fn t200_malformed_json_is_a_payload_error_only_when_authentic() {
     let malformed = r#"{"MessageSid":"#;
-    let hash = sms_sdk_hash(malformed);
+    let hash = sha256_hex(malformed.as_bytes());
     let forged = json_request(malformed, &hash, Some("AAAAAAAAAAAAAAAAAAAAAAAAAAA="));
     assert_eq!(reason(verifier().verify(&forged.as_request())), "invalid_signature");
     let wrong_hash = json_request(malformed, JSON_HASH, None);
     assert_eq!(reason(verifier().verify(&wrong_hash.as_request())), "body_hash_mismatch");
     assert_payload_error(verifier().verify(&json_request(malformed, &hash, None).as_request()));
-}
-
-fn sms_sdk_hash(body: &str) -> String {
-    use sha2::{Digest, Sha256};
-    format!("{:x}", Sha256::digest(body.as_bytes()))
 }
 
 #[test]
@@ -372,10 +367,10 @@ fn a_repeated_parameter_the_normalizer_reads_is_ambiguous() {
 #[test]
 fn a_repeated_json_key_the_normalizer_reads_is_ambiguous() {
     let body = format!(r#"{{"MessageSid":"{SID}","MessageStatus":"delivered","MessageStatus":"failed"}}"#);
-    let request = json_request(&body, &sms_sdk_hash(&body), None);
+    let request = json_request(&body, &sha256_hex(body.as_bytes()), None);
     assert_ambiguous(verifier().verify(&request.as_request()), "MessageStatus");
     let body = format!(r#"{{"MessageSid":"{SID}","MessageStatus":"delivered","Extra":1,"Extra":{{"a":[1]}}}}"#);
-    let request = json_request(&body, &sms_sdk_hash(&body), None);
+    let request = json_request(&body, &sha256_hex(body.as_bytes()), None);
     assert_eq!(verifier().verify(&request.as_request()).unwrap().type_name(), "message.delivered");
 }
 

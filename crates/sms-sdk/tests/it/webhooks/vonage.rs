@@ -10,7 +10,7 @@ use sms_sdk::testing::webhooks::{SignedRequest, signed_vonage_request};
 use sms_sdk::webhook::event::KeywordSource;
 use sms_sdk::webhook::{EventKind, WebhookVerifier};
 
-use super::{assert_payload_error, reason, status};
+use super::{assert_payload_error, reason, sha256_hex, status};
 
 const SECRET: &str = "vonage-signature-secret-0123456789";
 const URL: &str = "https://example.com/webhooks/vonage";
@@ -161,10 +161,7 @@ fn with_token(token: &str) -> SignedRequest {
 fn t242_malformed_tokens() {
     let b64 = |s: &str| base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(s);
     let verifier = VonageWebhook::new(SECRET).unwrap();
-    let hash = {
-        use sha2::{Digest, Sha256};
-        format!("{:x}", Sha256::digest(status_body("delivered").as_bytes()))
-    };
+    let hash = sha256_hex(status_body("delivered").as_bytes());
     for alg in ["none", "HS512"] {
         let token = format!(
             "{}.{}.sig",
