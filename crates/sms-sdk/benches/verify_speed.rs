@@ -1,0 +1,182 @@
+//! Each webhook verifier next to the bare primitive it is built on, over the same payload:
+//! `cargo bench -p sms-sdk --bench verify_speed` (add `-- --quick` for a short run).
+//!
+//! | group | `verify_at` of | bare primitive, over exactly the bytes the provider signed |
+//! |---|---|---|
+//! | `twilio` | a form POST of 15 parameters | HMAC-SHA1, key set up once |
+//! | `plivo_v3` | a form POST of 15 parameters, V3 signature | HMAC-SHA256, key set up once |
+//! | `vonage` | a JSON status with an HS256 bearer JWT | HMAC-SHA256 of `header.claims`, key set up once |
+//! | `telnyx` | a 1.1 KB JSON event, Ed25519 | `ed25519-dalek` `verify` with a parsed key |
+//!
+//! `verify_at` is the whole call a server makes: size and header checks, signature, and the
+//! normalized event (its `raw` record included). The bare HMACs run in two implementations,
+//! `ring` and RustCrypto (`hmac` with `sha1`/`sha2`, which use the SHA extensions when the CPU
+//! has them); the target is half the rate of the faster one (Ed25519: 0.9× `ed25519-dalek`).
+//! Without `--bench` (as `cargo test --all-targets` runs it) each function runs once.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing, clippy::string_slice)] // bench code: a panic is a failed run
+
+use std::hint::black_box;
+use std::time::{Duration, SystemTime};
+
+use criterion::{Criterion, criterion_group, criterion_main};
+use ed25519_dalek::Verifier as _;
+use hmac::Mac as _;
+use sms_sdk::testing::webhooks::{
+    SignedRequest, TelnyxKeyPair, signed_plivo_v3_request, signed_telnyx_request, signed_twilio_request,
+    signed_vonage_request,
+};
+use sms_sdk::webhook::WebhookVerifier;
+use sms_sdk::{PlivoWebhook, TelnyxWebhook, TwilioWebhook, VonageWebhook};
+
+const NOW: i64 = 1_700_000_000;
+const URL: &str = "https://example.com/sms/inbound?tenant=acme";
+
+fn now() -> SystemTime {
+    SystemTime::UNIX_EPOCH + Duration::from_secs(NOW.unsigned_abs())
+}
+
+/// An inbound Twilio SMS: 15 parameters, a body with spaces and punctuation to decode.
+const TWILIO_PARAMS: [(&str, &str); 15] = [
+    ("ToCountry", "US"),
+    ("ToState", "CA"),
+    ("SmsMessageSid", "SM0123456789abcdef0123456789abcdef"),
+    ("NumMedia", "0"),
+    ("ToCity", "SAN FRANCISCO"),
+    ("FromZip", "94105"),
+    ("SmsSid", "SM0123456789abcdef0123456789abcdef"),
+    ("FromState", "CA"),
+    ("SmsStatus", "received"),
+    ("FromCity", "SAN FRANCISCO"),
+    ("Body", "Hello there! See you at 5pm, ok? (Reply STOP to opt out.)"),
+    ("FromCountry", "US"),
+    ("To", "+15005550006"),
+    ("MessageSid", "SM0123456789abcdef0123456789abcdef"),
+    ("From", "+14155550123"),
+];
+
+/// A Plivo delivery report: 15 parameters.
+const PLIVO_PARAMS: [(&str, &str); 15] = [
+    ("From", "14155550123"),
+    ("To", "15005550006"),
+    ("Status", "delivered"),
+    ("MessageUUID", "2b7a3f3c-1d2e-4f5a-9b8c-7d6e5f4a3b2c"),
+    ("ParentMessageUUID", "2b7a3f3c-1d2e-4f5a-9b8c-7d6e5f4a3b2c"),
+    ("PartInfo", "1 of 1"),
+    ("TotalRate", "0.00500"),
+    ("TotalAmount", "0.00500"),
+    ("Units", "1"),
+    ("MCC", "310"),
+    ("MNC", "260"),
+    ("ErrorCode", "000"),
+    ("MessageTime", "2026-11-30 05:00:00+00:00"),
+    ("Sequence", "1"),
+    ("PowerpackUUID", ""),
+];
+
+const VONAGE_BODY: &str = r#"{"message_uuid":"aaaaaaaa-bbbb-cccc-dddd-0123456789ab","to":"447700900000","from":"447700900001","timestamp":"2026-11-30T05:00:00.000Z","status":"delivered","usage":{"currency":"EUR","price":"0.0333"},"channel":"sms","client_ref":"order-1234"}"#;
+
+/// A Telnyx `message.finalized` event of about 1.1 KB.
+fn telnyx_body() -> String {
+    let body = r#"{"data":{"event_type":"message.finalized","id":"b301ed3f-1490-491f-995f-6e64e69674d4","occurred_at":"2026-11-30T05:00:02.000+00:00","payload":{"completed_at":"2026-11-30T05:00:02.000+00:00","cost":{"amount":"0.0051","currency":"USD"},"direction":"outbound","encoding":"GSM-7","errors":[],"from":{"carrier":"Telnyx","line_type":"Wireless","phone_number":"+15005550006"},"id":"40385f64-5717-4562-b3fc-2c963f66afa6","media":[],"messaging_profile_id":"4000eba1-a0c0-4563-9925-b25e842a7cb6","organization_id":"b448f9cc-a842-4784-98e9-03c1a5872950","parts":1,"received_at":"2026-11-30T05:00:00.000+00:00","record_type":"message","sent_at":"2026-11-30T05:00:01.000+00:00","tags":["orders","shipping"],"text":"Your order #1234 has shipped and will arrive on Tuesday. Track it at https://example.com/t/abc123 - reply STOP to opt out.","to":[{"carrier":"T-Mobile USA","line_type":"Wireless","phone_number":"+14155550123","status":"delivered"}],"type":"SMS","valid_until":"2026-11-30T06:00:00.000+00:00","webhook_failover_url":"https://backup.example.com/sms/status","webhook_url":"https://example.com/sms/status"},"record_type":"event"},"meta":{"attempt":1,"delivered_to":"https://example.com/sms/status"}}"#;
+    assert!((1050..1200).contains(&body.len()), "{}", body.len());
+    body.to_owned()
+}
+
+/// The bytes Twilio signs: the URL, then each name and value, sorted (the names are ASCII, so
+/// byte order is Twilio's UTF-16 order).
+fn twilio_payload(params: &[(&str, &str)]) -> Vec<u8> {
+    let mut sorted = params.to_vec();
+    sorted.sort_unstable();
+    let mut payload = URL.as_bytes().to_vec();
+    for (name, value) in sorted {
+        payload.extend_from_slice(name.as_bytes());
+        payload.extend_from_slice(value.as_bytes());
+    }
+    payload
+}
+
+fn bare_hmacs(c: &mut Criterion, group: &str, sha1: bool, key: &[u8], payload: &[u8]) {
+    let mut group = c.benchmark_group(group);
+    if sha1 {
+        let ring_key = ring::hmac::Key::new(ring::hmac::HMAC_SHA1_FOR_LEGACY_USE_ONLY, key);
+        group.bench_function("bare hmac-sha1 (ring)", |b| b.iter(|| ring::hmac::sign(&ring_key, black_box(payload))));
+        let keyed = hmac::Hmac::<sha1::Sha1>::new_from_slice(key).unwrap();
+        group.bench_function("bare hmac-sha1 (rustcrypto)", |b| {
+            b.iter(|| {
+                let mut mac = keyed.clone();
+                mac.update(black_box(payload));
+                mac.finalize().into_bytes()
+            });
+        });
+    } else {
+        let ring_key = ring::hmac::Key::new(ring::hmac::HMAC_SHA256, key);
+        group.bench_function("bare hmac-sha256 (ring)", |b| b.iter(|| ring::hmac::sign(&ring_key, black_box(payload))));
+        let keyed = hmac::Hmac::<sha2::Sha256>::new_from_slice(key).unwrap();
+        group.bench_function("bare hmac-sha256 (rustcrypto)", |b| {
+            b.iter(|| {
+                let mut mac = keyed.clone();
+                mac.update(black_box(payload));
+                mac.finalize().into_bytes()
+            });
+        });
+    }
+}
+
+fn verify(c: &mut Criterion, group: &str, verifier: &dyn WebhookVerifier, request: &SignedRequest) {
+    verifier.verify_at(&request.as_request(), now()).expect("the bench request verifies");
+    c.benchmark_group(group).bench_function("verify_at", |b| {
+        b.iter(|| verifier.verify_at(black_box(&request.as_request()), now()).unwrap());
+    });
+}
+
+fn twilio(c: &mut Criterion) {
+    let token = "0123456789abcdef0123456789abcdef";
+    let request = signed_twilio_request(token, URL, &TWILIO_PARAMS);
+    verify(c, "twilio", &TwilioWebhook::new(token).unwrap(), &request);
+    bare_hmacs(c, "twilio", true, token.as_bytes(), &twilio_payload(&TWILIO_PARAMS));
+}
+
+fn plivo(c: &mut Criterion) {
+    let token = "MzQ5ZmE2ZTk0NDMzNjY1NjAzZDhkNmYwYmY0NjNk";
+    let nonce = "05429567804466091622";
+    let request = signed_plivo_v3_request(token, URL, &PLIVO_PARAMS, nonce);
+    verify(c, "plivo_v3", &PlivoWebhook::new(token).unwrap(), &request);
+    let payload = format!("{}.{nonce}", sms_sdk::provider::plivo::__private::v3_string("POST", URL, &PLIVO_PARAMS));
+    bare_hmacs(c, "plivo_v3", false, token.as_bytes(), payload.as_bytes());
+}
+
+fn vonage(c: &mut Criterion) {
+    let secret = "vonage-signature-secret-0123456789";
+    let request = signed_vonage_request(secret, URL, VONAGE_BODY, NOW, "3a3e8ad0-5b4c-4b4e-9c5e-0123456789ab");
+    verify(c, "vonage", &VonageWebhook::new(secret).unwrap(), &request);
+    let token = request.headers["authorization"].to_str().unwrap().strip_prefix("Bearer ").unwrap();
+    let signed = token.rsplit_once('.').unwrap().0;
+    bare_hmacs(c, "vonage", false, secret.as_bytes(), signed.as_bytes());
+}
+
+fn telnyx(c: &mut Criterion) {
+    let pair = TelnyxKeyPair::from_seed([7; 32]);
+    let body = telnyx_body();
+    let request = signed_telnyx_request(&pair, URL, &body, NOW);
+    verify(c, "telnyx", &TelnyxWebhook::new(&pair.public_key).unwrap(), &request);
+    let payload = sms_sdk::provider::telnyx::__private::signed_payload(&NOW.to_string(), body.as_bytes());
+    let signature = request.headers["telnyx-signature-ed25519"].to_str().unwrap();
+    let signature = ed25519_dalek::Signature::from_slice(&decode(signature)).unwrap();
+    let key = ed25519_dalek::VerifyingKey::from_bytes(&decode(&pair.public_key).try_into().unwrap()).unwrap();
+    c.benchmark_group("telnyx").bench_function("bare ed25519-dalek verify", |b| {
+        b.iter(|| key.verify(black_box(&payload), black_box(&signature)).unwrap());
+    });
+}
+
+fn decode(text: &str) -> Vec<u8> {
+    use base64::Engine as _;
+    base64::engine::general_purpose::STANDARD.decode(text).unwrap()
+}
+
+criterion_group! {
+    name = benches;
+    config = Criterion::default().warm_up_time(Duration::from_millis(500)).measurement_time(Duration::from_secs(2));
+    targets = twilio, plivo, vonage, telnyx
+}
+criterion_main!(benches);
