@@ -13,6 +13,9 @@ pub const OPT_OUT_KEYWORDS: [&str; 6] = ["STOP", "STOPALL", "UNSUBSCRIBE", "CANC
 /// Whole-message help keywords, in order.
 pub const HELP_KEYWORDS: [&str; 2] = ["HELP", "INFO"];
 
+/// The characters of the longest keyword (`UNSUBSCRIBE`; the keywords are ASCII).
+const LONGEST_KEYWORD: usize = "UNSUBSCRIBE".len();
+
 /// What a recipient asked for with a keyword.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -47,7 +50,13 @@ pub struct Keyword {
 /// ```
 #[must_use]
 pub fn detect_keyword(text: &str) -> Option<Keyword> {
-    let word = js_trim(js_trim(text).trim_end_matches(['.', '!', '?'])).to_uppercase();
+    let word = js_trim(js_trim(text).trim_end_matches(['.', '!', '?']));
+    // Uppercasing never gives fewer characters: a longer word matches no keyword, and is not
+    // uppercased (a message body is rarely a keyword).
+    if word.chars().nth(LONGEST_KEYWORD).is_some() {
+        return None;
+    }
+    let word = word.to_uppercase();
     let kind = if OPT_OUT_KEYWORDS.contains(&word.as_str()) {
         KeywordKind::OptedOut
     } else if HELP_KEYWORDS.contains(&word.as_str()) {
@@ -328,6 +337,15 @@ impl EventKind {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn no_keyword_is_longer_than_the_shortcut_allows() {
+        let longest = OPT_OUT_KEYWORDS.iter().chain(&HELP_KEYWORDS).map(|k| k.chars().count()).max();
+        assert_eq!(longest, Some(LONGEST_KEYWORD));
+        // Uppercasing can lengthen a word, never shorten it: `ſtop` (long s) is STOP.
+        assert_eq!(detect_keyword("ſtop").map(|k| k.kind), Some(KeywordKind::OptedOut));
+        assert_eq!(detect_keyword(&"stop".repeat(3)), None);
+    }
 
     #[test]
     fn t244_keyword_lists() {

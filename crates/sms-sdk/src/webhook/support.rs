@@ -143,8 +143,9 @@ impl Settings {
 
     /// The form parameters of `input`, counted against the limit before any is decoded.
     pub(crate) fn form_params<'a>(&self, provider: &'static str, input: &'a [u8]) -> Result<Pairs<'a>, WebhookError> {
-        self.check_param_count(provider, count_params(input))?;
-        Ok(form_pairs(input))
+        let count = count_params(input);
+        self.check_param_count(provider, count)?;
+        Ok(form_pairs_counted(input, count))
     }
 
     /// The parameters a form webhook carries: the URL query for GET, the form body otherwise,
@@ -164,10 +165,14 @@ impl Settings {
     /// The URL the provider signed: the public URL (with the request's query appended when it
     /// has none), the URL rebuilt from forwarded headers when the proxy is trusted, or the URL as
     /// received.
-    pub(crate) fn signed_url(&self, request: &WebhookRequest<'_>) -> String {
+    pub(crate) fn signed_url<'a>(&'a self, request: &WebhookRequest<'a>) -> Cow<'a, str> {
         let (scheme, authority, path, query) = split_url(request.url);
         if let Some(public) = &self.public_url {
-            return if public.contains('?') { public.clone() } else { format!("{public}{query}") };
+            return if public.contains('?') || query.is_empty() {
+                Cow::Borrowed(public)
+            } else {
+                Cow::Owned(format!("{public}{query}"))
+            };
         }
         if self.trust_proxy {
             let first = |name: &str| {
@@ -175,9 +180,9 @@ impl Settings {
             };
             let proto = first("x-forwarded-proto").unwrap_or(scheme);
             let host = first("x-forwarded-host").or_else(|| header(request.headers, "host")).unwrap_or(authority);
-            return format!("{proto}://{host}{path}{query}");
+            return Cow::Owned(format!("{proto}://{host}{path}{query}"));
         }
-        request.url.to_owned()
+        Cow::Borrowed(request.url)
     }
 }
 
@@ -210,23 +215,47 @@ pub(crate) type Pairs<'a> = Vec<(Cow<'a, str>, Cow<'a, str>)>;
 /// How many parameters `url::form_urlencoded::parse` would yield for `input` (its non-empty
 /// `&`-separated segments), counted in one pass without decoding anything.
 pub(crate) fn count_params(input: &[u8]) -> usize {
-    let mut count = 0usize;
-    let mut in_segment = false;
-    for &byte in input {
-        if byte == b'&' {
-            in_segment = false;
-        } else if !in_segment {
-            in_segment = true;
-            count = count.saturating_add(1);
-        }
-    }
-    count
+    // A segment starts at the first byte when it is not `&`, and at every byte that is not `&`
+    // right after one. Counted without branches, so that the loop vectorizes.
+    let first = input.first().is_some_and(|&byte| byte != b'&');
+    let after_first = input.get(1..).unwrap_or_default();
+    let starts: usize =
+        input.iter().zip(after_first).map(|(&before, &byte)| usize::from(before == b'&' && byte != b'&')).sum();
+    starts + usize::from(first)
 }
 
-/// Form-decoded pairs, keeping repeats and order (`+` is a space). Callers that read input
-/// before its signature is checked count it first ([`Settings::form_params`]).
+/// Whether a form segment needs decoding: it holds a `+` or a `%`.
+fn needs_decoding(segment: &str) -> bool {
+    segment.bytes().any(|byte| matches!(byte, b'+' | b'%'))
+}
+
+/// Form-decoded pairs, keeping repeats and order (`+` is a space), exactly as
+/// `url::form_urlencoded::parse` yields them. Callers that read input before its signature is
+/// checked count it first ([`Settings::form_params`]).
+///
+/// Decoding is lazy: a UTF-8 input is split in place, and only a parameter holding a `+` or a
+/// `%` goes through the decoder; every other name and value borrows from the input.
 pub(crate) fn form_pairs(input: &[u8]) -> Pairs<'_> {
-    url::form_urlencoded::parse(input).collect()
+    form_pairs_counted(input, 0)
+}
+
+/// [`form_pairs`], with room for `count` pairs (counted by the caller) made at once.
+pub(crate) fn form_pairs_counted(input: &[u8], count: usize) -> Pairs<'_> {
+    let Ok(text) = std::str::from_utf8(input) else {
+        // Not UTF-8: the decoder replaces what is invalid, pair by pair.
+        return url::form_urlencoded::parse(input).collect();
+    };
+    let mut pairs = Vec::with_capacity(count);
+    for segment in text.split('&').filter(|segment| !segment.is_empty()) {
+        if needs_decoding(segment) {
+            // One segment without `&` is one pair.
+            pairs.extend(url::form_urlencoded::parse(segment.as_bytes()).take(1));
+        } else {
+            let (name, value) = segment.split_once('=').unwrap_or((segment, ""));
+            pairs.push((Cow::Borrowed(name), Cow::Borrowed(value)));
+        }
+    }
+    pairs
 }
 
 /// The first value of each key, as a JSON object (the `raw` of form webhooks). A key that
@@ -237,14 +266,17 @@ pub(crate) fn unique_fields(
     pairs: &[(Cow<'_, str>, Cow<'_, str>)],
     read: impl Fn(&str) -> bool,
 ) -> Result<serde_json::Map<String, serde_json::Value>, WebhookError> {
-    let mut map = serde_json::Map::new();
+    let mut map = serde_json::Map::with_capacity(pairs.len());
     for (key, value) in pairs {
-        if map.contains_key(key.as_ref()) {
-            if read(key) {
+        // One hash per parameter: the entry is looked up once, with the key it will keep.
+        match map.entry(key.as_ref()) {
+            serde_json::map::Entry::Vacant(entry) => {
+                entry.insert(serde_json::Value::String(value.as_ref().to_owned()));
+            }
+            serde_json::map::Entry::Occupied(_) if read(key) => {
                 return Err(WebhookError::payload(provider, format!("the parameter {key} appears more than once")));
             }
-        } else {
-            map.insert(key.clone().into_owned(), serde_json::Value::String(value.clone().into_owned()));
+            serde_json::map::Entry::Occupied(_) => {}
         }
     }
     Ok(map)
@@ -294,12 +326,141 @@ pub(crate) fn check_json_duplicates(
     }
 }
 
-/// Whether `path` is a read path of `leaves` (dotted, `*` for array elements) or leads to one.
-pub(crate) fn leads_to(leaves: &[&str], path: &[String]) -> bool {
-    leaves.iter().any(|leaf| {
-        let mut segments = leaf.split('.');
-        path.iter().all(|key| segments.next() == Some(key.as_str()))
+/// Paths from the root that a normalizer reads, one segment per key (`*` for the elements of an
+/// array): at most 64 of them.
+pub(crate) type ReadPaths = [&'static [&'static str]];
+
+/// Whether `path` is one of `leaves` or leads to one.
+pub(crate) fn leads_to(leaves: &ReadPaths, path: &[String]) -> bool {
+    leaves.iter().any(|leaf| leaf.len() >= path.len() && leaf.iter().zip(path).all(|(segment, key)| segment == key))
+}
+
+/// The leaves of `mask` (bit `i` for `leaves[i]`) whose segment `depth` is `key`: those that
+/// still match once `key` is appended to a path of `depth` keys that `mask` matched.
+fn step(leaves: &ReadPaths, mask: u64, depth: usize, key: &str) -> u64 {
+    leaves.iter().take(64).enumerate().fold(0, |next, (i, leaf)| {
+        let bit = 1u64 << i;
+        if mask & bit != 0 && leaf.get(depth) == Some(&key) { next | bit } else { next }
     })
+}
+
+/// The JSON value of `body`, refused as [`check_json_duplicates`] with [`leads_to`] `leaves`
+/// refuses it, in one pass: the value is built while the keys on the read paths are checked for
+/// repeats. A body that fails either check is passed again through [`check_json_duplicates`]
+/// and `serde_json`, so that the error is exactly theirs (which failure comes first can differ
+/// between the strict parse and the lenient walk).
+///
+/// # Errors
+/// A repeated key on a read path, or a body that is not JSON (a payload error either way).
+pub(crate) fn parse_json_checked(
+    provider: &'static str,
+    body: &[u8],
+    leaves: &ReadPaths,
+) -> Result<serde_json::Value, WebhookError> {
+    let mut duplicate = false;
+    let mut deserializer = serde_json::Deserializer::from_slice(body);
+    let all = u64::MAX >> 64usize.saturating_sub(leaves.len().min(64));
+    let built = Build { leaves, mask: all, depth: 0, duplicate: &mut duplicate }
+        .deserialize(&mut deserializer)
+        .and_then(|value| deserializer.end().map(|()| value));
+    if let (Ok(value), false) = (built, duplicate) {
+        return Ok(value);
+    }
+    check_json_duplicates(provider, body, &|path| leads_to(leaves, path))?;
+    serde_json::from_slice(body).map_err(|_| WebhookError::payload(provider, "the body is not JSON"))
+}
+
+/// One step of [`parse_json_checked`]: a value on a read path, `depth` keys from the root, that
+/// the leaves of `mask` lead through.
+struct Build<'w> {
+    leaves: &'w ReadPaths,
+    mask: u64,
+    depth: usize,
+    duplicate: &'w mut bool,
+}
+
+impl Build<'_> {
+    fn child(&mut self, mask: u64) -> Build<'_> {
+        Build { leaves: self.leaves, mask, depth: self.depth.saturating_add(1), duplicate: self.duplicate }
+    }
+}
+
+impl<'de> DeserializeSeed<'de> for Build<'_> {
+    type Value = serde_json::Value;
+
+    fn deserialize<D: de::Deserializer<'de>>(self, deserializer: D) -> Result<serde_json::Value, D::Error> {
+        deserializer.deserialize_any(self)
+    }
+}
+
+/// Builds values as `serde_json::Value`'s own `Deserialize` does (a repeated key keeps its
+/// first place and its last value), checking the read keys of each object for repeats.
+impl<'de> Visitor<'de> for Build<'_> {
+    type Value = serde_json::Value;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("any JSON value")
+    }
+
+    fn visit_bool<E>(self, value: bool) -> Result<serde_json::Value, E> {
+        Ok(serde_json::Value::Bool(value))
+    }
+
+    fn visit_i64<E>(self, value: i64) -> Result<serde_json::Value, E> {
+        Ok(serde_json::Value::Number(value.into()))
+    }
+
+    fn visit_u64<E>(self, value: u64) -> Result<serde_json::Value, E> {
+        Ok(serde_json::Value::Number(value.into()))
+    }
+
+    fn visit_f64<E>(self, value: f64) -> Result<serde_json::Value, E> {
+        Ok(serde_json::Number::from_f64(value).map_or(serde_json::Value::Null, serde_json::Value::Number))
+    }
+
+    fn visit_str<E>(self, value: &str) -> Result<serde_json::Value, E> {
+        Ok(serde_json::Value::String(value.to_owned()))
+    }
+
+    fn visit_string<E>(self, value: String) -> Result<serde_json::Value, E> {
+        Ok(serde_json::Value::String(value))
+    }
+
+    fn visit_unit<E>(self) -> Result<serde_json::Value, E> {
+        Ok(serde_json::Value::Null)
+    }
+
+    fn visit_map<A: MapAccess<'de>>(mut self, mut access: A) -> Result<serde_json::Value, A::Error> {
+        let mut map = serde_json::Map::new();
+        while let Some(key) = access.next_key::<String>()? {
+            let mask = step(self.leaves, self.mask, self.depth, &key);
+            let value = if mask == 0 {
+                access.next_value::<serde_json::Value>()?
+            } else if map.contains_key(&key) {
+                *self.duplicate = true;
+                return Err(de::Error::custom("duplicate key"));
+            } else {
+                access.next_value_seed(self.child(mask))?
+            };
+            map.insert(key, value);
+        }
+        Ok(serde_json::Value::Object(map))
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(mut self, mut access: A) -> Result<serde_json::Value, A::Error> {
+        let mut values = Vec::new();
+        let mask = step(self.leaves, self.mask, self.depth, "*");
+        if mask == 0 {
+            while let Some(value) = access.next_element::<serde_json::Value>()? {
+                values.push(value);
+            }
+        } else {
+            while let Some(value) = access.next_element_seed(self.child(mask))? {
+                values.push(value);
+            }
+        }
+        Ok(serde_json::Value::Array(values))
+    }
 }
 
 /// One step of [`check_json_duplicates`]: a value at `path`.
@@ -390,11 +551,63 @@ pub(crate) fn decode_base64(text: &str) -> Option<Vec<u8>> {
     base64::engine::general_purpose::STANDARD.decode(text.trim()).ok()
 }
 
-/// A base64 signature of at most `max_bytes` bytes, strictly decoded; longer text is refused
-/// before it is decoded.
-pub(crate) fn decode_signature(text: &str, max_bytes: usize) -> Option<Vec<u8>> {
+/// The most bytes a signature decodes to: an Ed25519 signature, rounded up to whole base64
+/// quanta (the decoder asks for room for whole quanta).
+const SIGNATURE_CAPACITY: usize = 64usize.div_ceil(3) * 3;
+
+/// A decoded signature, on the stack.
+#[derive(Clone, Copy)]
+pub(crate) struct SignatureBytes {
+    bytes: [u8; SIGNATURE_CAPACITY],
+    len: usize,
+}
+
+impl std::ops::Deref for SignatureBytes {
+    type Target = [u8];
+
+    fn deref(&self) -> &[u8] {
+        self.bytes.get(..self.len).unwrap_or_default()
+    }
+}
+
+/// A base64 signature of at most `max_bytes` bytes (64 at most), strictly decoded (as
+/// [`decode_base64`]) without allocating; longer text is refused before it is decoded.
+pub(crate) fn decode_signature(text: &str, max_bytes: usize) -> Option<SignatureBytes> {
     let text = text.trim();
-    (text.len() <= max_bytes.div_ceil(3).saturating_mul(4)).then(|| decode_base64(text)).flatten()
+    let max_bytes = max_bytes.min(SIGNATURE_CAPACITY);
+    if text.len() > max_bytes.div_ceil(3).saturating_mul(4) {
+        return None;
+    }
+    let mut bytes = [0u8; SIGNATURE_CAPACITY];
+    let len = base64::engine::general_purpose::STANDARD.decode_slice(text, &mut bytes).ok()?;
+    Some(SignatureBytes { bytes, len })
+}
+
+#[cfg(any(feature = "twilio", feature = "plivo", feature = "vonage"))]
+/// A MAC with its key set up once (HMAC: the padded key's blocks already hashed), started anew
+/// for each message by cloning. Its `Debug` shows nothing of the key.
+#[derive(Clone)]
+pub(crate) struct KeyedMac<M>(M);
+
+#[cfg(any(feature = "twilio", feature = "plivo", feature = "vonage"))]
+impl<M> fmt::Debug for KeyedMac<M> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("KeyedMac(..)")
+    }
+}
+
+#[cfg(any(feature = "twilio", feature = "plivo", feature = "vonage"))]
+impl<M: hmac::Mac + hmac::digest::KeyInit + Clone> KeyedMac<M> {
+    /// The MAC keyed with `key`, or `None` when the algorithm refuses the key's length (HMAC
+    /// takes any length).
+    pub(crate) fn new(key: &[u8]) -> Option<Self> {
+        <M as hmac::digest::KeyInit>::new_from_slice(key).ok().map(Self)
+    }
+
+    /// A fresh MAC context for one message.
+    pub(crate) fn start(&self) -> M {
+        self.0.clone()
+    }
 }
 
 /// Standard base64 with padding.
@@ -418,4 +631,130 @@ pub(crate) fn unix_seconds(now: SystemTime) -> i64 {
 /// A lenient timestamp (`…Z`, `…+00:00`, fractional seconds), as providers send them.
 pub(crate) fn parse_time(text: &str) -> Option<time::OffsetDateTime> {
     time::OffsetDateTime::parse(text, &time::format_description::well_known::Rfc3339).ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    use super::*;
+
+    /// The dotted read paths as the verifiers wrote them before they were split into segments,
+    /// and that reading of them: each path key is the next dotted segment.
+    const DOTTED: [&str; 5] = ["data.id", "data.to.*.status", "data.to.*.phone_number", "error.type", "x"];
+    const SPLIT: [&[&str]; 5] = [
+        &["data", "id"],
+        &["data", "to", "*", "status"],
+        &["data", "to", "*", "phone_number"],
+        &["error", "type"],
+        &["x"],
+    ];
+
+    fn dotted_leads_to(path: &[String]) -> bool {
+        DOTTED.iter().any(|leaf| {
+            let mut segments = leaf.split('.');
+            path.iter().all(|key| segments.next() == Some(key.as_str()))
+        })
+    }
+
+    /// The two passes [`parse_json_checked`] stands for.
+    fn two_passes(body: &[u8]) -> Result<serde_json::Value, WebhookError> {
+        check_json_duplicates("p", body, &dotted_leads_to)?;
+        serde_json::from_slice(body).map_err(|_| WebhookError::payload("p", "the body is not JSON"))
+    }
+
+    fn key() -> impl Strategy<Value = Vec<u8>> {
+        proptest::sample::select(vec!["data", "id", "to", "*", "status", "phone_number", "error", "type", "x", "x.y"])
+            .prop_map(|key| format!("\"{key}\"").into_bytes())
+    }
+
+    /// JSON-like text: valid values, repeated keys on and off the read paths, strings that only
+    /// the strict parser refuses (a lone surrogate, a byte that is not UTF-8), numbers out of
+    /// range and broken syntax.
+    fn json_text() -> impl Strategy<Value = Vec<u8>> {
+        let leaf = proptest::sample::select(vec![
+            b"1".to_vec(),
+            b"-2.5e3".to_vec(),
+            b"true".to_vec(),
+            b"null".to_vec(),
+            b"\"s\"".to_vec(),
+            b"\"\\u00e9\\n\"".to_vec(),
+            b"\"\\ud800\"".to_vec(),
+            b"\"\xff\"".to_vec(),
+            b"1e999".to_vec(),
+            b"[".to_vec(),
+            b"{".to_vec(),
+        ]);
+        leaf.prop_recursive(4, 48, 5, |inner| {
+            prop_oneof![
+                proptest::collection::vec(inner.clone(), 0..4)
+                    .prop_map(|items| { [b"[".to_vec(), items.join(&b","[..]), b"]".to_vec()].concat() }),
+                proptest::collection::vec((key(), inner), 0..5).prop_map(|members| {
+                    let members: Vec<Vec<u8>> =
+                        members.into_iter().map(|(k, v)| [k, b":".to_vec(), v].concat()).collect();
+                    [b"{".to_vec(), members.join(&b","[..]), b"}".to_vec()].concat()
+                }),
+            ]
+        })
+    }
+
+    fn form_input() -> impl Strategy<Value = Vec<u8>> {
+        let bytes: Vec<&[u8]> =
+            vec![b"a", b"=", b"&", b"%", b"%4", b"%41", b"%e2%82%ac", b"+", b"\xff", "é".as_bytes(), b"~"];
+        proptest::collection::vec(proptest::sample::select(bytes), 0..24).prop_map(|parts| parts.concat())
+    }
+
+    proptest! {
+        #[test]
+        fn one_pass_json_is_the_two_passes(body in json_text()) {
+            let one = parse_json_checked("p", &body, &SPLIT);
+            let two = two_passes(&body);
+            prop_assert_eq!(one.as_ref().map(ToString::to_string), two.as_ref().map(ToString::to_string));
+            prop_assert_eq!(one, two);
+        }
+
+        #[test]
+        fn read_paths_lead_as_the_dotted_ones(path in proptest::collection::vec(
+            proptest::sample::select(vec!["data", "id", "to", "*", "status", "error", "type", "x", "x.y", "data.id"]), 0..6)
+        ) {
+            let path: Vec<String> = path.into_iter().map(str::to_owned).collect();
+            prop_assert_eq!(leads_to(&SPLIT, &path), dotted_leads_to(&path));
+            let stepped = path.iter().enumerate().fold(u64::MAX >> (64 - SPLIT.len()), |mask, (depth, key)| {
+                step(&SPLIT, mask, depth, key)
+            });
+            prop_assert_eq!(stepped != 0, dotted_leads_to(&path));
+        }
+
+        #[test]
+        fn lazy_form_pairs_are_the_decoders(input in form_input()) {
+            let expected: Vec<(String, String)> =
+                url::form_urlencoded::parse(&input).map(|(k, v)| (k.into_owned(), v.into_owned())).collect();
+            let pairs: Vec<(String, String)> =
+                form_pairs(&input).into_iter().map(|(k, v)| (k.into_owned(), v.into_owned())).collect();
+            prop_assert_eq!(&pairs, &expected);
+            prop_assert_eq!(count_params(&input), expected.len());
+        }
+
+        #[test]
+        fn stack_signatures_decode_as_base64(text in "[A-Za-z0-9+/=\\- ]{0,92}", max in proptest::sample::select(vec![20usize, 32, 64])) {
+            let expected = (text.trim().len() <= max.div_ceil(3) * 4).then(|| decode_base64(&text)).flatten();
+            prop_assert_eq!(decode_signature(&text, max).map(|bytes| bytes.to_vec()), expected);
+        }
+    }
+
+    #[test]
+    fn a_repeated_read_key_is_named_and_other_repeats_keep_the_last_value() {
+        let error = parse_json_checked("p", br#"{"data":{"id":"1","id":"2"}}"#, &SPLIT).unwrap_err();
+        assert_eq!(error.to_string(), "p webhook payload is invalid: the key id appears more than once");
+        let value = parse_json_checked("p", br#"{"a":1,"b":2,"a":3}"#, &SPLIT).unwrap();
+        assert_eq!(value.to_string(), r#"{"a":3,"b":2}"#);
+    }
+
+    #[test]
+    fn signature_bytes_are_on_the_stack_up_to_64() {
+        let signature = encode_base64(&[7u8; 64]);
+        assert_eq!(decode_signature(&signature, 64).map(|s| s.to_vec()), Some(vec![7u8; 64]));
+        assert!(decode_signature(&signature, 32).is_none());
+        assert_eq!(decode_signature(" AQ== ", 20).map(|s| s.to_vec()), Some(vec![1]));
+    }
 }

@@ -4,7 +4,7 @@
 use std::borrow::Cow;
 use std::time::SystemTime;
 
-use ring::hmac;
+use hmac::Mac as _;
 use serde_json::Value;
 
 use super::NAME;
@@ -12,15 +12,20 @@ use crate::error::Error;
 use crate::redact::Secret;
 use crate::webhook::event::{DeliveryStatus, EventKind, Inbound, StatusUpdate};
 use crate::webhook::{
-    Pairs, Settings, SmsEvent, WebhookError, WebhookRequest, WebhookVerifier, count_params, decode_signature,
-    encode_base64, form_pairs, header, indexed_values, key_index, query, same_bytes, split_url, unique_fields,
+    KeyedMac, Pairs, Settings, SmsEvent, WebhookError, WebhookRequest, WebhookVerifier, count_params, decode_signature,
+    encode_base64, form_pairs, form_pairs_counted, header, indexed_values, key_index, query, same_bytes, split_url,
+    unique_fields,
 };
 
 /// The longest signature decoded: an HMAC-SHA256 is 32 bytes.
 const SIGNATURE_BYTES: usize = 32;
 
-fn key(auth_token: &str) -> hmac::Key {
-    hmac::Key::new(hmac::HMAC_SHA256, auth_token.as_bytes())
+/// HMAC-SHA256 of the `hmac` and `sha2` crates (with the CPU's SHA extensions where it has them).
+type HmacSha256 = hmac::Hmac<sha2::Sha256>;
+
+/// The MAC keyed with the auth token (HMAC takes a key of any length).
+fn keyed(auth_token: &str) -> Option<KeyedMac<HmacSha256>> {
+    KeyedMac::new(auth_token.as_bytes())
 }
 
 /// The default port of a scheme, with its colon.
@@ -57,14 +62,13 @@ fn write_joined(pairs: &[(&str, &str)], out: &mut dyn FnMut(&str)) {
 }
 
 /// Writes the text the V3 signature covers, before the `.` and the nonce, piece by piece (into
-/// a string or straight into a MAC). The pairs are sorted once; nothing is copied.
-fn write_v3(method: &str, url: &str, params: &[(&str, &str)], out: &mut dyn FnMut(&str)) {
+/// a string or straight into a MAC). The pairs are sorted once, in place; nothing is copied.
+fn write_v3(method: &str, url: &str, mut body: Vec<(&str, &str)>, out: &mut dyn FnMut(&str)) {
     let query_pairs = form_pairs(query(url).as_bytes());
     let mut query: Vec<(&str, &str)> = query_pairs.iter().map(|(k, v)| (k.as_ref(), v.as_ref())).collect();
-    let mut body = params.to_vec();
     write_base(url, false, out);
     if method.eq_ignore_ascii_case("GET") {
-        query.append(&mut body);
+        query.extend(body);
         query.sort_unstable();
         if !query.is_empty() {
             out("?");
@@ -96,25 +100,25 @@ fn write_v3(method: &str, url: &str, params: &[(&str, &str)], out: &mut dyn FnMu
 }
 
 /// HMAC-SHA256 of what `write` writes, then `nonce`.
-fn mac(auth_token: &str, write: impl FnOnce(&mut dyn FnMut(&str)), nonce: &str) -> hmac::Tag {
-    let mut context = hmac::Context::with_key(&key(auth_token));
-    write(&mut |part: &str| context.update(part.as_bytes()));
-    context.update(nonce.as_bytes());
-    context.sign()
+fn mac(keyed: &KeyedMac<HmacSha256>, write: impl FnOnce(&mut dyn FnMut(&str)), nonce: &str) -> [u8; 32] {
+    let mut mac = keyed.start();
+    write(&mut |part: &str| mac.update(part.as_bytes()));
+    mac.update(nonce.as_bytes());
+    mac.finalize().into_bytes().into()
 }
 
 /// The V2 MAC: the URL without its query, then the nonce.
-fn v2_mac(auth_token: &str, url: &str, nonce: &str) -> hmac::Tag {
-    mac(auth_token, |out| write_base(url, true, out), nonce)
+fn v2_mac(keyed: &KeyedMac<HmacSha256>, url: &str, nonce: &str) -> [u8; 32] {
+    mac(keyed, |out| write_base(url, true, out), nonce)
 }
 
 /// The V3 MAC: [`write_v3`], `.` and the nonce.
-fn v3_mac(auth_token: &str, method: &str, url: &str, params: &[(&str, &str)], nonce: &str) -> hmac::Tag {
+fn v3_mac(keyed: &KeyedMac<HmacSha256>, method: &str, url: &str, params: Vec<(&str, &str)>, nonce: &str) -> [u8; 32] {
     let write = |out: &mut dyn FnMut(&str)| {
         write_v3(method, url, params, out);
         out(".");
     };
-    mac(auth_token, write, nonce)
+    mac(keyed, write, nonce)
 }
 
 fn borrowed<K: AsRef<str>, V: AsRef<str>>(params: &[(K, V)]) -> Vec<(&str, &str)> {
@@ -124,14 +128,14 @@ fn borrowed<K: AsRef<str>, V: AsRef<str>>(params: &[(K, V)]) -> Vec<(&str, &str)
 /// The V2 signature: base64 HMAC-SHA256 over the URL without its query, then the nonce.
 #[must_use]
 pub fn signature_v2(auth_token: &str, url: &str, nonce: &str) -> String {
-    encode_base64(v2_mac(auth_token, url, nonce).as_ref())
+    keyed(auth_token).map(|keyed| encode_base64(&v2_mac(&keyed, url, nonce))).unwrap_or_default()
 }
 
 /// The text the V3 signature covers, before the `.` and the nonce.
 #[must_use]
 pub fn v3_string<K: AsRef<str>, V: AsRef<str>>(method: &str, url: &str, params: &[(K, V)]) -> String {
     let mut text = String::new();
-    write_v3(method, url, &borrowed(params), &mut |part| text.push_str(part));
+    write_v3(method, url, borrowed(params), &mut |part| text.push_str(part));
     text
 }
 
@@ -145,13 +149,16 @@ pub fn signature_v3<K: AsRef<str>, V: AsRef<str>>(
     params: &[(K, V)],
     nonce: &str,
 ) -> String {
-    encode_base64(v3_mac(auth_token, method, url, &borrowed(params), nonce).as_ref())
+    keyed(auth_token)
+        .map(|keyed| encode_base64(&v3_mac(&keyed, method, url, borrowed(params), nonce)))
+        .unwrap_or_default()
 }
 
 /// Verifies and parses Plivo's message webhooks.
 #[derive(Debug, Clone)]
 pub struct PlivoWebhook {
-    auth_token: Secret,
+    /// The HMAC keyed with the auth token once, cloned for each request.
+    keyed: KeyedMac<HmacSha256>,
     settings: Settings,
 }
 
@@ -165,7 +172,9 @@ impl PlivoWebhook {
         if auth_token.is_empty() {
             return Err(Error::configuration("The Plivo webhook verifier needs the auth token."));
         }
-        Ok(Self { auth_token, settings: Settings::default() })
+        let keyed = keyed(auth_token.expose())
+            .ok_or_else(|| Error::configuration("The Plivo auth token cannot key HMAC-SHA256."))?;
+        Ok(Self { keyed, settings: Settings::default() })
     }
 
     crate::webhook::verifier_options!(url);
@@ -173,7 +182,6 @@ impl PlivoWebhook {
     /// Checks the V3 (when present) or V2 signatures. Returns the body parameters when V3 signed
     /// them (decoded once, used again by the normalizer).
     fn verify_signature<'a>(&self, request: &WebhookRequest<'a>) -> Result<Option<Pairs<'a>>, WebhookError> {
-        let token = self.auth_token.expose();
         let url = self.settings.signed_url(request);
         let present = |name: &str| header(request.headers, name).filter(|v| !v.is_empty());
         let missing = WebhookError::MissingSignature { provider: NAME };
@@ -181,10 +189,10 @@ impl PlivoWebhook {
         let (expected, v3_list, v2_headers, body_params) = if let Some(v3) = present("x-plivo-signature-v3") {
             let nonce = present("x-plivo-signature-v3-nonce").ok_or(missing)?;
             let body: &[u8] = if get { b"" } else { request.body };
-            let count = count_params(query(&url).as_bytes()).saturating_add(count_params(body));
-            self.settings.check_param_count(NAME, count)?;
-            let params = form_pairs(body);
-            let expected = v3_mac(token, request.method, &url, &borrowed(&params), nonce);
+            let body_count = count_params(body);
+            self.settings.check_param_count(NAME, count_params(query(&url).as_bytes()).saturating_add(body_count))?;
+            let params = form_pairs_counted(body, body_count);
+            let expected = v3_mac(&self.keyed, request.method, &url, borrowed(&params), nonce);
             (expected, Some(v3), [None, None], (!get).then_some(params))
         } else {
             let nonce = present("x-plivo-signature-v2-nonce").ok_or(missing.clone())?;
@@ -192,7 +200,7 @@ impl PlivoWebhook {
             if given.iter().all(Option::is_none) {
                 return Err(missing);
             }
-            (v2_mac(token, &url, nonce), None, given, None)
+            (v2_mac(&self.keyed, &url, nonce), None, given, None)
         };
         // V3's comma-separated list is read lazily: a long list is not collected.
         let given = v3_list.into_iter().flat_map(|list| list.split(',').map(str::trim));

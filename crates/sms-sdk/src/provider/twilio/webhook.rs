@@ -5,44 +5,76 @@ use std::borrow::Cow;
 use std::cmp::Ordering;
 use std::time::SystemTime;
 
-use ring::hmac;
+use hmac::Mac as _;
 use serde_json::Value;
 
 use super::NAME;
+use crate::digest::is_sha256_hex_of;
+#[cfg(test)]
 use crate::digest::sha256_hex;
 use crate::error::Error;
 use crate::redact::{Secret, js_trim};
 use crate::webhook::event::{DeliveryStatus, EventKind, Inbound, Keyword, KeywordKind, StatusUpdate};
 use crate::webhook::{
-    Settings, SmsEvent, WebhookError, WebhookRequest, WebhookVerifier, check_json_duplicates, decode_signature,
-    encode_base64, header, indexed_values, key_index, query, same_bytes, split_url, unique_fields,
+    KeyedMac, Settings, SmsEvent, WebhookError, WebhookRequest, WebhookVerifier, check_json_duplicates,
+    decode_signature, encode_base64, header, indexed_values, key_index, query, same_bytes, split_url, unique_fields,
 };
+
+/// HMAC-SHA1 of the `hmac` and `sha1` crates (with the CPU's SHA extensions where it has them).
+type HmacSha1 = hmac::Hmac<sha1::Sha1>;
+
+/// Orders two strings as their UTF-16 code units do (Twilio's order), without transcoding them.
+///
+/// UTF-8 byte order is code point order, and that is UTF-16 order except where a character above
+/// U+FFFF (a surrogate pair, 0xD800.. in UTF-16; lead byte 0xF0..=0xF4 in UTF-8) meets one in
+/// U+E000..=U+FFFF (lead byte 0xEE or 0xEF): UTF-16 puts the surrogate pair first. At the first
+/// byte where two strings differ, both are at the same offset of a character (what comes before
+/// is equal), so only that pair of lead bytes needs the exception.
+fn utf16_order(a: &str, b: &str) -> Ordering {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    match a.iter().zip(b).find(|(x, y)| x != y) {
+        None => a.len().cmp(&b.len()),
+        Some((&x, &y)) => match (x, y) {
+            (0xEE..=0xEF, 0xF0..) => Ordering::Greater,
+            (0xF0.., 0xEE..=0xEF) => Ordering::Less,
+            _ => x.cmp(&y),
+        },
+    }
+}
 
 /// Twilio's parameter order: by name, then value, comparing UTF-16 code units.
 fn by_name_then_value(a: &(&str, &str), b: &(&str, &str)) -> Ordering {
-    a.0.encode_utf16().cmp(b.0.encode_utf16()).then_with(|| a.1.encode_utf16().cmp(b.1.encode_utf16()))
+    utf16_order(a.0, b.0).then_with(|| utf16_order(a.1, b.1))
 }
 
 /// `params` in Twilio's signing order (one sort; the pairs are borrowed, nothing is copied).
+/// Without a byte 0xEE or above (no character from U+E000 up) UTF-16 order is byte order, and
+/// the sort compares bytes only.
 fn sorted<'p>(params: impl Iterator<Item = (&'p str, &'p str)>) -> Vec<(&'p str, &'p str)> {
     let mut sorted: Vec<(&str, &str)> = params.collect();
-    sorted.sort_by(by_name_then_value);
+    let high = |text: &str| text.bytes().any(|b| b >= 0xEE);
+    if sorted.iter().any(|(name, value)| high(name) || high(value)) {
+        sorted.sort_unstable_by(by_name_then_value);
+    } else {
+        sorted.sort_unstable();
+    }
     sorted
 }
 
 /// HMAC-SHA1 over `url` followed by every name and value of `sorted`, streamed into the MAC.
-fn mac(key: &hmac::Key, url: &str, sorted: &[(&str, &str)]) -> hmac::Tag {
-    let mut context = hmac::Context::with_key(key);
-    context.update(url.as_bytes());
+fn mac(keyed: &KeyedMac<HmacSha1>, url: &str, sorted: &[(&str, &str)]) -> [u8; 20] {
+    let mut mac = keyed.start();
+    mac.update(url.as_bytes());
     for (name, value) in sorted {
-        context.update(name.as_bytes());
-        context.update(value.as_bytes());
+        mac.update(name.as_bytes());
+        mac.update(value.as_bytes());
     }
-    context.sign()
+    mac.finalize().into_bytes().into()
 }
 
-fn key(auth_token: &str) -> hmac::Key {
-    hmac::Key::new(hmac::HMAC_SHA1_FOR_LEGACY_USE_ONLY, auth_token.as_bytes())
+/// The MAC keyed with the auth token (HMAC takes a key of any length).
+fn keyed(auth_token: &str) -> Option<KeyedMac<HmacSha1>> {
+    KeyedMac::new(auth_token.as_bytes())
 }
 
 /// The `X-Twilio-Signature` of `params` posted to `url`: base64 of HMAC-SHA1 keyed with the auth
@@ -50,32 +82,37 @@ fn key(auth_token: &str) -> hmac::Key {
 #[must_use]
 pub fn signature<K: AsRef<str>, V: AsRef<str>>(auth_token: &str, url: &str, params: &[(K, V)]) -> String {
     let sorted = sorted(params.iter().map(|(k, v)| (k.as_ref(), v.as_ref())));
-    encode_base64(mac(&key(auth_token), url, &sorted).as_ref())
+    keyed(auth_token).map(|keyed| encode_base64(&mac(&keyed, url, &sorted))).unwrap_or_default()
 }
 
 /// The URLs a signature may have been computed over: as received, and with the port inserted
 /// (no port) or removed (a port). Scheme, host and user info are kept as written.
 #[must_use]
 pub fn url_variants(url: &str) -> Vec<String> {
+    std::iter::once(url.to_owned()).chain(other_url_variant(url)).collect()
+}
+
+/// The URL with its port inserted (no port) or removed (a port), for `http` and `https` only.
+fn other_url_variant(url: &str) -> Option<String> {
     let (scheme, authority, _, _) = split_url(url);
-    let default_port = match scheme.to_ascii_lowercase().as_str() {
-        "https" => "443",
-        "http" => "80",
-        _ => return vec![url.to_owned()],
+    let default_port = if scheme.eq_ignore_ascii_case("https") {
+        "443"
+    } else if scheme.eq_ignore_ascii_case("http") {
+        "80"
+    } else {
+        return None;
     };
     // `url` is `{scheme}://{authority}{after}`; the authority is `[userinfo@]host[:port]`.
-    let after = url.strip_prefix(scheme).and_then(|u| u.strip_prefix("://")).and_then(|u| u.strip_prefix(authority));
-    let Some(after) = after else { return vec![url.to_owned()] };
+    let after = url.strip_prefix(scheme)?.strip_prefix("://")?.strip_prefix(authority)?;
     let (userinfo, host_port) = match authority.rsplit_once('@') {
         Some((userinfo, host_port)) => (Some(userinfo), host_port),
         None => (None, authority),
     };
     let userinfo = userinfo.map_or_else(String::new, |u| format!("{u}@"));
-    let other = match host_port.rsplit_once(':').filter(|(_, port)| !port.contains(']')) {
+    Some(match host_port.rsplit_once(':').filter(|(_, port)| !port.contains(']')) {
         Some((host, _port)) => format!("{scheme}://{userinfo}{host}{after}"),
         None => format!("{scheme}://{userinfo}{host_port}:{default_port}{after}"),
-    };
-    vec![url.to_owned(), other]
+    })
 }
 
 /// The longest `X-Twilio-Signature` decoded: an HMAC-SHA1 is 20 bytes.
@@ -84,7 +121,8 @@ const SIGNATURE_BYTES: usize = 20;
 /// Verifies and parses Twilio's status and inbound webhooks.
 #[derive(Debug, Clone)]
 pub struct TwilioWebhook {
-    auth_token: Secret,
+    /// The HMAC keyed with the auth token once, cloned for each request.
+    keyed: KeyedMac<HmacSha1>,
     settings: Settings,
 }
 
@@ -98,13 +136,16 @@ impl TwilioWebhook {
         if auth_token.is_empty() {
             return Err(Error::configuration("The Twilio webhook verifier needs the auth token."));
         }
-        Ok(Self { auth_token, settings: Settings::default() })
+        let keyed = keyed(auth_token.expose())
+            .ok_or_else(|| Error::configuration("The Twilio auth token cannot key HMAC-SHA1."))?;
+        Ok(Self { keyed, settings: Settings::default() })
     }
 
     crate::webhook::verifier_options!(url);
 
     /// Checks `given` against the URL variants and the parameters. The parameters are sorted
-    /// once and streamed into the MAC of each URL variant.
+    /// once and streamed into the MAC of each URL variant; the second variant is built only when
+    /// the URL as received does not match.
     fn check_signature(
         &self,
         given: &str,
@@ -114,10 +155,8 @@ impl TwilioWebhook {
         let invalid = WebhookError::InvalidSignature { provider: NAME };
         let given = decode_signature(given, SIGNATURE_BYTES).ok_or(invalid.clone())?;
         let sorted = sorted(params.iter().map(|(k, v)| (k.as_ref(), v.as_ref())));
-        let key = key(self.auth_token.expose());
-        let matches =
-            url_variants(url).iter().any(|candidate| same_bytes(mac(&key, candidate, &sorted).as_ref(), &given));
-        if matches { Ok(()) } else { Err(invalid) }
+        let matches = |candidate: &str| same_bytes(&mac(&self.keyed, candidate, &sorted), &given);
+        if matches(url) || other_url_variant(url).is_some_and(|other| matches(&other)) { Ok(()) } else { Err(invalid) }
     }
 
     /// The verification [`WebhookVerifier::verify_at`] counts.
@@ -126,11 +165,10 @@ impl TwilioWebhook {
         let given = header(request.headers, "x-twilio-signature").filter(|s| !s.is_empty());
         let given = given.ok_or(WebhookError::MissingSignature { provider: NAME })?;
         let url = self.settings.signed_url(request);
-        let json = header(request.headers, "content-type")
-            .is_some_and(|t| t.to_ascii_lowercase().contains("application/json"));
+        let json = header(request.headers, "content-type").is_some_and(is_json);
         if let Some(expected) = json.then(|| body_sha256(&url)).flatten() {
             // A JSON body is signed through its hash in the URL; the URL alone is signed.
-            if !same_bytes(sha256_hex(request.body).as_bytes(), expected.to_ascii_lowercase().as_bytes()) {
+            if !is_sha256_hex_of(&expected, request.body) {
                 return Err(WebhookError::BodyHashMismatch { provider: NAME });
             }
             self.check_signature(given, &url, &[])?;
@@ -147,6 +185,12 @@ impl TwilioWebhook {
         self.check_signature(given, &url, &params)?;
         parse(&params, self.settings.detect_keywords)
     }
+}
+
+/// Whether a `Content-Type` names JSON (`application/json` anywhere in it, in any letter case).
+fn is_json(content_type: &str) -> bool {
+    const JSON: &[u8] = b"application/json";
+    content_type.as_bytes().windows(JSON.len()).any(|window| window.eq_ignore_ascii_case(JSON))
 }
 
 /// The `bodySHA256` query parameter of a signed URL (the query is read lazily, pair by pair).
@@ -205,35 +249,79 @@ pub(crate) fn parse(params: &[(Cow<'_, str>, Cow<'_, str>)], detect_keywords: bo
     parse_map(unique_fields(NAME, params, read_by_normalizer)?, detect_keywords)
 }
 
+/// The fields the normalizer reads, found in one pass over the record (no lookup per field).
+#[derive(Default)]
+struct Read<'a> {
+    message_sid: Option<&'a str>,
+    sms_sid: Option<&'a str>,
+    message_status: Option<&'a str>,
+    sms_status: Option<&'a str>,
+    has_body: bool,
+    body: Option<&'a str>,
+    from: Option<&'a str>,
+    to: Option<&'a str>,
+    num_media: Option<&'a str>,
+    opt_out_type: Option<&'a str>,
+    error_code: Option<&'a str>,
+    /// Whether any key starts with `MediaUrl` (only then are the media fields collected).
+    media: bool,
+}
+
+impl<'a> Read<'a> {
+    fn of(fields: &'a serde_json::Map<String, Value>) -> Self {
+        let mut read = Self::default();
+        for (key, value) in fields {
+            let text = value.as_str();
+            match key.as_str() {
+                "MessageSid" => read.message_sid = text,
+                "SmsSid" => read.sms_sid = text,
+                "MessageStatus" => read.message_status = text,
+                "SmsStatus" => read.sms_status = text,
+                "Body" => (read.has_body, read.body) = (true, text),
+                "From" => read.from = text,
+                "To" => read.to = text,
+                "NumMedia" => read.num_media = text,
+                "OptOutType" => read.opt_out_type = text,
+                "ErrorCode" => read.error_code = text,
+                other => read.media |= other.starts_with("MediaUrl"),
+            }
+        }
+        read
+    }
+}
+
+/// A value that is present and not empty.
+fn non_empty(value: Option<&str>) -> Option<&str> {
+    value.filter(|v| !v.is_empty())
+}
+
 /// Normalizes a verified field record.
 fn parse_map(fields: serde_json::Map<String, Value>, detect_keywords: bool) -> Result<SmsEvent, WebhookError> {
-    let get = |key: &str| fields.get(key).and_then(Value::as_str);
-    let non_empty = |key: &str| get(key).filter(|v| !v.is_empty());
-    let sid = non_empty("MessageSid")
-        .or_else(|| non_empty("SmsSid"))
+    let read = Read::of(&fields);
+    let sid = non_empty(read.message_sid)
+        .or_else(|| non_empty(read.sms_sid))
         .ok_or_else(|| WebhookError::payload(NAME, "missing MessageSid"))?;
     let sid = sid.to_owned();
-    let status = get("MessageStatus").or_else(|| get("SmsStatus")).map(str::to_owned);
-    let inbound = fields.contains_key("Body") && matches!(status.as_deref(), None | Some("received" | "receiving"));
+    let status = read.message_status.or(read.sms_status).map(str::to_owned);
+    let inbound = read.has_body && matches!(status.as_deref(), None | Some("received" | "receiving"));
     let (dedupe_key, kind) = if inbound {
-        let from = non_empty("From").ok_or_else(|| WebhookError::payload(NAME, "missing From"))?.to_owned();
-        let to = non_empty("To").ok_or_else(|| WebhookError::payload(NAME, "missing To"))?.to_owned();
+        let from = non_empty(read.from).ok_or_else(|| WebhookError::payload(NAME, "missing From"))?.to_owned();
+        let to = non_empty(read.to).ok_or_else(|| WebhookError::payload(NAME, "missing To"))?.to_owned();
         // `MediaUrl{i}` for every i below `NumMedia` that the body holds: the count bounds which
         // fields are taken, it is never looped up to.
-        let count = get("NumMedia").and_then(|n| n.parse::<usize>().ok()).unwrap_or(0);
-        let media_urls = indexed_values(&fields, "MediaUrl")
-            .into_iter()
-            .take_while(|&(index, _)| index < count)
-            .map(|(_, url)| url.to_owned())
-            .collect();
-        let message = Inbound {
-            provider_id: sid.clone(),
-            from,
-            to,
-            body: get("Body").unwrap_or_default().to_owned(),
-            media_urls,
+        let count = read.num_media.and_then(|n| n.parse::<usize>().ok()).unwrap_or(0);
+        let media_urls = if read.media && count > 0 {
+            indexed_values(&fields, "MediaUrl")
+                .into_iter()
+                .take_while(|&(index, _)| index < count)
+                .map(|(_, url)| url.to_owned())
+                .collect()
+        } else {
+            Vec::new()
         };
-        let signal = get("OptOutType").map(|t| js_trim(t).to_uppercase()).and_then(|keyword| {
+        let message =
+            Inbound { provider_id: sid.clone(), from, to, body: read.body.unwrap_or_default().to_owned(), media_urls };
+        let signal = read.opt_out_type.map(|t| js_trim(t).to_uppercase()).and_then(|keyword| {
             let kind = match keyword.as_str() {
                 "STOP" => KeywordKind::OptedOut,
                 "START" => KeywordKind::OptedIn,
@@ -245,7 +333,7 @@ fn parse_map(fields: serde_json::Map<String, Value>, detect_keywords: bool) -> R
         (format!("twilio:{sid}:received"), EventKind::inbound(message, signal, detect_keywords))
     } else {
         let status = status.ok_or_else(|| WebhookError::payload(NAME, "neither Body nor MessageStatus"))?;
-        let error_code = non_empty("ErrorCode").map(str::to_owned);
+        let error_code = non_empty(read.error_code).map(str::to_owned);
         let delivery = match status.as_str() {
             "queued" | "accepted" | "scheduled" | "sending" => Some(DeliveryStatus::Queued),
             "sent" => Some(DeliveryStatus::Sent),
@@ -261,8 +349,8 @@ fn parse_map(fields: serde_json::Map<String, Value>, detect_keywords: bool) -> R
                     provider_id: sid.clone(),
                     provider_status: status.clone(),
                     error_code,
-                    from: get("From").map(str::to_owned),
-                    to: get("To").map(str::to_owned),
+                    from: read.from.map(str::to_owned),
+                    to: read.to.map(str::to_owned),
                 },
             ),
             None => EventKind::Unrecognized { provider_event_type: status.clone() },
@@ -274,6 +362,8 @@ fn parse_map(fields: serde_json::Map<String, Value>, detect_keywords: bool) -> R
 
 #[cfg(test)]
 mod tests {
+    use proptest::strategy::Strategy as _;
+
     use super::*;
 
     #[test]
@@ -316,6 +406,29 @@ mod tests {
             ["https://user:pw@Example.com:8443/a?b=1", "https://user:pw@Example.com/a?b=1"]
         );
         assert_eq!(url_variants("http://h?x=1"), ["http://h?x=1", "http://h:80?x=1"]);
+    }
+
+    fn mixed_text() -> impl proptest::strategy::Strategy<Value = String> {
+        // ASCII, Latin-1, the edges of the surrogate gap and of the BMP, and astral characters.
+        let chars =
+            vec!['a', 'b', 'é', '\u{D7FF}', '\u{E000}', '\u{FFFD}', '\u{FFFF}', '\u{10000}', '😀', '\u{10FFFF}'];
+        proptest::collection::vec(proptest::sample::select(chars), 0..6).prop_map(|chars| chars.into_iter().collect())
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn byte_comparison_orders_as_utf16(a in mixed_text(), b in mixed_text()) {
+            proptest::prop_assert_eq!(utf16_order(&a, &b), a.encode_utf16().cmp(b.encode_utf16()));
+        }
+
+        #[test]
+        fn sorting_orders_as_utf16(pairs in proptest::collection::vec((mixed_text(), mixed_text()), 0..8)) {
+            let mut expected: Vec<(&str, &str)> = pairs.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+            expected.sort_by(|a, b| {
+                a.0.encode_utf16().cmp(b.0.encode_utf16()).then_with(|| a.1.encode_utf16().cmp(b.1.encode_utf16()))
+            });
+            proptest::prop_assert_eq!(sorted(pairs.iter().map(|(k, v)| (k.as_str(), v.as_str()))), expected);
+        }
     }
 
     #[test]

@@ -1,20 +1,23 @@
 //! Vonage webhooks (Messages API): an HS256 JWT in `Authorization: Bearer …` whose `payload_hash`
 //! claim must be the SHA-256 of the exact raw body, then the status or inbound message.
 
+use std::borrow::Cow;
+use std::fmt;
 use std::time::{Duration, SystemTime};
 
 use base64::Engine as _;
-use ring::hmac;
+use hmac::Mac as _;
+use serde::de::{self, DeserializeSeed, MapAccess, SeqAccess, Visitor};
 use serde_json::Value;
 
 use super::NAME;
-use crate::digest::sha256_hex;
+use crate::digest::is_sha256_hex_of;
 use crate::error::Error;
 use crate::http::read_code;
 use crate::redact::Secret;
 use crate::webhook::event::{DeliveryStatus, EventKind, Inbound, StatusUpdate};
 use crate::webhook::{
-    Settings, SmsEvent, WebhookError, WebhookRequest, WebhookVerifier, check_json_duplicates, header, leads_to,
+    KeyedMac, Settings, SmsEvent, WebhookError, WebhookRequest, WebhookVerifier, header, parse_json_checked,
     parse_time, same_bytes, unix_seconds,
 };
 
@@ -22,17 +25,25 @@ use crate::webhook::{
 /// malformed and is refused before any part of it is decoded.
 const MAX_TOKEN_BYTES: usize = 8 * 1024;
 
+/// HMAC-SHA256 of the `hmac` and `sha2` crates (with the CPU's SHA extensions where it has them).
+type HmacSha256 = hmac::Hmac<sha2::Sha256>;
+
+/// The MAC keyed with the signature secret (HMAC takes a key of any length).
+fn keyed(secret: &str) -> Option<KeyedMac<HmacSha256>> {
+    KeyedMac::new(secret.as_bytes())
+}
+
 fn base64url(bytes: &[u8]) -> String {
     base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bytes)
 }
 
 /// HMAC-SHA256 over `header.claims`, streamed (the two parts are not joined first).
-fn hs256(secret: &str, header: &str, claims: &str) -> hmac::Tag {
-    let mut context = hmac::Context::with_key(&hmac::Key::new(hmac::HMAC_SHA256, secret.as_bytes()));
+fn hs256(keyed: &KeyedMac<HmacSha256>, header: &str, claims: &str) -> [u8; 32] {
+    let mut mac = keyed.start();
     for part in [header, ".", claims] {
-        context.update(part.as_bytes());
+        mac.update(part.as_bytes());
     }
-    context.sign()
+    mac.finalize().into_bytes().into()
 }
 
 /// Signs `claims` (a JSON object, keys kept in order) as an HS256 JWT.
@@ -40,7 +51,8 @@ fn hs256(secret: &str, header: &str, claims: &str) -> hmac::Tag {
 pub fn sign_jwt(signature_secret: &str, claims: &Value) -> String {
     let header = base64url(br#"{"alg":"HS256","typ":"JWT"}"#);
     let claims = base64url(claims.to_string().as_bytes());
-    let signature = base64url(hs256(signature_secret, &header, &claims).as_ref());
+    let Some(keyed) = keyed(signature_secret) else { return String::new() };
+    let signature = base64url(&hs256(&keyed, &header, &claims));
     format!("{header}.{claims}.{signature}")
 }
 
@@ -56,6 +68,18 @@ pub fn verify_token(
     now: SystemTime,
     tolerance: Duration,
 ) -> Result<(), WebhookError> {
+    let keyed = keyed(signature_secret).ok_or(WebhookError::InvalidCredentials { provider: NAME })?;
+    verify_token_keyed(&keyed, token, body, now, tolerance)
+}
+
+/// [`verify_token`] with the MAC keyed once.
+fn verify_token_keyed(
+    keyed: &KeyedMac<HmacSha256>,
+    token: &str,
+    body: &[u8],
+    now: SystemTime,
+    tolerance: Duration,
+) -> Result<(), WebhookError> {
     let malformed = WebhookError::MalformedSignature { provider: NAME };
     if token.len() > MAX_TOKEN_BYTES {
         return Err(malformed);
@@ -66,38 +90,200 @@ pub fn verify_token(
     else {
         return Err(malformed);
     };
-    let decode = |part: &str| -> Option<Value> {
-        let bytes = base64::engine::general_purpose::URL_SAFE_NO_PAD.decode(part).ok()?;
-        serde_json::from_slice::<Value>(&bytes).ok().filter(Value::is_object)
-    };
+    let decode = |part: &str| base64::engine::general_purpose::URL_SAFE_NO_PAD.decode(part).ok();
     let jwt_header = decode(header_part).ok_or(malformed.clone())?;
-    if jwt_header.get("alg").and_then(Value::as_str) != Some("HS256") {
+    let [alg] = read_members(&jwt_header, ["alg"]).ok_or(malformed.clone())?;
+    if !matches!(alg, Member::Text(alg) if alg == "HS256") {
         return Err(malformed);
     }
-    let expected = hs256(signature_secret, header_part, claims_part);
-    let given = base64::engine::general_purpose::URL_SAFE_NO_PAD.decode(signature_part).unwrap_or_default();
-    if !same_bytes(expected.as_ref(), &given) {
+    let expected = hs256(keyed, header_part, claims_part);
+    if !same_bytes(&expected, &decode_mac(signature_part)) {
         return Err(WebhookError::InvalidSignature { provider: NAME });
     }
     let claims = decode(claims_part).ok_or(malformed.clone())?;
-    let iat = claims.get("iat").and_then(Value::as_f64).ok_or(malformed)?;
+    let [iat, hash] = read_members(&claims, ["iat", "payload_hash"]).ok_or(malformed.clone())?;
+    let Member::Number(iat) = iat else { return Err(malformed) };
     // Floating point: no overflow for any clock, `iat` or tolerance (JSON has no NaN).
     #[allow(clippy::cast_precision_loss)] // seconds since 1970: exact below 2^53
     let now = unix_seconds(now) as f64;
     if (now - iat).abs() > tolerance.as_secs_f64() {
         return Err(WebhookError::StaleTimestamp { provider: NAME });
     }
-    let hash = claims.get("payload_hash").and_then(Value::as_str).filter(|h| !h.is_empty());
     match hash {
-        Some(hash) if same_bytes(hash.to_ascii_lowercase().as_bytes(), sha256_hex(body).as_bytes()) => Ok(()),
-        Some(_) | None => Err(WebhookError::BodyHashMismatch { provider: NAME }),
+        Member::Text(hash) if !hash.is_empty() && is_sha256_hex_of(&hash, body) => Ok(()),
+        Member::Absent | Member::Number(_) | Member::Text(_) | Member::Other => {
+            Err(WebhookError::BodyHashMismatch { provider: NAME })
+        }
+    }
+}
+
+/// The bytes of a base64url MAC of up to 32 bytes, on the stack; anything else (longer, or not
+/// base64url) is empty, which no MAC equals.
+fn decode_mac(part: &str) -> MacBytes {
+    let mut mac = MacBytes { bytes: [0; 33], len: 0 };
+    // 44 characters hold 33 bytes: anything longer decodes to more than a MAC.
+    if part.len() <= 44 {
+        let decoded = base64::engine::general_purpose::URL_SAFE_NO_PAD.decode_slice(part, &mut mac.bytes);
+        mac.len = decoded.unwrap_or(0);
+    }
+    mac
+}
+
+/// A decoded MAC (see [`decode_mac`]).
+struct MacBytes {
+    bytes: [u8; 33],
+    len: usize,
+}
+
+impl std::ops::Deref for MacBytes {
+    type Target = [u8];
+
+    fn deref(&self) -> &[u8] {
+        self.bytes.get(..self.len).unwrap_or_default()
+    }
+}
+
+/// A member of a JSON object, as far as the verifier reads it.
+#[derive(Debug, Clone, PartialEq)]
+enum Member<'a> {
+    /// The object has no such key.
+    Absent,
+    /// A number (as `serde_json::Value::as_f64` reads it).
+    Number(f64),
+    /// A string.
+    Text(Cow<'a, str>),
+    /// Any other value.
+    Other,
+}
+
+/// The members `names` of the JSON object `json`, each the last of its key (as a parsed object
+/// keeps it), or `None` when `json` is not one JSON object (exactly when `serde_json` would not
+/// parse it as a `Value` that is an object). Other members are checked as JSON and skipped;
+/// nothing else is built.
+fn read_members<'a, const N: usize>(json: &'a [u8], names: [&str; N]) -> Option<[Member<'a>; N]> {
+    let mut deserializer = serde_json::Deserializer::from_slice(json);
+    let members = de::Deserializer::deserialize_map(&mut deserializer, Members { names }).ok()?;
+    deserializer.end().ok()?;
+    Some(members)
+}
+
+/// Reads the members `names` of an object ([`read_members`]).
+struct Members<'n, const N: usize> {
+    names: [&'n str; N],
+}
+
+impl<'de, const N: usize> Visitor<'de> for Members<'_, N> {
+    type Value = [Member<'de>; N];
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a JSON object")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        let mut members = std::array::from_fn(|_| Member::Absent);
+        while let Some(index) = map.next_key_seed(KeyIndex { names: &self.names })? {
+            let value = map.next_value_seed(AnyMember)?;
+            if let Some(slot) = index.and_then(|i| members.get_mut(i)) {
+                *slot = value;
+            }
+        }
+        Ok(members)
+    }
+}
+
+/// The position of a key in `names`, read without keeping the key.
+struct KeyIndex<'a, 'n> {
+    names: &'a [&'n str],
+}
+
+impl<'de> DeserializeSeed<'de> for KeyIndex<'_, '_> {
+    type Value = Option<usize>;
+
+    fn deserialize<D: de::Deserializer<'de>>(self, deserializer: D) -> Result<Option<usize>, D::Error> {
+        deserializer.deserialize_str(self)
+    }
+}
+
+impl Visitor<'_> for KeyIndex<'_, '_> {
+    type Value = Option<usize>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a key")
+    }
+
+    fn visit_str<E>(self, key: &str) -> Result<Option<usize>, E> {
+        Ok(self.names.iter().position(|name| *name == key))
+    }
+}
+
+/// Any JSON value, parsed and checked as `serde_json::Value` would be, keeping only numbers
+/// and strings.
+struct AnyMember;
+
+impl<'de> DeserializeSeed<'de> for AnyMember {
+    type Value = Member<'de>;
+
+    fn deserialize<D: de::Deserializer<'de>>(self, deserializer: D) -> Result<Member<'de>, D::Error> {
+        deserializer.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for AnyMember {
+    type Value = Member<'de>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("any JSON value")
+    }
+
+    fn visit_bool<E>(self, _: bool) -> Result<Member<'de>, E> {
+        Ok(Member::Other)
+    }
+
+    #[allow(clippy::cast_precision_loss)] // as `Value::as_f64` reads an integer
+    fn visit_i64<E>(self, value: i64) -> Result<Member<'de>, E> {
+        Ok(Member::Number(value as f64))
+    }
+
+    #[allow(clippy::cast_precision_loss)] // as `Value::as_f64` reads an integer
+    fn visit_u64<E>(self, value: u64) -> Result<Member<'de>, E> {
+        Ok(Member::Number(value as f64))
+    }
+
+    fn visit_f64<E>(self, value: f64) -> Result<Member<'de>, E> {
+        // `Value` keeps a float that is not finite as null.
+        Ok(if value.is_finite() { Member::Number(value) } else { Member::Other })
+    }
+
+    fn visit_borrowed_str<E>(self, value: &'de str) -> Result<Member<'de>, E> {
+        Ok(Member::Text(Cow::Borrowed(value)))
+    }
+
+    fn visit_str<E>(self, value: &str) -> Result<Member<'de>, E> {
+        Ok(Member::Text(Cow::Owned(value.to_owned())))
+    }
+
+    fn visit_unit<E>(self) -> Result<Member<'de>, E> {
+        Ok(Member::Other)
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Member<'de>, A::Error> {
+        while map.next_key::<de::IgnoredAny>()?.is_some() {
+            map.next_value_seed(AnyMember)?;
+        }
+        Ok(Member::Other)
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Member<'de>, A::Error> {
+        while seq.next_element_seed(AnyMember)?.is_some() {}
+        Ok(Member::Other)
     }
 }
 
 /// Verifies and parses Vonage Messages API webhooks.
 #[derive(Debug, Clone)]
 pub struct VonageWebhook {
-    signature_secret: Secret,
+    /// The HMAC keyed with the signature secret once, cloned for each request.
+    keyed: KeyedMac<HmacSha256>,
     settings: Settings,
 }
 
@@ -111,7 +297,9 @@ impl VonageWebhook {
         if signature_secret.is_empty() {
             return Err(Error::configuration("The Vonage webhook verifier needs the signature secret."));
         }
-        Ok(Self { signature_secret, settings: Settings::default() })
+        let keyed = keyed(signature_secret.expose())
+            .ok_or_else(|| Error::configuration("The Vonage signature secret cannot key HMAC-SHA256."))?;
+        Ok(Self { keyed, settings: Settings::default() })
     }
 
     crate::webhook::verifier_options!(timestamped);
@@ -126,7 +314,7 @@ impl VonageWebhook {
             .map(|(_, token)| token.trim())
             .filter(|t| !t.is_empty())
             .ok_or(WebhookError::MissingSignature { provider: NAME })?;
-        verify_token(self.signature_secret.expose(), token, request.body, now, self.settings.tolerance)?;
+        verify_token_keyed(&self.keyed, token, request.body, now, self.settings.tolerance)?;
         parse(request.body, self.settings.detect_keywords)
     }
 }
@@ -153,12 +341,20 @@ fn normalize_number(value: &str) -> String {
 }
 
 /// What the normalizer reads: an object repeating a key on these paths is ambiguous.
-const READ: [&str; 8] = ["message_uuid", "timestamp", "from", "to", "status", "text", "error.type", "error.title"];
+const READ: [&[&str]; 8] = [
+    &["message_uuid"],
+    &["timestamp"],
+    &["from"],
+    &["to"],
+    &["status"],
+    &["text"],
+    &["error", "type"],
+    &["error", "title"],
+];
 
 /// Normalizes a verified Vonage body.
 pub(crate) fn parse(body: &[u8], detect_keywords: bool) -> Result<SmsEvent, WebhookError> {
-    check_json_duplicates(NAME, body, &|path| leads_to(&READ, path))?;
-    let raw: Value = serde_json::from_slice(body).map_err(|_| WebhookError::payload(NAME, "the body is not JSON"))?;
+    let raw = parse_json_checked(NAME, body, &READ)?;
     if !raw.is_object() {
         return Err(WebhookError::payload(NAME, "the body is not a JSON object"));
     }
@@ -215,4 +411,93 @@ pub(crate) fn parse(body: &[u8], detect_keywords: bool) -> Result<SmsEvent, Webh
         }
     };
     Ok(SmsEvent { provider: NAME, dedupe_key, occurred_at, raw, kind })
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    use super::*;
+
+    /// What the verifier read from a parsed `Value` before: the object, `iat` as a number and
+    /// `payload_hash` as a string.
+    fn from_value(json: &[u8]) -> Option<(Option<f64>, Option<String>)> {
+        let value = serde_json::from_slice::<Value>(json).ok().filter(Value::is_object)?;
+        Some((
+            value.get("iat").and_then(Value::as_f64),
+            value.get("payload_hash").and_then(Value::as_str).map(str::to_owned),
+        ))
+    }
+
+    fn from_members(json: &[u8]) -> Option<(Option<f64>, Option<String>)> {
+        let [iat, hash] = read_members(json, ["iat", "payload_hash"])?;
+        let iat = if let Member::Number(iat) = iat { Some(iat) } else { None };
+        let hash = if let Member::Text(hash) = hash { Some(hash.into_owned()) } else { None };
+        Some((iat, hash))
+    }
+
+    fn claims_text() -> impl Strategy<Value = Vec<u8>> {
+        let key = proptest::sample::select(vec!["\"iat\"", "\"payload_hash\"", "\"i\\u0061t\"", "\"jti\"", "\"~\""]);
+        let value = proptest::sample::select(vec![
+            "1700000000",
+            "-1",
+            "1.5e3",
+            "1e999",
+            "\"abc\"",
+            "\"a\\u00e9\"",
+            "\"\\ud800\"",
+            "\"~\"",
+            "null",
+            "true",
+            "[1,{\"iat\":2}]",
+            "{\"payload_hash\":\"x\"}",
+            "[",
+        ]);
+        let members = proptest::collection::vec((key, value), 0..5);
+        (members, proptest::sample::select(vec!["{}", "[]", "\"s\"", "", " x"])).prop_map(|(members, tail)| {
+            let members: Vec<String> = members.into_iter().map(|(k, v)| format!("{k}:{v}")).collect();
+            let text = format!("{{{}}}", members.join(","));
+            // Now and then something that is not one object.
+            let mut bytes = if tail == "{}" {
+                text
+            } else if tail == "[]" {
+                format!("[{text}]")
+            } else {
+                format!("{text}{tail}")
+            }
+            .into_bytes();
+            for byte in &mut bytes {
+                // `~` stands for a byte that is not UTF-8.
+                if *byte == b'~' {
+                    *byte = 0xff;
+                }
+            }
+            bytes
+        })
+    }
+
+    proptest! {
+        #[test]
+        fn members_read_as_a_parsed_value_reads_them(json in claims_text()) {
+            prop_assert_eq!(from_members(&json), from_value(&json));
+        }
+    }
+
+    #[test]
+    fn the_last_of_a_repeated_member_counts() {
+        let json = br#"{"iat":1,"payload_hash":"a","iat":"x","payload_hash":"b"}"#;
+        assert_eq!(from_members(json), Some((None, Some("b".to_owned()))));
+        assert_eq!(from_members(json), from_value(json));
+        assert_eq!(from_members(br#"{"iat":2} x"#), None);
+        assert_eq!(from_members(br#"["iat"]"#), None);
+        assert_eq!(from_members(b"{\"a\":\"\xff\"}"), None);
+    }
+
+    #[test]
+    fn mac_bytes_decode_up_to_33() {
+        let mac = base64url(&[9u8; 32]);
+        assert_eq!(&*decode_mac(&mac), &[9u8; 32]);
+        assert!(decode_mac(&base64url(&[9u8; 34])).is_empty());
+        assert!(decode_mac("!!").is_empty());
+    }
 }
