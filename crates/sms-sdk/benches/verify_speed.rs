@@ -19,9 +19,9 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing, clippy::string_slice)] // bench code: a panic is a failed run
 
 use std::hint::black_box;
-use std::time::{Duration, SystemTime};
+use std::time::{Duration, Instant, SystemTime};
 
-use criterion::{Criterion, criterion_group, criterion_main};
+use criterion::{Criterion, criterion_group};
 use ed25519_dalek::Verifier as _;
 use hmac::Mac as _;
 use sms_sdk::testing::webhooks::{
@@ -98,83 +98,130 @@ fn twilio_payload(params: &[(&str, &str)]) -> Vec<u8> {
     payload
 }
 
-fn bare_hmacs(c: &mut Criterion, group: &str, sha1: bool, key: &[u8], payload: &[u8]) {
-    let mut group = c.benchmark_group(group);
-    if sha1 {
-        let ring_key = ring::hmac::Key::new(ring::hmac::HMAC_SHA1_FOR_LEGACY_USE_ONLY, key);
-        group.bench_function("bare hmac-sha1 (ring)", |b| b.iter(|| ring::hmac::sign(&ring_key, black_box(payload))));
-        let keyed = hmac::Hmac::<sha1::Sha1>::new_from_slice(key).unwrap();
-        group.bench_function("bare hmac-sha1 (hmac+sha1 crates)", |b| {
-            b.iter(|| {
+/// A bare primitive: its name and one run over the payload.
+type Bare = (&'static str, Box<dyn Fn()>);
+
+fn hmac_sha1(key: &[u8], payload: Vec<u8>) -> Vec<Bare> {
+    let ring_key = ring::hmac::Key::new(ring::hmac::HMAC_SHA1_FOR_LEGACY_USE_ONLY, key);
+    let keyed = hmac::Hmac::<sha1::Sha1>::new_from_slice(key).unwrap();
+    let shared = std::rc::Rc::new(payload);
+    let payload = std::rc::Rc::clone(&shared);
+    vec![
+        (
+            "bare hmac-sha1 (hmac+sha1 crates)",
+            Box::new(move || {
                 let mut mac = keyed.clone();
-                mac.update(black_box(payload));
-                mac.finalize().into_bytes()
-            });
-        });
-    } else {
-        let ring_key = ring::hmac::Key::new(ring::hmac::HMAC_SHA256, key);
-        group.bench_function("bare hmac-sha256 (ring)", |b| b.iter(|| ring::hmac::sign(&ring_key, black_box(payload))));
-        let keyed = hmac::Hmac::<sha2::Sha256>::new_from_slice(key).unwrap();
-        group.bench_function("bare hmac-sha256 (hmac+sha2 crates)", |b| {
-            b.iter(|| {
+                mac.update(black_box(&shared));
+                black_box(mac.finalize().into_bytes());
+            }),
+        ),
+        (
+            "bare hmac-sha1 (ring)",
+            Box::new(move || {
+                black_box(ring::hmac::sign(&ring_key, black_box(&payload)));
+            }),
+        ),
+    ]
+}
+
+fn hmac_sha256(key: &[u8], payload: Vec<u8>) -> Vec<Bare> {
+    let ring_key = ring::hmac::Key::new(ring::hmac::HMAC_SHA256, key);
+    let keyed = hmac::Hmac::<sha2::Sha256>::new_from_slice(key).unwrap();
+    let shared = std::rc::Rc::new(payload);
+    let payload = std::rc::Rc::clone(&shared);
+    vec![
+        (
+            "bare hmac-sha256 (hmac+sha2 crates)",
+            Box::new(move || {
                 let mut mac = keyed.clone();
-                mac.update(black_box(payload));
-                mac.finalize().into_bytes()
-            });
-        });
+                mac.update(black_box(&shared));
+                black_box(mac.finalize().into_bytes());
+            }),
+        ),
+        (
+            "bare hmac-sha256 (ring)",
+            Box::new(move || {
+                black_box(ring::hmac::sign(&ring_key, black_box(&payload)));
+            }),
+        ),
+    ]
+}
+
+/// One verifier, the request it verifies, and its bare primitives (the first is the fastest,
+/// the one the target is set against).
+struct Case {
+    group: &'static str,
+    verifier: Box<dyn WebhookVerifier>,
+    request: SignedRequest,
+    bare: Vec<Bare>,
+    /// The target: the verifier's rate over the bare primitive's.
+    target: f64,
+}
+
+impl Case {
+    fn verify(&self) {
+        black_box(self.verifier.verify_at(black_box(&self.request.as_request()), now()).unwrap());
+    }
+
+    fn parse(&self) {
+        black_box(parse_unverified(self.verifier.provider(), black_box(&self.request.as_request())).unwrap());
     }
 }
 
-fn verify(c: &mut Criterion, group: &str, verifier: &dyn WebhookVerifier, request: &SignedRequest) {
-    verifier.verify_at(&request.as_request(), now()).expect("the bench request verifies");
-    let mut group = c.benchmark_group(group);
-    group.bench_function("verify_at", |b| {
-        b.iter(|| verifier.verify_at(black_box(&request.as_request()), now()).unwrap());
-    });
-    // What verification adds to the event itself: the same request parsed, not verified.
-    let provider = verifier.provider();
-    group.bench_function("parse_unverified (event only)", |b| {
-        b.iter(|| parse_unverified(provider, black_box(&request.as_request())).unwrap());
-    });
-}
-
-fn twilio(c: &mut Criterion) {
+fn twilio() -> Case {
     let token = "0123456789abcdef0123456789abcdef";
-    let request = signed_twilio_request(token, URL, &TWILIO_PARAMS);
-    verify(c, "twilio", &TwilioWebhook::new(token).unwrap(), &request);
-    bare_hmacs(c, "twilio", true, token.as_bytes(), &twilio_payload(&TWILIO_PARAMS));
+    Case {
+        group: "twilio",
+        verifier: Box::new(TwilioWebhook::new(token).unwrap()),
+        request: signed_twilio_request(token, URL, &TWILIO_PARAMS),
+        bare: hmac_sha1(token.as_bytes(), twilio_payload(&TWILIO_PARAMS)),
+        target: 0.5,
+    }
 }
 
-fn plivo(c: &mut Criterion) {
+fn plivo() -> Case {
     let token = "MzQ5ZmE2ZTk0NDMzNjY1NjAzZDhkNmYwYmY0NjNk";
     let nonce = "05429567804466091622";
-    let request = signed_plivo_v3_request(token, URL, &PLIVO_PARAMS, nonce);
-    verify(c, "plivo_v3", &PlivoWebhook::new(token).unwrap(), &request);
     let payload = format!("{}.{nonce}", sms_sdk::provider::plivo::__private::v3_string("POST", URL, &PLIVO_PARAMS));
-    bare_hmacs(c, "plivo_v3", false, token.as_bytes(), payload.as_bytes());
+    Case {
+        group: "plivo_v3",
+        verifier: Box::new(PlivoWebhook::new(token).unwrap()),
+        request: signed_plivo_v3_request(token, URL, &PLIVO_PARAMS, nonce),
+        bare: hmac_sha256(token.as_bytes(), payload.into_bytes()),
+        target: 0.5,
+    }
 }
 
-fn vonage(c: &mut Criterion) {
+fn vonage() -> Case {
     let secret = "vonage-signature-secret-0123456789";
     let request = signed_vonage_request(secret, URL, VONAGE_BODY, NOW, "3a3e8ad0-5b4c-4b4e-9c5e-0123456789ab");
-    verify(c, "vonage", &VonageWebhook::new(secret).unwrap(), &request);
     let token = request.headers["authorization"].to_str().unwrap().strip_prefix("Bearer ").unwrap();
-    let signed = token.rsplit_once('.').unwrap().0;
-    bare_hmacs(c, "vonage", false, secret.as_bytes(), signed.as_bytes());
+    let signed = token.rsplit_once('.').unwrap().0.as_bytes().to_vec();
+    Case {
+        group: "vonage",
+        verifier: Box::new(VonageWebhook::new(secret).unwrap()),
+        request,
+        bare: hmac_sha256(secret.as_bytes(), signed),
+        target: 0.5,
+    }
 }
 
-fn telnyx(c: &mut Criterion) {
+fn telnyx() -> Case {
     let pair = TelnyxKeyPair::from_seed([7; 32]);
     let body = telnyx_body();
     let request = signed_telnyx_request(&pair, URL, &body, NOW);
-    verify(c, "telnyx", &TelnyxWebhook::new(&pair.public_key).unwrap(), &request);
     let payload = sms_sdk::provider::telnyx::__private::signed_payload(&NOW.to_string(), body.as_bytes());
     let signature = request.headers["telnyx-signature-ed25519"].to_str().unwrap();
     let signature = ed25519_dalek::Signature::from_slice(&decode(signature)).unwrap();
     let key = ed25519_dalek::VerifyingKey::from_bytes(&decode(&pair.public_key).try_into().unwrap()).unwrap();
-    c.benchmark_group("telnyx").bench_function("bare ed25519-dalek verify", |b| {
-        b.iter(|| key.verify(black_box(&payload), black_box(&signature)).unwrap());
-    });
+    let verify: Box<dyn Fn()> = Box::new(move || key.verify(black_box(&payload), black_box(&signature)).unwrap());
+    Case {
+        group: "telnyx",
+        verifier: Box::new(TelnyxWebhook::new(&pair.public_key).unwrap()),
+        request,
+        bare: vec![("bare ed25519-dalek verify", verify)],
+        target: 0.9,
+    }
 }
 
 fn decode(text: &str) -> Vec<u8> {
@@ -182,9 +229,114 @@ fn decode(text: &str) -> Vec<u8> {
     base64::engine::general_purpose::STANDARD.decode(text).unwrap()
 }
 
+fn cases() -> Vec<Case> {
+    let cases = vec![twilio(), plivo(), vonage(), telnyx()];
+    for case in &cases {
+        case.verifier.verify_at(&case.request.as_request(), now()).expect("the bench request verifies");
+    }
+    cases
+}
+
+fn criterion_benches(c: &mut Criterion) {
+    for case in cases() {
+        let mut group = c.benchmark_group(case.group);
+        group.bench_function("verify_at", |b| b.iter(|| case.verify()));
+        // What verification adds to the event itself: the same request parsed, not verified.
+        group.bench_function("parse_unverified (event only)", |b| b.iter(|| case.parse()));
+        for (name, bare) in &case.bare {
+            group.bench_function(*name, |b| b.iter(bare));
+        }
+    }
+}
+
+/// Nanoseconds per call of `f`, over a batch of about 10 ms (calibrated on the first call).
+fn time_batch(f: &dyn Fn(), iterations: u64) -> f64 {
+    let start = Instant::now();
+    for _ in 0..iterations {
+        f();
+    }
+    #[allow(clippy::cast_precision_loss)] // a rate for a report
+    let per_call = start.elapsed().as_secs_f64() * 1e9 / iterations as f64;
+    per_call
+}
+
+fn iterations_for(f: &dyn Fn()) -> u64 {
+    let ns = time_batch(f, 200);
+    // The float is positive and below 10^9.
+    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+    let iterations = (10e6 / ns.max(1.0)) as u64;
+    iterations.max(10)
+}
+
+fn median(mut values: Vec<f64>) -> f64 {
+    values.sort_by(f64::total_cmp);
+    values[values.len() / 2]
+}
+
+/// The ratios the targets are stated in, measured so that a shared machine's load falls on
+/// both sides alike: `verify_at`, the event alone and each bare primitive run in turn, batch by
+/// batch, 15 rounds, and each figure is the median over the rounds of that round's value.
+fn ratio_table() {
+    const ROUNDS: usize = 15;
+    println!();
+    println!("Interleaved medians of {ROUNDS} rounds (ns per call; rate ratios, higher is better):");
+    println!(
+        "{:<10} {:>10} {:>10} {:>10} {:>14} {:>8} {:>12} {:>8}  bare primitive",
+        "verifier", "verify_at", "event", "bare", "verify/bare", "target", "verification", "vs ring"
+    );
+    for case in cases() {
+        let verify = || case.verify();
+        let parse = || case.parse();
+        let mut runs: Vec<(&dyn Fn(), u64)> = vec![(&verify, 0), (&parse, 0)];
+        for (_, bare) in &case.bare {
+            runs.push((bare.as_ref(), 0));
+        }
+        for run in &mut runs {
+            run.1 = iterations_for(run.0);
+        }
+        let mut rounds: Vec<Vec<f64>> = Vec::new();
+        for _ in 0..ROUNDS {
+            rounds.push(runs.iter().map(|(f, n)| time_batch(*f, *n)).collect());
+        }
+        let column = |i: usize| median(rounds.iter().map(|r| r[i]).collect());
+        // Rate ratio: bare time over verifier time, per round.
+        let end_to_end = median(rounds.iter().map(|r| r[2] / r[0]).collect());
+        // Verification alone: `verify_at` less the event it also builds.
+        let verification = median(rounds.iter().map(|r| r[2] / (r[0] - r[1]).max(1.0)).collect());
+        let vs_ring = if runs.len() > 3 {
+            format!("{:.2}", median(rounds.iter().map(|r| r[3] / r[0]).collect()))
+        } else {
+            "-".into()
+        };
+        println!(
+            "{:<10} {:>10.0} {:>10.0} {:>10.0} {:>13.2}× {:>7.2}× {:>11.2}× {:>8}  {}",
+            case.group,
+            column(0),
+            column(1),
+            column(2),
+            end_to_end,
+            case.target,
+            verification,
+            vs_ring,
+            case.bare[0].0
+        );
+    }
+    println!("verify/bare: the whole call; verification: verify_at less the event (parse_unverified).");
+}
+
 criterion_group! {
     name = benches;
     config = Criterion::default().warm_up_time(Duration::from_millis(500)).measurement_time(Duration::from_secs(2));
-    targets = twilio, plivo, vonage, telnyx
+    targets = criterion_benches
 }
-criterion_main!(benches);
+
+fn main() {
+    benches();
+    Criterion::default().configure_from_args().final_summary();
+    // The table, in a real bench run (`cargo bench`, not the single pass of `cargo test`), unless
+    // VERIFY_SPEED_TABLE=0.
+    let bench = std::env::args().any(|arg| arg == "--bench");
+    if bench && std::env::var("VERIFY_SPEED_TABLE").map_or(true, |v| v != "0") {
+        ratio_table();
+    }
+}

@@ -204,8 +204,8 @@ pub(crate) fn query(url: &str) -> &str {
     query.strip_prefix('?').unwrap_or(query)
 }
 
-/// A header's value as text.
-pub(crate) fn header<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
+/// A header's value as text. A `HeaderName` constant is found without parsing its name again.
+pub(crate) fn header(headers: &HeaderMap, name: impl http::header::AsHeaderName) -> Option<&str> {
     headers.get(name).and_then(|v| v.to_str().ok())
 }
 
@@ -224,9 +224,52 @@ pub(crate) fn count_params(input: &[u8]) -> usize {
     starts + usize::from(first)
 }
 
-/// Whether a form segment needs decoding: it holds a `+` or a `%`.
-fn needs_decoding(segment: &str) -> bool {
-    segment.bytes().any(|byte| matches!(byte, b'+' | b'%'))
+/// Whether a form component needs decoding: it holds a `+` or a `%`.
+fn needs_decoding(component: &str) -> bool {
+    component.bytes().any(|byte| matches!(byte, b'+' | b'%'))
+}
+
+/// The value of an ASCII hex digit.
+fn hex_value(byte: u8) -> Option<u8> {
+    match byte {
+        b'0'..=b'9' => Some(byte - b'0'),
+        b'a'..=b'f' => Some(byte - b'a' + 10),
+        b'A'..=b'F' => Some(byte - b'A' + 10),
+        _ => None,
+    }
+}
+
+/// One name or value decoded as `url::form_urlencoded` decodes it: `+` is a space, `%` and two
+/// hex digits are that byte (any other `%` stays as it is), and what is then not UTF-8 becomes
+/// U+FFFD. Borrowed when there is nothing to decode.
+fn decode_component(component: &str) -> Cow<'_, str> {
+    if !needs_decoding(component) {
+        return Cow::Borrowed(component);
+    }
+    let bytes = component.as_bytes();
+    let mut decoded = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while let Some(&byte) = bytes.get(i) {
+        let escaped =
+            (byte == b'%').then(|| Some((hex_value(*bytes.get(i + 1)?)?, hex_value(*bytes.get(i + 2)?)?))).flatten();
+        match (byte, escaped) {
+            (_, Some((high, low))) => {
+                decoded.push(high << 4 | low);
+                i += 3;
+            }
+            (b'+', None) => {
+                decoded.push(b' ');
+                i += 1;
+            }
+            (_, None) => {
+                decoded.push(byte);
+                i += 1;
+            }
+        }
+    }
+    Cow::Owned(
+        String::from_utf8(decoded).unwrap_or_else(|error| String::from_utf8_lossy(error.as_bytes()).into_owned()),
+    )
 }
 
 /// Form-decoded pairs, keeping repeats and order (`+` is a space), exactly as
@@ -247,13 +290,9 @@ pub(crate) fn form_pairs_counted(input: &[u8], count: usize) -> Pairs<'_> {
     };
     let mut pairs = Vec::with_capacity(count);
     for segment in text.split('&').filter(|segment| !segment.is_empty()) {
-        if needs_decoding(segment) {
-            // One segment without `&` is one pair.
-            pairs.extend(url::form_urlencoded::parse(segment.as_bytes()).take(1));
-        } else {
-            let (name, value) = segment.split_once('=').unwrap_or((segment, ""));
-            pairs.push((Cow::Borrowed(name), Cow::Borrowed(value)));
-        }
+        // Split at the first `=` as written (a decoded `%3D` does not split).
+        let (name, value) = segment.split_once('=').unwrap_or((segment, ""));
+        pairs.push((decode_component(name), decode_component(value)));
     }
     pairs
 }
@@ -615,9 +654,37 @@ pub(crate) fn encode_base64(bytes: &[u8]) -> String {
     base64::engine::general_purpose::STANDARD.encode(bytes)
 }
 
-/// Constant-time equality (lengths may leak).
+/// Constant-time equality (lengths may leak): `subtle`'s comparison, eight bytes at a time.
 pub(crate) fn same_bytes(a: &[u8], b: &[u8]) -> bool {
-    a.len() == b.len() && bool::from(a.ct_eq(b))
+    if a.len() != b.len() {
+        return false;
+    }
+    let ((a_words, a_rest), (b_words, b_rest)) = (a.as_chunks::<8>(), b.as_chunks::<8>());
+    let words = a_words
+        .iter()
+        .zip(b_words)
+        .fold(subtle::Choice::from(1), |same, (x, y)| same & u64::from_ne_bytes(*x).ct_eq(&u64::from_ne_bytes(*y)));
+    bool::from(words & a_rest.ct_eq(b_rest))
+}
+
+/// The first 8 bytes of `text` as a big-endian number, zeros after its end: comparing these
+/// orders as the bytes do, except that equal numbers need the bytes to decide.
+fn prefix(text: &str) -> u64 {
+    let mut bytes = [0u8; 8];
+    for (slot, byte) in bytes.iter_mut().zip(text.bytes()) {
+        *slot = byte;
+    }
+    u64::from_be_bytes(bytes)
+}
+
+/// A parameter to sort by name, then value, in byte order: its name's first 8 bytes as a
+/// number, its name and its value. Sorting these tuples compares numbers, and strings only
+/// where the numbers are equal.
+pub(crate) type SortEntry<'p> = (u64, &'p str, &'p str);
+
+/// The [`SortEntry`] of a name and value.
+pub(crate) fn sort_entry<'p>((name, value): (&'p str, &'p str)) -> SortEntry<'p> {
+    (prefix(name), name, value)
 }
 
 /// Seconds since the epoch (negative before it), saturating at the ends of `i64`.
@@ -699,8 +766,24 @@ mod tests {
     }
 
     fn form_input() -> impl Strategy<Value = Vec<u8>> {
-        let bytes: Vec<&[u8]> =
-            vec![b"a", b"=", b"&", b"%", b"%4", b"%41", b"%e2%82%ac", b"+", b"\xff", "é".as_bytes(), b"~"];
+        let bytes: Vec<&[u8]> = vec![
+            b"a",
+            b"=",
+            b"&",
+            b"%",
+            b"%4",
+            b"%41",
+            b"%e2%82%ac",
+            b"%E2%82",
+            b"%ff",
+            b"%3D",
+            b"%2B",
+            b"%+",
+            b"+",
+            b"\xff",
+            "é".as_bytes(),
+            b"~",
+        ];
         proptest::collection::vec(proptest::sample::select(bytes), 0..24).prop_map(|parts| parts.concat())
     }
 
@@ -733,6 +816,21 @@ mod tests {
                 form_pairs(&input).into_iter().map(|(k, v)| (k.into_owned(), v.into_owned())).collect();
             prop_assert_eq!(&pairs, &expected);
             prop_assert_eq!(count_params(&input), expected.len());
+        }
+
+        #[test]
+        fn sort_entries_order_as_the_pairs(pairs in proptest::collection::vec(("[a\\x00é]{0,10}", "[ab]{0,3}"), 0..12)) {
+            let mut expected: Vec<(&str, &str)> = pairs.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+            expected.sort_unstable();
+            let mut entries: Vec<SortEntry<'_>> = pairs.iter().map(|(k, v)| sort_entry((k, v))).collect();
+            entries.sort_unstable();
+            prop_assert_eq!(entries.into_iter().map(|(_, k, v)| (k, v)).collect::<Vec<_>>(), expected);
+        }
+
+        #[test]
+        fn equality_is_subtles(a in proptest::collection::vec(0u8..3, 0..40), b in proptest::collection::vec(0u8..3, 0..40)) {
+            prop_assert_eq!(same_bytes(&a, &b), a == b);
+            prop_assert!(same_bytes(&a, &a.clone()));
         }
 
         #[test]

@@ -12,9 +12,9 @@ use crate::error::Error;
 use crate::redact::Secret;
 use crate::webhook::event::{DeliveryStatus, EventKind, Inbound, StatusUpdate};
 use crate::webhook::{
-    KeyedMac, Pairs, Settings, SmsEvent, WebhookError, WebhookRequest, WebhookVerifier, count_params, decode_signature,
-    encode_base64, form_pairs, form_pairs_counted, header, indexed_values, key_index, query, same_bytes, split_url,
-    unique_fields,
+    KeyedMac, Pairs, Settings, SmsEvent, SortEntry, WebhookError, WebhookRequest, WebhookVerifier, count_params,
+    decode_signature, encode_base64, form_pairs, form_pairs_counted, header, indexed_values, key_index, query,
+    same_bytes, sort_entry, split_url, unique_fields,
 };
 
 /// The longest signature decoded: an HMAC-SHA256 is 32 bytes.
@@ -50,8 +50,8 @@ fn write_base(url: &str, drop_default_port: bool, out: &mut dyn FnMut(&str)) {
 }
 
 /// Writes `pairs` as `k=v` joined by `&`.
-fn write_joined(pairs: &[(&str, &str)], out: &mut dyn FnMut(&str)) {
-    for (i, (name, value)) in pairs.iter().enumerate() {
+fn write_joined(pairs: &[SortEntry<'_>], out: &mut dyn FnMut(&str)) {
+    for (i, (_, name, value)) in pairs.iter().enumerate() {
         if i > 0 {
             out("&");
         }
@@ -63,9 +63,9 @@ fn write_joined(pairs: &[(&str, &str)], out: &mut dyn FnMut(&str)) {
 
 /// Writes the text the V3 signature covers, before the `.` and the nonce, piece by piece (into
 /// a string or straight into a MAC). The pairs are sorted once, in place; nothing is copied.
-fn write_v3(method: &str, url: &str, mut body: Vec<(&str, &str)>, out: &mut dyn FnMut(&str)) {
+fn write_v3(method: &str, url: &str, mut body: Vec<SortEntry<'_>>, out: &mut dyn FnMut(&str)) {
     let query_pairs = form_pairs(query(url).as_bytes());
-    let mut query: Vec<(&str, &str)> = query_pairs.iter().map(|(k, v)| (k.as_ref(), v.as_ref())).collect();
+    let mut query: Vec<SortEntry<'_>> = query_pairs.iter().map(|(k, v)| sort_entry((k, v))).collect();
     write_base(url, false, out);
     if method.eq_ignore_ascii_case("GET") {
         query.extend(body);
@@ -78,7 +78,7 @@ fn write_v3(method: &str, url: &str, mut body: Vec<(&str, &str)>, out: &mut dyn 
     }
     body.sort_unstable();
     let concatenated = |out: &mut dyn FnMut(&str)| {
-        for (name, value) in &body {
+        for (_, name, value) in &body {
             out(name);
             out(value);
         }
@@ -113,7 +113,7 @@ fn v2_mac(keyed: &KeyedMac<HmacSha256>, url: &str, nonce: &str) -> [u8; 32] {
 }
 
 /// The V3 MAC: [`write_v3`], `.` and the nonce.
-fn v3_mac(keyed: &KeyedMac<HmacSha256>, method: &str, url: &str, params: Vec<(&str, &str)>, nonce: &str) -> [u8; 32] {
+fn v3_mac(keyed: &KeyedMac<HmacSha256>, method: &str, url: &str, params: Vec<SortEntry<'_>>, nonce: &str) -> [u8; 32] {
     let write = |out: &mut dyn FnMut(&str)| {
         write_v3(method, url, params, out);
         out(".");
@@ -121,8 +121,9 @@ fn v3_mac(keyed: &KeyedMac<HmacSha256>, method: &str, url: &str, params: Vec<(&s
     mac(keyed, write, nonce)
 }
 
-fn borrowed<K: AsRef<str>, V: AsRef<str>>(params: &[(K, V)]) -> Vec<(&str, &str)> {
-    params.iter().map(|(k, v)| (k.as_ref(), v.as_ref())).collect()
+/// The parameters, borrowed, ready to sort by name and value.
+fn borrowed<K: AsRef<str>, V: AsRef<str>>(params: &[(K, V)]) -> Vec<SortEntry<'_>> {
+    params.iter().map(|(k, v)| sort_entry((k.as_ref(), v.as_ref()))).collect()
 }
 
 /// The V2 signature: base64 HMAC-SHA256 over the URL without its query, then the nonce.
@@ -154,6 +155,12 @@ pub fn signature_v3<K: AsRef<str>, V: AsRef<str>>(
         .unwrap_or_default()
 }
 
+const V3: http::HeaderName = http::HeaderName::from_static("x-plivo-signature-v3");
+const V3_NONCE: http::HeaderName = http::HeaderName::from_static("x-plivo-signature-v3-nonce");
+const V2: http::HeaderName = http::HeaderName::from_static("x-plivo-signature-v2");
+const V2_NONCE: http::HeaderName = http::HeaderName::from_static("x-plivo-signature-v2-nonce");
+const MA_V2: http::HeaderName = http::HeaderName::from_static("x-plivo-signature-ma-v2");
+
 /// Verifies and parses Plivo's message webhooks.
 #[derive(Debug, Clone)]
 pub struct PlivoWebhook {
@@ -183,11 +190,11 @@ impl PlivoWebhook {
     /// them (decoded once, used again by the normalizer).
     fn verify_signature<'a>(&self, request: &WebhookRequest<'a>) -> Result<Option<Pairs<'a>>, WebhookError> {
         let url = self.settings.signed_url(request);
-        let present = |name: &str| header(request.headers, name).filter(|v| !v.is_empty());
+        let present = |name: &http::HeaderName| header(request.headers, name).filter(|v| !v.is_empty());
         let missing = WebhookError::MissingSignature { provider: NAME };
         let get = request.method.eq_ignore_ascii_case("GET");
-        let (expected, v3_list, v2_headers, body_params) = if let Some(v3) = present("x-plivo-signature-v3") {
-            let nonce = present("x-plivo-signature-v3-nonce").ok_or(missing)?;
+        let (expected, v3_list, v2_headers, body_params) = if let Some(v3) = present(&V3) {
+            let nonce = present(&V3_NONCE).ok_or(missing)?;
             let body: &[u8] = if get { b"" } else { request.body };
             let body_count = count_params(body);
             self.settings.check_param_count(NAME, count_params(query(&url).as_bytes()).saturating_add(body_count))?;
@@ -195,8 +202,8 @@ impl PlivoWebhook {
             let expected = v3_mac(&self.keyed, request.method, &url, borrowed(&params), nonce);
             (expected, Some(v3), [None, None], (!get).then_some(params))
         } else {
-            let nonce = present("x-plivo-signature-v2-nonce").ok_or(missing.clone())?;
-            let given = ["x-plivo-signature-v2", "x-plivo-signature-ma-v2"].map(present);
+            let nonce = present(&V2_NONCE).ok_or(missing.clone())?;
+            let given = [&V2, &MA_V2].map(present);
             if given.iter().all(Option::is_none) {
                 return Err(missing);
             }

@@ -26,6 +26,9 @@ pub fn signed_payload(timestamp: &str, body: &[u8]) -> Vec<u8> {
     data
 }
 
+const SIGNATURE_HEADER: http::HeaderName = http::HeaderName::from_static("telnyx-signature-ed25519");
+const TIMESTAMP_HEADER: http::HeaderName = http::HeaderName::from_static("telnyx-timestamp");
+
 /// Verifies and parses Telnyx's message webhooks.
 #[derive(Debug, Clone)]
 pub struct TelnyxWebhook {
@@ -53,8 +56,8 @@ impl TelnyxWebhook {
     /// The verification [`WebhookVerifier::verify_at`] counts.
     fn check(&self, request: &WebhookRequest<'_>, now: SystemTime) -> Result<SmsEvent, WebhookError> {
         self.settings.check_size(NAME, request)?;
-        let signature = header(request.headers, "telnyx-signature-ed25519").filter(|s| !s.is_empty());
-        let timestamp = header(request.headers, "telnyx-timestamp");
+        let signature = header(request.headers, &SIGNATURE_HEADER).filter(|s| !s.is_empty());
+        let timestamp = header(request.headers, &TIMESTAMP_HEADER);
         let (Some(signature), Some(timestamp)) = (signature, timestamp) else {
             return Err(WebhookError::MissingSignature { provider: NAME });
         };

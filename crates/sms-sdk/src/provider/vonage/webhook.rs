@@ -307,7 +307,7 @@ impl VonageWebhook {
     /// The verification [`WebhookVerifier::verify_at`] counts.
     fn check(&self, request: &WebhookRequest<'_>, now: SystemTime) -> Result<SmsEvent, WebhookError> {
         self.settings.check_size(NAME, request)?;
-        let token = header(request.headers, "authorization")
+        let token = header(request.headers, http::header::AUTHORIZATION)
             .map(str::trim)
             .and_then(|v| v.split_at_checked(7))
             .filter(|(scheme, _)| scheme.eq_ignore_ascii_case("bearer "))
