@@ -1,7 +1,7 @@
 //! GSM-7 / UCS-2 detection and segment estimates.
 //!
 //! Pure functions. A GSM-7 body is estimated without allocating; a UCS-2 body allocates only to
-//! collect its non-GSM characters.
+//! collect its non-GSM characters (and, past 32 distinct ones, a set to find repeats).
 //!
 //! ```
 //! use sms_sdk::encoding::{estimate_segments, Encoding};
@@ -245,18 +245,27 @@ fn estimate_gsm7(body: &str) -> Option<SegmentPreview> {
 
 fn estimate_ucs2(body: &str) -> SegmentPreview {
     let mut non_gsm_characters = Vec::new();
-    let mut seen = HashSet::new();
+    let mut seen = Seen::Few;
     let mut units: u64 = 0;
+    let mut every_character_alone = true;
     for c in body.chars() {
         units += u64::from(utf16_units(c));
-        if septets(c) == 0 && seen.insert(c) {
-            non_gsm_characters.push(c);
+        if septets(c) == 0 {
+            seen.note(c, &mut non_gsm_characters);
         }
+        every_character_alone &= stands_alone(c);
     }
     let mut packer = Packer::new(UCS2_LIMITS.concatenated);
     if units <= u64::from(UCS2_LIMITS.single) {
         // One segment whatever the clusters: no need to find them.
         packer.units = units;
+        return packer.finish(Encoding::Ucs2, non_gsm_characters);
+    }
+    if every_character_alone {
+        // Every cluster is one character (CR LF aside, which packs as two characters anyway).
+        for c in body.chars() {
+            packer.place(u32::from(utf16_units(c)));
+        }
         return packer.finish(Encoding::Ucs2, non_gsm_characters);
     }
     for cluster in body.graphemes(true) {
@@ -277,6 +286,76 @@ fn estimate_ucs2(body: &str) -> SegmentPreview {
         }
     }
     packer.finish(Encoding::Ucs2, non_gsm_characters)
+}
+
+/// The distinct characters met so far: the list itself while it is short (no hashing), then a
+/// set beside it. What is allocated stays proportional to the body.
+enum Seen {
+    Few,
+    Many(HashSet<char>),
+}
+
+impl Seen {
+    /// Distinct characters looked up in the list itself before a set is made.
+    const FEW: usize = 32;
+
+    /// Appends `c` to `list` unless it is already there.
+    fn note(&mut self, c: char, list: &mut Vec<char>) {
+        match self {
+            Self::Few => {
+                if list.contains(&c) {
+                    return;
+                }
+                list.push(c);
+                if list.len() > Self::FEW {
+                    *self = Self::Many(list.iter().copied().collect());
+                }
+            }
+            Self::Many(set) => {
+                if set.insert(c) {
+                    list.push(c);
+                }
+            }
+        }
+    }
+}
+
+/// Whether `c` is a grapheme cluster on its own whatever comes before or after it: a character
+/// of these blocks is none of what UAX #29 joins (extending and spacing marks, ZWJ, prepended
+/// concatenation marks, regional indicators, Hangul jamo and syllables), so only control
+/// characters and CR LF decide anything near it, and both pack like single characters. A
+/// conservative list: a character outside it sends the body through the grapheme segmenter.
+/// (A test checks every character of the list against `unicode-segmentation`.)
+fn stands_alone(c: char) -> bool {
+    matches!(c,
+        // ASCII, Latin-1, Latin Extended-A and -B, IPA, spacing modifier letters.
+        '\u{0}'..='\u{2FF}'
+        // Greek and Coptic, Cyrillic (without its combining marks), Cyrillic Supplement.
+        | '\u{370}'..='\u{482}'
+        | '\u{48A}'..='\u{52F}'
+        // Dashes, quotes, bullets and ellipsis; per mille to the double question marks.
+        | '\u{2010}'..='\u{2027}'
+        | '\u{2030}'..='\u{205E}'
+        // Currency signs (the euro included).
+        | '\u{20A0}'..='\u{20C0}'
+        // Letterlike symbols, number forms, arrows, mathematical and technical symbols, enclosed
+        // alphanumerics, box drawing, shapes, miscellaneous symbols and dingbats.
+        | '\u{2100}'..='\u{27BF}'
+        // CJK punctuation (without its tone marks), kana (without the combining voicing marks),
+        // CJK unified ideographs, fullwidth ASCII.
+        | '\u{3000}'..='\u{3029}'
+        | '\u{3030}'..='\u{303F}'
+        | '\u{3041}'..='\u{3096}'
+        | '\u{309B}'..='\u{30FF}'
+        | '\u{4E00}'..='\u{9FFF}'
+        | '\u{FF01}'..='\u{FF5E}'
+        // Pictographs, emoticons, transport and supplemental symbols (without the skin tones
+        // U+1F3FB..=U+1F3FF, which are Extend).
+        | '\u{1F300}'..='\u{1F3FA}'
+        | '\u{1F400}'..='\u{1F64F}'
+        | '\u{1F680}'..='\u{1F6FF}'
+        | '\u{1F900}'..='\u{1F9FF}'
+    )
 }
 
 /// A character's UTF-16 code units: 2 outside the Basic Multilingual Plane, else 1.
@@ -485,6 +564,38 @@ mod tests {
         // Never inside a surrogate pair: 👍 and 32 skin tones fill 66 units, the 33rd moves on.
         let p = estimate_segments(&format!("👍{}", "🏽".repeat(40)));
         assert_eq!((p.units, p.segments, p.remaining_in_segment), (82, 2, 67 - 16));
+    }
+
+    /// What UAX #29 says about `c` among neighbours of every kind that joins: it stands alone
+    /// when no neighbour joins it (CR LF aside).
+    fn alone_by_unicode_segmentation(c: char) -> bool {
+        // Neighbours: a letter, the character itself, Hangul V and T (which join L, V, LV, LVT).
+        let neighbours = ['a', c, '\u{1161}', '\u{11A8}'];
+        let splits = |text: String| text.graphemes(true).count() == text.chars().count();
+        neighbours.iter().all(|&n| (c == '\r' && n == '\n') || splits(format!("{c}{n}")))
+            && neighbours.iter().all(|&n| (n == '\r' && c == '\n') || splits(format!("{n}{c}")))
+    }
+
+    #[test]
+    fn characters_that_stand_alone_join_nothing() {
+        let alone: Vec<char> = (0..=0x10_FFFF).filter_map(char::from_u32).filter(|&c| stands_alone(c)).collect();
+        assert!(alone.len() > 25_000, "{}", alone.len());
+        for c in alone {
+            assert!(alone_by_unicode_segmentation(c), "U+{:04X} joins a neighbour", u32::from(c));
+        }
+        // And the joiners are not on the list.
+        for c in ['\u{301}', '\u{200D}', '\u{FE0F}', '\u{1F3FD}', '\u{1F1FA}', '\u{1100}', '각', '\u{903}', '\u{600}']
+        {
+            assert!(!stands_alone(c), "U+{:04X}", u32::from(c));
+        }
+    }
+
+    #[test]
+    fn many_distinct_characters_are_listed_once_in_order() {
+        let text: String = ('\u{4E00}'..='\u{4E63}').chain('\u{4E00}'..='\u{4E63}').collect();
+        let p = estimate_segments(&text);
+        assert_eq!(p.non_gsm_characters, ('\u{4E00}'..='\u{4E63}').collect::<Vec<_>>());
+        assert_eq!((p.units, p.segments), (200, 3));
     }
 
     /// A deliberately naive counter: split into per-character costs and fill segments one by one.
