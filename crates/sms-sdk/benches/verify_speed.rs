@@ -23,7 +23,6 @@ use std::time::{Duration, Instant, SystemTime};
 
 use criterion::{Criterion, criterion_group};
 use ed25519_dalek::Verifier as _;
-use hmac::Mac as _;
 use sms_sdk::testing::webhooks::{
     SignedRequest, TelnyxKeyPair, parse_unverified, signed_plivo_v3_request, signed_telnyx_request,
     signed_twilio_request, signed_vonage_request,
@@ -101,50 +100,37 @@ fn twilio_payload(params: &[(&str, &str)]) -> Vec<u8> {
 /// A bare primitive: its name and one run over the payload.
 type Bare = (&'static str, Box<dyn Fn()>);
 
-fn hmac_sha1(key: &[u8], payload: Vec<u8>) -> Vec<Bare> {
-    let ring_key = ring::hmac::Key::new(ring::hmac::HMAC_SHA1_FOR_LEGACY_USE_ONLY, key);
-    let keyed = hmac::Hmac::<sha1::Sha1>::new_from_slice(key).unwrap();
+/// The bare HMAC over `payload` in both implementations: the `hmac` crate's `M`, then `ring`'s
+/// `algorithm`, each with its key set up once.
+fn bare_hmacs<M: hmac::Mac + hmac::digest::KeyInit + Clone + 'static>(
+    names: [&'static str; 2],
+    algorithm: ring::hmac::Algorithm,
+    key: &[u8],
+    payload: Vec<u8>,
+) -> Vec<Bare> {
+    let ring_key = ring::hmac::Key::new(algorithm, key);
+    let keyed = <M as hmac::Mac>::new_from_slice(key).unwrap();
     let shared = std::rc::Rc::new(payload);
     let payload = std::rc::Rc::clone(&shared);
-    vec![
-        (
-            "bare hmac-sha1 (hmac+sha1 crates)",
-            Box::new(move || {
-                let mut mac = keyed.clone();
-                mac.update(black_box(&shared));
-                black_box(mac.finalize().into_bytes());
-            }),
-        ),
-        (
-            "bare hmac-sha1 (ring)",
-            Box::new(move || {
-                black_box(ring::hmac::sign(&ring_key, black_box(&payload)));
-            }),
-        ),
-    ]
+    let crates: Box<dyn Fn()> = Box::new(move || {
+        let mut mac = keyed.clone();
+        mac.update(black_box(&shared));
+        black_box(mac.finalize().into_bytes());
+    });
+    let ring: Box<dyn Fn()> = Box::new(move || {
+        black_box(ring::hmac::sign(&ring_key, black_box(&payload)));
+    });
+    vec![(names[0], crates), (names[1], ring)]
+}
+
+fn hmac_sha1(key: &[u8], payload: Vec<u8>) -> Vec<Bare> {
+    let names = ["bare hmac-sha1 (hmac+sha1 crates)", "bare hmac-sha1 (ring)"];
+    bare_hmacs::<hmac::Hmac<sha1::Sha1>>(names, ring::hmac::HMAC_SHA1_FOR_LEGACY_USE_ONLY, key, payload)
 }
 
 fn hmac_sha256(key: &[u8], payload: Vec<u8>) -> Vec<Bare> {
-    let ring_key = ring::hmac::Key::new(ring::hmac::HMAC_SHA256, key);
-    let keyed = hmac::Hmac::<sha2::Sha256>::new_from_slice(key).unwrap();
-    let shared = std::rc::Rc::new(payload);
-    let payload = std::rc::Rc::clone(&shared);
-    vec![
-        (
-            "bare hmac-sha256 (hmac+sha2 crates)",
-            Box::new(move || {
-                let mut mac = keyed.clone();
-                mac.update(black_box(&shared));
-                black_box(mac.finalize().into_bytes());
-            }),
-        ),
-        (
-            "bare hmac-sha256 (ring)",
-            Box::new(move || {
-                black_box(ring::hmac::sign(&ring_key, black_box(&payload)));
-            }),
-        ),
-    ]
+    let names = ["bare hmac-sha256 (hmac+sha2 crates)", "bare hmac-sha256 (ring)"];
+    bare_hmacs::<hmac::Hmac<sha2::Sha256>>(names, ring::hmac::HMAC_SHA256, key, payload)
 }
 
 /// One verifier, the request it verifies, and its bare primitives (the first is the fastest,
