@@ -4,6 +4,12 @@
 # SMS_SDK_LONG=1 runs the long mode of the reliability suite (RELIABILITY.md): ten times the
 # chaos sends and crash trials, and the long hostile-input runs.
 #
+# Besides formatting, lints, docs and the tests, it checks the declared MSRV (scripts/msrv.sh:
+# the build with the 1.89 toolchain runs only where that toolchain is installed), packages the
+# three crates with verification (`cargo package --workspace`; `--allow-dirty` is added only
+# when the work tree has uncommitted changes), and builds and tests fixtures/downstream against
+# the packaged crates (scripts/downstream.sh).
+#
 # The store tests need PostgreSQL and Redis. This script installs both from Debian packages when
 # they are missing (some tests start and freeze servers of their own). Unless
 # SMS_SDK_TEST_POSTGRES_URL and SMS_SDK_TEST_REDIS_URL are already set, it starts throwaway servers
@@ -91,9 +97,13 @@ fi
 
 step "cargo fmt --check"
 cargo fmt --all -- --check
+cargo fmt --manifest-path fixtures/downstream/Cargo.toml -- --check
 
+# The same flags as scripts/msrv.sh's clippy, which cargo then answers from its cache.
 step "cargo clippy (all targets, all features)"
-cargo clippy --workspace --all-targets --all-features -- -D warnings
+cargo clippy --workspace --all-targets --all-features -- -D warnings -D clippy::incompatible_msrv
+
+scripts/msrv.sh
 
 step "cargo doc (warnings are errors: broken links, missing docs)"
 RUSTDOCFLAGS="-D warnings" cargo doc --workspace --all-features --no-deps --quiet
@@ -111,3 +121,16 @@ cargo test -p sms-sdk
 
 step "cargo test (all features)"
 cargo test --workspace --all-features
+
+# Verification builds each packaged crate in the workspace's target directory; with the
+# workspace's profile (the packaged manifests carry none), it reuses what the tests built.
+step "cargo package (with verification)"
+allow_dirty=()
+if [ -n "$(git status --porcelain 2>/dev/null)" ]; then
+  echo "the work tree has uncommitted changes: packaging with --allow-dirty"
+  allow_dirty=(--allow-dirty)
+fi
+cargo package --workspace --exclude msrv-check "${allow_dirty[@]}" --config 'profile.dev.package."*".debug=false'
+
+step "downstream fixture against the packaged crates"
+scripts/downstream.sh
