@@ -19,7 +19,10 @@ count() {
 printf '%-26s %s\n' "feature set" crates
 printf '%-26s %s\n' "no default features" "$(count --no-default-features)"
 printf '%-26s %s\n' "default" "$(count)"
-for feature in sqlite postgres redis axum testing; do
+for feature in twilio telnyx plivo vonage; do
+  printf '%-26s %s\n' "$feature alone" "$(count --no-default-features --features "$feature")"
+done
+for feature in sqlite postgres redis axum metrics testing; do
   printf '%-26s %s\n' "default + $feature" "$(count --features "$feature")"
 done
 printf '%-26s %s\n' "all features" "$(count --all-features)"

@@ -62,7 +62,11 @@ fn check(manifest: Option<&str>) -> Result<String, String> {
         match package["rust_version"].as_str() {
             None => undeclared += 1,
             Some(declared) if compare(declared, msrv) == Ordering::Greater => {
-                too_new.push(format!("  {} {} needs Rust {declared}", text(&package["name"]), text(&package["version"])));
+                too_new.push(format!(
+                    "  {} {} needs Rust {declared}",
+                    text(&package["name"]),
+                    text(&package["version"])
+                ));
             }
             Some(_) => {}
         }
