@@ -17,7 +17,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-step() { printf '\n==> %s\n' "$*"; }
+# Each step shows the time since the start.
+step() { printf '\n==> %s [%dm%02ds]\n' "$*" $((SECONDS / 60)) $((SECONDS % 60)); }
 
 as_root() {
   if [ "$(id -u)" = 0 ]; then "$@"; elif command -v sudo >/dev/null; then sudo "$@"; else
@@ -134,3 +135,5 @@ cargo package --workspace --exclude msrv-check "${allow_dirty[@]}" --config 'pro
 
 step "downstream fixture against the packaged crates"
 scripts/downstream.sh
+
+step "done"

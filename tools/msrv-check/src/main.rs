@@ -43,15 +43,16 @@ fn check(manifest: Option<&str>) -> Result<String, String> {
     }
     let metadata: Value =
         serde_json::from_slice(&output.stdout).map_err(|e| format!("cargo metadata printed no JSON: {e}"))?;
-    let packages = metadata["packages"].as_array().ok_or("cargo metadata printed no packages")?;
-    let members = metadata["workspace_members"].as_array().ok_or("cargo metadata printed no members")?;
-    let is_member = |package: &Value| members.contains(&package["id"]);
+    let packages = metadata.get("packages").and_then(Value::as_array).ok_or("cargo metadata printed no packages")?;
+    let members =
+        metadata.get("workspace_members").and_then(Value::as_array).ok_or("cargo metadata printed no members")?;
+    let is_member = |package: &Value| package.get("id").is_some_and(|id| members.contains(id));
 
     // The MSRV: the lowest `rust-version` a workspace member declares.
     let msrv = packages
         .iter()
         .filter(|p| is_member(p))
-        .filter_map(|p| p["rust_version"].as_str())
+        .filter_map(|p| text(p, "rust_version"))
         .min_by(|a, b| compare(a, b))
         .ok_or("no workspace member declares a rust-version")?;
 
@@ -59,13 +60,13 @@ fn check(manifest: Option<&str>) -> Result<String, String> {
     let mut undeclared = 0;
     let dependencies: Vec<&Value> = packages.iter().filter(|p| !is_member(p)).collect();
     for package in &dependencies {
-        match package["rust_version"].as_str() {
+        match text(package, "rust_version") {
             None => undeclared += 1,
             Some(declared) if compare(declared, msrv) == Ordering::Greater => {
                 too_new.push(format!(
                     "  {} {} needs Rust {declared}",
-                    text(&package["name"]),
-                    text(&package["version"])
+                    text(package, "name").unwrap_or("?"),
+                    text(package, "version").unwrap_or("?")
                 ));
             }
             Some(_) => {}
@@ -88,9 +89,9 @@ fn check(manifest: Option<&str>) -> Result<String, String> {
     }
 }
 
-/// A JSON string's text, or `?`.
-fn text(value: &Value) -> &str {
-    value.as_str().unwrap_or("?")
+/// The text of the string field `key` of a JSON object.
+fn text<'a>(object: &'a Value, key: &str) -> Option<&'a str> {
+    object.get(key).and_then(Value::as_str)
 }
 
 /// Compares two Rust versions (`1.89`, `1.88.0`) by their numbers; a missing patch is 0.
