@@ -196,7 +196,7 @@ impl SqliteStoreBuilder {
 /// Opens the file in WAL mode with a busy timeout, creates the tables, and hands lock waits to
 /// [`wait_for_lock`].
 fn prepare(path: &Path, schema: &[String], busy: Duration) -> rusqlite::Result<Connection> {
-    let mut connection = Connection::open(path)?;
+    let connection = Connection::open(path)?;
     connection.busy_timeout(busy)?;
     connection.pragma_update(None, "journal_mode", "WAL")?;
     connection.pragma_update(None, "synchronous", "FULL")?;
