@@ -6,9 +6,9 @@
 #
 # Besides formatting, lints, docs and the tests, it checks the declared MSRV (scripts/msrv.sh:
 # the build with the 1.89 toolchain runs only where that toolchain is installed), packages the
-# three crates with verification (`cargo package --workspace`; `--allow-dirty` is added only
-# when the work tree has uncommitted changes), and builds and tests fixtures/downstream against
-# the packaged crates (scripts/downstream.sh).
+# three crates with verification (scripts/package.sh: `cargo package --workspace`, with
+# `--allow-dirty` only when the work tree has uncommitted changes), and builds and tests
+# fixtures/downstream against the packaged crates (scripts/downstream.sh).
 #
 # The store tests need PostgreSQL and Redis. This script installs both from Debian packages when
 # they are missing (some tests start and freeze servers of their own). Unless
@@ -123,15 +123,8 @@ cargo test -p sms-sdk
 step "cargo test (all features)"
 cargo test --workspace --all-features
 
-# Verification builds each packaged crate in the workspace's target directory; with the
-# workspace's profile (the packaged manifests carry none), it reuses what the tests built.
 step "cargo package (with verification)"
-allow_dirty=()
-if [ -n "$(git status --porcelain 2>/dev/null)" ]; then
-  echo "the work tree has uncommitted changes: packaging with --allow-dirty"
-  allow_dirty=(--allow-dirty)
-fi
-cargo package --workspace --exclude msrv-check "${allow_dirty[@]}" --config 'profile.dev.package."*".debug=false'
+scripts/package.sh
 
 step "downstream fixture against the packaged crates"
 scripts/downstream.sh
