@@ -232,6 +232,9 @@ async fn sqlite_group(suite: &mut Suite<'_>, data: &Arc<PairData>) {
     let store = Arc::new(sms_sdk::store::sqlite::SqliteStore::open(&path).await.expect("the SQLite store opens"));
     let client = Arc::new(sdk_client(&target, Some(Arc::clone(&store))));
     let mut minimal = stores::sqlite_min::Minimal::open(&path).expect("the minimal SQLite client opens");
+    let warm = Duration::from_millis(300);
+    drive(8, warm, op!(|seq| client => sdk_send(&client, Some(format!("w{seq}"))).await)).await;
+    drive(8, warm, op!(|seq| store, data => store_pair(&*store, &data, format!("v{seq}")).await)).await;
     for run in 0..args.runs {
         minimal.reset().expect("reset");
         let op = op!(|seq| client => sdk_send(&client, Some(format!("s{seq}"))).await);
@@ -263,6 +266,9 @@ async fn postgres_group(suite: &mut Suite<'_>, data: &Arc<PairData>) {
         minimal.push(stores::postgres::Minimal::connect(url).await.expect("the minimal client connects"));
     }
     let minimal = Arc::new(minimal);
+    let warm = Duration::from_millis(300);
+    drive(8, warm, op!(|seq| client => sdk_send(&client, Some(format!("w{seq}"))).await)).await;
+    drive(8, warm, op!(|seq| store, data => store_pair(&*store, &data, format!("v{seq}")).await)).await;
     let script = std::env::temp_dir().join(format!("sms-bench-pgbench-{}.sql", std::process::id()));
     std::fs::write(&script, stores::postgres::pgbench_script()).expect("the pgbench script is writable");
     for run in 0..args.runs {
@@ -371,6 +377,10 @@ async fn redis_group(suite: &mut Suite<'_>, data: &Arc<PairData>) {
     let store = Arc::new(sms_sdk::store::redis::RedisStore::connect(url).await.expect("the store connects"));
     let client = Arc::new(sdk_client(&target, Some(Arc::clone(&store))));
     let minimal = Arc::new(stores::redis_min::Minimal::connect(url).await.expect("the minimal client connects"));
+    let warm = Duration::from_millis(300);
+    drive(8, warm, op!(|seq| client => sdk_send(&client, Some(format!("w{seq}"))).await)).await;
+    drive(8, warm, op!(|seq| store, data => store_pair(&*store, &data, format!("v{seq}")).await)).await;
+    drive(8, warm, op!(|seq| minimal, data => minimal.pair(&data, &format!("u{seq}")).await)).await;
     for run in 0..args.runs {
         stores::redis_min::reset(&mut admin).await.expect("flush");
         let op = op!(|seq| client => sdk_send(&client, Some(format!("s{seq}"))).await);

@@ -472,8 +472,9 @@ pub(crate) fn write(args: &ReportArgs) {
     );
     let _ = writeln!(
         out,
-        "Each load row is the median of {} interleaved runs of {:.0} s (every row once, then \
-         again), on ONE tokio thread pinned to core 0, against a static responder pinned to core \
+        "Each load row is the median of {} runs of {:.0} s, interleaved within its group (every \
+         row of the group once, then again; the groups: HTTP, SQLite, PostgreSQL, Redis, memory), on \
+         ONE tokio thread pinned to core 0, against a static responder pinned to core \
          1; CPU per message is the user + system CPU time of the client process (`/proc/self/stat`, \
          all threads), not wall time; each ratio is to the ceiling measured in the same run. The \
          micro rows are criterion medians (100 samples).\n",
@@ -534,6 +535,15 @@ fn responder_paragraph(report: &Report<'_>, out: &mut String) {
         .iter()
         .flat_map(|row| row.samples.iter().filter_map(crate::results::Sample::responder_load))
         .fold(0.0_f64, f64::max);
+    let sequential = report.row("raw_1").map(|row| {
+        let per = row.median_responder_us().unwrap_or_default();
+        let busy = median(&row.samples.iter().filter_map(crate::results::Sample::responder_load).collect::<Vec<_>>());
+        format!(
+            " In the sequential runs it costs more per request ({per:.1} µs) for the reason the client does: every \
+             request wakes an idle thread on each side; it was {:.0} % busy there.",
+            busy.unwrap_or_default() * 100.0
+        )
+    });
     let saturated = if busiest < 0.9 {
         format!(
             "Its busiest run of any row kept its core {:.0} % busy: it never saturated its core, so it did not \
@@ -555,14 +565,15 @@ fn responder_paragraph(report: &Report<'_>, out: &mut String) {
          used **{} µs of CPU per request, of which {} µs in user space** (its own code); the rest is the \
          kernel's loopback TCP work (on loopback the sending side's system call also delivers the data into \
          the receiver's socket, so part of it is the client's receive path). That is {} of the client's {} µs \
-         per request, and it kept its core **{} busy** while the client's core was {} busy. {saturated} \
-         Every row's responder cost is in the table below.",
+         per request, and it kept its core **{} busy** while the client's core was {} busy.{} {saturated} \
+         Every row's responder cost is in the table of runs.",
         per.map_or_else(|| "n/a".into(), |v| format!("{v:.2}")),
         user.map_or_else(|| "n/a".into(), |v| format!("{v:.2}")),
         x(ratio(per, client)),
         client.map_or_else(|| "n/a".into(), |v| format!("{v:.1}")),
         load.map_or_else(|| "n/a".into(), |l| format!("{:.0} %", l * 100.0)),
         client_load.map_or_else(|| "n/a".into(), |l| format!("{:.0} %", l * 100.0)),
+        sequential.unwrap_or_default(),
     );
 }
 
