@@ -19,13 +19,13 @@
 #
 # --quick: one run of one second per row and short criterion runs, to try the harness (the
 # figures are then too noisy to keep: do not commit that BENCHMARKS.md).
-# SMS_BENCH_RUNS and SMS_BENCH_SECONDS override the runs per row (5) and seconds per run (2).
+# SMS_BENCH_RUNS and SMS_BENCH_SECONDS override the runs per row (7) and seconds per run (2).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root="$(pwd)"
 export CARGO_INCREMENTAL=0
 
-runs="${SMS_BENCH_RUNS:-5}"
+runs="${SMS_BENCH_RUNS:-7}"
 seconds="${SMS_BENCH_SECONDS:-2}"
 criterion_args=()
 if [ "${1:-}" = "--quick" ]; then

@@ -30,6 +30,16 @@ pub fn cpu_split(pid: Option<u32>) -> Option<(f64, f64)> {
     Some((user as f64 / TICKS_PER_SECOND, system as f64 / TICKS_PER_SECOND))
 }
 
+/// CPU seconds of this process (all threads, user + system) to the nanosecond
+/// (`CLOCK_PROCESS_CPUTIME_ID`).
+#[must_use]
+pub fn process_cpu_seconds() -> f64 {
+    let now = rustix::time::clock_gettime(rustix::time::ClockId::ProcessCPUTime);
+    #[allow(clippy::cast_precision_loss)] // seconds and nanoseconds of a run
+    let seconds = now.tv_sec as f64 + now.tv_nsec as f64 / 1e9;
+    seconds
+}
+
 /// A `VmXxx:` figure of `/proc/self/status`, in KiB.
 fn status_kib(field: &str) -> Option<u64> {
     let status = fs::read_to_string("/proc/self/status").ok()?;

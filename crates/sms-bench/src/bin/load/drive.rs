@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use sms_bench::usage::cpu_split;
+use sms_bench::usage::{cpu_split, process_cpu_seconds};
 
 use crate::results::Sample;
 
@@ -68,11 +68,12 @@ where
     Fut: Future<Output = Result<(), String>> + Send + 'static,
 {
     let responder_before = responder.and_then(|pid| cpu_split(Some(pid)));
-    let cpu_before = cpu_split(None);
+    let (ticks_before, cpu_before) = (cpu_split(None), process_cpu_seconds());
     let started = Instant::now();
     let (ops, errors, first) = drive(workers, duration, op).await;
     let wall_s = started.elapsed().as_secs_f64();
-    let cpu = cpu_split(None).zip(cpu_before).map(|(after, before)| (after.0 - before.0, after.1 - before.1));
+    let cpu_s = Some(process_cpu_seconds() - cpu_before);
+    let kernel_share = kernel_share(ticks_before);
     let responder = responder.and_then(|pid| cpu_split(Some(pid))).zip(responder_before);
     let responder = responder.map(|(after, before)| (after.0 - before.0, after.1 - before.1));
     if let Some(error) = first {
@@ -82,16 +83,22 @@ where
         ops,
         errors,
         wall_s,
-        cpu_s: cpu.map(|(user, sys)| user + sys),
-        sys_s: cpu.map(|(_, sys)| sys),
+        cpu_s,
+        kernel_share,
         responder_cpu_s: responder.map(|(user, sys)| user + sys),
         responder_sys_s: responder.map(|(_, sys)| sys),
     }
 }
 
+/// System over user + system ticks of this process since `before`.
+fn kernel_share(before: Option<(f64, f64)>) -> Option<f64> {
+    let (user, sys) = cpu_split(None).zip(before).map(|(a, b)| (a.0 - b.0, a.1 - b.1))?;
+    (user + sys > 0.0).then(|| sys / (user + sys))
+}
+
 /// The same as [`measure`] for a synchronous loop on this thread (SQLite's minimal client).
 pub(crate) fn measure_blocking(duration: Duration, mut op: impl FnMut(u64) -> Result<(), String>) -> Sample {
-    let cpu_before = cpu_split(None);
+    let (ticks_before, cpu_before) = (cpu_split(None), process_cpu_seconds());
     let started = Instant::now();
     let (mut ops, mut errors, mut seq) = (0, 0, 0);
     while started.elapsed() < duration {
@@ -107,13 +114,12 @@ pub(crate) fn measure_blocking(duration: Duration, mut op: impl FnMut(u64) -> Re
         seq += 1;
     }
     let wall_s = started.elapsed().as_secs_f64();
-    let cpu = cpu_split(None).zip(cpu_before).map(|(after, before)| (after.0 - before.0, after.1 - before.1));
     Sample {
         ops,
         errors,
         wall_s,
-        cpu_s: cpu.map(|(user, sys)| user + sys),
-        sys_s: cpu.map(|(_, sys)| sys),
+        cpu_s: Some(process_cpu_seconds() - cpu_before),
+        kernel_share: kernel_share(ticks_before),
         responder_cpu_s: None,
         responder_sys_s: None,
     }

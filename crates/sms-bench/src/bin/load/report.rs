@@ -9,7 +9,7 @@ use serde_json::Value;
 use sms_bench::stats::median;
 
 use crate::mib;
-use crate::results::{MemorySample, Results, Row};
+use crate::results::{MemorySample, Results, Row, Sample};
 
 #[derive(Debug, clap::Parser)]
 pub(crate) struct ReportArgs {
@@ -131,8 +131,23 @@ impl Report<'_> {
         self.row(id).and_then(Row::median_rate)
     }
 
-    fn cpu(&self, id: &str) -> Option<f64> {
-        self.row(id).and_then(Row::median_cpu_us)
+    /// The median over runs of `value(now run) / value(ceiling run)`: each run is divided by the
+    /// ceiling measured next to it (the rows are interleaved), which cancels slow drifts of the
+    /// machine. The ratio of the medians when the rows do not have one run each.
+    fn paired(&self, now: &str, ceiling: &str, value: impl Fn(&Sample) -> Option<f64>) -> Option<f64> {
+        let (a, b) = (self.row(now)?, self.row(ceiling)?);
+        if a.samples.len() == b.samples.len() {
+            let ratios: Vec<f64> =
+                a.samples.iter().zip(&b.samples).filter_map(|(x, y)| ratio(value(x), value(y))).collect();
+            return median(&ratios);
+        }
+        let medians = |row: &Row| median(&row.samples.iter().filter_map(&value).collect::<Vec<_>>());
+        ratio(medians(a), medians(b))
+    }
+
+    /// [`Report::paired`] of the rates.
+    fn rate_ratio(&self, now: &str, ceiling: &str) -> Option<f64> {
+        self.paired(now, ceiling, |s| Some(s.rate()))
     }
 
     fn timing(&self, id: &str) -> Option<Timing> {
@@ -146,10 +161,10 @@ impl Report<'_> {
     }
 
     /// The PostgreSQL ceiling: pgbench when it ran, else the tokio-postgres client.
-    fn pg_ceiling(&self) -> (Option<f64>, &'static str) {
+    fn pg_ceiling(&self) -> (&'static str, Option<f64>, &'static str) {
         match self.rate("pg_pair_pgbench_8") {
-            Some(rate) => (Some(rate), "`pgbench -M prepared`, 8 clients"),
-            None => (self.rate("pg_pair_min_8"), "`tokio-postgres`, prepared, 8 connections"),
+            Some(rate) => ("pg_pair_pgbench_8", Some(rate), "`pgbench -M prepared`, 8 clients"),
+            None => ("pg_pair_min_8", self.rate("pg_pair_min_8"), "`tokio-postgres`, prepared, 8 connections"),
         }
     }
 
@@ -168,8 +183,8 @@ impl Report<'_> {
 
     fn send_rows(&self, line: &mut dyn FnMut([String; 6])) {
         // Send, 32 in flight: throughput and CPU against raw reqwest.
-        let throughput = ratio(self.rate("sdk_32"), self.rate("raw_32"));
-        let cpu = ratio(self.cpu("sdk_32"), self.cpu("raw_32"));
+        let throughput = self.rate_ratio("sdk_32", "raw_32");
+        let cpu = self.paired("sdk_32", "raw_32", Sample::cpu_us);
         line([
             "`Client::send`, no store, 32 in flight, one tokio thread".into(),
             rate_cpu(self.row("sdk_32")),
@@ -178,16 +193,16 @@ impl Report<'_> {
             format!("{} throughput, {} CPU", x(throughput), x(cpu)),
             verdict(throughput.zip(cpu).map(|(t, c)| t >= 0.85 && c <= 1.3)).into(),
         ]);
-        let sequential = ratio(self.rate("sdk_1"), self.rate("raw_1"));
+        let sequential = self.rate_ratio("sdk_1", "raw_1");
         line([
             "sequential send (1 in flight)".into(),
             rate_cpu(self.row("sdk_1")),
             format!("raw: {}", rate_cpu(self.row("raw_1"))),
             "≥ 0.9×".into(),
-            format!("{} (CPU {})", x(sequential), x(ratio(self.cpu("sdk_1"), self.cpu("raw_1")))),
+            format!("{} (CPU {})", x(sequential), x(self.paired("sdk_1", "raw_1", Sample::cpu_us))),
             verdict(sequential.map(|r| r >= 0.9)).into(),
         ]);
-        let memory = ratio(self.rate("sdk_memory_32"), self.rate("sdk_32"));
+        let memory = self.rate_ratio("sdk_memory_32", "sdk_32");
         line([
             "with memory store, 32 in flight".into(),
             rate_cpu(self.row("sdk_memory_32")),
@@ -199,8 +214,8 @@ impl Report<'_> {
     }
 
     fn store_rows(&self, line: &mut dyn FnMut([String; 6])) {
-        let (pg_ceiling, pg_how) = self.pg_ceiling();
-        let pg = ratio(self.rate("pg_send_8"), pg_ceiling);
+        let (pg_id, pg_ceiling, pg_how) = self.pg_ceiling();
+        let pg = self.rate_ratio("pg_send_8", pg_id);
         line([
             "with PostgreSQL store, 8 in flight".into(),
             rate_cpu(self.row("pg_send_8")),
@@ -214,12 +229,12 @@ impl Report<'_> {
                 "{} (the store's pair alone, 8 in flight: {}/s = {})",
                 x(pg),
                 self.rate("pg_pair_store_8").map_or_else(|| "n/a".into(), thousands),
-                x(ratio(self.rate("pg_pair_store_8"), pg_ceiling)),
+                x(self.rate_ratio("pg_pair_store_8", pg_id)),
             ),
             verdict(pg.map(|r| r >= 0.7)).into(),
         ]);
 
-        let redis = ratio(self.rate("redis_send_8"), self.rate("redis_pair_min_8"));
+        let redis = self.rate_ratio("redis_send_8", "redis_pair_min_8");
         line([
             "with Redis store, 8 in flight".into(),
             rate_cpu(self.row("redis_send_8")),
@@ -232,12 +247,12 @@ impl Report<'_> {
                 "{} (the store's pair alone: {}/s = {})",
                 x(redis),
                 self.rate("redis_pair_store_8").map_or_else(|| "n/a".into(), thousands),
-                x(ratio(self.rate("redis_pair_store_8"), self.rate("redis_pair_min_8"))),
+                x(self.rate_ratio("redis_pair_store_8", "redis_pair_min_8")),
             ),
             verdict(redis.map(|r| r >= 0.7)).into(),
         ]);
 
-        let sqlite = ratio(self.rate("sqlite_send_8"), self.rate("sqlite_pair_store_8"));
+        let sqlite = self.rate_ratio("sqlite_send_8", "sqlite_pair_store_8");
         line([
             "with SQLite store, 8 in flight".into(),
             rate_cpu(self.row("sqlite_send_8")),
@@ -354,20 +369,17 @@ impl Report<'_> {
         let _ = writeln!(out, "|---|---|---|---|---|---|---|---|---|---|");
         for row in &self.results.rows {
             let runs: Vec<String> = row.rates().iter().map(|r| thousands(*r)).collect();
-            let kernel = median(&row.samples.iter().filter_map(crate::results::Sample::sys_share).collect::<Vec<_>>());
+            let kernel = median(&row.samples.iter().filter_map(Sample::sys_share).collect::<Vec<_>>());
             let cpu = row.median_cpu_us().map_or_else(
                 || "— (another program)".to_owned(),
                 |c| format!("{c:.1} ({:.0}%)", kernel.unwrap_or_default() * 100.0),
             );
-            let user =
-                median(&row.samples.iter().filter_map(crate::results::Sample::responder_user_us).collect::<Vec<_>>());
+            let user = median(&row.samples.iter().filter_map(Sample::responder_user_us).collect::<Vec<_>>());
             let responder = row
                 .median_responder_us()
                 .map_or_else(|| "—".to_owned(), |r| format!("{r:.2} ({:.2})", user.unwrap_or_default()));
-            let load =
-                median(&row.samples.iter().filter_map(crate::results::Sample::responder_load).collect::<Vec<_>>());
-            let client =
-                median(&row.samples.iter().filter_map(crate::results::Sample::client_load).collect::<Vec<_>>());
+            let load = median(&row.samples.iter().filter_map(Sample::responder_load).collect::<Vec<_>>());
+            let client = median(&row.samples.iter().filter_map(Sample::client_load).collect::<Vec<_>>());
             let _ = writeln!(
                 out,
                 "| `{}` | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
@@ -467,19 +479,34 @@ pub(crate) fn write(args: &ReportArgs) {
         "The speed and memory of sms-sdk next to what the machine allows, measured by one run of \
          `scripts/bench.sh` (issue 14). **These figures are a baseline of commit `{commit}`**: other \
          engineers are optimizing the library in parallel, and the table will be re-run on their \
-         work. Rerun it yourself with `scripts/bench.sh` (about 10–15 minutes on 2 cores; it \
-         rewrites this file).\n"
+         work. Rerun it yourself with `scripts/bench.sh` (about 5 minutes on 2 cores once built, \
+         plus the first release build; it rewrites this file).\n"
     );
     let _ = writeln!(
         out,
         "Each load row is the median of {} runs of {:.0} s, interleaved within its group (every \
          row of the group once, then again; the groups: HTTP, SQLite, PostgreSQL, Redis, memory), on \
          ONE tokio thread pinned to core 0, against a static responder pinned to core \
-         1; CPU per message is the user + system CPU time of the client process (`/proc/self/stat`, \
-         all threads), not wall time; each ratio is to the ceiling measured in the same run. The \
-         micro rows are criterion medians (100 samples).\n",
+         1; CPU per message is the user + system CPU time of the client process (all threads, \
+         `CLOCK_PROCESS_CPUTIME_ID`; its kernel share from `/proc/self/stat`), not wall time; each ratio is the median over runs of the row divided by its \
+         ceiling measured next to it in the same run. The micro rows are criterion medians (100 \
+         samples) of the benchmark thread's CPU time.\n",
         results.runs, results.seconds
     );
+    let client_busy = report
+        .row("raw_32")
+        .and_then(|row| median(&row.samples.iter().filter_map(Sample::client_load).collect::<Vec<_>>()));
+    if let Some(busy) = client_busy.filter(|busy| *busy < 0.9) {
+        let _ = writeln!(
+            out,
+            "**The machine was shared during this run** (other builds; see the load averages below): in the \
+             raw 32-in-flight runs the client's core was only {:.0} % busy where it would be near 100 % on an \
+             idle machine, so every rate here is lower than this machine gives alone. CPU per message \
+             (counted only while the client ran) and the ratios within the run are the figures to compare; \
+             rerun on an idle machine for absolute rates.\n",
+            busy * 100.0
+        );
+    }
     let _ = writeln!(out, "## Results against the targets of issue 14\n");
     report.target_table(&mut out);
     let _ = writeln!(out, "\n{LIMITS}\n");
@@ -525,19 +552,19 @@ fn responder_paragraph(report: &Report<'_>, out: &mut String) {
         return;
     };
     let per = raw.median_responder_us();
-    let user = median(&raw.samples.iter().filter_map(crate::results::Sample::responder_user_us).collect::<Vec<_>>());
-    let load = median(&raw.samples.iter().filter_map(crate::results::Sample::responder_load).collect::<Vec<_>>());
+    let user = median(&raw.samples.iter().filter_map(Sample::responder_user_us).collect::<Vec<_>>());
+    let load = median(&raw.samples.iter().filter_map(Sample::responder_load).collect::<Vec<_>>());
     let client = raw.median_cpu_us();
-    let client_load = median(&raw.samples.iter().filter_map(crate::results::Sample::client_load).collect::<Vec<_>>());
+    let client_load = median(&raw.samples.iter().filter_map(Sample::client_load).collect::<Vec<_>>());
     let busiest = report
         .results
         .rows
         .iter()
-        .flat_map(|row| row.samples.iter().filter_map(crate::results::Sample::responder_load))
+        .flat_map(|row| row.samples.iter().filter_map(Sample::responder_load))
         .fold(0.0_f64, f64::max);
     let sequential = report.row("raw_1").map(|row| {
         let per = row.median_responder_us().unwrap_or_default();
-        let busy = median(&row.samples.iter().filter_map(crate::results::Sample::responder_load).collect::<Vec<_>>());
+        let busy = median(&row.samples.iter().filter_map(Sample::responder_load).collect::<Vec<_>>());
         format!(
             " In the sequential runs it costs more per request ({per:.1} µs) for the reason the client does: every \
              request wakes an idle thread on each side; it was {:.0} % busy there.",
@@ -601,7 +628,8 @@ const LIMITS: &str = "### What limits each figure
   counted in the client's CPU), one connection behind a mutex, so 8 in flight queue for it. On a real
   disk each pair waits for two `fsync`s (`synchronous = FULL`) and the disk's flush latency sets the
   rate for the store and its pair alike.
-- **Webhook rows.** One core, the verifier alone (no HTTP): the primitive is `ring`'s HMAC with the
+- **Webhook rows.** One core, the verifier alone (no HTTP), timed in CPU time of the benchmark
+  thread (so other processes on the core do not count): the primitive is `ring`'s HMAC with the
   key prepared once (SHA-NI on this CPU) or Ed25519 verification; everything else (parsing the form
   or JSON, building the signed string, decoding base64, normalizing the event) is the verifier's
   overhead.

@@ -11,12 +11,13 @@ pub(crate) struct Sample {
     pub(crate) errors: u64,
     /// Wall-clock seconds.
     pub(crate) wall_s: f64,
-    /// User + system CPU seconds of the measuring process (all threads); `None` when another
-    /// program did the work (`pgbench`).
+    /// User + system CPU seconds of the measuring process (all threads, to the nanosecond:
+    /// `CLOCK_PROCESS_CPUTIME_ID`); `None` when another program did the work (`pgbench`).
     pub(crate) cpu_s: Option<f64>,
-    /// The part of `cpu_s` spent in the kernel.
+    /// The share of that CPU spent in the kernel (system over user + system ticks of
+    /// `/proc/self/stat`).
     #[serde(default)]
-    pub(crate) sys_s: Option<f64>,
+    pub(crate) kernel_share: Option<f64>,
     /// User + system CPU seconds of the responder over the same window.
     pub(crate) responder_cpu_s: Option<f64>,
     /// The part of `responder_cpu_s` spent in the kernel (loopback TCP, both directions' delivery).
@@ -63,7 +64,7 @@ impl Sample {
 
     /// The share of the client's CPU spent in the kernel.
     pub(crate) fn sys_share(&self) -> Option<f64> {
-        self.cpu_s.zip(self.sys_s).filter(|(all, _)| *all > 0.0).map(|(all, sys)| sys / all)
+        self.kernel_share
     }
 }
 
