@@ -113,6 +113,7 @@ load_built="$(uptime)"
 step "starting the responders, PostgreSQL and Redis on loopback (core 1)"
 # 10,000 sends in flight need 10,000 sockets on each side.
 ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
+record ulimit -n "$(ulimit -n)"
 start_responder() { # name, delay ms
   local port
   port="$(free_port)"
@@ -134,9 +135,9 @@ slow="http://$(cat "$work/slow.addr")"
 pg_port="$(free_port)"
 mkdir -p "$work/pg" "$work/pg-socket"
 if [ "$(id -u)" = 0 ]; then chown postgres "$work" "$work/pg" "$work/pg-socket"; fi
-run_pg "$(pg_bin)/initdb" -D "$work/pg" -A trust -U postgres >/dev/null
 as_postgres=()
 if [ "$(id -u)" = 0 ]; then as_postgres=(runuser -u postgres --); fi
+run "${as_postgres[@]}" "$(pg_bin)/initdb" -D "$work/pg" -A trust -U postgres >/dev/null
 run "${server[@]}" "${as_postgres[@]}" "$(pg_bin)/pg_ctl" -D "$work/pg" -l "$work/pg.log" -w \
   -o "-p $pg_port -c listen_addresses=127.0.0.1 -k $work/pg-socket -c fsync=off" start >/dev/null
 postgres="postgres://postgres@127.0.0.1:$pg_port/postgres"
