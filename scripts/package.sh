@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Packages the three published crates with verification, as `cargo publish` would check them:
-# `cargo package --workspace` (tools/msrv-check is not published). Usage: scripts/package.sh
-# (scripts/test.sh runs it). `--allow-dirty` is added only when the work tree has uncommitted
-# changes; a clean checkout (CI) packages without it.
+# `cargo package --workspace` (tools/msrv-check and crates/sms-bench are not published). Usage:
+# scripts/package.sh (scripts/test.sh runs it). `--allow-dirty` is added only when the work tree
+# has uncommitted changes; a clean checkout (CI) packages without it.
 #
 # Verification builds each `.crate` in the workspace's target directory, with the workspace's
 # dev profile passed on the command line (the packaged manifests carry no profile), so it reuses
@@ -70,7 +70,7 @@ stale() {
 }
 
 package() {
-  cargo package --workspace --exclude msrv-check "${allow_dirty[@]}" \
+  cargo package --workspace --exclude msrv-check --exclude sms-bench "${allow_dirty[@]}" \
     --config 'profile.dev.package."*".debug = false'
 }
 
