@@ -4,6 +4,12 @@
 # SMS_SDK_LONG=1 runs the long mode of the reliability suite (RELIABILITY.md): ten times the
 # chaos sends and crash trials, and the long hostile-input runs.
 #
+# Besides formatting, lints, docs and the tests, it checks the declared MSRV (scripts/msrv.sh:
+# the build with the 1.89 toolchain runs only where that toolchain is installed), packages the
+# three crates with verification (scripts/package.sh: `cargo package --workspace`, with
+# `--allow-dirty` only when the work tree has uncommitted changes), and builds and tests
+# fixtures/downstream against the packaged crates (scripts/downstream.sh).
+#
 # The store tests need PostgreSQL and Redis. This script installs both from Debian packages when
 # they are missing (some tests start and freeze servers of their own). Unless
 # SMS_SDK_TEST_POSTGRES_URL and SMS_SDK_TEST_REDIS_URL are already set, it starts throwaway servers
@@ -11,7 +17,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-step() { printf '\n==> %s\n' "$*"; }
+# Each step shows the time since the start.
+step() { printf '\n==> %s [%dm%02ds]\n' "$*" $((SECONDS / 60)) $((SECONDS % 60)); }
 
 as_root() {
   if [ "$(id -u)" = 0 ]; then "$@"; elif command -v sudo >/dev/null; then sudo "$@"; else
@@ -91,9 +98,13 @@ fi
 
 step "cargo fmt --check"
 cargo fmt --all -- --check
+cargo fmt --manifest-path fixtures/downstream/Cargo.toml -- --check
 
+# The same flags as scripts/msrv.sh's clippy, which cargo then answers from its cache.
 step "cargo clippy (all targets, all features)"
-cargo clippy --workspace --all-targets --all-features -- -D warnings
+cargo clippy --workspace --all-targets --all-features -- -D warnings -D clippy::incompatible_msrv
+
+scripts/msrv.sh
 
 step "cargo doc (warnings are errors: broken links, missing docs)"
 RUSTDOCFLAGS="-D warnings" cargo doc --workspace --all-features --no-deps --quiet
@@ -111,3 +122,11 @@ cargo test -p sms-sdk
 
 step "cargo test (all features)"
 cargo test --workspace --all-features
+
+step "cargo package (with verification)"
+scripts/package.sh
+
+step "downstream fixture against the packaged crates"
+scripts/downstream.sh
+
+step "done"

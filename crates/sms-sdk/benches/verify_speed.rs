@@ -109,7 +109,7 @@ fn bare_hmacs<M: hmac::Mac + hmac::digest::KeyInit + Clone + 'static>(
     payload: Vec<u8>,
 ) -> Vec<Bare> {
     let ring_key = ring::hmac::Key::new(algorithm, key);
-    let keyed = <M as hmac::Mac>::new_from_slice(key).unwrap();
+    let keyed = <M as hmac::digest::KeyInit>::new_from_slice(key).unwrap();
     let shared = std::rc::Rc::new(payload);
     let payload = std::rc::Rc::clone(&shared);
     let crates: Box<dyn Fn()> = Box::new(move || {

@@ -18,6 +18,7 @@ pub mod metrics;
 pub mod options;
 mod outcome;
 pub mod provider;
+mod random;
 mod receipt;
 pub mod redact;
 pub mod retry;

@@ -47,5 +47,5 @@ pub struct Receipt {
 
 /// A new send id: `sms_` and 32 lowercase hex characters.
 pub(crate) fn new_send_id() -> String {
-    format!("sms_{}", uuid::Uuid::new_v4().simple())
+    format!("sms_{}", crate::random::uuid_v4().simple())
 }

@@ -269,8 +269,8 @@ impl Provider {
     /// A new message id in the provider's format.
     pub(crate) fn new_id(self) -> String {
         match self {
-            Self::Twilio => format!("SM{}", uuid::Uuid::new_v4().simple()),
-            Self::Telnyx | Self::Plivo | Self::Vonage => uuid::Uuid::new_v4().to_string(),
+            Self::Twilio => format!("SM{}", new_uuid().simple()),
+            Self::Telnyx | Self::Plivo | Self::Vonage => new_uuid().to_string(),
         }
     }
 
@@ -338,6 +338,12 @@ impl Provider {
             Self::Vonage => vonage::inbound_webhook(inbound, url, signer),
         }
     }
+}
+
+/// A random (version 4) UUID for ids the emulator makes up. `fastrand` is enough here: these ids
+/// must be unique, not secret, and the emulator then needs no second `getrandom` beside `ring`'s.
+pub(crate) fn new_uuid() -> uuid::Uuid {
+    uuid::Builder::from_random_bytes(fastrand::u128(..).to_le_bytes()).into_uuid()
 }
 
 #[cfg(test)]

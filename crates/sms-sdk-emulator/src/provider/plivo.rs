@@ -37,7 +37,7 @@ pub(super) fn parse(body: &[u8]) -> Option<SendRequest> {
 }
 
 fn api_id() -> String {
-    uuid::Uuid::new_v4().to_string()
+    super::new_uuid().to_string()
 }
 
 pub(super) fn error(failure: Failure) -> ErrorReply {

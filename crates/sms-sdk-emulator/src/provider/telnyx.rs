@@ -139,7 +139,7 @@ fn signed(url: &str, event_type: &str, payload: &Value, signer: Signer<'_>) -> W
     let body = json!({
         "data": {
             "event_type": event_type,
-            "id": uuid::Uuid::new_v4().to_string(),
+            "id": super::new_uuid().to_string(),
             "occurred_at": rfc3339(signer.now),
             "payload": payload,
             "record_type": "event",

@@ -155,7 +155,7 @@ pub(super) fn error(failure: Failure) -> ErrorReply {
         "type": kind,
         "title": title,
         "detail": detail,
-        "instance": uuid::Uuid::new_v4().to_string(),
+        "instance": super::new_uuid().to_string(),
     });
     if let (Some(parameters), Some(object)) = (parameters, body.as_object_mut()) {
         object.insert("invalid_parameters".into(), parameters);
@@ -179,7 +179,7 @@ fn signed(url: &str, event: &str, body: &Value, signer: Signer<'_>) -> Webhook {
     let body = body.to_string().into_bytes();
     let claims = json!({
         "iat": signer.now.unix_timestamp(),
-        "jti": uuid::Uuid::new_v4().to_string(),
+        "jti": super::new_uuid().to_string(),
         "iss": "Vonage",
         "payload_hash": sha256_hex(&body),
         "api_key": VONAGE_API_KEY,

@@ -26,7 +26,7 @@ impl ReservationId {
     /// A new random id.
     #[must_use]
     pub fn new() -> Self {
-        Self(uuid::Uuid::new_v4().to_string())
+        Self(crate::random::uuid_v4().to_string())
     }
 
     /// Wraps a stored id.

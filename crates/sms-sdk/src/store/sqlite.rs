@@ -344,7 +344,7 @@ mod tests {
 
     #[test]
     fn every_commit_is_synced_to_disk() {
-        let dir = std::env::temp_dir().join(format!("sms-sdk-sync-{}", uuid::Uuid::new_v4().simple()));
+        let dir = std::env::temp_dir().join(format!("sms-sdk-sync-{}", crate::random::uuid_v4().simple()));
         std::fs::create_dir_all(&dir).unwrap();
         let connection = prepare(&dir.join("state.db"), &[], Duration::from_secs(1)).unwrap();
         let synchronous: i64 = connection.pragma_query_value(None, "synchronous", |row| row.get(0)).unwrap();

@@ -39,7 +39,8 @@ const STALE: Duration = Duration::from_secs(300);
 
 /// Runs every check against `store`; `name` labels the report.
 pub async fn run(name: &str, store: Arc<dyn Store>) -> Report {
-    let run = Run { store, prefix: format!("contract:{}:", uuid::Uuid::new_v4().simple()), base: SystemTime::now() };
+    let run =
+        Run { store, prefix: format!("contract:{}:", crate::random::uuid_v4().simple()), base: SystemTime::now() };
     let mut results = Vec::new();
     let mut record = |check: &str, result: Check| {
         results.push(CaseResult { name: format!("{name}: {check}"), passed: result.is_ok(), error: result.err() });

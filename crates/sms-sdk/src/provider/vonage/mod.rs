@@ -239,7 +239,7 @@ impl Adapter for Vonage {
         let authorization = match &self.auth {
             Auth::Basic(header) => header.clone(),
             Auth::Application { id, key } => {
-                let jti = uuid::Uuid::new_v4().to_string();
+                let jti = crate::random::uuid_v4().to_string();
                 match application_jwt(id, key, SystemTime::now(), &jti) {
                     Some(jwt) => Secret::new(format!("Bearer {jwt}")),
                     None => return Outcome::rejected(Category::Auth, ProviderError::new(NAME).message(SIGNING_FAILED)),

@@ -1,0 +1,149 @@
+//! Criterion timings of the micro parts of issue 14, each next to its ceiling:
+//!
+//! - `webhook/<provider>_verify`: `verify_at` of one realistic signed request per provider
+//!   (`benches/support/webhooks.rs`), next to `webhook/<provider>_primitive`: the bare HMAC-SHA1,
+//!   HMAC-SHA256 or Ed25519 verification (`ring`, key prepared once) of the very bytes that
+//!   request signs, and for Telnyx also `webhook/telnyx_primitive_dalek` (`ed25519-dalek`, key
+//!   parsed once).
+//! - `segments/<body>`: `estimate_segments` of a 320-character GSM-7 and UCS-2 body (throughput in
+//!   bytes, so criterion prints MB/s).
+//!
+//! Each time is the CPU time of the benchmark thread (`CLOCK_THREAD_CPUTIME_ID`), not wall time:
+//! on a shared machine, time other processes take from the core is not counted (criterion's
+//! report calls it "time" all the same).
+//!
+//! `cargo bench -p sms-sdk --features testing --bench micro`; `scripts/bench.sh` runs it and
+//! copies the medians into `BENCHMARKS.md`. Without `--bench` (as `cargo test --all-targets` runs
+//! it) criterion runs each function once, as a smoke test. Allocation counts are not taken here
+//! (a counting allocator would slow every timing): `sms-bench-allocs` counts them.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing, clippy::string_slice)] // bench code: a panic is a broken case
+
+#[allow(dead_code)] // the allocation counter uses parts the timings do not
+mod support {
+    pub(crate) mod webhooks;
+}
+
+use std::hint::black_box;
+use std::time::Duration;
+
+use criterion::measurement::{Measurement, ValueFormatter};
+use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use sms_sdk::encoding::estimate_segments;
+
+use support::webhooks::{Primitive, cases, now, segment_bodies};
+
+/// CPU time of the benchmark thread, in nanoseconds.
+struct ThreadCpu;
+
+fn thread_cpu_ns() -> u64 {
+    let now = rustix::time::clock_gettime(rustix::time::ClockId::ThreadCPUTime);
+    u64::try_from(now.tv_sec).unwrap_or(0) * 1_000_000_000 + u64::try_from(now.tv_nsec).unwrap_or(0)
+}
+
+impl Measurement for ThreadCpu {
+    type Intermediate = u64;
+    type Value = u64;
+
+    fn start(&self) -> u64 {
+        thread_cpu_ns()
+    }
+
+    fn end(&self, started: u64) -> u64 {
+        thread_cpu_ns().saturating_sub(started)
+    }
+
+    fn add(&self, a: &u64, b: &u64) -> u64 {
+        a + b
+    }
+
+    fn zero(&self) -> u64 {
+        0
+    }
+
+    #[allow(clippy::cast_precision_loss)] // nanoseconds of a benchmark batch
+    fn to_f64(&self, value: &u64) -> f64 {
+        *value as f64
+    }
+
+    fn formatter(&self) -> &dyn ValueFormatter {
+        &Nanoseconds
+    }
+}
+
+/// Formats CPU nanoseconds as criterion formats wall time (and throughput in MB/s, decimal).
+struct Nanoseconds;
+
+impl ValueFormatter for Nanoseconds {
+    fn scale_values(&self, typical: f64, values: &mut [f64]) -> &'static str {
+        let (factor, unit) = match typical {
+            t if t < 1e3 => (1.0, "ns"),
+            t if t < 1e6 => (1e-3, "µs"),
+            t if t < 1e9 => (1e-6, "ms"),
+            _ => (1e-9, "s"),
+        };
+        for value in values.iter_mut() {
+            *value *= factor;
+        }
+        unit
+    }
+
+    #[allow(clippy::cast_precision_loss)] // sizes of a benchmark input
+    fn scale_throughputs(&self, _typical: f64, throughput: &Throughput, values: &mut [f64]) -> &'static str {
+        let (millions, unit) = match throughput {
+            Throughput::Bytes(bytes) | Throughput::BytesDecimal(bytes) | Throughput::ElementsAndBytes { bytes, .. } => {
+                (*bytes as f64 / 1e6, "MB/s")
+            }
+            Throughput::Bits(bits) => (*bits as f64 / 1e6, "Mbit/s"),
+            Throughput::Elements(elements) => (*elements as f64 / 1e6, "Melem/s"),
+        };
+        for value in values.iter_mut() {
+            *value = millions * 1e9 / *value;
+        }
+        unit
+    }
+
+    fn scale_for_machines(&self, _values: &mut [f64]) -> &'static str {
+        "ns"
+    }
+}
+
+fn webhooks(c: &mut Criterion<ThreadCpu>) {
+    let mut group = c.benchmark_group("webhook");
+    for case in cases() {
+        let request = case.request.as_request();
+        group.bench_function(format!("{}_verify", case.name), |b| {
+            b.iter(|| case.verifier.verify_at(black_box(&request), now()).unwrap());
+        });
+        group.bench_function(format!("{}_primitive", case.name), |b| {
+            b.iter(|| assert!(black_box(&case.primitive).run()));
+        });
+        if let Primitive::Ed25519 { public_key, message, signature } = &case.primitive {
+            let key = ed25519_dalek::VerifyingKey::from_bytes(public_key).unwrap();
+            let signature = ed25519_dalek::Signature::from_bytes(signature);
+            group.bench_function(format!("{}_primitive_dalek", case.name), |b| {
+                b.iter(|| ed25519_dalek::Verifier::verify(&key, black_box(message), &signature).unwrap());
+            });
+        }
+    }
+    group.finish();
+}
+
+fn segments(c: &mut Criterion<ThreadCpu>) {
+    let mut group = c.benchmark_group("segments");
+    for (name, body) in segment_bodies() {
+        group.throughput(Throughput::Bytes(body.len() as u64));
+        group.bench_function(name, |b| b.iter(|| estimate_segments(black_box(&body))));
+    }
+    group.finish();
+}
+
+fn config() -> Criterion<ThreadCpu> {
+    Criterion::default()
+        .with_measurement(ThreadCpu)
+        .warm_up_time(Duration::from_millis(700))
+        .measurement_time(Duration::from_secs(2))
+}
+
+criterion_group! { name = micro; config = config(); targets = webhooks, segments }
+criterion_main!(micro);

@@ -1,0 +1,201 @@
+#!/usr/bin/env bash
+# Measures sms-sdk against what the machine allows (issue 14) and rewrites BENCHMARKS.md.
+# Usage: scripts/bench.sh [--quick]
+#
+# One run of this script measures everything against the same local responder, in release builds:
+#   - criterion micro benchmarks (crates/sms-sdk/benches/micro.rs): webhook verification per
+#     provider next to the bare HMAC / Ed25519 primitive, and segment estimation;
+#   - allocation counts (sms-bench-allocs): per segment estimate, per verification, per send;
+#   - the load suite (sms-bench-load suite): raw reqwest vs Client::send (32 in flight and
+#     sequential, one tokio thread), with the memory, SQLite, PostgreSQL and Redis stores, each
+#     store's reserve + finalize pair through the store API and by a minimal client (and pgbench
+#     -M prepared), and peak memory with 10,000 sends in flight;
+# then writes BENCHMARKS.md (the table, the machine, the commands run, what limits each figure).
+#
+# The client runs pinned to core 0; the responders, PostgreSQL and Redis to core 1 (taskset).
+# PostgreSQL and Redis are throwaway servers on loopback in a temporary directory, started as
+# scripts/test.sh starts them (as root, PostgreSQL runs as the `postgres` user); both are
+# installed from Debian packages when missing. The SQLite file lives on tmpfs (/dev/shm).
+#
+# --quick: one run of one second per row and short criterion runs, to try the harness (the
+# figures are then too noisy to keep: do not commit that BENCHMARKS.md).
+# SMS_BENCH_RUNS and SMS_BENCH_SECONDS override the runs per row (7) and seconds per run (2).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root="$(pwd)"
+export CARGO_INCREMENTAL=0
+
+runs="${SMS_BENCH_RUNS:-7}"
+seconds="${SMS_BENCH_SECONDS:-2}"
+criterion_args=()
+if [ "${1:-}" = "--quick" ]; then
+  runs=1
+  seconds=1
+  criterion_args=(--warm-up-time 0.2 --measurement-time 0.5)
+fi
+
+step() { printf '\n==> %s\n' "$*" >&2; }
+
+as_root() {
+  if [ "$(id -u)" = 0 ]; then "$@"; elif command -v sudo >/dev/null; then sudo "$@"; else
+    echo "error: installing $* needs root" >&2; return 1
+  fi
+}
+
+apt_install() {
+  step "installing $* (Debian packages)"
+  as_root env DEBIAN_FRONTEND=noninteractive apt-get update -qq
+  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@" >/dev/null
+}
+
+free_port() {
+  python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+
+pg_bin() {
+  ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1
+}
+
+# PostgreSQL refuses to run as root: run it as the `postgres` user then.
+run_pg() {
+  if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi
+}
+
+work="$(mktemp -d /tmp/sms-bench.XXXXXX)"
+chmod 755 "$work"
+sqlite_dir="$(mktemp -d /dev/shm/sms-bench.XXXXXX 2>/dev/null || mktemp -d /tmp/sms-bench-sqlite.XXXXXX)"
+commands="$work/commands.txt"
+pids=()
+cleanup() {
+  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
+  if [ -f "$work/redis.pid" ]; then kill "$(cat "$work/redis.pid")" 2>/dev/null || true; fi
+  if [ -d "$work/pg" ]; then run_pg "$(pg_bin)/pg_ctl" -D "$work/pg" -m immediate stop >/dev/null 2>&1 || true; fi
+  rm -rf "$work" "$sqlite_dir"
+}
+trap cleanup EXIT
+
+# Records a command, shell-quoted as run, for BENCHMARKS.md.
+record() {
+  printf '%q ' "$@" | sed 's/ $//' >>"$commands"
+  echo >>"$commands"
+}
+
+# Runs a command and records it.
+run() {
+  record "$@"
+  "$@"
+}
+
+# Pinning: the client on core 0, everything it talks to on core 1.
+if [ "$(nproc)" -ge 2 ] && command -v taskset >/dev/null; then
+  client=(taskset -c 0)
+  server=(taskset -c 1)
+  pinning="the client (criterion, sms-bench-allocs, sms-bench-load and its children, pgbench) on core 0; the responders, PostgreSQL and Redis on core 1 (taskset)"
+else
+  client=()
+  server=()
+  pinning="none (fewer than 2 cores, or no taskset): the responder shares the client's core"
+fi
+
+load_start="$(uptime)"
+
+step "installing PostgreSQL and Redis when missing"
+[ -n "$(pg_bin)" ] || apt_install postgresql
+command -v redis-server >/dev/null || apt_install redis-server
+if [ "$(id -u)" = 0 ] && ! id postgres >/dev/null 2>&1; then useradd --system --no-create-home postgres; fi
+
+step "building in release (sms-bench, and the criterion benches of sms-sdk)"
+run cargo build --release -p sms-bench
+run cargo bench -p sms-sdk --features testing --bench micro --no-run
+bin="$root/target/release"
+load_built="$(uptime)"
+
+step "starting the responders, PostgreSQL and Redis on loopback (core 1)"
+# 10,000 sends in flight need 10,000 sockets on each side.
+ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
+record ulimit -n "$(ulimit -n)"
+start_responder() { # name, delay ms
+  local port
+  port="$(free_port)"
+  local command=("${server[@]}" "$bin/sms-bench-responder" --listen "127.0.0.1:$port" --delay-ms "$2" --ready-file "$work/$1.addr")
+  record "${command[@]}"
+  sed -i '$ s/$/ \&/' "$commands"
+  # taskset execs the responder: $! is the responder's pid (its CPU time is read from /proc).
+  "${command[@]}" >"$work/$1.log" 2>&1 &
+  pids+=("$!")
+  echo "$!" >"$work/$1.pid"
+  for _ in $(seq 1 100); do [ -s "$work/$1.addr" ] && break; sleep 0.05; done
+  [ -s "$work/$1.addr" ] || { echo "error: the $1 responder did not start" >&2; cat "$work/$1.log" >&2; exit 1; }
+}
+start_responder responder 0
+start_responder slow 1000
+responder="http://$(cat "$work/responder.addr")"
+slow="http://$(cat "$work/slow.addr")"
+
+pg_port="$(free_port)"
+mkdir -p "$work/pg" "$work/pg-socket"
+if [ "$(id -u)" = 0 ]; then chown postgres "$work" "$work/pg" "$work/pg-socket"; fi
+as_postgres=()
+if [ "$(id -u)" = 0 ]; then as_postgres=(runuser -u postgres --); fi
+run "${as_postgres[@]}" "$(pg_bin)/initdb" -D "$work/pg" -A trust -U postgres >/dev/null
+run "${server[@]}" "${as_postgres[@]}" "$(pg_bin)/pg_ctl" -D "$work/pg" -l "$work/pg.log" -w \
+  -o "-p $pg_port -c listen_addresses=127.0.0.1 -k $work/pg-socket -c fsync=off" start >/dev/null
+postgres="postgres://postgres@127.0.0.1:$pg_port/postgres"
+
+redis_port="$(free_port)"
+mkdir -p "$work/redis"
+run "${server[@]}" redis-server --bind 127.0.0.1 --port "$redis_port" --save '' --appendonly no --dir "$work/redis" \
+  --daemonize yes --pidfile "$work/redis.pid" --logfile "$work/redis.log"
+for _ in $(seq 1 50); do
+  redis-cli -p "$redis_port" ping >/dev/null 2>&1 && break
+  sleep 0.1
+done
+redis="redis://127.0.0.1:$redis_port/0"
+
+pgbench_args=()
+if command -v pgbench >/dev/null; then pgbench_args=(--pgbench "$(command -v pgbench)"); fi
+
+step "criterion micro benchmarks (webhook verification vs primitives, segments)"
+rm -rf "$root/target/criterion/webhook" "$root/target/criterion/segments"
+run "${client[@]}" cargo bench -p sms-sdk --features testing --bench micro -- "${criterion_args[@]}" \
+  >"$work/criterion.log" 2>&1 || { cat "$work/criterion.log" >&2; exit 1; }
+grep -E '^(webhook|segments)/|time:|thrpt:' "$work/criterion.log" >&2 || true
+
+step "allocation counts"
+run "${client[@]}" "$bin/sms-bench-allocs" --target "$responder" --out "$work/allocs.json" >/dev/null
+
+step "load suite: $runs runs of ${seconds}s per row"
+run "${client[@]}" "$bin/sms-bench-load" suite --responder "$responder" \
+  --responder-pid "$(cat "$work/responder.pid")" --slow-responder "$slow" \
+  --postgres "$postgres" --redis "$redis" --sqlite-dir "$sqlite_dir" "${pgbench_args[@]}" \
+  --runs "$runs" --seconds "$seconds" --out "$work/results.json"
+load_end="$(uptime)"
+
+step "writing BENCHMARKS.md"
+commit="$(git rev-parse --short=12 HEAD)"
+dirty=""
+if [ -n "$(git status --porcelain --untracked-files=no -- . ':!BENCHMARKS.md')" ]; then
+  dirty=" (with uncommitted changes)"
+fi
+cpu_model="$(lscpu | sed -n 's/^Model name: *//p' | head -n 1)"
+{
+  echo "- Date: $(date -u '+%Y-%m-%d %H:%M UTC')"
+  echo "- Commit measured: \`$commit\`$dirty on branch \`$(git rev-parse --abbrev-ref HEAD)\`"
+  echo "- CPU: $(nproc) cores (\`nproc\`), $cpu_model; $(lscpu | sed -n 's/^Thread(s) per core: */threads per core: /p'); $(lscpu | sed -n 's/^Hypervisor vendor: */hypervisor: /p')"
+  echo "- Caches: $(lscpu | grep -E '^L[123]' | sed 's/  */ /g' | paste -sd ';' -)"
+  echo "- Memory: $(free -g | awk '/^Mem:/ {print $2}') GiB"
+  echo "- Kernel: $(uname -srm)"
+  echo "- Rust: $(rustc -V), $(cargo -V)"
+  echo "- PostgreSQL: $("$(pg_bin)/postgres" --version) (fsync off, loopback TCP); pgbench: $(pgbench --version 2>/dev/null || echo 'not installed')"
+  echo "- Redis: $(redis-server --version | cut -d ' ' -f 1-3) (no persistence, loopback TCP)"
+  echo "- SQLite file: $sqlite_dir ($(df --output=fstype "$sqlite_dir" | tail -n 1))"
+  echo "- Pinning: $pinning"
+  echo "- Load (\`uptime\`) at the start: \`$load_start\`"
+  echo "- Load after the build: \`$load_built\`"
+  echo "- Load at the end: \`$load_end\`"
+  echo "- Runs per load row: $runs of $seconds s; criterion: 100 samples per function"
+} >"$work/machine.md"
+run "$bin/sms-bench-load" report --results "$work/results.json" --criterion "$root/target/criterion" \
+  --allocs "$work/allocs.json" --machine "$work/machine.md" --commands "$commands" \
+  --commit "$commit$dirty" --out "$root/BENCHMARKS.md"
+step "done: BENCHMARKS.md"
