@@ -1,7 +1,8 @@
 //! The webhook requests the speed benchmarks verify, one realistic request per provider, with the
 //! exact bytes each scheme signs: the bare primitive (HMAC-SHA1, HMAC-SHA256, Ed25519) is timed
-//! over the same payload the verifier checks. Shared by `benches/micro.rs` (criterion timings)
-//! and the `sms-bench-allocs` binary of `crates/sms-bench` (allocation counts).
+//! over the same payload the verifier checks. Shared by `benches/micro.rs` (criterion timings),
+//! `benches/verify_speed.rs` (the verifiers next to both implementations of each primitive) and
+//! the `sms-bench-allocs` binary of `crates/sms-bench` (allocation counts).
 //!
 //! Each case checks, when it is built, that the primitive over its payload gives the signature
 //! the request carries, so the two timings always cover the same bytes.
@@ -27,10 +28,10 @@ pub(crate) fn now() -> SystemTime {
 
 /// The primitive a scheme reduces to, with its key prepared once and the exact signed bytes.
 pub(crate) enum Primitive {
-    /// HMAC-SHA1 (Twilio).
-    HmacSha1 { key: ring::hmac::Key, data: Vec<u8>, tag: Vec<u8> },
-    /// HMAC-SHA256 (Plivo V3, Vonage's HS256 JWT).
-    HmacSha256 { key: ring::hmac::Key, data: Vec<u8>, tag: Vec<u8> },
+    /// HMAC-SHA1 (Twilio); `secret` is what `key` was made from.
+    HmacSha1 { key: ring::hmac::Key, secret: &'static str, data: Vec<u8>, tag: Vec<u8> },
+    /// HMAC-SHA256 (Plivo V3, Vonage's HS256 JWT); `secret` is what `key` was made from.
+    HmacSha256 { key: ring::hmac::Key, secret: &'static str, data: Vec<u8>, tag: Vec<u8> },
     /// Ed25519 (Telnyx).
     Ed25519 { public_key: [u8; 32], message: Vec<u8>, signature: [u8; 64] },
 }
@@ -60,7 +61,7 @@ impl Primitive {
     /// Runs the primitive once; true when the signature matches.
     pub(crate) fn run(&self) -> bool {
         match self {
-            Self::HmacSha1 { key, data, tag } | Self::HmacSha256 { key, data, tag } => {
+            Self::HmacSha1 { key, data, tag, .. } | Self::HmacSha256 { key, data, tag, .. } => {
                 ring::hmac::sign(key, data).as_ref() == tag.as_slice()
             }
             Self::Ed25519 { public_key, message, signature } => {
@@ -130,7 +131,7 @@ fn twilio() -> Case {
         name: "twilio",
         what: "inbound SMS, 15-parameter form, X-Twilio-Signature",
         verifier: Box::new(TwilioWebhook::new(TWILIO_TOKEN).unwrap_or_else(|e| panic!("{e}"))),
-        primitive: checked("twilio", Primitive::HmacSha1 { key, data, tag }),
+        primitive: checked("twilio", Primitive::HmacSha1 { key, secret: TWILIO_TOKEN, data, tag }),
         request,
     }
 }
@@ -169,7 +170,7 @@ fn plivo() -> Case {
         name: "plivo_v3",
         what: "inbound SMS, 10-parameter form, X-Plivo-Signature-V3",
         verifier: Box::new(PlivoWebhook::new(PLIVO_TOKEN).unwrap_or_else(|e| panic!("{e}"))),
-        primitive: checked("plivo_v3", Primitive::HmacSha256 { key, data, tag }),
+        primitive: checked("plivo_v3", Primitive::HmacSha256 { key, secret: PLIVO_TOKEN, data, tag }),
         request,
     }
 }
@@ -195,7 +196,10 @@ fn vonage() -> Case {
         name: "vonage_jwt",
         what: "inbound SMS, JSON body, HS256 bearer JWT with payload_hash",
         verifier: Box::new(VonageWebhook::new(VONAGE_SECRET).unwrap_or_else(|e| panic!("{e}"))),
-        primitive: checked("vonage_jwt", Primitive::HmacSha256 { key, data: signed.as_bytes().to_vec(), tag }),
+        primitive: checked(
+            "vonage_jwt",
+            Primitive::HmacSha256 { key, secret: VONAGE_SECRET, data: signed.as_bytes().to_vec(), tag },
+        ),
         request,
     }
 }
