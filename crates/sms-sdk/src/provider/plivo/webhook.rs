@@ -30,10 +30,12 @@ fn keyed(auth_token: &str) -> Option<KeyedMac<HmacSha256>> {
 
 /// The default port of a scheme, with its colon.
 fn default_port(scheme: &str) -> Option<&'static str> {
-    match scheme.to_ascii_lowercase().as_str() {
-        "https" => Some(":443"),
-        "http" => Some(":80"),
-        _ => None,
+    if scheme.eq_ignore_ascii_case("https") {
+        Some(":443")
+    } else if scheme.eq_ignore_ascii_case("http") {
+        Some(":80")
+    } else {
+        None
     }
 }
 
