@@ -247,13 +247,14 @@ fn estimate_ucs2(body: &str) -> SegmentPreview {
     let mut non_gsm_characters = Vec::new();
     let mut seen = Seen::Few;
     let mut units: u64 = 0;
+    // Every GSM-7 character stands alone (a test checks it): only the others are looked up.
     let mut every_character_alone = true;
     for c in body.chars() {
         units += u64::from(utf16_units(c));
         if septets(c) == 0 {
             seen.note(c, &mut non_gsm_characters);
+            every_character_alone &= stands_alone(c);
         }
-        every_character_alone &= stands_alone(c);
     }
     let mut packer = Packer::new(UCS2_LIMITS.concatenated);
     if units <= u64::from(UCS2_LIMITS.single) {
@@ -582,6 +583,10 @@ mod tests {
         assert!(alone.len() > 25_000, "{}", alone.len());
         for c in alone {
             assert!(alone_by_unicode_segmentation(c), "U+{:04X} joins a neighbour", u32::from(c));
+        }
+        // Every GSM-7 character is on it (the estimate looks up only the others).
+        for c in GSM7_BASIC_CHARACTERS.chars().chain(GSM7_EXTENSION_CHARACTERS.chars()) {
+            assert!(stands_alone(c), "U+{:04X}", u32::from(c));
         }
         // And the joiners are not on the list.
         for c in ['\u{301}', '\u{200D}', '\u{FE0F}', '\u{1F3FD}', '\u{1F1FA}', '\u{1100}', '각', '\u{903}', '\u{600}']
