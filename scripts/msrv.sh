@@ -23,7 +23,7 @@ step "MSRV $msrv: full build with the $msrv toolchain"
 # An installed `1.89-…` or `1.89.N-…` toolchain.
 toolchain="$(rustup toolchain list 2>/dev/null | awk '{print $1}' | grep -E "^${msrv//./\\.}(\.[0-9]+)?-" | head -n 1 || true)"
 if [ -z "$toolchain" ] && command -v rustup >/dev/null &&
-  timeout 600 rustup toolchain install "$msrv" --profile minimal; then
+  timeout 180 rustup toolchain install "$msrv" --profile minimal; then
   toolchain="$msrv"
 fi
 if [ -n "$toolchain" ]; then

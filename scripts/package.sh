@@ -34,13 +34,18 @@ units() {
   grep -lE "/registry/src/-[0-9a-f]+/sms-sdk(-emulator|-cli)?-$version/" "$target"/debug/deps/*.d 2>/dev/null || true
 }
 
-# The unpacked copies of our crates that this target directory's verification builds read.
+# The unpacked copies of our crates in the registry directories this target directory's
+# verification builds read (all of them: a failed verification never reaches the later crates).
 unpacked() {
-  local files
+  local files registry name
   files="$(units)"
   [ -n "$files" ] || return 0
   # shellcheck disable=SC2086 # one path a line, no spaces in target paths
-  cat $files | grep -Eo "[^ :]*/registry/src/-[0-9a-f]+/sms-sdk(-emulator|-cli)?-$version/" | sort -u || true
+  for registry in $(cat $files | grep -Eo "[^ :]*/registry/src/-[0-9a-f]+/" | sort -u); do
+    for name in sms-sdk sms-sdk-emulator sms-sdk-cli; do
+      if [ -d "$registry$name-$version" ]; then echo "$registry$name-$version/"; fi
+    done
+  done
 }
 
 # Removes those copies, and the libraries built from them with their fingerprints, so that the
@@ -58,12 +63,15 @@ purge() {
 
 # The unpacked copies that differ from the `.crate` files just made.
 stale() {
-  local scratch dir name
+  local scratch dir name crate
   scratch="$(mktemp -d)"
   for dir in $(unpacked); do
     name="$(basename "$dir")"
-    [ -f "$target/package/$name.crate" ] || continue
-    tar -xzf "$target/package/$name.crate" -C "$scratch"
+    # What verification unpacks from (a failed verification leaves no target/package/*.crate).
+    crate="$target/package/tmp-registry/$name.crate"
+    [ -f "$crate" ] || crate="$target/package/$name.crate"
+    [ -f "$crate" ] || continue
+    tar -xzf "$crate" -C "$scratch"
     diff -rq --exclude=.cargo-ok "$scratch/$name" "$dir" >/dev/null 2>&1 || echo "$dir"
   done
   rm -rf "$scratch"

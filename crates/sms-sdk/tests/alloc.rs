@@ -26,18 +26,22 @@ fn gsm7_estimate_does_not_allocate() {
         "Line\r\n{braces} and [brackets] cost 2 € each. ".repeat(250),
     ];
     for body in &bodies {
-        let region = Region::new(GLOBAL);
-        let preview = black_box(estimate_segments(black_box(body)));
-        let gsm7 = black_box(is_gsm7(black_box(body)));
-        let change = region.change();
-        assert_eq!(preview.encoding, Encoding::Gsm7);
-        assert!(gsm7);
-        assert_eq!(
-            (change.allocations, change.reallocations),
-            (0, 0),
-            "estimating a GSM-7 body of {} bytes allocated",
-            body.len()
-        );
+        // The estimate is deterministic, so one clean measurement proves it; another thread
+        // (the test harness's, finishing the spawn of this one) can only add to a count, so a
+        // count is taken again a few times before it is believed.
+        let counted = (0..5)
+            .map(|_| {
+                let region = Region::new(GLOBAL);
+                let preview = black_box(estimate_segments(black_box(body)));
+                let gsm7 = black_box(is_gsm7(black_box(body)));
+                let change = region.change();
+                assert_eq!(preview.encoding, Encoding::Gsm7);
+                assert!(gsm7);
+                (change.allocations, change.reallocations)
+            })
+            .min()
+            .unwrap();
+        assert_eq!(counted, (0, 0), "estimating a GSM-7 body of {} bytes allocated", body.len());
     }
 
     // The counter does see allocations: a UCS-2 body lists its non-GSM characters.
