@@ -624,9 +624,23 @@ pub(crate) fn decode_signature(text: &str, max_bytes: usize) -> Option<Signature
 
 #[cfg(any(feature = "twilio", feature = "plivo", feature = "vonage"))]
 /// A MAC with its key set up once (HMAC: the padded key's blocks already hashed), started anew
-/// for each message by cloning. Its `Debug` shows nothing of the key.
+/// for each message by cloning. Its `Debug` shows nothing of the key, and the keyed state (this
+/// one and every per-message clone) is zeroized on drop, as [`crate::Secret`] is: HMAC's state is
+/// two hash cores, and the `zeroize` features of `sha1` and `sha2` make those cores wipe
+/// themselves on drop (the checks below fail to compile without them).
 #[derive(Clone)]
 pub(crate) struct KeyedMac<M>(M);
+
+#[cfg(any(feature = "twilio", feature = "plivo", feature = "vonage"))]
+const _: () = {
+    fn wiped_on_drop<T: hmac::digest::zeroize::ZeroizeOnDrop>() {}
+    #[allow(dead_code)]
+    fn hash_cores_are_wiped_on_drop() {
+        wiped_on_drop::<<sha2::Sha256 as hmac::digest::block_api::CoreProxy>::Core>();
+        #[cfg(feature = "twilio")]
+        wiped_on_drop::<<sha1::Sha1 as hmac::digest::block_api::CoreProxy>::Core>();
+    }
+};
 
 #[cfg(any(feature = "twilio", feature = "plivo", feature = "vonage"))]
 impl<M> fmt::Debug for KeyedMac<M> {
