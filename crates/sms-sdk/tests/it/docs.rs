@@ -36,10 +36,7 @@ fn test_numbers(text: &str) -> BTreeSet<u32> {
     for (at, _) in text.match_indices('t') {
         let starts_word = at == 0 || !bytes[at - 1].is_ascii_alphanumeric();
         let digits = bytes.get(at + 1..at + 4);
-        if starts_word
-            && digits.is_some_and(|d| d.iter().all(u8::is_ascii_digit))
-            && bytes.get(at + 4) == Some(&b'_')
-        {
+        if starts_word && digits.is_some_and(|d| d.iter().all(u8::is_ascii_digit)) && bytes.get(at + 4) == Some(&b'_') {
             numbers.insert(text[at + 1..at + 4].parse().unwrap());
         }
     }
@@ -137,7 +134,10 @@ fn nothing_in_the_repository_points_outside_it() {
 #[test]
 fn the_outside_reference_check_sees_paths_and_issue_numbers() {
     let text = concat!("see ../", "shared/spec/x\nfine\nas issue", " 14 says\nan issue is fine\n");
-    assert_eq!(outside_references(text), ["line 1: `../shared`", "line 1: `shared/spec`", "line 1: `spec/`", "line 3: an issue number"]);
+    assert_eq!(
+        outside_references(text),
+        ["line 1: `../shared`", "line 1: `shared/spec`", "line 1: `spec/`", "line 3: an issue number"]
+    );
 }
 
 /// The examples of the library, by name.
