@@ -104,10 +104,8 @@ fn outside_references(text: &str) -> Vec<String> {
                 found.push(format!("line {}: `{pattern}`", number + 1));
             }
         }
-        if let Some(at) = lower.find(concat!("issue", " ")) {
-            if lower[at + 6..].starts_with(|c: char| c.is_ascii_digit()) {
-                found.push(format!("line {}: an issue number", number + 1));
-            }
+        if lower.split(concat!("issue", " ")).skip(1).any(|rest| rest.starts_with(|c: char| c.is_ascii_digit())) {
+            found.push(format!("line {}: an issue number", number + 1));
         }
     }
     found
