@@ -165,3 +165,42 @@ fn every_example_is_indexed_and_run_by_a_test() {
         assert!(tests.contains(&format!("examples/{name}.rs\"")), "no test runs the example {name}");
     }
 }
+
+/// The files of the library's public modules: every `pub mod name;` in `src`, resolved to
+/// `name.rs` or `name/mod.rs` beside the file that declares it.
+fn public_modules() -> Vec<PathBuf> {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut declaring = Vec::new();
+    files(&src, &["rs"], &mut declaring);
+    let mut modules = Vec::new();
+    for file in declaring {
+        let dir = if file.ends_with("lib.rs") || file.ends_with("mod.rs") {
+            file.parent().unwrap().to_path_buf()
+        } else {
+            file.with_extension("")
+        };
+        for line in fs::read_to_string(&file).unwrap().lines() {
+            if let Some(name) = line.trim().strip_prefix("pub mod ").and_then(|rest| rest.strip_suffix(';')) {
+                let flat = dir.join(format!("{name}.rs"));
+                modules.push(if flat.exists() { flat } else { dir.join(name).join("mod.rs") });
+            }
+        }
+    }
+    modules.sort();
+    modules
+}
+
+#[test]
+fn every_public_module_opens_with_an_example() {
+    let modules = public_modules();
+    assert!(modules.len() > 20, "{modules:#?}");
+    let without: Vec<_> = modules
+        .iter()
+        .filter(|file| {
+            let text = fs::read_to_string(file).unwrap();
+            let opening: Vec<&str> = text.lines().take_while(|line| line.starts_with("//!")).collect();
+            !opening.iter().any(|line| line.trim_start_matches("//!").trim_start().starts_with("```"))
+        })
+        .collect();
+    assert!(without.is_empty(), "public modules whose docs open without an example: {without:#?}");
+}
