@@ -204,3 +204,50 @@ fn every_public_module_opens_with_an_example() {
         .collect();
     assert!(without.is_empty(), "public modules whose docs open without an example: {without:#?}");
 }
+
+/// The repository paths a Markdown text names: relative link targets, and code spans that start
+/// with a top-level folder (`docs/…`, `crates/…`); globs and placeholders are left out.
+fn named_paths(text: &str) -> Vec<String> {
+    const FOLDERS: [&str; 6] = ["docs/", "crates/", "scripts/", "examples/", "fixtures/", "tools/"];
+    let mut paths = Vec::new();
+    for link in text.split("](").skip(1) {
+        let target = link.split(')').next().unwrap_or_default();
+        if !target.contains("://") && !target.starts_with('#') && !target.starts_with("mailto:") {
+            paths.push(target.split('#').next().unwrap_or_default().to_owned());
+        }
+    }
+    for (at, span) in text.split('`').enumerate() {
+        let in_code = at % 2 == 1;
+        if in_code
+            && FOLDERS.iter().any(|folder| span.starts_with(folder))
+            && !span.contains(|c: char| c.is_whitespace() || matches!(c, '*' | '{' | '<' | '…'))
+        {
+            paths.push(span.to_owned());
+        }
+    }
+    paths
+}
+
+#[test]
+fn paths_named_in_the_documents_exist() {
+    let mut documents = Vec::new();
+    files(&root(), &["md"], &mut documents);
+    let mut missing = Vec::new();
+    for document in documents {
+        let text = fs::read_to_string(&document).unwrap();
+        for path in named_paths(&text) {
+            let from_root = root().join(&path);
+            let from_here = document.parent().unwrap().join(&path);
+            if !from_root.exists() && !from_here.exists() {
+                missing.push(format!("{}: {path}", document.strip_prefix(root()).unwrap_or(&document).display()));
+            }
+        }
+    }
+    assert!(missing.is_empty(), "paths that do not exist: {missing:#?}");
+}
+
+#[test]
+fn the_path_check_reads_links_and_code_spans() {
+    let text = "[a](../x/README.md#top) [b](https://example.com) `docs/a.md` `crates/*/src` `cargo run` [c](#anchor)";
+    assert_eq!(named_paths(text), ["../x/README.md", "docs/a.md"]);
+}
