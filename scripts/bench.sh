@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Measures sms-sdk against what the machine allows (issue 14) and rewrites BENCHMARKS.md.
+# Measures sms-sdk against what the machine allows and rewrites BENCHMARKS.md.
 # Usage: scripts/bench.sh [--quick]
 #
 # One run of this script measures everything against the same local responder, in release builds:

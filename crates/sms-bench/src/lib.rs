@@ -1,4 +1,4 @@
-//! The measuring harness of issue 14 (not published): a static local Twilio responder
+//! The measuring harness of `scripts/bench.sh` (not published): a static local Twilio responder
 //! (`sms-bench-responder`), the load generator that measures raw `reqwest`, `Client::send` and the
 //! stores against it and writes `BENCHMARKS.md` (`sms-bench-load`), and an allocation counter
 //! (`sms-bench-allocs`). `scripts/bench.sh` builds and runs them all; see `BENCHMARKS.md`.

@@ -126,7 +126,7 @@ fn text_args(args: Vec<OsString>) -> Result<Vec<String>, String> {
     Ok(text)
 }
 
-/// The exit code of a send error (the table of `decisions.md`).
+/// The exit code of a send error (docs/behavior.md, "Errors: one table").
 #[must_use]
 #[allow(clippy::wildcard_enum_match_arm)] // `ErrorKind` is non-exhaustive: new kinds are failures
 pub fn exit_code(kind: ErrorKind) -> u8 {

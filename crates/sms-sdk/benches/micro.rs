@@ -1,4 +1,4 @@
-//! Criterion timings of the micro parts of issue 14, each next to its ceiling:
+//! Criterion timings of the micro parts of the speed targets, each next to its ceiling:
 //!
 //! - `webhook/<provider>_verify`: `verify_at` of one realistic signed request per provider
 //!   (`benches/support/webhooks.rs`), next to `webhook/<provider>_primitive`: the bare HMAC-SHA1,

@@ -14,7 +14,7 @@
 //!   crate with `sha1`/`sha2` (which use the CPU's SHA extensions, as the verifiers do) and from
 //!   `ring`; Ed25519 from `ed25519-dalek` (key parsed once) and `ring`.
 //!
-//! Then a table of the ratios issue 14 states its targets in, measured so that a shared
+//! Then a table of the ratios the speed targets are stated in, measured so that a shared
 //! machine's load falls on both sides alike: every function runs in turn, batch by batch, for
 //! 15 rounds, timed in CPU time of the thread (`CLOCK_THREAD_CPUTIME_ID`), and each figure is the
 //! median over the rounds. `VERIFY_SPEED_TABLE=0` leaves it out. Without `--bench` (as
@@ -83,7 +83,7 @@ fn event_only(case: &Case) {
     black_box(parse_unverified(case.verifier.provider(), black_box(&case.request.as_request())).unwrap());
 }
 
-/// What issue 14 asks of each verifier: its rate over the bare primitive's.
+/// The speed target of each verifier: its rate over the bare primitive's.
 fn target(case: &Case) -> f64 {
     if matches!(case.primitive, Primitive::Ed25519 { .. }) { 0.9 } else { 0.5 }
 }

@@ -7,7 +7,7 @@
 
 use sms_sdk::adapter::{Adapter, AdapterInfo, Capabilities, Category, Outcome, SendContext};
 use sms_sdk::error::ProviderError;
-use sms_sdk::{Client, Message, OutboundMessage};
+use sms_sdk::{Client, Message, OutboundMessage, Receipt};
 
 /// An adapter for an imaginary in-house gateway that refuses one prefix.
 #[derive(Debug)]
@@ -37,12 +37,22 @@ impl Adapter for Gateway {
     }
 }
 
-#[tokio::main]
-async fn main() -> Result<(), sms_sdk::Error> {
+/// Sends through the gateway twice: once accepted, once to a prefix it refuses. Returns the
+/// receipt and the refusal.
+///
+/// # Errors
+/// The first send's error, or the client's configuration error.
+pub async fn run() -> Result<(Receipt, sms_sdk::Error), sms_sdk::Error> {
     let client = Client::builder().adapter(Gateway::new("+15005550006")).build()?;
     let receipt = client.send(&Message::new("+14155550123", "Hello from the gateway")).await?;
-    println!("{} accepted it as {}", receipt.provider, receipt.provider_id);
     let refused = client.send(&Message::new("+99912345678", "Hello")).await.unwrap_err();
+    Ok((receipt, refused))
+}
+
+#[tokio::main]
+async fn main() -> Result<(), sms_sdk::Error> {
+    let (receipt, refused) = run().await?;
+    println!("{} accepted it as {}", receipt.provider, receipt.provider_id);
     println!("refused: {} ({:?})", refused.code(), refused.category());
     Ok(())
 }

@@ -29,6 +29,31 @@
 //!   else the error's [`code`](crate::webhook::WebhookError::code) (`webhook_payload`, …).
 //!
 //! No label ever holds a phone number, a message body, a key or a provider's message id.
+//!
+//! ```
+//! # #[cfg(all(feature = "metrics", feature = "testing"))] {
+//! use metrics_util::debugging::DebuggingRecorder;
+//! use sms_sdk::testing::MemoryAdapter;
+//! use sms_sdk::{Client, Message};
+//!
+//! // Any recorder: a Prometheus exporter in production, the debugging one here.
+//! let recorder = DebuggingRecorder::new();
+//! let snapshotter = recorder.snapshotter();
+//! let client = Client::builder().adapter(MemoryAdapter::new()).build()?;
+//! let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+//! metrics::with_local_recorder(&recorder, || runtime.block_on(client.send(&Message::new("+14155550123", "Hi"))))?;
+//!
+//! let sends: Vec<String> = snapshotter
+//!     .snapshot()
+//!     .into_vec()
+//!     .into_iter()
+//!     .filter(|(key, ..)| key.key().name() == sms_sdk::metrics::SENDS)
+//!     .map(|(key, ..)| key.key().labels().map(|l| format!("{}={}", l.key(), l.value())).collect::<Vec<_>>().join(","))
+//!     .collect();
+//! assert_eq!(sends, ["provider=memory,outcome=accepted"]);
+//! # }
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
 
 use std::time::Duration;
 

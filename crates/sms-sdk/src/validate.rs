@@ -3,6 +3,26 @@
 //! [`Client::validate`](crate::Client::validate) reports every [`Issue`];
 //! [`Client::send`](crate::Client::send) turns the first one into a typed [`Error`] before any
 //! request.
+//!
+//! ```
+//! # #[cfg(feature = "twilio")] {
+//! use sms_sdk::{Client, Field, IssueCode, Message, Twilio};
+//!
+//! let twilio = Twilio::builder("AC0123456789abcdef0123456789abcdef", "auth-token").from("+15005550006").build()?;
+//! let client = Client::builder().adapter(twilio).build()?;
+//!
+//! let report = client.validate(&Message::new("+14155550123", "Your package is ready 📦"));
+//! assert!(report.supported);
+//! assert_eq!((report.preview.segments, report.adapter_candidates.len()), (1, 1));
+//!
+//! // Every problem at once, and no request: a bad number and an empty body.
+//! let report = client.validate(&Message::new("+1", ""));
+//! let codes: Vec<IssueCode> = report.issues.iter().map(|issue| issue.code).collect();
+//! assert_eq!(codes, [IssueCode::InvalidRecipient, IssueCode::EmptyBody]);
+//! assert_eq!(report.issues[0].field, Field::To);
+//! # }
+//! # Ok::<(), sms_sdk::Error>(())
+//! ```
 
 use std::sync::Arc;
 

@@ -1,7 +1,7 @@
 //! Segment estimates against Twilio's `sms-segments-calculator` and against the reference
 //! algorithm, on fixed bodies and on arbitrary ones.
 //!
-//! The ruling (shared spec, decisions, "Segments: grapheme clusters stay whole"): UCS-2 bodies are
+//! The ruling (docs/behavior.md, "Segments: grapheme clusters stay whole"): UCS-2 bodies are
 //! packed by extended grapheme cluster (UAX #29, `unicode-segmentation`); a cluster that does not fit
 //! starts the next segment; a cluster larger than a segment is split between code points; CR LF is
 //! two characters that may split; GSM-7 packing is unchanged; an empty body is 0 segments.

@@ -1,5 +1,29 @@
 //! The provider adapters, one module and one cargo feature each.
 //!
+//! An adapter is built from credentials alone (checked then, with no request); the client sends
+//! through them in the order given:
+//!
+//! ```
+//! # #[cfg(all(feature = "twilio", feature = "telnyx", feature = "plivo", feature = "vonage"))] {
+//! use sms_sdk::{Client, Failover, Plivo, Telnyx, Twilio, Vonage};
+//!
+//! let client = Client::builder()
+//!     .adapter(Twilio::builder("AC0123456789abcdef0123456789abcdef", "auth-token").from("+15005550006").build()?)
+//!     .adapter(Telnyx::builder("KEY_test").from("+15005550006").build()?)
+//!     .adapter(Plivo::builder("MAXXXXXXXXXXXXXXXXXX", "plivo-token").from("+15005550006").build()?)
+//!     .adapter(Vonage::basic("api-key", "api-secret").from("+15005550006").build()?)
+//!     .failover(Failover::OnEligibleRejection)
+//!     .build()?;
+//! let names: Vec<&str> = client.capabilities().iter().map(|info| info.name.as_str()).collect();
+//! assert_eq!(names, ["twilio", "telnyx", "plivo", "vonage"]);
+//!
+//! // A credential that cannot be right is refused at once, naming it.
+//! let error = Twilio::builder("AC123", "auth-token").build().unwrap_err();
+//! assert_eq!(error.code(), "configuration");
+//! # }
+//! # Ok::<(), sms_sdk::Error>(())
+//! ```
+//!
 //! Every provider folder has the same shape: `mod.rs` (configuration, the
 //! [`Adapter`](crate::Adapter) impl, the public surface), `request.rs` (capabilities, typed
 //! options, limits and the request body), `response.rs` (a pure `interpret(status, headers, body,

@@ -1,13 +1,17 @@
 //! The SQLite store: the embedded default, safe for several processes on one host.
 //!
-//! ```no_run
-//! # async fn example() -> Result<(), sms_sdk::store::StoreError> {
+//! ```
+//! # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
 //! use std::time::Duration;
 //! use sms_sdk::store::sqlite::SqliteStore;
 //!
-//! let store = SqliteStore::open(".sms-sdk/state.db").await?;
-//! let patient = SqliteStore::builder(".sms-sdk/state.db").operation_timeout(Duration::from_secs(30)).open().await?;
-//! # let _ = (store, patient); Ok(()) }
+//! let path = std::env::temp_dir().join(format!("sms-sdk-doc-{}", std::process::id())).join("state.db");
+//! let store = SqliteStore::open(&path).await?;
+//! // Another handle on the same file, waiting longer for a busy database.
+//! let patient = SqliteStore::builder(path.clone()).operation_timeout(Duration::from_secs(30)).open().await?;
+//! # drop((store, patient));
+//! # let _ = std::fs::remove_dir_all(path.parent().unwrap());
+//! # Ok::<(), sms_sdk::store::StoreError>(()) }).unwrap();
 //! ```
 //!
 //! The file is opened in WAL mode with `synchronous = FULL`: every reservation and record is on

@@ -1,4 +1,30 @@
 //! The one event type every provider's webhook becomes, and STOP/HELP keyword detection.
+//!
+//! ```
+//! # #[cfg(feature = "twilio")] {
+//! use sms_sdk::TwilioWebhook;
+//! use sms_sdk::testing::webhooks::signed_twilio_request;
+//! use sms_sdk::webhook::WebhookVerifier;
+//! use sms_sdk::webhook::event::{DeliveryStatus, EventKind};
+//!
+//! // A status callback, signed as Twilio signs it.
+//! let url = "https://example.com/sms/status";
+//! let params = [("MessageSid", "SM0123456789abcdef0123456789abcdef"), ("MessageStatus", "delivered")];
+//! let request = signed_twilio_request("auth-token", url, &params);
+//!
+//! let event = TwilioWebhook::new("auth-token")?.verify(&request.as_request())?;
+//! assert_eq!(event.kind.delivery_status(), Some(DeliveryStatus::Delivered));
+//! match &event.kind {
+//!     EventKind::Delivered(update) => assert_eq!(update.provider_id, "SM0123456789abcdef0123456789abcdef"),
+//!     EventKind::Received(inbound) => println!("a message from {}", inbound.from),
+//!     EventKind::OptedOut(opt_out) => println!("stop sending to {}", opt_out.from),
+//!     other => println!("{}", other.type_name()),
+//! }
+//! // Providers redeliver: store the dedupe key under a unique constraint.
+//! assert_eq!(event.dedupe_key, "twilio:SM0123456789abcdef0123456789abcdef:delivered");
+//! # }
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
 
 use std::fmt;
 

@@ -1,4 +1,4 @@
-//! The module boundaries `spec/design.md` draws, checked on the library's source: the model
+//! The library's module boundaries, checked on the library's source: the model
 //! (messages, outcomes, issues, receipts) at the bottom, errors beside it, validation and
 //! adapters above, stores knowing only the record contract, and no import cycle among the
 //! library's modules.

@@ -1,4 +1,5 @@
-//! The examples, run by the tests (T247, T248, T250).
+//! The examples, run by the tests (T247, T248, T250, and each other example; `webhook_axum` runs
+//! in `axum_example.rs`, `webhook_tower` in `webhooks/tower_layer.rs`).
 
 #[cfg(feature = "twilio")]
 #[path = "../../examples/send.rs"]
@@ -18,6 +19,20 @@ mod metrics_prometheus;
 #[path = "../../examples/testing.rs"]
 #[allow(dead_code, unreachable_pub)]
 mod testing;
+
+#[path = "../../examples/custom_adapter.rs"]
+#[allow(dead_code, unreachable_pub)]
+mod custom_adapter;
+
+#[cfg(feature = "sqlite")]
+#[path = "../../examples/idempotent_sqlite.rs"]
+#[allow(dead_code, unreachable_pub)]
+mod idempotent_sqlite;
+
+#[cfg(all(feature = "postgres", feature = "twilio"))]
+#[path = "../../examples/idempotent_postgres.rs"]
+#[allow(dead_code, unreachable_pub)]
+mod idempotent_postgres;
 
 #[cfg(feature = "twilio")]
 #[tokio::test]
@@ -67,4 +82,58 @@ fn metrics_prometheus_example_scrapes_the_retry_and_the_failover() {
     ] {
         assert!(lines.contains(&expected), "{expected} not in {lines:#?}");
     }
+}
+
+#[tokio::test]
+async fn custom_adapter_example_accepts_and_refuses() {
+    let (receipt, refused) = custom_adapter::run().await.unwrap();
+    assert_eq!((receipt.provider.as_str(), receipt.provider_id.as_str()), ("gateway", "gw-1"));
+    assert_eq!(refused.category(), Some(sms_sdk::Category::Recipient));
+}
+
+#[cfg(feature = "sqlite")]
+#[tokio::test]
+async fn idempotent_sqlite_example_replays_the_repeat() {
+    let dir = std::env::temp_dir().join(format!("sms-sdk-example-test-{}", std::process::id()));
+    let (first, second, requests) = idempotent_sqlite::run(&dir.join("state.db")).await.unwrap();
+    let _ = std::fs::remove_dir_all(&dir);
+    assert_eq!((first.replayed, second.replayed, requests), (false, true, 1));
+    assert_eq!(first.id, second.id);
+}
+
+/// The variable that makes `idempotent_postgres_worker` act: the stand-in's URL and the key.
+#[cfg(all(feature = "postgres", feature = "twilio"))]
+const POSTGRES_WORKER: &str = "SMS_SDK_EXAMPLE_POSTGRES_WORKER";
+
+/// One worker process of the PostgreSQL example: this test binary run again by the test below
+/// (without the variable, it does nothing).
+#[cfg(all(feature = "postgres", feature = "twilio"))]
+#[tokio::test]
+async fn idempotent_postgres_worker() {
+    let Ok(job) = std::env::var(POSTGRES_WORKER) else { return };
+    let (twilio_url, key) = job.split_once(' ').unwrap();
+    let store_url = crate::stores::server_url("SMS_SDK_TEST_POSTGRES_URL");
+    let receipt = idempotent_postgres::worker(&store_url, twilio_url, key).await.unwrap();
+    println!("{}", idempotent_postgres::report(&receipt));
+}
+
+#[cfg(all(feature = "postgres", feature = "twilio"))]
+#[tokio::test]
+async fn idempotent_postgres_example_replays_across_two_processes() {
+    crate::stores::server_url("SMS_SDK_TEST_POSTGRES_URL");
+    let exe = std::env::current_exe().unwrap();
+    let (lines, requests) = idempotent_postgres::run(|twilio_url, key| {
+        let mut command = std::process::Command::new(&exe);
+        command
+            .args(["examples::idempotent_postgres_worker", "--exact", "--nocapture", "--test-threads=1"])
+            .env(POSTGRES_WORKER, format!("{twilio_url} {key}"));
+        command
+    })
+    .await
+    .unwrap();
+    assert_eq!(requests, 1, "{lines:?}");
+    let fields: Vec<Vec<&str>> = lines.iter().map(|line| line.split(' ').collect()).collect();
+    assert_eq!(fields[0][4], "replayed=false", "{lines:?}");
+    assert_eq!(fields[1][4], "replayed=true", "{lines:?}");
+    assert_eq!(fields[0][2..4], fields[1][2..4], "one receipt id and provider id: {lines:?}");
 }

@@ -9,6 +9,7 @@ mod cancel;
 mod client;
 mod coalescing;
 mod dedupe;
+mod docs;
 mod examples;
 mod failover;
 mod hooks;

@@ -1,4 +1,4 @@
-//! `sms-bench-load`: the load side of the harness (issue 14).
+//! `sms-bench-load`: the load side of the harness of `scripts/bench.sh`.
 //!
 //! - `suite` measures, on ONE tokio thread, raw `reqwest` and `Client::send` against the static
 //!   responder (32 in flight and 1 in flight), `Client::send` with each store, each store's

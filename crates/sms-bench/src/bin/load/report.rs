@@ -478,7 +478,7 @@ pub(crate) fn write(args: &ReportArgs) {
     let _ = writeln!(
         out,
         "The speed and memory of sms-sdk next to what the machine allows, measured by one run of \
-         `scripts/bench.sh` (issue 14). **These figures are a baseline of commit `{commit}`**: other \
+         `scripts/bench.sh`. **These figures are a baseline of commit `{commit}`**: other \
          engineers are optimizing the library in parallel, and the table will be re-run on their \
          work. Rerun it yourself with `scripts/bench.sh` (about 5 minutes on 2 cores once built, \
          plus the first release build; it rewrites this file).\n"
@@ -508,7 +508,7 @@ pub(crate) fn write(args: &ReportArgs) {
             busy * 100.0
         );
     }
-    let _ = writeln!(out, "## Results against the targets of issue 14\n");
+    let _ = writeln!(out, "## Results against the speed targets\n");
     report.target_table(&mut out);
     let _ = writeln!(out, "\n{LIMITS}\n");
     let _ = writeln!(out, "## The responder's cost, and how it was checked\n");

@@ -1,5 +1,5 @@
 //! A keyed result remembers the endpoint it was sent to, and is never replayed to a client that
-//! sends somewhere else (decisions.md, "Where the command keeps its state").
+//! sends somewhere else (docs/behavior.md, "Where the command keeps its state").
 
 use std::time::Duration;
 

@@ -179,7 +179,7 @@ async fn t132_unknown_outcomes() {
     );
     // A network failure and a held request, over real sockets. The reference's "network" case is
     // a connection lost after the request; a refused connection never sent anything, so it is an
-    // unreachable rejection (decisions.md, "Never left the machine").
+    // unreachable rejection (docs/behavior.md, "Never left the machine").
     let cx = SendContext::new(1, None, Duration::from_secs(5));
     let adapter = twilio_at(&super::closing_server().await);
     let outcome = sms_sdk::Adapter::send(&adapter, &outbound(&message()), &cx).await;

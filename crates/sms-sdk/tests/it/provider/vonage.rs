@@ -191,7 +191,7 @@ async fn t169_pem_with_literal_newlines() {
 }
 
 /// The reference rejects every send (`auth`, no request) when the key cannot be imported; we
-/// refuse it when the adapter is built (decisions.md, "Secrets and provider text": an unparsable
+/// refuse it when the adapter is built (docs/behavior.md, "Secrets and provider text": an unparsable
 /// Vonage private key is a configuration error), so it never triggers failover.
 #[test]
 fn t170_a_key_that_is_not_rsa_is_refused_at_build() {

@@ -1,4 +1,4 @@
-//! Plivo webhooks (T220–T232 and the V3 vectors of decisions.md).
+//! Plivo webhooks (T220–T232 and the V3 signatures of docs/behavior.md, "Plivo V3").
 
 use base64::Engine as _;
 use proptest::prelude::*;

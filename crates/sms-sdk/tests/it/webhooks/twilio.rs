@@ -1,4 +1,4 @@
-//! Twilio webhooks (T179–T203 and the port-variant vectors of decisions.md).
+//! Twilio webhooks (T179–T203 and the port variants of docs/behavior.md, "Twilio URL variants").
 
 use base64::Engine as _;
 use http::HeaderMap;
