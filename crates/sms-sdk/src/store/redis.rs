@@ -61,6 +61,7 @@ use std::sync::{Arc, LazyLock};
 use std::time::{Duration, SystemTime};
 
 use redis::aio::ConnectionManager;
+use redis::io::tcp::TcpSettings;
 use redis::{Cmd, ErrorKind, FromRedisValue, RedisError, ServerErrorKind, Value};
 
 use super::error::Limit;
@@ -289,7 +290,12 @@ impl RedisStoreBuilder {
     /// the connect timeout.
     pub async fn connect(self) -> Result<RedisStore, StoreError> {
         let timeouts = self.timeouts.checked()?;
-        let client = redis::Client::open(self.url.as_str()).map_err(|e| StoreError::new(e).at("Redis"))?;
+        let malformed = |e| StoreError::new(e).at("Redis");
+        let info = redis::IntoConnectionInfo::into_connection_info(self.url.as_str()).map_err(malformed)?;
+        // Without TCP_NODELAY, a call written while another one's bytes are unacknowledged waits
+        // for that acknowledgement (Nagle): concurrent calls on the one connection would queue.
+        let client =
+            redis::Client::open(info.set_tcp_settings(TcpSettings::default().set_nodelay(true))).map_err(malformed)?;
         let info = client.get_connection_info();
         let place: Arc<str> = Arc::from(format!("Redis at {}/{}", info.addr(), info.redis_settings().db()));
         let config = redis::aio::ConnectionManagerConfig::new()
