@@ -425,13 +425,13 @@ impl Operator for RedisStore {
             let mut command = script.on(self.key(key));
             command.arg(stale_cutoff(now, stale_after)).arg(sent).arg(json).arg(expires).arg(ttl).arg(millis(now));
             let outcome: Value = self.eval("resolve", script, &command).await?;
-            Ok(match outcome {
-                Value::Int(1) => Resolved::Done,
-                Value::Int(0) => Resolved::NotFound,
-                hash => match row(key, hash).map_err(|e| e.at(&self.place))? {
-                    Some(row) => Resolved::Refused(Box::new(row.record().map_err(|e| e.at(&self.place))?)),
-                    None => Resolved::NotFound,
-                },
+            if let Value::Int(done @ (0 | 1)) = outcome {
+                return Ok(if done == 1 { Resolved::Done } else { Resolved::NotFound });
+            }
+            // Refused: the reply is the key's hash.
+            Ok(match row(key, outcome).map_err(|e| e.at(&self.place))? {
+                Some(row) => Resolved::Refused(Box::new(row.record().map_err(|e| e.at(&self.place))?)),
+                None => Resolved::NotFound,
             })
         })
     }
