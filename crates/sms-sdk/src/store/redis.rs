@@ -11,8 +11,20 @@
 //! Each key is a hash at `<prefix>idempotency:<key>` (default prefix `sms-sdk:`) with the fields
 //! `state`, `fingerprint`, `reservation_id`, `reserved_at`, `record` and `expires_at` (epoch
 //! milliseconds). `reserve`, `finalize` and the operator's `resolve` are Lua scripts, so each is
-//! atomic; accepted and rejected records also get a key expiry of their TTL (at most a century),
-//! while reserved and unknown records never expire.
+//! atomic, and each is one round trip; accepted and rejected records also get a key expiry of
+//! their TTL (at most a century), while reserved and unknown records never expire.
+//!
+//! The scripts are loaded when the store connects and run by `EVALSHA` (their SHA1 is computed
+//! once per process). A server that no longer has them (restarted, failed over, or after
+//! `SCRIPT FLUSH`) answers `NOSCRIPT`: the store loads the script again and runs the call once
+//! more, within the same operation timeout.
+//!
+//! # Redis Cluster and managed Redis
+//!
+//! Every script touches exactly one key, the hash of its idempotency key, passed in `KEYS[1]`,
+//! so each call lives in one hash slot whatever the key's text (a `{…}` in it only picks that
+//! slot) and needs no hash tag; the layout above is the one earlier versions wrote, so records
+//! written by them stay readable. Listing (`SCAN`) sees the keys of the node it is connected to.
 //!
 //! Connecting gives up after the connect timeout (default 5 s), and every command or script
 //! after the operation timeout (default 10 s); the connection then reconnects by itself.
@@ -45,11 +57,12 @@
 
 use std::collections::HashMap;
 use std::future::Future;
-use std::sync::Arc;
+use std::sync::{Arc, LazyLock};
 use std::time::{Duration, SystemTime};
 
 use redis::aio::ConnectionManager;
-use redis::{RedisError, Script, Value};
+use redis::io::tcp::TcpSettings;
+use redis::{Cmd, ErrorKind, FromRedisValue, RedisError, ServerErrorKind, Value};
 
 use super::error::Limit;
 use super::row::{Row, expiry, payload};
@@ -104,8 +117,8 @@ end
 return 1
 ";
 
-/// Settles an unresolved key: 1 done, 0 not found, -1 refused (or not readable). ARGV: cutoff,
-/// sent?, record, `expires_at`, ttl, now.
+/// Settles an unresolved key: 1 done, 0 not found, or the hash when refused (or not readable).
+/// ARGV: cutoff, sent?, record, `expires_at`, ttl, now.
 const RESOLVE: &str = r"
 local state = redis.call('HGET', KEYS[1], 'state')
 if not state then return 0 end
@@ -113,7 +126,7 @@ local expires = tonumber(redis.call('HGET', KEYS[1], 'expires_at'))
 if expires and expires <= tonumber(ARGV[6]) then return 0 end
 local reserved_at = tonumber(redis.call('HGET', KEYS[1], 'reserved_at'))
 local stale = state == 'reserved' and reserved_at and reserved_at < tonumber(ARGV[1])
-if not (state == 'unknown' or stale) then return -1 end
+if not (state == 'unknown' or stale) then return redis.call('HGETALL', KEYS[1]) end
 if ARGV[2] == '0' then
   redis.call('DEL', KEYS[1])
   return 1
@@ -124,6 +137,42 @@ redis.call('HSET', KEYS[1], 'state', 'accepted', 'fingerprint', fingerprint, 're
 redis.call('PEXPIRE', KEYS[1], ARGV[5])
 return 1
 ";
+
+/// A Lua script and its SHA1, computed once.
+struct Lua {
+    code: &'static str,
+    sha: String,
+}
+
+impl Lua {
+    fn new(code: &'static str) -> Self {
+        Self { code, sha: redis::Script::new(code).get_hash().to_owned() }
+    }
+
+    /// `EVALSHA` of this script on the one key `key` (its arguments follow).
+    fn on(&self, key: String) -> Cmd {
+        let mut command = redis::cmd("EVALSHA");
+        command.arg(&self.sha).arg(1).arg(key);
+        command
+    }
+
+    /// `SCRIPT LOAD` of this script.
+    fn load(&self) -> Cmd {
+        let mut command = redis::cmd("SCRIPT");
+        command.arg("LOAD").arg(self.code);
+        command
+    }
+}
+
+/// The store's scripts.
+struct Scripts {
+    reserve: Lua,
+    finalize: Lua,
+    resolve: Lua,
+}
+
+static SCRIPTS: LazyLock<Scripts> =
+    LazyLock::new(|| Scripts { reserve: Lua::new(RESERVE), finalize: Lua::new(FINALIZE), resolve: Lua::new(RESOLVE) });
 
 /// Idempotency records and webhook dedupe keys in Redis. Cheap to clone; reconnects by itself.
 #[derive(Clone)]
@@ -198,6 +247,22 @@ impl RedisStore {
         self.timeouts.operation(place, what, work).await
     }
 
+    /// Runs `command`, an `EVALSHA` of `script`, within the operation timeout; when the server
+    /// does not have the script (`NOSCRIPT`), loads it and runs the command once more.
+    async fn eval<T: FromRedisValue>(&self, what: &str, script: &Lua, command: &Cmd) -> Result<T, StoreError> {
+        let mut connection = self.connection.clone();
+        let work = async {
+            match command.query_async(&mut connection).await {
+                Err(e) if e.kind() == ErrorKind::Server(ServerErrorKind::NoScript) => {
+                    script.load().query_async::<()>(&mut connection).await?;
+                    command.query_async(&mut connection).await
+                }
+                result => result,
+            }
+        };
+        self.run(what, work).await
+    }
+
     /// The row of `key`'s hash, read for the operation `what`; `None` when there is no hash.
     async fn hash(&self, what: &str, key: &str) -> Result<Option<Row>, StoreError> {
         let value: Value =
@@ -225,7 +290,12 @@ impl RedisStoreBuilder {
     /// the connect timeout.
     pub async fn connect(self) -> Result<RedisStore, StoreError> {
         let timeouts = self.timeouts.checked()?;
-        let client = redis::Client::open(self.url.as_str()).map_err(|e| StoreError::new(e).at("Redis"))?;
+        let malformed = |e| StoreError::new(e).at("Redis");
+        let info = redis::IntoConnectionInfo::into_connection_info(self.url.as_str()).map_err(malformed)?;
+        // Without TCP_NODELAY, a call written while another one's bytes are unacknowledged waits
+        // for that acknowledgement (Nagle): concurrent calls on the one connection would queue.
+        let client =
+            redis::Client::open(info.set_tcp_settings(TcpSettings::default().set_nodelay(true))).map_err(malformed)?;
         let info = client.get_connection_info();
         let place: Arc<str> = Arc::from(format!("Redis at {}/{}", info.addr(), info.redis_settings().db()));
         let config = redis::aio::ConnectionManagerConfig::new()
@@ -233,7 +303,15 @@ impl RedisStoreBuilder {
             .set_response_timeout(Some(timeouts.operation))
             .set_number_of_retries(1);
         let connecting = async { Ok(ConnectionManager::new_with_config(client, config).await?) };
-        let connection = timeouts.connect(&place, connecting).await?;
+        let mut connection = timeouts.connect(&place, connecting).await?;
+        // Load the scripts now, so that the first calls need not.
+        let scripts = [&SCRIPTS.reserve, &SCRIPTS.finalize, &SCRIPTS.resolve];
+        let mut loading = redis::pipe();
+        for script in scripts {
+            loading.add_command(script.load()).ignore();
+        }
+        let loaded = async { Ok(loading.query_async::<()>(&mut connection).await?) };
+        timeouts.operation(&place, "loading the scripts", loaded).await?;
         Ok(RedisStore { connection, prefix: self.prefix, place, timeouts })
     }
 }
@@ -290,10 +368,10 @@ impl IdempotencyStore for RedisStore {
     ) -> BoxFuture<'a, Result<Reservation, StoreError>> {
         Box::pin(async move {
             let id = ReservationId::new();
-            let script = Script::new(RESERVE);
-            let mut invocation = script.key(self.key(key));
-            invocation.arg(fingerprint.as_str()).arg(id.as_str()).arg(millis(now));
-            let reply: Value = self.run("reserve", invocation.invoke_async(&mut self.connection.clone())).await?;
+            let script = &SCRIPTS.reserve;
+            let mut command = script.on(self.key(key));
+            command.arg(fingerprint.as_str()).arg(id.as_str()).arg(millis(now));
+            let reply: Value = self.eval("reserve", script, &command).await?;
             if let Value::Int(1) = reply {
                 return Ok(Reservation::Acquired(id));
             }
@@ -312,11 +390,11 @@ impl IdempotencyStore for RedisStore {
     ) -> BoxFuture<'a, Result<Finalized, StoreError>> {
         Box::pin(async move {
             let expires = expiry(&record, ttl, now).map(|at| at.to_string()).unwrap_or_default();
-            let script = Script::new(FINALIZE);
-            let mut invocation = script.key(self.key(key));
-            invocation.arg(reservation.as_str()).arg(record.state().as_str()).arg(payload(&record)?);
-            invocation.arg(expires).arg(expiry_ms(ttl));
-            let written: i64 = self.run("finalize", invocation.invoke_async(&mut self.connection.clone())).await?;
+            let script = &SCRIPTS.finalize;
+            let mut command = script.on(self.key(key));
+            command.arg(reservation.as_str()).arg(record.state().as_str()).arg(payload(&record)?);
+            command.arg(expires).arg(expiry_ms(ttl));
+            let written: i64 = self.eval("finalize", script, &command).await?;
             Ok(if written == 1 { Finalized::Written } else { Finalized::NotOwner })
         })
     }
@@ -343,17 +421,17 @@ impl Operator for RedisStore {
                     ("1", payload(&result)?, expires, expiry_ms(ttl))
                 }
             };
-            let script = Script::new(RESOLVE);
-            let mut invocation = script.key(self.key(key));
-            invocation.arg(stale_cutoff(now, stale_after)).arg(sent).arg(json).arg(expires).arg(ttl).arg(millis(now));
-            let outcome: i64 = self.run("resolve", invocation.invoke_async(&mut self.connection.clone())).await?;
-            Ok(match outcome {
-                1 => Resolved::Done,
-                0 => Resolved::NotFound,
-                _ => match self.hash("resolve", key).await? {
-                    Some(row) => Resolved::Refused(Box::new(row.record().map_err(|e| e.at(&self.place))?)),
-                    None => Resolved::NotFound,
-                },
+            let script = &SCRIPTS.resolve;
+            let mut command = script.on(self.key(key));
+            command.arg(stale_cutoff(now, stale_after)).arg(sent).arg(json).arg(expires).arg(ttl).arg(millis(now));
+            let outcome: Value = self.eval("resolve", script, &command).await?;
+            if let Value::Int(done @ (0 | 1)) = outcome {
+                return Ok(if done == 1 { Resolved::Done } else { Resolved::NotFound });
+            }
+            // Refused: the reply is the key's hash.
+            Ok(match row(key, outcome).map_err(|e| e.at(&self.place))? {
+                Some(row) => Resolved::Refused(Box::new(row.record().map_err(|e| e.at(&self.place))?)),
+                None => Resolved::NotFound,
             })
         })
     }
@@ -377,5 +455,25 @@ impl DedupeStore for RedisStore {
                 Some(other) => Err(StoreError::new(format!("unexpected reply from SET NX: {other:?}")).at(&self.place)),
             }
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_script_touches_only_its_one_key() {
+        for script in [RESERVE, FINALIZE, RESOLVE] {
+            let mentions = script.matches("KEYS[").count();
+            assert!(mentions > 0 && script.matches("KEYS[1]").count() == mentions, "{script}");
+            // Every call names its key first: no key built inside the script.
+            for call in script.split("redis.call(").skip(1) {
+                let argument = call.split_once(',').map_or("", |(_, rest)| rest.trim_start());
+                assert!(argument.starts_with("KEYS[1]"), "{call}");
+            }
+        }
+        let command = SCRIPTS.reserve.on("k".into());
+        assert_eq!(command.args_iter().count(), 4, "EVALSHA, the SHA1, one key and the key");
     }
 }

@@ -19,8 +19,10 @@
 //! that was already sent (with `NORMAL`, a power loss could drop the last commits and let a send
 //! go out twice). On first use it gets the table `sms_idempotency (key TEXT
 //! PRIMARY KEY, fingerprint, state, reservation_id, reserved_at, record, expires_at)`. `reserve`
-//! is one `INSERT … ON CONFLICT DO UPDATE … WHERE … RETURNING` inside an immediate transaction;
-//! every call runs on tokio's blocking pool.
+//! is one `INSERT … ON CONFLICT DO UPDATE … WHERE … RETURNING` (and, for a key it cannot claim,
+//! the same again with a `SELECT` of the record in one immediate transaction); `finalize` is one
+//! `UPDATE`. One thread of the store's own owns the connection and runs the calls in turn, with
+//! its statements prepared once (cached).
 //!
 //! Opening gives up after the connect timeout (default 5 s), and each operation after the
 //! operation timeout (default 10 s), waiting for another process's lock included: the caller then
@@ -33,10 +35,12 @@
 
 use std::cell::Cell;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
 use rusqlite::{Connection, ErrorCode, OptionalExtension, TransactionBehavior, params};
+
+use self::worker::Worker;
 
 use super::error::Limit;
 use super::row::{Row, expiry, payload};
@@ -48,6 +52,8 @@ use super::{
 };
 use crate::boxed::BoxFuture;
 use crate::store::DedupeStore;
+
+mod worker;
 
 /// SQLite's busy timeout takes whole milliseconds in an `i32`: wait at most a day at once.
 const MAX_BUSY_WAIT: Duration = Duration::from_secs(86_400);
@@ -91,7 +97,7 @@ impl Drop for LockDeadline {
 /// Idempotency records and webhook dedupe keys in a SQLite file. Cheap to clone.
 #[derive(Clone)]
 pub struct SqliteStore {
-    connection: Arc<Mutex<Connection>>,
+    worker: Worker,
     sql: Arc<Statements>,
     place: Arc<str>,
     timeouts: Timeouts,
@@ -132,16 +138,15 @@ impl SqliteStore {
         SqliteStoreBuilder { path: path.as_ref().to_owned(), timeouts: Timeouts::default() }
     }
 
-    /// Runs `f` with the connection on the blocking pool, within the operation timeout.
+    /// Runs `f` with the connection on the store's thread, within the operation timeout.
     async fn with<T: Send + 'static>(
         &self,
         what: &'static str,
         f: impl FnOnce(&mut Connection, &Statements) -> Result<T, StoreError> + Send + 'static,
     ) -> Result<T, StoreError> {
-        let (connection, sql, place) = (Arc::clone(&self.connection), Arc::clone(&self.sql), Arc::clone(&self.place));
+        let (sql, place) = (Arc::clone(&self.sql), Arc::clone(&self.place));
         let (limit, started) = (self.timeouts.operation, Instant::now());
-        let task = tokio::task::spawn_blocking(move || {
-            let mut connection = connection.lock().unwrap_or_else(PoisonError::into_inner);
+        let call = self.worker.call(move |connection| {
             // The caller may have given up while this call waited for the connection.
             let left = limit.saturating_sub(started.elapsed());
             if left.is_zero() {
@@ -149,9 +154,9 @@ impl SqliteStore {
             }
             // Give up on a lock a little before the caller does, to say that the lock was why.
             let _deadline = LockDeadline::set(left.saturating_sub(left.checked_div(20).unwrap_or_default()));
-            f(&mut connection, &sql).map_err(|e| locked(e, &place, Limit::Operation, limit))
+            f(connection, &sql).map_err(|e| locked(e, &place, Limit::Operation, limit))
         });
-        self.timeouts.operation(&self.place, what, async { task.await.map_err(StoreError::new)? }).await
+        self.timeouts.operation(&self.place, what, call).await
     }
 }
 
@@ -192,8 +197,8 @@ impl SqliteStoreBuilder {
         });
         let opening =
             async { task.await.map_err(StoreError::new)?.map_err(|e| locked(e, &place, Limit::Connect, limit)) };
-        let connection = timeouts.connect(&place, opening).await?;
-        Ok(SqliteStore { connection: Arc::new(Mutex::new(connection)), sql: Arc::new(sql), place, timeouts })
+        let worker = Worker::start(timeouts.connect(&place, opening).await?)?;
+        Ok(SqliteStore { worker, sql: Arc::new(sql), place, timeouts })
     }
 }
 
@@ -230,8 +235,30 @@ fn read_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<Result<Row, StoreError>
 }
 
 fn select(connection: &Connection, sql: &str, values: impl rusqlite::Params) -> Result<Option<Record>, StoreError> {
-    let row = connection.query_row(sql, values, read_row).optional()?.transpose()?;
+    let row = connection.prepare_cached(sql)?.query_row(values, read_row).optional()?.transpose()?;
     row.map(|r| r.record()).transpose()
+}
+
+/// Runs `sql`, a write with `RETURNING` one text column at most, to its end: the text it returned.
+///
+/// Outside a transaction the statement commits when it ends, after handing out its row, so a
+/// commit that fails (a failed write to the disk) shows only on the step after the row; rusqlite's
+/// `query_row` never takes that step and would report a write that did not happen.
+fn write_returning(
+    connection: &Connection,
+    sql: &str,
+    values: impl rusqlite::Params,
+) -> rusqlite::Result<Option<String>> {
+    let mut statement = connection.prepare_cached(sql)?;
+    let mut rows = statement.query(values)?;
+    let returned = match rows.next()? {
+        Some(row) => Some(row.get(0)?),
+        None => return Ok(None),
+    };
+    match rows.next()? {
+        None => Ok(returned),
+        Some(_) => Err(rusqlite::Error::QueryReturnedMoreThanOneRow),
+    }
 }
 
 impl IdempotencyStore for SqliteStore {
@@ -248,11 +275,15 @@ impl IdempotencyStore for SqliteStore {
     ) -> BoxFuture<'a, Result<Reservation, StoreError>> {
         let (key, fingerprint, id) = (key.to_owned(), fingerprint.as_str().to_owned(), ReservationId::new());
         Box::pin(self.with("reserve", move |c, sql| {
+            let values = params![key, fingerprint, id.as_str(), millis(now)];
+            // Usually the key is new: the statement alone claims it, in its own transaction.
+            if write_returning(c, &sql.reserve, values)?.as_deref() == Some(id.as_str()) {
+                return Ok(Reservation::Acquired(id));
+            }
+            // Otherwise try again and read the record the key holds, in one transaction (the
+            // record may have changed between the two statements).
             let tx = c.transaction_with_behavior(TransactionBehavior::Immediate)?;
-            let claimed: Option<String> = tx
-                .query_row(&sql.reserve, params![key, fingerprint, id.as_str(), millis(now)], |r| r.get(0))
-                .optional()?;
-            let result = if claimed.as_deref() == Some(id.as_str()) {
+            let result = if write_returning(&tx, &sql.reserve, values)?.as_deref() == Some(id.as_str()) {
                 Reservation::Acquired(id)
             } else {
                 let record = select(&tx, &sql.select, params![key])?;
@@ -276,7 +307,7 @@ impl IdempotencyStore for SqliteStore {
         let (key, id) = (key.to_owned(), reservation.as_str().to_owned());
         Box::pin(self.with("finalize", move |c, sql| {
             let values = params![key, id, record.state().as_str(), payload(&record)?, expiry(&record, ttl, now)];
-            let written = c.execute(&sql.finalize, values)?;
+            let written = c.prepare_cached(&sql.finalize)?.execute(values)?;
             Ok(if written == 1 { Finalized::Written } else { Finalized::NotOwner })
         }))
     }
@@ -287,7 +318,7 @@ impl Operator for SqliteStore {
         Box::pin(self.with("list", move |c, sql| {
             let ((state, cutoff), (limit, sql_limit)) = (list_filter(filter, now), list_limit(&page));
             let values = params![millis(now), page.cursor, page.prefix, state, cutoff, sql_limit];
-            let mut statement = c.prepare(&sql.list)?;
+            let mut statement = c.prepare_cached(&sql.list)?;
             let rows = statement.query_map(values, read_row)?.collect::<Result<Vec<_>, _>>()?;
             listing(rows.into_iter().collect::<Result<_, _>>()?, limit)
         }))
@@ -305,11 +336,11 @@ impl Operator for SqliteStore {
             let cutoff = stale_cutoff(now, stale_after);
             let tx = c.transaction_with_behavior(TransactionBehavior::Immediate)?;
             let changed = match resolution {
-                Resolution::NotSent => tx.execute(&sql.resolve_not_sent, params![key, cutoff])?,
+                Resolution::NotSent => tx.prepare_cached(&sql.resolve_not_sent)?.execute(params![key, cutoff])?,
                 Resolution::Sent { provider, provider_id, ttl } => {
                     let result = FinalRecord::Accepted(resolved_receipt(provider, provider_id));
                     let values = params![key, cutoff, payload(&result)?, expiry(&result, ttl, now)];
-                    tx.execute(&sql.resolve_sent, values)?
+                    tx.prepare_cached(&sql.resolve_sent)?.execute(values)?
                 }
             };
             let resolved = match changed {
@@ -335,9 +366,7 @@ impl DedupeStore for SqliteStore {
         let key = key.to_owned();
         let (seen_at, expires_at) = dedupe_times(now, retention);
         Box::pin(self.with("first_seen", move |c, sql| {
-            let recorded: Option<String> =
-                c.query_row(&sql.dedupe_first_seen, params![key, seen_at, expires_at], |r| r.get(0)).optional()?;
-            Ok(recorded.is_some())
+            Ok(write_returning(c, &sql.dedupe_first_seen, params![key, seen_at, expires_at])?.is_some())
         }))
     }
 }

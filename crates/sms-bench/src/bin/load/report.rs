@@ -623,10 +623,13 @@ const LIMITS: &str = "### What limits each figure
   `scripts/test.sh`), so no disk wait is measured. The client's CPU per pair is in the table of runs;
   pgbench's is not (it is another program).
 - **Redis rows.** The single-threaded `redis-server` on core 1 running the Lua scripts, and the
-  round trips: two per pair.
+  round trips: two per pair, which 8 in flight pipeline on one connection; a send makes three that
+  depend on each other (reserve, the HTTP request, finalize), to two servers that wake up for each.
 - **SQLite rows.** The file is on tmpfs (`/dev/shm`), so `fsync` is nearly free and the rows measure
-  CPU: SQLite runs inside the client process (the store on tokio's blocking pool, whose threads are
-  counted in the client's CPU), one connection behind a mutex, so 8 in flight queue for it. On a real
+  CPU: SQLite runs inside the client process (on the store's connection thread, counted in the
+  client's CPU, which takes the calls in turn: 8 in flight queue for it, and each call is two
+  thread switches on the client's one core). The send rows also pay the HTTP request on that core,
+  so the faster the store, the lower the send's ratio to the pair alone. On a real
   disk each pair waits for two `fsync`s (`synchronous = FULL`) and the disk's flush latency sets the
   rate for the store and its pair alike.
 - **Webhook rows.** One core, the verifier alone (no HTTP), timed in CPU time of the benchmark

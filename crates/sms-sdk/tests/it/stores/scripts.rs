@@ -1,0 +1,97 @@
+//! The Redis store's scripts on a server of the test's own: loaded once and run by `EVALSHA`,
+//! loaded again after `SCRIPT FLUSH` (as after a restart or failover), and each call touching
+//! the one key of its idempotency key (one hash slot, for Redis Cluster).
+
+use std::collections::HashMap;
+use std::time::{Duration, SystemTime};
+
+use redis::aio::MultiplexedConnection;
+use sms_sdk::store::redis::RedisStore;
+use sms_sdk::store::{
+    FinalRecord, Finalized, Fingerprint, IdempotencyStore, Operator, Reservation, Resolution, Resolved,
+};
+use sms_sdk::testing::store_contract;
+
+use super::servers::RedisServer;
+
+/// The calls of each command the server has run (`INFO commandstats`), by lowercase name.
+async fn command_calls(raw: &mut MultiplexedConnection) -> HashMap<String, u64> {
+    let info: String = redis::cmd("INFO").arg("commandstats").query_async(raw).await.unwrap();
+    info.lines()
+        .filter_map(|line| line.strip_prefix("cmdstat_"))
+        .filter_map(|line| {
+            let (name, stats) = line.split_once(':')?;
+            let calls = stats.split(',').find_map(|s| s.strip_prefix("calls="))?;
+            Some((name.to_owned(), calls.parse().ok()?))
+        })
+        .collect()
+}
+
+/// Every key on the server.
+async fn keys(raw: &mut MultiplexedConnection) -> Vec<String> {
+    let mut keys: Vec<String> = redis::cmd("KEYS").arg("*").query_async(raw).await.unwrap();
+    keys.sort();
+    keys
+}
+
+/// A reserve and a finalize of `key`, which must both succeed.
+async fn pair(store: &RedisStore, key: &str) {
+    let fingerprint = Fingerprint::from_canonical("scripts");
+    let now = SystemTime::now();
+    let Reservation::Acquired(id) = store.reserve(key, &fingerprint, now).await.unwrap() else {
+        panic!("{key} was taken")
+    };
+    let record = FinalRecord::Rejected(store_contract::sample_error("provider_rejected"));
+    let written = store.finalize(key, &id, record, Duration::from_secs(60), now).await.unwrap();
+    assert_eq!(written, Finalized::Written);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn redis_scripts_run_by_evalsha_and_reload_after_script_flush() {
+    let server = RedisServer::start();
+    let mut raw = redis::Client::open(server.url.as_str()).unwrap().get_multiplexed_async_connection().await.unwrap();
+    let store = RedisStore::connect(&server.url).await.unwrap();
+    let loaded = command_calls(&mut raw).await;
+    assert_eq!(loaded.get("script|load"), Some(&3), "the three scripts are loaded on connect: {loaded:?}");
+
+    for i in 0..5 {
+        pair(&store, &format!("before-{i}")).await;
+    }
+    let calls = command_calls(&mut raw).await;
+    assert_eq!(calls.get("evalsha"), Some(&10), "{calls:?}");
+    assert_eq!(calls.get("eval"), None, "the script text is never sent again: {calls:?}");
+    assert_eq!(calls.get("script|load"), Some(&3), "{calls:?}");
+
+    // As after a failover to a replica that never saw the scripts.
+    let () = redis::cmd("SCRIPT").arg("FLUSH").query_async(&mut raw).await.unwrap();
+    pair(&store, "after").await;
+    let resolved = store.resolve("after", Resolution::NotSent, Duration::ZERO, SystemTime::now()).await.unwrap();
+    assert!(matches!(resolved, Resolved::Refused(_)), "a final record is refused: {resolved:?}");
+    let calls = command_calls(&mut raw).await;
+    // Each script answered NOSCRIPT once, was loaded, and ran again.
+    assert_eq!(calls.get("script|load"), Some(&6), "{calls:?}");
+    assert_eq!(calls.get("evalsha"), Some(&(10 + 2 * 3)), "{calls:?}");
+    assert!(store.get("after").await.unwrap().is_some());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn redis_each_key_is_one_hash_under_the_prefix() {
+    let server = RedisServer::start();
+    let mut raw = redis::Client::open(server.url.as_str()).unwrap().get_multiplexed_async_connection().await.unwrap();
+    let store = RedisStore::builder(&server.url).prefix("app:").connect().await.unwrap();
+    // Braces in a key only choose its slot: still one key per call.
+    for key in ["plain", "with {tag} in it", "{}", "a:b:c"] {
+        pair(&store, key).await;
+    }
+    let resolved = store.resolve("missing", Resolution::NotSent, Duration::ZERO, SystemTime::now()).await.unwrap();
+    assert_eq!(resolved, Resolved::NotFound);
+    assert_eq!(
+        keys(&mut raw).await,
+        ["app:idempotency:a:b:c", "app:idempotency:plain", "app:idempotency:with {tag} in it", "app:idempotency:{}"],
+    );
+    let fields: HashMap<String, String> =
+        redis::cmd("HGETALL").arg("app:idempotency:plain").query_async(&mut raw).await.unwrap();
+    let mut names: Vec<_> = fields.keys().map(String::as_str).collect();
+    names.sort_unstable();
+    assert_eq!(names, ["expires_at", "fingerprint", "record", "state"]);
+}
