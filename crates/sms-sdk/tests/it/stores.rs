@@ -38,8 +38,19 @@ async fn assert_contract(name: &str, store: Arc<dyn Store>) {
 /// A store server's URL from the environment the test command sets; fails loudly without it.
 pub(crate) fn server_url(var: &str) -> String {
     std::env::var(var).ok().filter(|v| !v.is_empty()).unwrap_or_else(|| {
-        panic!("{var} is not set: run `scripts/test.sh`, which starts PostgreSQL and Redis for the store tests")
+        panic!(
+            "{var} is not set: run `scripts/test.sh`, which starts PostgreSQL, PgBouncer and Redis for the store tests"
+        )
     })
+}
+
+#[cfg(feature = "postgres")]
+/// The URL of PgBouncer in transaction pooling mode in front of the test server, with the
+/// statement cache off (as the store's documentation says to set it for a pooler without
+/// prepared statements); fails loudly without it.
+pub(crate) fn pgbouncer_url() -> String {
+    let url = server_url("SMS_SDK_TEST_PGBOUNCER_URL");
+    format!("{url}{}statement_cache=off", if url.contains('?') { '&' } else { '?' })
 }
 
 #[cfg(feature = "sqlite")]
@@ -170,6 +181,37 @@ mod postgres {
         let store = PostgresStore::builder(&url).table("sms_idempotency_custom").connect().await.unwrap();
         assert_contract("postgres (custom table)", Arc::new(store)).await;
         assert!(PostgresStore::builder(&url).table("bad name").connect().await.is_err());
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn postgres_store_passes_the_contract_with_the_statement_cache_off() {
+        let url = server_url("SMS_SDK_TEST_POSTGRES_URL");
+        let store = PostgresStore::builder(&url).statement_cache(false).connect().await.unwrap();
+        assert!(format!("{store:?}").contains("statement_cache: false"), "{store:?}");
+        assert_contract("postgres (statement cache off)", Arc::new(store)).await;
+    }
+
+    /// scripts/test.sh starts PgBouncer 1.18 (Debian's), which has no prepared statements, in
+    /// transaction pooling mode: consecutive statements of one connection may run on different
+    /// server connections.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn postgres_store_passes_the_contract_through_pgbouncer_in_transaction_mode() {
+        let store = store::open(&pgbouncer_url()).await.unwrap();
+        assert_contract("postgres through PgBouncer (statement cache off)", store).await;
+        let custom = PostgresStore::builder(pgbouncer_url()).table("sms_idempotency_custom").connect().await.unwrap();
+        assert_contract("postgres through PgBouncer (custom table)", Arc::new(custom)).await;
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn postgres_cross_process_race_through_pgbouncer() {
+        cross_process_race("stores::postgres::postgres_cross_process_race_through_pgbouncer", &pgbouncer_url()).await;
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_bad_statement_cache_parameter_is_refused() {
+        let url = format!("{}?statement_cache=maybe", server_url("SMS_SDK_TEST_POSTGRES_URL"));
+        let error = store::open(&url).await.err().unwrap().to_string();
+        assert!(error.contains("statement_cache must be `on` or `off`"), "{error}");
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
