@@ -15,9 +15,11 @@ pub(crate) struct Statements {
     #[cfg_attr(not(feature = "sqlite"), allow(dead_code))]
     pub(crate) reserve: String,
     /// The same claim in one statement that also answers when it did not claim (PostgreSQL):
-    /// the row of [`super::row::COLUMNS`] as it claimed it, or else the key's row as it was. No
-    /// row when a concurrent claim committed after the statement began (its snapshot cannot
-    /// see that row): running the statement again sees it.
+    /// the row of [`super::row::COLUMNS`] as it claimed it, or else the key's row as the
+    /// statement's snapshot saw it, provided that row was not claimable then (so the answer is
+    /// what a reserve at that instant returned). No row when a concurrent transaction committed
+    /// the key's row after the snapshot was taken (the snapshot sees none, or an older one that
+    /// was claimable): running the statement again, with a new snapshot, answers.
     #[cfg_attr(not(feature = "postgres"), allow(dead_code))]
     pub(crate) claim: String,
     /// The key's row, whatever it holds (SQLite, after a reserve that did not claim).
@@ -108,7 +110,9 @@ impl Statements {
             claim: format!(
                 "WITH claimed AS ({upsert} RETURNING {columns})
                  SELECT {columns} FROM claimed
-                 UNION ALL SELECT {columns} FROM {table} WHERE key = $1 AND NOT EXISTS (SELECT 1 FROM claimed)"
+                 UNION ALL SELECT {columns} FROM {table}
+                 WHERE key = $1 AND NOT EXISTS (SELECT 1 FROM claimed)
+                    AND NOT ((expires_at IS NOT NULL AND expires_at <= $4) OR (state = 'rejected' AND fingerprint = $2))"
             ),
             select: format!("SELECT {columns} FROM {table} WHERE key = $1"),
             finalize: format!(
@@ -192,6 +196,14 @@ mod tests {
         assert!(s.finalize.contains("key = ?1") && s.finalize.contains("expires_at = ?5"));
         assert!(!s.reserve.contains('$'));
         assert!(s.dedupe_first_seen.contains("VALUES (?1, ?2, ?3)") && !s.dedupe_first_seen.contains('$'));
+    }
+
+    #[test]
+    fn postgres_claims_and_answers_in_one_statement() {
+        let s = Statements::new("t").unwrap();
+        assert!(s.claim.starts_with("WITH claimed AS (INSERT INTO t "), "{}", s.claim);
+        assert!(s.claim.contains(&format!("RETURNING {})", super::super::row::COLUMNS)), "{}", s.claim);
+        assert!(s.reserve.starts_with("INSERT INTO t ") && s.reserve.ends_with(" RETURNING reservation_id"));
     }
 
     #[test]

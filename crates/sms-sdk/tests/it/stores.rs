@@ -207,6 +207,52 @@ mod postgres {
         cross_process_race("stores::postgres::postgres_cross_process_race_through_pgbouncer", &pgbouncer_url()).await;
     }
 
+    /// A reserve that waits on another transaction's uncommitted row for its key answers with
+    /// that row once it commits, although the statement's snapshot, taken before the commit,
+    /// cannot see it (the store runs its claim again).
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn postgres_reserve_behind_a_concurrent_insert_answers_with_its_row() {
+        use sms_sdk::store::{IdempotencyStore, Record};
+
+        let url = server_url("SMS_SDK_TEST_POSTGRES_URL");
+        let (mut raw, connection) = tokio_postgres::connect(&url, tokio_postgres::NoTls).await.unwrap();
+        tokio::spawn(connection);
+        for cache in [true, false] {
+            let name = format!("behind-{}", uuid_suffix());
+            let store = PostgresStore::builder(format!("{url}?application_name={name}"))
+                .statement_cache(cache)
+                .connect()
+                .await
+                .unwrap();
+            let (key, fingerprint) = (format!("behind:{}", uuid_suffix()), Fingerprint::from_canonical("behind"));
+            let now = i64::try_from(SystemTime::now().duration_since(SystemTime::UNIX_EPOCH).unwrap().as_millis());
+            let other = raw.transaction().await.unwrap();
+            let insert = "INSERT INTO sms_idempotency (key, fingerprint, state, reservation_id, reserved_at)
+                          VALUES ($1, $2, 'reserved', 'other', $3)";
+            other.execute(insert, &[&key, &fingerprint.as_str(), &now.unwrap()]).await.unwrap();
+            let reserve = tokio::spawn({
+                let (store, key, fingerprint) = (store.clone(), key.clone(), fingerprint.clone());
+                async move { store.reserve(&key, &fingerprint, SystemTime::now()).await }
+            });
+            let waiting =
+                "SELECT count(*) FROM pg_stat_activity WHERE application_name = $1 AND wait_event_type = 'Lock'";
+            let mut polls = 0;
+            while other.query_one(waiting, &[&name]).await.unwrap().get::<_, i64>(0) == 0 {
+                polls += 1;
+                assert!(polls < 500, "the reserve never waited on the uncommitted row");
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+            other.commit().await.unwrap();
+            match reserve.await.unwrap().unwrap() {
+                Reservation::Existing(record) => match *record {
+                    Record::Reserved { reservation_id, .. } => assert_eq!(reservation_id.as_str(), "other"),
+                    record => panic!("another record: {:?}", record.state()),
+                },
+                Reservation::Acquired(_) => panic!("the key was claimed twice (statement cache {cache})"),
+            }
+        }
+    }
+
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn a_bad_statement_cache_parameter_is_refused() {
         let url = format!("{}?statement_cache=maybe", server_url("SMS_SDK_TEST_POSTGRES_URL"));

@@ -31,7 +31,9 @@ const SQL_RESERVE: &str = "{upsert} RETURNING reservation_id";
 /// `claim` of `store/sql.rs` (the PostgreSQL store's reserve): the claimed or the existing row.
 const SQL_CLAIM: &str = "WITH claimed AS ({upsert} RETURNING {columns})
                  SELECT {columns} FROM claimed
-                 UNION ALL SELECT {columns} FROM {table} WHERE key = $1 AND NOT EXISTS (SELECT 1 FROM claimed)";
+                 UNION ALL SELECT {columns} FROM {table}
+                 WHERE key = $1 AND NOT EXISTS (SELECT 1 FROM claimed)
+                    AND NOT ((expires_at IS NOT NULL AND expires_at <= $4) OR (state = 'rejected' AND fingerprint = $2))";
 /// `COLUMNS` of `store/row.rs`.
 const COLUMNS: &str = "key, state, fingerprint, reservation_id, reserved_at, record, expires_at";
 /// `finalize` of `store/sql.rs` (`$1` key, `$2` reservation id, `$3` state, `$4` record JSON,
