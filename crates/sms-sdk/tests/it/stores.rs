@@ -243,13 +243,13 @@ mod postgres {
                 tokio::time::sleep(Duration::from_millis(20)).await;
             }
             other.commit().await.unwrap();
-            match reserve.await.unwrap().unwrap() {
-                Reservation::Existing(record) => match *record {
-                    Record::Reserved { reservation_id, .. } => assert_eq!(reservation_id.as_str(), "other"),
-                    record => panic!("another record: {:?}", record.state()),
-                },
-                Reservation::Acquired(_) => panic!("the key was claimed twice (statement cache {cache})"),
-            }
+            let Reservation::Existing(record) = reserve.await.unwrap().unwrap() else {
+                panic!("the key was claimed twice (statement cache {cache})")
+            };
+            let Record::Reserved { reservation_id, .. } = *record else {
+                panic!("another record: {:?}", record.state())
+            };
+            assert_eq!(reservation_id.as_str(), "other");
         }
     }
 
