@@ -72,7 +72,8 @@ use crate::store::DedupeStore;
 
 /// The URL parameter that turns the statement cache on or off.
 const CACHE_PARAMETER: &str = "statement_cache";
-/// How many times `reserve` runs its statement when a concurrent claim hides the row from it.
+/// How many times `reserve` runs its statement while another transaction commits the key's row
+/// after the statement's snapshot was taken (so that the statement cannot answer).
 const CLAIM_ATTEMPTS: usize = 3;
 
 /// Idempotency records and webhook dedupe keys in PostgreSQL tables. Cheap to clone.
@@ -413,7 +414,9 @@ impl IdempotencyStore for PostgresStore {
                 }
                 return Ok(Reservation::Existing(Box::new(read_row(&row)?.record()?)));
             }
-            Err(StoreError::new("the record vanished during reserve"))
+            Err(StoreError::new(format!(
+                "the key's record changed under each of {CLAIM_ATTEMPTS} attempts to reserve it"
+            )))
         }))
     }
 
