@@ -16,14 +16,17 @@
 //! On first use it creates, under an advisory lock, the table (default `sms_idempotency`):
 //! `key TEXT PRIMARY KEY, fingerprint TEXT NOT NULL, state TEXT NOT NULL, reservation_id TEXT,
 //! reserved_at BIGINT, record TEXT, expires_at BIGINT` (times in epoch milliseconds). `reserve`
-//! is one statement, an `INSERT … ON CONFLICT (key) DO UPDATE … WHERE … RETURNING` inside a `WITH`
-//! that returns the key's row whether it claimed it or not; `finalize` an `UPDATE … WHERE
-//! reservation_id = $2`. Connections come from a small pool (8); TLS is not supported yet
-//! (`sslmode=disable`, or a local proxy).
+//! is one `INSERT … ON CONFLICT (key) DO UPDATE … WHERE … RETURNING` statement when it claims the
+//! key; when it does not, a second statement claims or answers with the key's record atomically
+//! (the same upsert inside a `WITH` that also returns the existing row; the upsert alone costs the
+//! server less on the common path, a new key). `finalize` is an `UPDATE … WHERE reservation_id =
+//! $2`. Connections come from a small pool (8); TLS is not supported yet (`sslmode=disable`, or a
+//! local proxy).
 //!
 //! # Statements, and poolers in front of PostgreSQL
 //! By default each pooled connection prepares a statement the first time it runs it and keeps it
-//! for as long as the connection lives, so that `reserve` and `finalize` are one round trip each.
+//! for as long as the connection lives, so that a claiming `reserve` and `finalize` are one round
+//! trip each.
 //! That works on PostgreSQL directly and behind PgBouncer 1.21 or later in transaction pooling
 //! mode with `max_prepared_statements` set. For a pooler without prepared statements (PgBouncer
 //! before 1.21 in transaction or statement mode, or with `max_prepared_statements = 0`), turn the
@@ -134,6 +137,7 @@ struct Query {
 /// The statements the store runs, for its tables.
 struct Queries {
     get: Query,
+    reserve: Query,
     claim: Query,
     finalize: Query,
     list: Query,
@@ -150,6 +154,7 @@ impl Queries {
         let query = |sql: String, types: &'static [Type]| Query { sql, types };
         Self {
             get: query(sql.get, &[T::TEXT, T::INT8]),
+            reserve: query(sql.reserve, &[T::TEXT, T::TEXT, T::TEXT, T::INT8]),
             claim: query(sql.claim, &[T::TEXT, T::TEXT, T::TEXT, T::INT8]),
             finalize: query(sql.finalize, &[T::TEXT, T::TEXT, T::TEXT, T::TEXT, T::INT8]),
             list: query(sql.list, &[T::INT8, T::TEXT, T::TEXT, T::TEXT, T::INT8, T::INT8]),
@@ -406,10 +411,18 @@ impl IdempotencyStore for PostgresStore {
         Box::pin(self.run("reserve", async move |c| {
             let id = ReservationId::new();
             let values: [&(dyn ToSql + Sync); 4] = [&key, &fingerprint.as_str(), &id.as_str(), &millis(now)];
+            // Only this reserve can have written this reservation id.
+            let claimed = |row: &tokio_postgres::Row, column| {
+                Ok::<_, StoreError>(row.try_get::<_, Option<&str>>(column)? == Some(id.as_str()))
+            };
+            if let Some(row) = c.row(&self.queries.reserve, &values).await?
+                && claimed(&row, 0)?
+            {
+                return Ok(Reservation::Acquired(id));
+            }
             for _ in 0..CLAIM_ATTEMPTS {
                 let Some(row) = c.row(&self.queries.claim, &values).await? else { continue };
-                // Only this claim can have written this reservation id.
-                if row.try_get::<_, Option<&str>>(3)? == Some(id.as_str()) {
+                if claimed(&row, 3)? {
                     return Ok(Reservation::Acquired(id));
                 }
                 return Ok(Reservation::Existing(Box::new(read_row(&row)?.record()?)));

@@ -11,10 +11,10 @@ pub(crate) struct Statements {
     pub(crate) create: String,
     pub(crate) get: String,
     /// Claims a key (`$1` key, `$2` fingerprint, `$3` reservation id, `$4` now ms), returning the
-    /// reservation id when it claimed and no row otherwise (SQLite).
-    #[cfg_attr(not(feature = "sqlite"), allow(dead_code))]
+    /// reservation id when it claimed and no row otherwise.
     pub(crate) reserve: String,
-    /// The same claim in one statement that also answers when it did not claim (PostgreSQL):
+    /// The same claim in one statement that also answers when it did not claim (PostgreSQL,
+    /// after a `reserve` that did not claim: the upsert alone costs the server less):
     /// the row of [`super::row::COLUMNS`] as it claimed it, or else the key's row as the
     /// statement's snapshot saw it, provided that row was not claimable then (so the answer is
     /// what a reserve at that instant returned). No row when a concurrent transaction committed

@@ -208,8 +208,8 @@ mod postgres {
     }
 
     /// A reserve that waits on another transaction's uncommitted row for its key answers with
-    /// that row once it commits, although the statement's snapshot, taken before the commit,
-    /// cannot see it (the store runs its claim again).
+    /// that row once it commits (a statement whose snapshot was taken before the commit cannot
+    /// see the row).
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn postgres_reserve_behind_a_concurrent_insert_answers_with_its_row() {
         use sms_sdk::store::{IdempotencyStore, Record};

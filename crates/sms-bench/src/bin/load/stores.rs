@@ -16,7 +16,7 @@ pub(crate) const TABLE: &str = "sms_idempotency";
 /// The TTL of finalized records (the client's default, 24 h).
 pub(crate) const TTL: Duration = Duration::from_secs(86_400);
 
-/// The insert-or-take-over of `store/sql.rs` that both reserve statements start with (`$1` key,
+/// The insert-or-take-over of `store/sql.rs` that its reserve statements start with (`$1` key,
 /// `$2` fingerprint, `$3` reservation id, `$4` now ms).
 const SQL_UPSERT: &str =
     "INSERT INTO {table} (key, fingerprint, state, reservation_id, reserved_at, record, expires_at)
@@ -26,16 +26,8 @@ const SQL_UPSERT: &str =
                     reserved_at = excluded.reserved_at, record = NULL, expires_at = NULL
                  WHERE ({table}.expires_at IS NOT NULL AND {table}.expires_at <= $4)
                     OR ({table}.state = 'rejected' AND {table}.fingerprint = excluded.fingerprint)";
-/// `reserve` of `store/sql.rs` (the SQLite store's).
+/// `reserve` of `store/sql.rs`: the statement of a reserve that claims a new key.
 const SQL_RESERVE: &str = "{upsert} RETURNING reservation_id";
-/// `claim` of `store/sql.rs` (the PostgreSQL store's reserve): the claimed or the existing row.
-const SQL_CLAIM: &str = "WITH claimed AS ({upsert} RETURNING {columns})
-                 SELECT {columns} FROM claimed
-                 UNION ALL SELECT {columns} FROM {table}
-                 WHERE key = $1 AND NOT EXISTS (SELECT 1 FROM claimed)
-                    AND NOT ((expires_at IS NOT NULL AND expires_at <= $4) OR (state = 'rejected' AND fingerprint = $2))";
-/// `COLUMNS` of `store/row.rs`.
-const COLUMNS: &str = "key, state, fingerprint, reservation_id, reserved_at, record, expires_at";
 /// `finalize` of `store/sql.rs` (`$1` key, `$2` reservation id, `$3` state, `$4` record JSON,
 /// `$5` expiry ms).
 const SQL_FINALIZE: &str =
@@ -86,7 +78,6 @@ const REDIS_PREFIX: &str = "sms-sdk:idempotency:";
 
 /// The store sources this binary was built from.
 const SQL_SOURCE: &str = include_str!("../../../../sms-sdk/src/store/sql.rs");
-const ROW_SOURCE: &str = include_str!("../../../../sms-sdk/src/store/row.rs");
 const REDIS_SOURCE: &str = include_str!("../../../../sms-sdk/src/store/redis.rs");
 
 fn squeeze(text: &str) -> String {
@@ -98,8 +89,6 @@ pub(crate) fn in_sync() -> Vec<(&'static str, bool)> {
     let (sql, lua) = (squeeze(SQL_SOURCE), squeeze(REDIS_SOURCE));
     vec![
         ("SQL reserve (store/sql.rs)", sql.contains(&squeeze(SQL_UPSERT)) && sql.contains(&squeeze(SQL_RESERVE))),
-        ("SQL claim, PostgreSQL (store/sql.rs)", sql.contains(&squeeze(SQL_CLAIM))),
-        ("SQL columns (store/row.rs)", ROW_SOURCE.contains(&format!("COLUMNS: &str = \"{COLUMNS}\""))),
         ("SQL finalize (store/sql.rs)", sql.contains(&squeeze(SQL_FINALIZE))),
         ("Lua reserve (store/redis.rs)", lua.contains(&squeeze(LUA_RESERVE))),
         ("Lua finalize (store/redis.rs)", lua.contains(&squeeze(LUA_FINALIZE))),
@@ -107,7 +96,7 @@ pub(crate) fn in_sync() -> Vec<(&'static str, bool)> {
 }
 
 fn sql(template: &str) -> String {
-    template.replace("{upsert}", SQL_UPSERT).replace("{columns}", COLUMNS).replace("{table}", TABLE)
+    template.replace("{upsert}", SQL_UPSERT).replace("{table}", TABLE)
 }
 
 /// `$N` → `?N`, as the SQLite store converts its statements.
@@ -164,7 +153,7 @@ pub(crate) async fn store_pair<S: IdempotencyStore + ?Sized>(
 /// PostgreSQL: the minimal client (one `tokio-postgres` connection per worker, both statements
 /// prepared once per connection).
 pub(crate) mod postgres {
-    use super::{PairData, SQL_CLAIM, SQL_CREATE, SQL_FINALIZE, TTL, millis, sql};
+    use super::{PairData, SQL_CREATE, SQL_FINALIZE, SQL_RESERVE, TTL, millis, sql};
     use std::time::SystemTime;
     use tokio_postgres::{Client, NoTls, Statement};
 
@@ -191,7 +180,7 @@ pub(crate) mod postgres {
     impl Minimal {
         pub(crate) async fn connect(url: &str) -> Result<Self, String> {
             let client = connect(url).await?;
-            let reserve = client.prepare(&sql(SQL_CLAIM)).await.map_err(|e| e.to_string())?;
+            let reserve = client.prepare(&sql(SQL_RESERVE)).await.map_err(|e| e.to_string())?;
             let finalize = client.prepare(&sql(SQL_FINALIZE)).await.map_err(|e| e.to_string())?;
             Ok(Self { client, reserve, finalize })
         }
@@ -205,7 +194,7 @@ pub(crate) mod postgres {
                 .query_opt(&self.reserve, &[&key, &data.fingerprint.as_str(), &id, &now])
                 .await
                 .map_err(|e| e.to_string())?;
-            let claimed: Option<String> = row.and_then(|r| r.get(3));
+            let claimed: Option<String> = row.and_then(|r| r.get(0));
             if claimed.as_deref() != Some(id) {
                 return Err(format!("key {key} was not claimed"));
             }
@@ -223,7 +212,8 @@ pub(crate) mod postgres {
     /// reservation id), the other values come from `-D` (strings are parameters with
     /// `-M prepared`).
     pub(crate) fn pgbench_script() -> String {
-        let reserve = sql(SQL_CLAIM).replace("$1", ":k").replace("$2", ":fp").replace("$3", ":k").replace("$4", ":now");
+        let reserve =
+            sql(SQL_RESERVE).replace("$1", ":k").replace("$2", ":fp").replace("$3", ":k").replace("$4", ":now");
         let finalize = sql(SQL_FINALIZE)
             .replace("$1", ":k")
             .replace("$2", ":k")
