@@ -10,10 +10,12 @@
 # `--allow-dirty` only when the work tree has uncommitted changes), and builds and tests
 # fixtures/downstream against the packaged crates (scripts/downstream.sh).
 #
-# The store tests need PostgreSQL and Redis. This script installs both from Debian packages when
-# they are missing (some tests start and freeze servers of their own). Unless
-# SMS_SDK_TEST_POSTGRES_URL and SMS_SDK_TEST_REDIS_URL are already set, it starts throwaway servers
-# on loopback in a temporary directory, points the tests at them, and stops them when it exits.
+# The store tests need PostgreSQL, PgBouncer and Redis. This script installs them from Debian
+# packages when they are missing (some tests start and freeze servers of their own). Unless
+# SMS_SDK_TEST_POSTGRES_URL, SMS_SDK_TEST_PGBOUNCER_URL and SMS_SDK_TEST_REDIS_URL are already set,
+# it starts throwaway servers on loopback in a temporary directory (PgBouncer in transaction pooling
+# mode in front of the PostgreSQL server the tests use), points the tests at them, and stops them
+# when it exits.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -44,12 +46,15 @@ services_dir=""
 stop_services() {
   [ -n "$services_dir" ] || return 0
   if [ -f "$services_dir/redis.pid" ]; then kill "$(cat "$services_dir/redis.pid")" 2>/dev/null || true; fi
+  if [ -f "$services_dir/pgbouncer/pgbouncer.pid" ]; then
+    kill "$(cat "$services_dir/pgbouncer/pgbouncer.pid")" 2>/dev/null || true
+  fi
   if [ -d "$services_dir/pg" ]; then run_pg "$(pg_bin)/pg_ctl" -D "$services_dir/pg" -m immediate stop >/dev/null 2>&1 || true; fi
   rm -rf "$services_dir"
 }
 trap stop_services EXIT
 
-# PostgreSQL refuses to run as root: run it as the `postgres` user then.
+# PostgreSQL and PgBouncer refuse to run as root: run them as the `postgres` user then.
 run_pg() {
   if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi
 }
@@ -57,6 +62,7 @@ run_pg() {
 install_servers() {
   [ -n "$(pg_bin)" ] || apt_install postgresql
   command -v redis-server >/dev/null || apt_install redis-server
+  pgbouncer_bin >/dev/null || apt_install pgbouncer
   if [ "$(id -u)" = 0 ] && ! id postgres >/dev/null 2>&1; then useradd --system --no-create-home postgres; fi
 }
 
@@ -71,6 +77,36 @@ start_postgres() {
     -o "-p $port -c listen_addresses=127.0.0.1 -k $services_dir/pg-socket -c fsync=off" start >/dev/null
   export SMS_SDK_TEST_POSTGRES_URL="postgres://postgres@127.0.0.1:$port/postgres"
   echo "PostgreSQL on 127.0.0.1:$port"
+}
+
+# Debian puts pgbouncer in /usr/sbin, which a non-root PATH may lack.
+pgbouncer_bin() {
+  command -v pgbouncer || { [ -x /usr/sbin/pgbouncer ] && echo /usr/sbin/pgbouncer; }
+}
+
+# PgBouncer in transaction pooling mode in front of $SMS_SDK_TEST_POSTGRES_URL (any database name,
+# as the client's user; the test servers trust loopback).
+start_pgbouncer() {
+  local port pg_host pg_port pg_user dir="$services_dir/pgbouncer"
+  port="$(free_port)"
+  read -r pg_host pg_port pg_user < <(python3 -c 'import sys, urllib.parse as u; p = u.urlparse(sys.argv[1])
+print(p.hostname or "127.0.0.1", p.port or 5432, p.username or "postgres")' "$SMS_SDK_TEST_POSTGRES_URL")
+  mkdir -p "$dir"
+  printf '"%s" ""\n' "$pg_user" >"$dir/userlist.txt"
+  printf '%s\n' "[databases]" "* = host=$pg_host port=$pg_port" "" "[pgbouncer]" \
+    "listen_addr = 127.0.0.1" "listen_port = $port" "unix_socket_dir =" "auth_type = trust" \
+    "auth_file = $dir/userlist.txt" "pool_mode = transaction" "max_client_conn = 500" \
+    "default_pool_size = 20" "logfile = $dir/pgbouncer.log" "pidfile = $dir/pgbouncer.pid" \
+    >"$dir/pgbouncer.ini"
+  if [ "$(id -u)" = 0 ]; then chown -R postgres "$dir"; fi
+  run_pg "$(pgbouncer_bin)" -d "$dir/pgbouncer.ini"
+  for _ in $(seq 1 50); do
+    python3 -c 'import socket, sys; socket.create_connection(("127.0.0.1", int(sys.argv[1])), 1)' "$port" \
+      2>/dev/null && break
+    sleep 0.1
+  done
+  export SMS_SDK_TEST_PGBOUNCER_URL="postgres://$pg_user@127.0.0.1:$port/postgres"
+  echo "$("$(pgbouncer_bin)" --version | head -n 1) (transaction pooling) on 127.0.0.1:$port"
 }
 
 start_redis() {
@@ -88,11 +124,13 @@ start_redis() {
 }
 
 install_servers
-if [ -z "${SMS_SDK_TEST_POSTGRES_URL:-}" ] || [ -z "${SMS_SDK_TEST_REDIS_URL:-}" ]; then
-  step "starting throwaway PostgreSQL and Redis on loopback"
+if [ -z "${SMS_SDK_TEST_POSTGRES_URL:-}" ] || [ -z "${SMS_SDK_TEST_PGBOUNCER_URL:-}" ] ||
+  [ -z "${SMS_SDK_TEST_REDIS_URL:-}" ]; then
+  step "starting throwaway PostgreSQL, PgBouncer and Redis on loopback"
   services_dir="$(mktemp -d /tmp/sms-sdk-services.XXXXXX)"
   chmod 755 "$services_dir"
   [ -n "${SMS_SDK_TEST_POSTGRES_URL:-}" ] || start_postgres
+  [ -n "${SMS_SDK_TEST_PGBOUNCER_URL:-}" ] || start_pgbouncer
   [ -n "${SMS_SDK_TEST_REDIS_URL:-}" ] || start_redis
 fi
 

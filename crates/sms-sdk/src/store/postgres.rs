@@ -16,26 +16,50 @@
 //! On first use it creates, under an advisory lock, the table (default `sms_idempotency`):
 //! `key TEXT PRIMARY KEY, fingerprint TEXT NOT NULL, state TEXT NOT NULL, reservation_id TEXT,
 //! reserved_at BIGINT, record TEXT, expires_at BIGINT` (times in epoch milliseconds). `reserve`
-//! is a single `INSERT … ON CONFLICT (key) DO UPDATE … WHERE … RETURNING` statement; `finalize`
-//! an `UPDATE … WHERE reservation_id = $2`. Connections come from a small pool (8); TLS is not
-//! supported yet (`sslmode=disable`, or a local proxy).
+//! is one `INSERT … ON CONFLICT (key) DO UPDATE … WHERE … RETURNING` statement when it claims the
+//! key; when it does not, a second statement claims or answers with the key's record atomically
+//! (the same upsert inside a `WITH` that also returns the existing row; the upsert alone costs the
+//! server less on the common path, a new key). `finalize` is an `UPDATE … WHERE reservation_id =
+//! $2`. Connections come from a small pool (8); TLS is not supported yet (`sslmode=disable`, or a
+//! local proxy).
+//!
+//! # Statements, and poolers in front of PostgreSQL
+//! By default each pooled connection prepares a statement the first time it runs it and keeps it
+//! for as long as the connection lives, so that a claiming `reserve` and `finalize` are one round
+//! trip each.
+//! That works on PostgreSQL directly and behind PgBouncer 1.21 or later in transaction pooling
+//! mode with `max_prepared_statements` set. For a pooler without prepared statements (PgBouncer
+//! before 1.21 in transaction or statement mode, or with `max_prepared_statements = 0`), turn the
+//! cache off with the URL parameter `statement_cache=off`
+//! (`postgres://sms@pgbouncer.internal:6432/app?statement_cache=off`, also through
+//! [`store::open`](super::open)) or [`PostgresStoreBuilder::statement_cache`]: each statement is
+//! then sent unnamed with its parameter types, and parsed, bound and run in the same round trip.
+//! Either way the store keeps no session state: every operation is single statements, each its own
+//! transaction (the schema is created in one).
 //!
 //! Every wait is bounded: opening a connection by the connect timeout (default 5 s), waiting for
 //! a pooled connection and each operation's statements by the operation timeout (default 10 s).
-//! A connection whose operation timed out is closed, never handed out again.
+//! A connection whose operation timed out is closed, never handed out again; so is one whose
+//! server no longer knows a statement it prepared.
 //!
 //! As a [`DedupeStore`] it also creates, under the same lock, the webhook dedupe table
 //! `sms_webhook_dedupe` (for a custom table `T`: `T_dedupe`): `key TEXT PRIMARY KEY, seen_at
 //! BIGINT NOT NULL, expires_at BIGINT NOT NULL` (epoch milliseconds). `first_seen` is one
 //! `INSERT … ON CONFLICT (key) DO UPDATE … WHERE expires_at <= now RETURNING key`.
 
+use std::pin::pin;
 use std::str::FromStr;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, SystemTime};
 
-use deadpool_postgres::{Manager, ManagerConfig, Object, Pool, PoolError, RecyclingMethod, Runtime, TimeoutType};
-use tokio_postgres::types::ToSql;
-use tokio_postgres::{Client, NoTls};
+use deadpool_postgres::{
+    ClientWrapper, Manager, ManagerConfig, Object, Pool, PoolError, RecyclingMethod, Runtime, TimeoutType,
+};
+use futures_util::TryStreamExt;
+use tokio_postgres::NoTls;
+use tokio_postgres::error::SqlState;
+use tokio_postgres::types::{ToSql, Type};
 
 use super::error::Limit;
 use super::row::{Row, expiry, payload};
@@ -49,11 +73,18 @@ use crate::boxed::BoxFuture;
 use crate::redact::redact_url;
 use crate::store::DedupeStore;
 
+/// The URL parameter that turns the statement cache on or off.
+const CACHE_PARAMETER: &str = "statement_cache";
+/// How many times `reserve` runs its statement while another transaction commits the key's row
+/// after the statement's snapshot was taken (so that the statement cannot answer).
+const CLAIM_ATTEMPTS: usize = 3;
+
 /// Idempotency records and webhook dedupe keys in PostgreSQL tables. Cheap to clone.
 #[derive(Clone)]
 pub struct PostgresStore {
     pool: Pool,
-    sql: Arc<Statements>,
+    queries: Arc<Queries>,
+    cache: bool,
     place: Arc<str>,
     timeouts: Timeouts,
 }
@@ -64,6 +95,7 @@ pub struct PostgresStoreBuilder {
     url: String,
     table: String,
     pool_size: usize,
+    statement_cache: bool,
     timeouts: Timeouts,
 }
 
@@ -73,6 +105,7 @@ impl std::fmt::Debug for PostgresStoreBuilder {
             .field("url", &redact_url(&self.url))
             .field("table", &self.table)
             .field("pool_size", &self.pool_size)
+            .field("statement_cache", &self.statement_cache)
             .field("timeouts", &self.timeouts)
             .finish()
     }
@@ -82,6 +115,7 @@ impl std::fmt::Debug for PostgresStore {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("PostgresStore")
             .field("at", &self.place)
+            .field("statement_cache", &self.cache)
             .field("timeouts", &self.timeouts)
             .finish_non_exhaustive()
     }
@@ -90,6 +124,102 @@ impl std::fmt::Debug for PostgresStore {
 impl From<tokio_postgres::Error> for StoreError {
     fn from(error: tokio_postgres::Error) -> Self {
         Self::new(error)
+    }
+}
+
+/// One statement of the store, with the types of its parameters (sent along when the statement
+/// is not prepared).
+struct Query {
+    sql: String,
+    types: &'static [Type],
+}
+
+/// The statements the store runs, for its tables.
+struct Queries {
+    get: Query,
+    reserve: Query,
+    claim: Query,
+    finalize: Query,
+    list: Query,
+    resolve_sent: Query,
+    resolve_not_sent: Query,
+    first_seen: Query,
+    /// The schema, created under an advisory lock (one implicit transaction).
+    schema: String,
+}
+
+impl Queries {
+    fn new(sql: Statements) -> Self {
+        use Type as T;
+        let query = |sql: String, types: &'static [Type]| Query { sql, types };
+        Self {
+            get: query(sql.get, &[T::TEXT, T::INT8]),
+            reserve: query(sql.reserve, &[T::TEXT, T::TEXT, T::TEXT, T::INT8]),
+            claim: query(sql.claim, &[T::TEXT, T::TEXT, T::TEXT, T::INT8]),
+            finalize: query(sql.finalize, &[T::TEXT, T::TEXT, T::TEXT, T::TEXT, T::INT8]),
+            list: query(sql.list, &[T::INT8, T::TEXT, T::TEXT, T::TEXT, T::INT8, T::INT8]),
+            resolve_sent: query(sql.resolve_sent, &[T::TEXT, T::INT8, T::TEXT, T::INT8]),
+            resolve_not_sent: query(sql.resolve_not_sent, &[T::TEXT, T::INT8]),
+            first_seen: query(sql.dedupe_first_seen, &[T::TEXT, T::INT8, T::INT8]),
+            schema: format!("SELECT pg_advisory_xact_lock(7325901); {}; {}", sql.create, sql.dedupe_create),
+        }
+    }
+}
+
+/// A pooled connection lent to one operation: runs the store's statements, prepared once per
+/// connection or unnamed.
+struct Session<'a> {
+    client: &'a ClientWrapper,
+    cache: bool,
+    /// The server no longer knows a statement this connection prepared (a pooler moved it to
+    /// another server connection, or someone deallocated it): the connection is not pooled again.
+    lost_statement: AtomicBool,
+}
+
+impl Session<'_> {
+    /// Runs `query` with `params` in one round trip (after the first on this connection, which
+    /// also prepares it): the rows it returned, and how many rows it changed.
+    async fn run(
+        &self,
+        query: &Query,
+        params: &[&(dyn ToSql + Sync)],
+    ) -> Result<(Vec<tokio_postgres::Row>, u64), StoreError> {
+        let result = async {
+            let stream = if self.cache {
+                let statement = self.client.prepare_typed_cached(&query.sql, query.types).await?;
+                self.client.query_raw(&statement, params.iter().copied()).await?
+            } else {
+                let typed = params.iter().copied().zip(query.types.iter().cloned());
+                self.client.query_typed_raw(&query.sql, typed).await?
+            };
+            let mut stream = pin!(stream);
+            let mut rows = Vec::new();
+            while let Some(row) = stream.try_next().await? {
+                rows.push(row);
+            }
+            Ok::<_, tokio_postgres::Error>((rows, stream.rows_affected().unwrap_or(0)))
+        }
+        .await;
+        if let Err(error) = &result
+            && error.code() == Some(&SqlState::INVALID_SQL_STATEMENT_NAME)
+        {
+            self.lost_statement.store(true, Ordering::Relaxed);
+        }
+        Ok(result?)
+    }
+
+    /// The first row `query` returns, if any.
+    async fn row(
+        &self,
+        query: &Query,
+        params: &[&(dyn ToSql + Sync)],
+    ) -> Result<Option<tokio_postgres::Row>, StoreError> {
+        Ok(self.run(query, params).await?.0.into_iter().next())
+    }
+
+    /// How many rows `query` changed.
+    async fn changed(&self, query: &Query, params: &[&(dyn ToSql + Sync)]) -> Result<u64, StoreError> {
+        Ok(self.run(query, params).await?.1)
     }
 }
 
@@ -103,26 +233,33 @@ impl PostgresStore {
         Self::builder(url).connect().await
     }
 
-    /// A store for the database at `url` (`postgres://user:password@host:port/db`).
+    /// A store for the database at `url` (`postgres://user:password@host:port/db`, optionally
+    /// with `?statement_cache=off`: see the [module documentation](self)).
     pub fn builder(url: impl Into<String>) -> PostgresStoreBuilder {
         PostgresStoreBuilder {
             url: url.into(),
             table: "sms_idempotency".into(),
             pool_size: 8,
+            statement_cache: true,
             timeouts: Timeouts::default(),
         }
     }
 
     /// Runs `work` on a pooled connection within the operation timeout. A connection whose work
-    /// timed out may still owe the server's answer: it is closed rather than pooled again.
+    /// timed out may still owe the server's answer, and one that lost a prepared statement would
+    /// fail again: either is closed rather than pooled again.
     async fn run<T>(
         &self,
         what: &str,
-        work: impl AsyncFnOnce(&Client) -> Result<T, StoreError>,
+        work: impl AsyncFnOnce(&Session<'_>) -> Result<T, StoreError>,
     ) -> Result<T, StoreError> {
         let client = self.pool.get().await.map_err(|e| self.pool_error(e))?;
-        let Ok(result) = tokio::time::timeout(self.timeouts.operation, work(&client)).await else {
+        let session = Session { client: &client, cache: self.cache, lost_statement: AtomicBool::new(false) };
+        let outcome = tokio::time::timeout(self.timeouts.operation, work(&session)).await;
+        if outcome.is_err() || session.lost_statement.load(Ordering::Relaxed) {
             drop(Object::take(client));
+        }
+        let Ok(result) = outcome else {
             return Err(StoreError::timeout(&self.place, what, Limit::Operation, self.timeouts.operation));
         };
         result.map_err(|e| e.at(&self.place))
@@ -161,6 +298,15 @@ impl PostgresStoreBuilder {
         self
     }
 
+    /// Whether each connection prepares its statements once and keeps them (`true`, the
+    /// default), or sends every statement unnamed, for poolers without prepared statements such
+    /// as PgBouncer before 1.21 in transaction mode (`false`). The URL parameter
+    /// `statement_cache=on|off`, when present, wins over this setting.
+    pub fn statement_cache(mut self, on: bool) -> Self {
+        self.statement_cache = on;
+        self
+    }
+
     timeout_setters! {
         connect: "How long opening one connection (TCP, startup and authentication) may take; default 5 s.",
         operation: "How long waiting for a pooled connection, and then an operation's statements, may each \
@@ -174,8 +320,9 @@ impl PostgresStoreBuilder {
     /// unreachable within the timeouts.
     pub async fn connect(self) -> Result<PostgresStore, StoreError> {
         let timeouts = self.timeouts.checked()?;
-        let sql = Statements::new(&self.table)?;
-        let config = tokio_postgres::Config::from_str(&self.url).map_err(|e| StoreError::new(e).at("PostgreSQL"))?;
+        let queries = Queries::new(Statements::new(&self.table)?);
+        let (url, cache) = cache_parameter(&self.url).map_err(|e| e.at("PostgreSQL"))?;
+        let config = tokio_postgres::Config::from_str(&url).map_err(|e| StoreError::new(e).at("PostgreSQL"))?;
         let place: Arc<str> = Arc::from(format!("PostgreSQL at {}", location(&config)));
         let manager = Manager::from_config(config, NoTls, ManagerConfig { recycling_method: RecyclingMethod::Fast });
         let pool = Pool::builder(manager)
@@ -186,14 +333,36 @@ impl PostgresStoreBuilder {
             .recycle_timeout(Some(timeouts.connect))
             .build()
             .map_err(|e| StoreError::new(e).at(&place))?;
-        let store = PostgresStore { pool, sql: Arc::new(sql), place, timeouts };
+        let cache = cache.unwrap_or(self.statement_cache);
+        let store = PostgresStore { pool, queries: Arc::new(queries), cache, place, timeouts };
         // Concurrent CREATE TABLE IF NOT EXISTS can fail on the catalog's unique index: serialize
         // it. The batch is one implicit transaction, which holds the lock until it ends.
-        let schema =
-            format!("SELECT pg_advisory_xact_lock(7325901); {}; {}", store.sql.create, store.sql.dedupe_create);
-        store.run("creating the tables", async move |c| Ok(c.batch_execute(&schema).await?)).await?;
+        store.run("creating the tables", async |c| Ok(c.client.batch_execute(&store.queries.schema).await?)).await?;
         Ok(store)
     }
+}
+
+/// `url` without its `statement_cache` parameter, and that parameter's value (`on` or `off`)
+/// when present; another value is an error that names the parameter.
+fn cache_parameter(url: &str) -> Result<(String, Option<bool>), StoreError> {
+    let name = format!("{CACHE_PARAMETER}=");
+    let found = url.match_indices(&name).find_map(|(at, _)| {
+        let separator = *url.as_bytes().get(at.checked_sub(1)?)?;
+        (separator == b'?' || separator == b'&').then_some((at - 1, separator))
+    });
+    let Some((at, separator)) = found else { return Ok((url.to_owned(), None)) };
+    let (before, after) = (url.get(..at).unwrap_or_default(), url.get(at + 1 + name.len()..).unwrap_or_default());
+    let (value, rest) = after.split_once('&').map_or((after, None), |(value, rest)| (value, Some(rest)));
+    let cache = match value {
+        "on" => true,
+        "off" => false,
+        _ => return Err(StoreError::new(format!("the URL parameter {CACHE_PARAMETER} must be `on` or `off`"))),
+    };
+    let url = match rest {
+        Some(rest) => format!("{before}{}{rest}", char::from(separator)),
+        None => before.to_owned(),
+    };
+    Ok((url, Some(cache)))
 }
 
 /// `host:port/db` of a configuration (hosts joined by `,`), without user or password.
@@ -229,7 +398,7 @@ fn record(row: Option<&tokio_postgres::Row>) -> Result<Option<Record>, StoreErro
 impl IdempotencyStore for PostgresStore {
     fn get<'a>(&'a self, key: &'a str) -> BoxFuture<'a, Result<Option<Record>, StoreError>> {
         Box::pin(self.run("get", async move |c| {
-            record(c.query_opt(&self.sql.get, &[&key, &millis(SystemTime::now())]).await?.as_ref())
+            record(c.row(&self.queries.get, &[&key, &millis(SystemTime::now())]).await?.as_ref())
         }))
     }
 
@@ -242,14 +411,24 @@ impl IdempotencyStore for PostgresStore {
         Box::pin(self.run("reserve", async move |c| {
             let id = ReservationId::new();
             let values: [&(dyn ToSql + Sync); 4] = [&key, &fingerprint.as_str(), &id.as_str(), &millis(now)];
-            if let Some(claimed) = c.query_opt(&self.sql.reserve, &values).await?
-                && claimed.try_get::<_, Option<&str>>(0)? == Some(id.as_str())
+            // Only this reserve can have written this reservation id.
+            let claimed = |row: &tokio_postgres::Row, column| {
+                Ok::<_, StoreError>(row.try_get::<_, Option<&str>>(column)? == Some(id.as_str()))
+            };
+            if let Some(row) = c.row(&self.queries.reserve, &values).await?
+                && claimed(&row, 0)?
             {
                 return Ok(Reservation::Acquired(id));
             }
-            let existing = record(c.query_opt(&self.sql.select, &[&key]).await?.as_ref())?;
-            Ok(Reservation::Existing(Box::new(
-                existing.ok_or_else(|| StoreError::new("the record vanished during reserve"))?,
+            for _ in 0..CLAIM_ATTEMPTS {
+                let Some(row) = c.row(&self.queries.claim, &values).await? else { continue };
+                if claimed(&row, 3)? {
+                    return Ok(Reservation::Acquired(id));
+                }
+                return Ok(Reservation::Existing(Box::new(read_row(&row)?.record()?)));
+            }
+            Err(StoreError::new(format!(
+                "the key's record changed under each of {CLAIM_ATTEMPTS} attempts to reserve it"
             )))
         }))
     }
@@ -265,7 +444,7 @@ impl IdempotencyStore for PostgresStore {
         Box::pin(self.run("finalize", async move |c| {
             let (state, json, expires) = (record.state().as_str(), payload(&record)?, expiry(&record, ttl, now));
             let values: [&(dyn ToSql + Sync); 5] = [&key, &reservation.as_str(), &state, &json, &expires];
-            let written = c.execute(&self.sql.finalize, &values).await?;
+            let written = c.changed(&self.queries.finalize, &values).await?;
             Ok(if written == 1 { Finalized::Written } else { Finalized::NotOwner })
         }))
     }
@@ -277,7 +456,7 @@ impl Operator for PostgresStore {
             let ((state, cutoff), (limit, sql_limit)) = (list_filter(filter, now), list_limit(&page));
             let values: [&(dyn ToSql + Sync); 6] =
                 [&millis(now), &page.cursor, &page.prefix, &state, &cutoff, &sql_limit];
-            let rows = c.query(&self.sql.list, &values).await?;
+            let (rows, _) = c.run(&self.queries.list, &values).await?;
             listing(rows.iter().map(read_row).collect::<Result<_, _>>()?, limit)
         }))
     }
@@ -292,18 +471,18 @@ impl Operator for PostgresStore {
         Box::pin(self.run("resolve", async move |c| {
             let cutoff = stale_cutoff(now, stale_after);
             let changed = match resolution {
-                Resolution::NotSent => c.execute(&self.sql.resolve_not_sent, &[&key, &cutoff]).await?,
+                Resolution::NotSent => c.changed(&self.queries.resolve_not_sent, &[&key, &cutoff]).await?,
                 Resolution::Sent { provider, provider_id, ttl } => {
                     let result = FinalRecord::Accepted(resolved_receipt(provider, provider_id));
                     let (json, expires) = (payload(&result)?, expiry(&result, ttl, now));
                     let values: [&(dyn ToSql + Sync); 4] = [&key, &cutoff, &json, &expires];
-                    c.execute(&self.sql.resolve_sent, &values).await?
+                    c.changed(&self.queries.resolve_sent, &values).await?
                 }
             };
             if changed > 0 {
                 return Ok(Resolved::Done);
             }
-            Ok(match record(c.query_opt(&self.sql.get, &[&key, &millis(now)]).await?.as_ref())? {
+            Ok(match record(c.row(&self.queries.get, &[&key, &millis(now)]).await?.as_ref())? {
                 None => Resolved::NotFound,
                 Some(record) => Resolved::Refused(Box::new(record)),
             })
@@ -320,7 +499,34 @@ impl DedupeStore for PostgresStore {
     ) -> BoxFuture<'a, Result<bool, StoreError>> {
         Box::pin(self.run("first_seen", async move |c| {
             let (seen_at, expires_at) = dedupe_times(now, retention);
-            Ok(c.query_opt(&self.sql.dedupe_first_seen, &[&key, &seen_at, &expires_at]).await?.is_some())
+            Ok(c.row(&self.queries.first_seen, &[&key, &seen_at, &expires_at]).await?.is_some())
         }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_cache_parameter_is_taken_out_of_the_url() {
+        let cases = [
+            ("postgres://h/db", "postgres://h/db", None),
+            ("postgres://h/db?statement_cache=off", "postgres://h/db", Some(false)),
+            ("postgres://h/db?statement_cache=on&connect_timeout=3", "postgres://h/db?connect_timeout=3", Some(true)),
+            ("postgres://h/db?sslmode=disable&statement_cache=off", "postgres://h/db?sslmode=disable", Some(false)),
+            ("postgres://h/db?a=1&statement_cache=off&b=2", "postgres://h/db?a=1&b=2", Some(false)),
+            // Not a parameter: inside a password, or a longer name.
+            ("postgres://u:xstatement_cache=off@h/db", "postgres://u:xstatement_cache=off@h/db", None),
+            ("postgres://h/db?my_statement_cache=off", "postgres://h/db?my_statement_cache=off", None),
+        ];
+        for (url, without, cache) in cases {
+            let (rest, found) = cache_parameter(url).unwrap();
+            assert_eq!((rest.as_str(), found), (without, cache), "{url}");
+        }
+        for bad in ["postgres://h/db?statement_cache=", "postgres://h/db?statement_cache=no&x=1"] {
+            let error = cache_parameter(bad).unwrap_err().to_string();
+            assert!(error.contains("statement_cache must be `on` or `off`"), "{error}");
+        }
     }
 }

@@ -10,7 +10,20 @@ use super::{Filter, Listing, Page, StoreError, millis, stale_cutoff};
 pub(crate) struct Statements {
     pub(crate) create: String,
     pub(crate) get: String,
+    /// Claims a key (`$1` key, `$2` fingerprint, `$3` reservation id, `$4` now ms), returning the
+    /// reservation id when it claimed and no row otherwise.
     pub(crate) reserve: String,
+    /// The same claim in one statement that also answers when it did not claim (PostgreSQL,
+    /// after a `reserve` that did not claim: the upsert alone costs the server less):
+    /// the row of [`super::row::COLUMNS`] as it claimed it, or else the key's row as the
+    /// statement's snapshot saw it, provided that row was not claimable then (so the answer is
+    /// what a reserve at that instant returned). No row when a concurrent transaction committed
+    /// the key's row after the snapshot was taken (the snapshot sees none, or an older one that
+    /// was claimable): running the statement again, with a new snapshot, answers.
+    #[cfg_attr(not(feature = "postgres"), allow(dead_code))]
+    pub(crate) claim: String,
+    /// The key's row, whatever it holds (SQLite, after a reserve that did not claim).
+    #[cfg_attr(not(feature = "sqlite"), allow(dead_code))]
     pub(crate) select: String,
     pub(crate) finalize: String,
     /// One page of a listing: `$1` now, `$2` the key to go on after (or NULL), `$3` the key
@@ -70,6 +83,16 @@ impl Statements {
         let columns = super::row::COLUMNS;
         let unresolved = "(state = 'unknown' OR (state = 'reserved' AND reserved_at < $2))";
         let dedupe = dedupe_table(table);
+        // Insert, or take over an expired record or a same-message rejection.
+        let upsert = format!(
+            "INSERT INTO {table} (key, fingerprint, state, reservation_id, reserved_at, record, expires_at)
+                 VALUES ($1, $2, 'reserved', $3, $4, NULL, NULL)
+                 ON CONFLICT (key) DO UPDATE SET
+                    fingerprint = excluded.fingerprint, state = 'reserved', reservation_id = excluded.reservation_id,
+                    reserved_at = excluded.reserved_at, record = NULL, expires_at = NULL
+                 WHERE ({table}.expires_at IS NOT NULL AND {table}.expires_at <= $4)
+                    OR ({table}.state = 'rejected' AND {table}.fingerprint = excluded.fingerprint)"
+        );
         Ok(Self {
             create: format!(
                 "CREATE TABLE IF NOT EXISTS {table} (
@@ -83,16 +106,13 @@ impl Statements {
                 )"
             ),
             get: format!("SELECT {columns} FROM {table} WHERE key = $1 AND (expires_at IS NULL OR expires_at > $2)"),
-            // One statement: insert, or take over an expired record or a same-message rejection.
-            reserve: format!(
-                "INSERT INTO {table} (key, fingerprint, state, reservation_id, reserved_at, record, expires_at)
-                 VALUES ($1, $2, 'reserved', $3, $4, NULL, NULL)
-                 ON CONFLICT (key) DO UPDATE SET
-                    fingerprint = excluded.fingerprint, state = 'reserved', reservation_id = excluded.reservation_id,
-                    reserved_at = excluded.reserved_at, record = NULL, expires_at = NULL
-                 WHERE ({table}.expires_at IS NOT NULL AND {table}.expires_at <= $4)
-                    OR ({table}.state = 'rejected' AND {table}.fingerprint = excluded.fingerprint)
-                 RETURNING reservation_id"
+            reserve: format!("{upsert} RETURNING reservation_id"),
+            claim: format!(
+                "WITH claimed AS ({upsert} RETURNING {columns})
+                 SELECT {columns} FROM claimed
+                 UNION ALL SELECT {columns} FROM {table}
+                 WHERE key = $1 AND NOT EXISTS (SELECT 1 FROM claimed)
+                    AND NOT ((expires_at IS NOT NULL AND expires_at <= $4) OR (state = 'rejected' AND fingerprint = $2))"
             ),
             select: format!("SELECT {columns} FROM {table} WHERE key = $1"),
             finalize: format!(
@@ -146,6 +166,7 @@ impl Statements {
             create: convert(self.create),
             get: convert(self.get),
             reserve: convert(self.reserve),
+            claim: convert(self.claim),
             select: convert(self.select),
             finalize: convert(self.finalize),
             list: convert(self.list),
@@ -175,6 +196,14 @@ mod tests {
         assert!(s.finalize.contains("key = ?1") && s.finalize.contains("expires_at = ?5"));
         assert!(!s.reserve.contains('$'));
         assert!(s.dedupe_first_seen.contains("VALUES (?1, ?2, ?3)") && !s.dedupe_first_seen.contains('$'));
+    }
+
+    #[test]
+    fn postgres_claims_and_answers_in_one_statement() {
+        let s = Statements::new("t").unwrap();
+        assert!(s.claim.starts_with("WITH claimed AS (INSERT INTO t "), "{}", s.claim);
+        assert!(s.claim.contains(&format!("RETURNING {})", super::super::row::COLUMNS)), "{}", s.claim);
+        assert!(s.reserve.starts_with("INSERT INTO t ") && s.reserve.ends_with(" RETURNING reservation_id"));
     }
 
     #[test]

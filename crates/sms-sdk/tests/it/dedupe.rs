@@ -61,6 +61,12 @@ mod postgres {
         let store = PostgresStore::builder(&url).table("sms_idempotency_custom").connect().await.unwrap();
         assert_contract("postgres (custom table)", Arc::new(store)).await;
     }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn postgres_store_passes_the_dedupe_contract_through_pgbouncer() {
+        let store = PostgresStore::connect(&crate::stores::pgbouncer_url()).await.unwrap();
+        assert_contract("postgres through PgBouncer", Arc::new(store)).await;
+    }
 }
 
 #[cfg(feature = "redis")]

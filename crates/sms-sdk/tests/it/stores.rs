@@ -40,8 +40,19 @@ async fn assert_contract(name: &str, store: Arc<dyn Store>) {
 /// A store server's URL from the environment the test command sets; fails loudly without it.
 pub(crate) fn server_url(var: &str) -> String {
     std::env::var(var).ok().filter(|v| !v.is_empty()).unwrap_or_else(|| {
-        panic!("{var} is not set: run `scripts/test.sh`, which starts PostgreSQL and Redis for the store tests")
+        panic!(
+            "{var} is not set: run `scripts/test.sh`, which starts PostgreSQL, PgBouncer and Redis for the store tests"
+        )
     })
+}
+
+#[cfg(feature = "postgres")]
+/// The URL of PgBouncer in transaction pooling mode in front of the test server, with the
+/// statement cache off (as the store's documentation says to set it for a pooler without
+/// prepared statements); fails loudly without it.
+pub(crate) fn pgbouncer_url() -> String {
+    let url = server_url("SMS_SDK_TEST_PGBOUNCER_URL");
+    format!("{url}{}statement_cache=off", if url.contains('?') { '&' } else { '?' })
 }
 
 #[cfg(feature = "sqlite")]
@@ -172,6 +183,83 @@ mod postgres {
         let store = PostgresStore::builder(&url).table("sms_idempotency_custom").connect().await.unwrap();
         assert_contract("postgres (custom table)", Arc::new(store)).await;
         assert!(PostgresStore::builder(&url).table("bad name").connect().await.is_err());
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn postgres_store_passes_the_contract_with_the_statement_cache_off() {
+        let url = server_url("SMS_SDK_TEST_POSTGRES_URL");
+        let store = PostgresStore::builder(&url).statement_cache(false).connect().await.unwrap();
+        assert!(format!("{store:?}").contains("statement_cache: false"), "{store:?}");
+        assert_contract("postgres (statement cache off)", Arc::new(store)).await;
+    }
+
+    /// scripts/test.sh starts PgBouncer 1.18 (Debian's), which has no prepared statements, in
+    /// transaction pooling mode: consecutive statements of one connection may run on different
+    /// server connections.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn postgres_store_passes_the_contract_through_pgbouncer_in_transaction_mode() {
+        let store = store::open(&pgbouncer_url()).await.unwrap();
+        assert_contract("postgres through PgBouncer (statement cache off)", store).await;
+        let custom = PostgresStore::builder(pgbouncer_url()).table("sms_idempotency_custom").connect().await.unwrap();
+        assert_contract("postgres through PgBouncer (custom table)", Arc::new(custom)).await;
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn postgres_cross_process_race_through_pgbouncer() {
+        cross_process_race("stores::postgres::postgres_cross_process_race_through_pgbouncer", &pgbouncer_url()).await;
+    }
+
+    /// A reserve that waits on another transaction's uncommitted row for its key answers with
+    /// that row once it commits (a statement whose snapshot was taken before the commit cannot
+    /// see the row).
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn postgres_reserve_behind_a_concurrent_insert_answers_with_its_row() {
+        use sms_sdk::store::{IdempotencyStore, Record};
+
+        let url = server_url("SMS_SDK_TEST_POSTGRES_URL");
+        let (mut raw, connection) = tokio_postgres::connect(&url, tokio_postgres::NoTls).await.unwrap();
+        tokio::spawn(connection);
+        for cache in [true, false] {
+            let name = format!("behind-{}", uuid_suffix());
+            let store = PostgresStore::builder(format!("{url}?application_name={name}"))
+                .statement_cache(cache)
+                .connect()
+                .await
+                .unwrap();
+            let (key, fingerprint) = (format!("behind:{}", uuid_suffix()), Fingerprint::from_canonical("behind"));
+            let now = i64::try_from(SystemTime::now().duration_since(SystemTime::UNIX_EPOCH).unwrap().as_millis());
+            let other = raw.transaction().await.unwrap();
+            let insert = "INSERT INTO sms_idempotency (key, fingerprint, state, reservation_id, reserved_at)
+                          VALUES ($1, $2, 'reserved', 'other', $3)";
+            other.execute(insert, &[&key, &fingerprint.as_str(), &now.unwrap()]).await.unwrap();
+            let reserve = tokio::spawn({
+                let (store, key, fingerprint) = (store.clone(), key.clone(), fingerprint.clone());
+                async move { store.reserve(&key, &fingerprint, SystemTime::now()).await }
+            });
+            let waiting =
+                "SELECT count(*) FROM pg_stat_activity WHERE application_name = $1 AND wait_event_type = 'Lock'";
+            let mut polls = 0;
+            while other.query_one(waiting, &[&name]).await.unwrap().get::<_, i64>(0) == 0 {
+                polls += 1;
+                assert!(polls < 500, "the reserve never waited on the uncommitted row");
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+            other.commit().await.unwrap();
+            let Reservation::Existing(record) = reserve.await.unwrap().unwrap() else {
+                panic!("the key was claimed twice (statement cache {cache})")
+            };
+            let Record::Reserved { reservation_id, .. } = *record else {
+                panic!("another record: {:?}", record.state())
+            };
+            assert_eq!(reservation_id.as_str(), "other");
+        }
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_bad_statement_cache_parameter_is_refused() {
+        let url = format!("{}?statement_cache=maybe", server_url("SMS_SDK_TEST_POSTGRES_URL"));
+        let error = store::open(&url).await.err().unwrap().to_string();
+        assert!(error.contains("statement_cache must be `on` or `off`"), "{error}");
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

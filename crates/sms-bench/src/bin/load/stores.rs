@@ -16,16 +16,18 @@ pub(crate) const TABLE: &str = "sms_idempotency";
 /// The TTL of finalized records (the client's default, 24 h).
 pub(crate) const TTL: Duration = Duration::from_secs(86_400);
 
-/// `RESERVE` of `store/sql.rs` (`$1` key, `$2` fingerprint, `$3` reservation id, `$4` now ms).
-const SQL_RESERVE: &str =
+/// The insert-or-take-over of `store/sql.rs` that its reserve statements start with (`$1` key,
+/// `$2` fingerprint, `$3` reservation id, `$4` now ms).
+const SQL_UPSERT: &str =
     "INSERT INTO {table} (key, fingerprint, state, reservation_id, reserved_at, record, expires_at)
                  VALUES ($1, $2, 'reserved', $3, $4, NULL, NULL)
                  ON CONFLICT (key) DO UPDATE SET
                     fingerprint = excluded.fingerprint, state = 'reserved', reservation_id = excluded.reservation_id,
                     reserved_at = excluded.reserved_at, record = NULL, expires_at = NULL
                  WHERE ({table}.expires_at IS NOT NULL AND {table}.expires_at <= $4)
-                    OR ({table}.state = 'rejected' AND {table}.fingerprint = excluded.fingerprint)
-                 RETURNING reservation_id";
+                    OR ({table}.state = 'rejected' AND {table}.fingerprint = excluded.fingerprint)";
+/// `reserve` of `store/sql.rs`: the statement of a reserve that claims a new key.
+const SQL_RESERVE: &str = "{upsert} RETURNING reservation_id";
 /// `finalize` of `store/sql.rs` (`$1` key, `$2` reservation id, `$3` state, `$4` record JSON,
 /// `$5` expiry ms).
 const SQL_FINALIZE: &str =
@@ -86,7 +88,7 @@ fn squeeze(text: &str) -> String {
 pub(crate) fn in_sync() -> Vec<(&'static str, bool)> {
     let (sql, lua) = (squeeze(SQL_SOURCE), squeeze(REDIS_SOURCE));
     vec![
-        ("SQL reserve (store/sql.rs)", sql.contains(&squeeze(SQL_RESERVE))),
+        ("SQL reserve (store/sql.rs)", sql.contains(&squeeze(SQL_UPSERT)) && sql.contains(&squeeze(SQL_RESERVE))),
         ("SQL finalize (store/sql.rs)", sql.contains(&squeeze(SQL_FINALIZE))),
         ("Lua reserve (store/redis.rs)", lua.contains(&squeeze(LUA_RESERVE))),
         ("Lua finalize (store/redis.rs)", lua.contains(&squeeze(LUA_FINALIZE))),
@@ -94,7 +96,7 @@ pub(crate) fn in_sync() -> Vec<(&'static str, bool)> {
 }
 
 fn sql(template: &str) -> String {
-    template.replace("{table}", TABLE)
+    template.replace("{upsert}", SQL_UPSERT).replace("{table}", TABLE)
 }
 
 /// `$N` → `?N`, as the SQLite store converts its statements.
