@@ -20,6 +20,7 @@ use std::fmt;
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant, SystemTime};
 
 use futures_util::FutureExt;
@@ -60,8 +61,9 @@ pub enum Failover {
 #[derive(Debug, Clone, Default)]
 #[non_exhaustive]
 pub struct SendOptions {
-    /// Cancels the send: before any request or during a rate-limit wait the send fails with
-    /// `Aborted` (retry-safe); while a request is in flight, with `Unknown(Aborted)`.
+    /// Cancels the send: before any request, while waiting for a request slot or during a
+    /// rate-limit wait the send fails with `Aborted` (retry-safe); while a request is in flight,
+    /// with `Unknown(Aborted)`.
     pub cancel: Option<CancellationToken>,
 }
 
@@ -92,6 +94,7 @@ struct Inner {
     hooks: Hooks,
     flights: Flights,
     idempotency: Option<Idempotency>,
+    gates: crate::gate::Gates,
     #[cfg(feature = "__http")]
     http: Option<crate::transport::SharedHttp>,
 }
@@ -115,6 +118,7 @@ pub struct ClientBuilder {
     store: Option<Arc<dyn IdempotencyStore>>,
     ttl: Duration,
     stale_after: Duration,
+    pub(crate) limits: crate::gate::LimitOptions,
     #[cfg(feature = "__http")]
     transport: TransportOptions,
 }
@@ -158,6 +162,7 @@ impl Client {
             store: None,
             ttl: DEFAULT_TTL,
             stale_after: DEFAULT_STALE_RESERVATION,
+            limits: crate::gate::LimitOptions::default(),
             #[cfg(feature = "__http")]
             transport: TransportOptions::default(),
         }
@@ -204,13 +209,14 @@ impl Client {
         if cancel.is_cancelled() {
             return Err(Error::aborted(Vec::new()));
         }
-        let send = Dispatch { inner, message, preview: &preview, cancel: &cancel };
+        let requested = AtomicBool::new(false);
+        let send = Dispatch { inner, message, preview: &preview, cancel: &cancel, requested: &requested };
         let Some(key) = message.idempotency_key.as_deref() else {
             return send.execute(chain, None).await;
         };
         let names: Vec<&str> = inner.adapters.iter().map(|a| a.info().name.as_str()).collect();
         let fingerprint = Fingerprint::of(message, &names);
-        match inner.flights.join(key, &fingerprint)? {
+        match inner.flights.join(key, &fingerprint, &requested)? {
             Flight::Follow(receiver) => follow(receiver).await,
             Flight::Lead(lead) => {
                 let result = send.with_key(key, &fingerprint, chain).await;
@@ -227,6 +233,8 @@ struct Dispatch<'a> {
     message: &'a Message,
     preview: &'a SegmentPreview,
     cancel: &'a CancellationToken,
+    /// Set when the first request starts (see [`Flights::join`]).
+    requested: &'a AtomicBool,
 }
 
 /// A reservation this send holds in the store.
@@ -367,6 +375,8 @@ impl Dispatch<'_> {
             cancel: self.cancel,
             idempotency_key: self.message.idempotency_key.as_deref(),
             on_attempt: &on_attempt,
+            gates: &self.inner.gates,
+            requested: self.requested,
             #[cfg(feature = "__http")]
             http: self.inner.http.as_ref(),
         };
@@ -498,7 +508,7 @@ impl ClientBuilder {
 
     /// Age after which a reservation counts as an unknown outcome (300 s by default, at most 10
     /// years). Keep it above the slowest possible send: timeout × attempts × adapters, plus
-    /// backoff.
+    /// backoff, plus the [`queue_timeout`](Self::queue_timeout).
     pub fn stale_reservation(mut self, after: Duration) -> Self {
         self.stale_after = after;
         self
@@ -561,7 +571,8 @@ impl ClientBuilder {
     /// # Errors
     /// `Configuration` when there is no adapter, two adapters share a name, the timeout or the
     /// connect timeout is zero, a duration (timeout, connect timeout, idempotency TTL, stale
-    /// limit) is over 10 years, or the user agent is not visible ASCII.
+    /// limit, queue timeout) is over 10 years, the user agent is not visible ASCII, a limit on
+    /// requests in flight is zero, or one names no adapter.
     pub fn build(self) -> Result<Client, Error> {
         if self.adapters.is_empty() {
             return Err(Error::configuration("A client needs at least one adapter."));
@@ -584,6 +595,7 @@ impl ClientBuilder {
                 return Err(Error::configuration(format!("{name} must be at most 10 years.")));
             }
         }
+        let gates = self.limits.build(&names)?;
         #[cfg(feature = "__http")]
         let http = self.transport.build()?;
         Ok(Client {
@@ -600,6 +612,7 @@ impl ClientBuilder {
                     ttl: self.ttl,
                     stale_after: self.stale_after,
                 }),
+                gates,
                 #[cfg(feature = "__http")]
                 http,
             }),
@@ -617,6 +630,7 @@ impl fmt::Debug for Client {
             .field("timeout", &self.inner.timeout)
             .field("before_send", &self.inner.before_send.is_some())
             .field("idempotency", &self.inner.idempotency.is_some())
+            .field("max_in_flight", &self.inner.gates)
             .field("hooks", &self.inner.hooks)
             .finish_non_exhaustive()
     }
