@@ -258,6 +258,10 @@ mod tests {
         let mut budget = Duration::from_secs(5);
         assert!(matches!(gates.admit("a", &cancel, &mut budget).await, Err(Refusal::Cancelled)));
         drop(held);
-        assert!(gates.admit("a", &CancellationToken::new(), &mut Duration::ZERO).await.is_ok());
+        let mut none_left = Duration::ZERO;
+        assert!(
+            gates.admit("a", &CancellationToken::new(), &mut none_left).await.is_ok(),
+            "a free slot needs no budget"
+        );
     }
 }
