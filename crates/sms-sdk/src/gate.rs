@@ -29,7 +29,6 @@ use tokio::sync::{Semaphore, SemaphorePermit};
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
-use crate::client::{ClientBuilder, MAX_DURATION};
 use crate::error::{Error, Limit};
 use crate::metrics;
 
@@ -38,12 +37,15 @@ pub(crate) const DEFAULT_MAX_IN_FLIGHT: usize = 100;
 /// The longest a send waits for request slots by default, over all its attempts.
 pub(crate) const DEFAULT_QUEUE_TIMEOUT: Duration = Duration::from_secs(120);
 
-/// The limits a [`ClientBuilder`] collects.
+/// The limits a [`ClientBuilder`](crate::ClientBuilder) collects.
 #[derive(Debug, Clone)]
 pub(crate) struct LimitOptions {
-    max_in_flight: Option<usize>,
-    per_adapter: Vec<(String, Option<usize>)>,
-    queue_timeout: Duration,
+    /// Every adapter's limit, unless it has its own.
+    pub(crate) max_in_flight: Option<usize>,
+    /// Limits of single adapters, by name (the last one set wins).
+    pub(crate) per_adapter: Vec<(String, Option<usize>)>,
+    /// A send's whole queue budget (checked against the longest duration by the builder).
+    pub(crate) queue_timeout: Duration,
 }
 
 impl Default for LimitOptions {
@@ -59,9 +61,6 @@ impl Default for LimitOptions {
 impl LimitOptions {
     /// The gates of the adapters called `names`.
     pub(crate) fn build(self, names: &[&str]) -> Result<Gates, Error> {
-        if self.queue_timeout > MAX_DURATION {
-            return Err(Error::configuration("queue_timeout must be at most 10 years."));
-        }
         if let Some((name, _)) = self.per_adapter.iter().find(|(name, _)| !names.contains(&name.as_str())) {
             return Err(Error::configuration(format!(
                 "adapter_max_in_flight names no configured adapter: {name} (configured: {}).",
@@ -181,39 +180,6 @@ impl fmt::Debug for Gates {
     }
 }
 
-impl ClientBuilder {
-    /// Sets the most requests each adapter has in flight at once: 100 by default, `None` for no
-    /// limit. A send waits for a free slot before each request; the wait is not an attempt, can
-    /// be cancelled (`Aborted`) and is bounded by [`queue_timeout`](Self::queue_timeout).
-    /// [`adapter_max_in_flight`](Self::adapter_max_in_flight) sets one adapter's own limit.
-    ///
-    /// Each request in flight holds an HTTP connection (or an HTTP/2 stream): the limit bounds
-    /// the memory of many concurrent sends, and keeps a burst under a provider's concurrency
-    /// limit (Twilio's error 20429). `Some(0)` is refused by [`build`](Self::build).
-    pub fn max_in_flight(mut self, limit: Option<usize>) -> Self {
-        self.limits.max_in_flight = limit;
-        self
-    }
-
-    /// Sets the limit on requests in flight of the adapter called `adapter` (see
-    /// [`max_in_flight`](Self::max_in_flight)); [`build`](Self::build) refuses a name no adapter
-    /// has.
-    pub fn adapter_max_in_flight(mut self, adapter: impl Into<String>, limit: Option<usize>) -> Self {
-        self.limits.per_adapter.push((adapter.into(), limit));
-        self
-    }
-
-    /// Sets the longest a send may wait for request slots, in total over all its attempts (120 s
-    /// by default, at most 10 years; zero never waits). A send still waiting then fails with
-    /// [`ErrorKind::QueueTimeout`](crate::ErrorKind::QueueTimeout), retry-safe, before the
-    /// request it waited for. Keep it, plus the time of the requests, under the
-    /// [`stale_reservation`](Self::stale_reservation) limit.
-    pub fn queue_timeout(mut self, timeout: Duration) -> Self {
-        self.limits.queue_timeout = timeout;
-        self
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -228,8 +194,6 @@ mod tests {
         assert!(gates(zero).unwrap_err().to_string().contains("at least 1"));
         let unknown = LimitOptions { per_adapter: vec![("c".into(), Some(1))], ..LimitOptions::default() };
         assert!(gates(unknown).unwrap_err().to_string().contains("names no configured adapter: c"));
-        let long = LimitOptions { queue_timeout: MAX_DURATION + Duration::from_secs(1), ..LimitOptions::default() };
-        assert!(gates(long).is_err());
         let huge = LimitOptions { max_in_flight: Some(usize::MAX), ..LimitOptions::default() };
         assert!(gates(huge).is_err());
     }

@@ -340,3 +340,22 @@ async fn inflight_ten_thousand_sends_through_four_slots_each_end_exactly_once() 
     assert_eq!(bodies, expected, "one request per accepted send, none for the aborted ones");
     assert!(server.most() <= 4);
 }
+
+#[test]
+fn inflight_limits_are_checked_when_the_client_is_built() {
+    let builder = || Client::builder().adapter(twilio_at("http://127.0.0.1:9"));
+    let refused = [
+        (builder().max_in_flight(Some(0)), "at least 1"),
+        (builder().adapter_max_in_flight("twilio", Some(0)), "at least 1"),
+        (builder().adapter_max_in_flight("telnyx", Some(5)), "names no configured adapter: telnyx"),
+        (builder().queue_timeout(Duration::from_secs(11 * 366 * 24 * 3600)), "queue_timeout must be at most 10 years"),
+    ];
+    for (builder, why) in refused {
+        let error = builder.build().unwrap_err();
+        assert_eq!(error.kind(), ErrorKind::Configuration);
+        assert!(error.to_string().contains(why), "{error}");
+    }
+    let client = builder().max_in_flight(Some(0)).adapter_max_in_flight("twilio", Some(7)).build().unwrap();
+    assert!(format!("{client:?}").contains(r#"max_in_flight: {"twilio": Some(7)}"#), "{client:?}");
+    assert!(builder().queue_timeout(Duration::ZERO).max_in_flight(None).build().is_ok());
+}
