@@ -20,6 +20,7 @@ use std::fmt;
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant, SystemTime};
 
 use futures_util::FutureExt;
@@ -60,8 +61,9 @@ pub enum Failover {
 #[derive(Debug, Clone, Default)]
 #[non_exhaustive]
 pub struct SendOptions {
-    /// Cancels the send: before any request or during a rate-limit wait the send fails with
-    /// `Aborted` (retry-safe); while a request is in flight, with `Unknown(Aborted)`.
+    /// Cancels the send: before any request, while waiting for a request slot or during a
+    /// rate-limit wait the send fails with `Aborted` (retry-safe); while a request is in flight,
+    /// with `Unknown(Aborted)`.
     pub cancel: Option<CancellationToken>,
 }
 
@@ -92,6 +94,7 @@ struct Inner {
     hooks: Hooks,
     flights: Flights,
     idempotency: Option<Idempotency>,
+    gates: crate::gate::Gates,
     #[cfg(feature = "__http")]
     http: Option<crate::transport::SharedHttp>,
 }
@@ -115,6 +118,7 @@ pub struct ClientBuilder {
     store: Option<Arc<dyn IdempotencyStore>>,
     ttl: Duration,
     stale_after: Duration,
+    limits: crate::gate::LimitOptions,
     #[cfg(feature = "__http")]
     transport: TransportOptions,
 }
@@ -158,6 +162,7 @@ impl Client {
             store: None,
             ttl: DEFAULT_TTL,
             stale_after: DEFAULT_STALE_RESERVATION,
+            limits: crate::gate::LimitOptions::default(),
             #[cfg(feature = "__http")]
             transport: TransportOptions::default(),
         }
@@ -204,13 +209,14 @@ impl Client {
         if cancel.is_cancelled() {
             return Err(Error::aborted(Vec::new()));
         }
-        let send = Dispatch { inner, message, preview: &preview, cancel: &cancel };
+        let requested = AtomicBool::new(false);
+        let send = Dispatch { inner, message, preview: &preview, cancel: &cancel, requested: &requested };
         let Some(key) = message.idempotency_key.as_deref() else {
             return send.execute(chain, None).await;
         };
         let names: Vec<&str> = inner.adapters.iter().map(|a| a.info().name.as_str()).collect();
         let fingerprint = Fingerprint::of(message, &names);
-        match inner.flights.join(key, &fingerprint)? {
+        match inner.flights.join(key, &fingerprint, &requested)? {
             Flight::Follow(receiver) => follow(receiver).await,
             Flight::Lead(lead) => {
                 let result = send.with_key(key, &fingerprint, chain).await;
@@ -227,6 +233,8 @@ struct Dispatch<'a> {
     message: &'a Message,
     preview: &'a SegmentPreview,
     cancel: &'a CancellationToken,
+    /// Set when the first request starts (see [`Flights::join`]).
+    requested: &'a AtomicBool,
 }
 
 /// A reservation this send holds in the store.
@@ -367,6 +375,8 @@ impl Dispatch<'_> {
             cancel: self.cancel,
             idempotency_key: self.message.idempotency_key.as_deref(),
             on_attempt: &on_attempt,
+            gates: &self.inner.gates,
+            requested: self.requested,
             #[cfg(feature = "__http")]
             http: self.inner.http.as_ref(),
         };
@@ -465,6 +475,37 @@ impl ClientBuilder {
         self
     }
 
+    /// Sets the most requests each adapter has in flight at once: 100 by default, `None` for no
+    /// limit. A send waits for a free slot before each request; the wait is not an attempt, can
+    /// be cancelled (`Aborted`) and is bounded by [`queue_timeout`](Self::queue_timeout).
+    /// [`adapter_max_in_flight`](Self::adapter_max_in_flight) sets one adapter's own limit.
+    ///
+    /// Each request in flight holds an HTTP connection (or an HTTP/2 stream): the limit bounds
+    /// the memory of many concurrent sends, and keeps a burst under a provider's concurrency
+    /// limit (Twilio's error 20429). `Some(0)` is refused by [`build`](Self::build).
+    pub fn max_in_flight(mut self, limit: Option<usize>) -> Self {
+        self.limits.max_in_flight = limit;
+        self
+    }
+
+    /// Sets the limit on requests in flight of the adapter called `adapter` (see
+    /// [`max_in_flight`](Self::max_in_flight)); [`build`](Self::build) refuses a name no adapter
+    /// has.
+    pub fn adapter_max_in_flight(mut self, adapter: impl Into<String>, limit: Option<usize>) -> Self {
+        self.limits.per_adapter.push((adapter.into(), limit));
+        self
+    }
+
+    /// Sets the longest a send may wait for request slots, in total over all its attempts (120 s
+    /// by default, at most 10 years; zero never waits). A send still waiting then fails with
+    /// [`ErrorKind::QueueTimeout`](crate::ErrorKind::QueueTimeout), retry-safe, before the
+    /// request it waited for. Keep it, plus the time of the requests, under the
+    /// [`stale_reservation`](Self::stale_reservation) limit.
+    pub fn queue_timeout(mut self, timeout: Duration) -> Self {
+        self.limits.queue_timeout = timeout;
+        self
+    }
+
     /// Sets the policy gate, called once per send before any request.
     ///
     /// Returning `Err` stops the send: nothing is sent, no failure hook fires, and the caller
@@ -498,7 +539,7 @@ impl ClientBuilder {
 
     /// Age after which a reservation counts as an unknown outcome (300 s by default, at most 10
     /// years). Keep it above the slowest possible send: timeout × attempts × adapters, plus
-    /// backoff.
+    /// backoff, plus the [`queue_timeout`](Self::queue_timeout).
     pub fn stale_reservation(mut self, after: Duration) -> Self {
         self.stale_after = after;
         self
@@ -561,7 +602,8 @@ impl ClientBuilder {
     /// # Errors
     /// `Configuration` when there is no adapter, two adapters share a name, the timeout or the
     /// connect timeout is zero, a duration (timeout, connect timeout, idempotency TTL, stale
-    /// limit) is over 10 years, or the user agent is not visible ASCII.
+    /// limit, queue timeout) is over 10 years, the user agent is not visible ASCII, a limit on
+    /// requests in flight is zero, or one names no adapter.
     pub fn build(self) -> Result<Client, Error> {
         if self.adapters.is_empty() {
             return Err(Error::configuration("A client needs at least one adapter."));
@@ -577,13 +619,17 @@ impl ClientBuilder {
         if self.timeout.is_zero() {
             return Err(Error::configuration("The request timeout must be greater than zero."));
         }
-        for (name, value) in
-            [("timeout", self.timeout), ("idempotency_ttl", self.ttl), ("stale_reservation", self.stale_after)]
-        {
+        for (name, value) in [
+            ("timeout", self.timeout),
+            ("idempotency_ttl", self.ttl),
+            ("stale_reservation", self.stale_after),
+            ("queue_timeout", self.limits.queue_timeout),
+        ] {
             if value > MAX_DURATION {
                 return Err(Error::configuration(format!("{name} must be at most 10 years.")));
             }
         }
+        let gates = self.limits.build(&names)?;
         #[cfg(feature = "__http")]
         let http = self.transport.build()?;
         Ok(Client {
@@ -600,6 +646,7 @@ impl ClientBuilder {
                     ttl: self.ttl,
                     stale_after: self.stale_after,
                 }),
+                gates,
                 #[cfg(feature = "__http")]
                 http,
             }),
@@ -617,6 +664,7 @@ impl fmt::Debug for Client {
             .field("timeout", &self.inner.timeout)
             .field("before_send", &self.inner.before_send.is_some())
             .field("idempotency", &self.inner.idempotency.is_some())
+            .field("max_in_flight", &self.inner.gates)
             .field("hooks", &self.inner.hooks)
             .finish_non_exhaustive()
     }

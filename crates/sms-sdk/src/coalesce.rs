@@ -1,9 +1,10 @@
 //! In-process coalescing: concurrent sends with one idempotency key on one client share the
 //! first caller's request, even without a store. A dropped first caller never leaves the others
-//! waiting: its guard removes the key's entry and they get `Unknown(Aborted)`.
+//! waiting: its guard removes the key's entry and they get `Unknown(Aborted)`, or `Aborted` when
+//! it was dropped before any request started (while queued for a request slot, say).
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Mutex, PoisonError};
 
 use tokio::sync::watch;
@@ -42,10 +43,19 @@ pub(crate) struct Lead<'a> {
     key: String,
     token: u64,
     sender: watch::Sender<Shared>,
+    /// Set once the leader started a request (which may have created the message).
+    requested: &'a AtomicBool,
 }
 
 impl Flights {
-    pub(crate) fn join(&self, key: &str, fingerprint: &Fingerprint) -> Result<Flight<'_>, Error> {
+    /// Joins the send of `key`, or leads it; a leader reports through `requested` whether it
+    /// started a request.
+    pub(crate) fn join<'a>(
+        &'a self,
+        key: &str,
+        fingerprint: &Fingerprint,
+        requested: &'a AtomicBool,
+    ) -> Result<Flight<'a>, Error> {
         let mut map = self.map.lock().unwrap_or_else(PoisonError::into_inner);
         if let Some(running) = map.get(key) {
             return if running.fingerprint == *fingerprint {
@@ -57,7 +67,7 @@ impl Flights {
         let token = self.next.fetch_add(1, Ordering::Relaxed);
         let (sender, receiver) = watch::channel(None);
         map.insert(key.to_owned(), InFlight { fingerprint: fingerprint.clone(), token, receiver });
-        Ok(Flight::Lead(Lead { flights: self, key: key.to_owned(), token, sender }))
+        Ok(Flight::Lead(Lead { flights: self, key: key.to_owned(), token, sender, requested }))
     }
 }
 
@@ -69,6 +79,10 @@ impl Lead<'_> {
 
 impl Drop for Lead<'_> {
     fn drop(&mut self) {
+        if self.sender.borrow().is_none() && !self.requested.load(Ordering::Relaxed) {
+            // Dropped before any request: nothing was sent, so the followers may send again.
+            self.sender.send_replace(Some(Err(Error::aborted(Vec::new()))));
+        }
         let mut map = self.flights.map.lock().unwrap_or_else(PoisonError::into_inner);
         if map.get(&self.key).is_some_and(|running| running.token == self.token) {
             map.remove(&self.key);

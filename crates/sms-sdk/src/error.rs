@@ -62,6 +62,9 @@ pub enum ErrorKind {
     Unknown(UnknownReason),
     /// Cancelled before any request, or during a rate-limit wait (`aborted`).
     Aborted,
+    /// The send waited for a limit of this client (the adapter's requests in flight) longer than
+    /// its queue timeout, and gave up before the request it waited for (`queue_timeout`).
+    QueueTimeout(Limit),
     /// The idempotency key was used for a different message (`idempotency_conflict`).
     IdempotencyConflict,
     /// Another send holds the idempotency key right now (`idempotency_in_progress`).
@@ -92,6 +95,7 @@ impl ErrorKind {
             Self::AllRejected => "all_providers_rejected",
             Self::Unknown(_) => "handoff_unknown",
             Self::Aborted => "aborted",
+            Self::QueueTimeout(_) => "queue_timeout",
             Self::IdempotencyConflict => "idempotency_conflict",
             Self::IdempotencyInProgress => "idempotency_in_progress",
             Self::Store => "store",
@@ -114,10 +118,37 @@ impl ErrorKind {
             | Self::Rejected(_)
             | Self::AllRejected
             | Self::Aborted
+            | Self::QueueTimeout(_)
             | Self::IdempotencyInProgress
             | Self::Store
             | Self::BeforeSend => true,
         }
+    }
+}
+
+/// A limit of the client that a send waits for before a request (see
+/// [`ClientBuilder::max_in_flight`](crate::ClientBuilder::max_in_flight)).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum Limit {
+    /// The adapter's limit on requests in flight (`in_flight`).
+    InFlight,
+}
+
+impl Limit {
+    /// The limit's name in logs and records.
+    #[must_use]
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::InFlight => "in_flight",
+        }
+    }
+}
+
+impl fmt::Display for Limit {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
     }
 }
 
@@ -283,6 +314,7 @@ impl Error {
         let kind = self.inner.kind;
         let category = self.category();
         let reason = if let ErrorKind::Unknown(reason) = kind { Some(reason) } else { None };
+        let limit = if let ErrorKind::QueueTimeout(limit) = kind { Some(limit) } else { None };
         let field = if let ErrorKind::InvalidMessage { field } | ErrorKind::Unsupported { field } = kind {
             Some(field)
         } else {
@@ -296,6 +328,7 @@ impl Error {
             provider: self.inner.provider.clone(),
             category,
             reason,
+            limit,
             field,
             retry_after: self.inner.retry_after,
             errors: self.inner.rejections.iter().map(Error::to_record).collect(),
@@ -325,6 +358,9 @@ pub struct ErrorRecord {
     /// The unknown-outcome reason.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<UnknownReason>,
+    /// The limit a `queue_timeout` waited for.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limit: Option<Limit>,
     /// The invalid or unsupported field.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub field: Option<Field>,
@@ -512,6 +548,19 @@ impl Error {
             .with_attempts(attempts)
     }
 
+    /// `adapter`'s `limit` (of `slots` requests in flight) kept the send waiting for all of its
+    /// queue budget, `queue_timeout`.
+    pub(crate) fn queue_timeout(limit: Limit, adapter: &str, slots: usize, queue_timeout: Duration) -> Self {
+        let what = match limit {
+            Limit::InFlight => format!("one of the {slots} request slots of {adapter} (max_in_flight)"),
+        };
+        let message = format!(
+            "The send waited {} s for {what}, its whole queue timeout, and gave up; the message was not sent.",
+            queue_timeout.as_secs_f64()
+        );
+        Self::new(ErrorKind::QueueTimeout(limit), message).with_provider_name(Some(adapter))
+    }
+
     /// An unknown outcome found in the idempotency record or the in-process map rather than
     /// in a request of this send.
     pub(crate) fn unknown_replay(reason: UnknownReason, attempts: Vec<Attempt>) -> Self {
@@ -619,6 +668,7 @@ mod tests {
             (ErrorKind::AllRejected, "all_providers_rejected", true),
             (ErrorKind::Unknown(UnknownReason::Timeout), "handoff_unknown", false),
             (ErrorKind::Aborted, "aborted", true),
+            (ErrorKind::QueueTimeout(Limit::InFlight), "queue_timeout", true),
             (ErrorKind::IdempotencyConflict, "idempotency_conflict", false),
             (ErrorKind::IdempotencyInProgress, "idempotency_in_progress", true),
             (ErrorKind::Store, "store", true),

@@ -1,7 +1,9 @@
 //! Runs one logical send over its candidate adapters: rate-limit retries on the same adapter,
-//! failover after eligible rejections, and a full stop on anything unknown.
+//! failover after eligible rejections, and a full stop on anything unknown. Each request first
+//! waits for a slot of its adapter (`gate`).
 
 use std::panic::AssertUnwindSafe;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use futures_util::FutureExt;
@@ -10,6 +12,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::adapter::{Accepted, Category, DynAdapter, Outcome, SendContext, UnknownReason};
 use crate::error::{Attempt, AttemptOutcome, Error, ProviderError};
+use crate::gate::{Gates, Refusal};
 use crate::message::OutboundMessage;
 use crate::metrics;
 use crate::retry::{Decision, RetryPolicy};
@@ -22,6 +25,10 @@ pub(crate) struct Chain<'a> {
     pub(crate) cancel: &'a CancellationToken,
     pub(crate) idempotency_key: Option<&'a str>,
     pub(crate) on_attempt: &'a (dyn Fn(&Attempt) + Sync),
+    /// The adapters' limits on requests in flight.
+    pub(crate) gates: &'a Gates,
+    /// Set before each request: from then on a dropped send may have sent the message.
+    pub(crate) requested: &'a AtomicBool,
     /// The transport shared with the adapters, when the client has one.
     #[cfg(feature = "__http")]
     pub(crate) http: Option<&'a crate::transport::SharedHttp>,
@@ -39,6 +46,8 @@ enum AdapterEnd {
     Accepted(Accepted),
     Rejected(Error),
     Unknown(Error),
+    /// The send waited for a slot longer than its queue timeout: nothing more is tried.
+    QueueTimeout(Error),
     Aborted,
 }
 
@@ -49,16 +58,17 @@ impl Chain<'_> {
         let mut attempts = Vec::new();
         let mut rejections: Vec<Error> = Vec::new();
         let mut previous: Option<&dyn DynAdapter> = None;
+        let mut queue_budget = self.gates.queue_timeout();
         for (adapter, message) in &candidates {
             if let Some(previous) = previous {
                 metrics::failover(&previous.info().name, &adapter.info().name);
             }
             previous = Some(adapter.as_ref());
-            match self.run_adapter(adapter.as_ref(), message, &mut attempts).await {
+            match self.run_adapter(adapter.as_ref(), message, &mut attempts, &mut queue_budget).await {
                 AdapterEnd::Accepted(accepted) => {
                     return Ok(Success { provider: adapter.info().name.clone(), accepted, attempts });
                 }
-                AdapterEnd::Unknown(error) => return Err(error),
+                AdapterEnd::Unknown(error) | AdapterEnd::QueueTimeout(error) => return Err(error),
                 AdapterEnd::Aborted => return Err(Error::aborted(attempts)),
                 AdapterEnd::Rejected(error) => {
                     let go_on = error.allows_failover();
@@ -80,6 +90,7 @@ impl Chain<'_> {
         adapter: &dyn DynAdapter,
         message: &OutboundMessage,
         attempts: &mut Vec<Attempt>,
+        queue_budget: &mut Duration,
     ) -> AdapterEnd {
         let name = adapter.info().name.as_str();
         let emit = |attempts: &mut Vec<Attempt>, number: u32, outcome: AttemptOutcome, duration: Duration| {
@@ -95,15 +106,25 @@ impl Chain<'_> {
             if self.cancel.is_cancelled() {
                 return AdapterEnd::Aborted;
             }
+            // Waiting for a slot is not an attempt; the slot is freed when the request is over.
+            let admission = match self.gates.admit(name, self.cancel, queue_budget).await {
+                Ok(admission) => admission,
+                Err(Refusal::Cancelled) => return AdapterEnd::Aborted,
+                Err(Refusal::TimedOut(error)) => {
+                    return AdapterEnd::QueueTimeout(error.with_attempts(attempts.clone()));
+                }
+            };
             #[allow(unused_mut)] // the shared transport exists with the provider features only
             let mut cx = SendContext::new(number, self.idempotency_key.map(str::to_owned), self.timeout);
             #[cfg(feature = "__http")]
             {
                 cx.http = self.http.cloned();
             }
+            self.requested.store(true, Ordering::Relaxed);
             let started = Instant::now();
             let outcome = self.attempt(adapter, message, &cx).await;
             let duration = started.elapsed();
+            drop(admission);
             match outcome {
                 Outcome::Accepted(accepted) => {
                     let recorded = AttemptOutcome::Accepted {

@@ -10,6 +10,7 @@ mod digest;
 pub mod encoding;
 pub mod error;
 mod failover;
+mod gate;
 pub mod hooks;
 #[cfg(feature = "__http")]
 mod http;
@@ -34,7 +35,7 @@ pub mod webhook;
 
 pub use adapter::{Adapter, Category, Delivery, Outcome, UnknownReason};
 pub use client::{Client, ClientBuilder, Failover, SendOptions};
-pub use error::{Error, ErrorKind};
+pub use error::{Error, ErrorKind, Limit};
 pub use message::{Message, OutboundMessage, PhoneNumber, Sender};
 pub use receipt::{Handoff, Receipt};
 pub use retry::RetryPolicy;

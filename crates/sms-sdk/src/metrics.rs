@@ -10,6 +10,7 @@
 //! | `sms_sdk_attempt_duration_seconds` | histogram | `provider`, `outcome` | each provider request's duration |
 //! | `sms_sdk_retries_total` | counter | `provider` | a rate-limited request about to be retried |
 //! | `sms_sdk_failovers_total` | counter | `from`, `to` | a send moving on to the next provider |
+//! | `sms_sdk_queue_wait_seconds` | histogram | `provider` | how long each request waited for a slot of its adapter's limit on requests in flight (zero when one was free) |
 //! | `sms_sdk_replays_total` | counter | | a result replayed instead of sent |
 //! | `sms_sdk_store_operation_duration_seconds` | histogram | `operation`, `result` | each idempotency store call the client makes |
 //! | `sms_sdk_store_errors_total` | counter | `operation` | those that failed |
@@ -17,7 +18,8 @@
 //!
 //! Label values:
 //! - `outcome`: `accepted`, `rejected` or `unknown`; a send that failed before or without a
-//!   provider's answer (invalid message, policy, store, conflict, cancelled) is `failed`.
+//!   provider's answer (invalid message, policy, store, conflict, cancelled, queue timeout) is
+//!   `failed`.
 //! - `category` (rejected): the [`Category`](crate::Category) (`auth`, `rate_limited`, …), or
 //!   `all_providers_rejected` when every provider rejected; `reason` (unknown): the
 //!   [`UnknownReason`](crate::UnknownReason) (`timeout`, `network`, …); `kind` (failed): the
@@ -73,6 +75,9 @@ pub const ATTEMPT_DURATION: &str = "sms_sdk_attempt_duration_seconds";
 pub const RETRIES: &str = "sms_sdk_retries_total";
 /// Moves to the next provider after an eligible rejection: `from`, `to`.
 pub const FAILOVERS: &str = "sms_sdk_failovers_total";
+/// How long requests waited for a slot of their adapter's limit on requests in flight, in
+/// seconds: `provider`.
+pub const QUEUE_WAIT: &str = "sms_sdk_queue_wait_seconds";
 /// Results replayed instead of sent.
 pub const REPLAYS: &str = "sms_sdk_replays_total";
 /// Idempotency store call durations, in seconds: `operation`, `result`.
@@ -106,6 +111,7 @@ pub(crate) fn send_finished(result: &Result<Receipt, Error>) {
                 | ErrorKind::Unsupported { .. }
                 | ErrorKind::PolicyRejected
                 | ErrorKind::Aborted
+                | ErrorKind::QueueTimeout(_)
                 | ErrorKind::IdempotencyConflict
                 | ErrorKind::IdempotencyInProgress
                 | ErrorKind::Store
@@ -149,6 +155,14 @@ pub(crate) fn failover(from: &str, to: &str) {
     metrics::counter!(FAILOVERS, "from" => from.to_owned(), "to" => to.to_owned()).increment(1);
     #[cfg(not(feature = "metrics"))]
     let _ = (from, to);
+}
+
+/// A request of `provider` that waited `waited` for a slot (admitted or not).
+pub(crate) fn queue_wait(provider: &str, waited: Duration) {
+    #[cfg(feature = "metrics")]
+    metrics::histogram!(QUEUE_WAIT, "provider" => provider.to_owned()).record(waited);
+    #[cfg(not(feature = "metrics"))]
+    let _ = (provider, waited);
 }
 
 /// One idempotency store call: `operation` took `duration` and succeeded or not.

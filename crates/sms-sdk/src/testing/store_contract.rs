@@ -109,6 +109,7 @@ pub fn sample_error(code: &str) -> ErrorRecord {
         provider: None,
         category: Some(Category::Sender),
         reason: None,
+        limit: None,
         field: None,
         retry_after: None,
         errors: Vec::new(),

@@ -128,3 +128,28 @@ fn metrics_count_webhook_verifications_by_provider_and_result() {
     );
     assert_eq!(value(&metrics, "sms_sdk_webhook_verifications_total{provider=twilio,result=invalid_signature}"), 1);
 }
+
+#[test]
+fn metrics_record_each_queue_wait_and_label_a_queue_timeout() {
+    let metrics = recorded(async || {
+        let slow = sms_sdk::testing::MemoryOutcome::script(|_, _| async {
+            tokio::time::sleep(Duration::from_millis(200)).await;
+            sms_sdk::testing::accepted_outcome("slow-1")
+        });
+        let primary = MemoryAdapter::builder().name("primary").outcomes([slow]).build();
+        let client = Client::builder()
+            .adapter(primary)
+            .max_in_flight(Some(1))
+            .queue_timeout(Duration::from_millis(20))
+            .build()
+            .unwrap();
+        let message = Message::new(TO, BODY);
+        let (first, second) = tokio::join!(client.send(&message), client.send(&message));
+        first.unwrap();
+        assert_eq!(second.unwrap_err().code(), "queue_timeout");
+    });
+    // One wait of zero (a free slot) and one that ran out.
+    assert_eq!(value(&metrics, "sms_sdk_queue_wait_seconds{provider=primary}"), 2, "{metrics:#?}");
+    assert_eq!(value(&metrics, "sms_sdk_sends_total{kind=queue_timeout,outcome=failed,provider=none}"), 1);
+    assert_eq!(names::QUEUE_WAIT, "sms_sdk_queue_wait_seconds");
+}

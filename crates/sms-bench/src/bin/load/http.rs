@@ -9,7 +9,7 @@ use http::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE};
 use serde::Deserialize;
 use sms_bench::wire::{ACCOUNT_SID, AUTH_TOKEN, BODY, FROM, TO, messages_path};
 use sms_sdk::store::IdempotencyStore;
-use sms_sdk::{Client, Message, Twilio};
+use sms_sdk::{Client, ClientBuilder, Message, Twilio};
 
 /// The raw baseline: one pooled `reqwest` 0.13 client built as the adapter builds its own (no
 /// redirects, no retries, the same user agent, connect and idle timeouts, a 10 s request
@@ -90,11 +90,17 @@ impl Raw {
     }
 }
 
-/// A client with the Twilio adapter pointed at `base_url`, and `store` for idempotency.
-pub(crate) fn sdk_client<S: IdempotencyStore>(base_url: &str, store: Option<S>) -> Client {
+/// A client builder with the Twilio adapter pointed at `base_url`, and every other setting at
+/// its default.
+pub(crate) fn sdk_builder(base_url: &str) -> ClientBuilder {
     let twilio =
         Twilio::builder(ACCOUNT_SID, AUTH_TOKEN).from(FROM).base_url(base_url).build().expect("the adapter builds");
-    let builder = Client::builder().adapter(twilio);
+    Client::builder().adapter(twilio)
+}
+
+/// A client with the Twilio adapter pointed at `base_url`, and `store` for idempotency.
+pub(crate) fn sdk_client<S: IdempotencyStore>(base_url: &str, store: Option<S>) -> Client {
+    let builder = sdk_builder(base_url);
     let builder = match store {
         Some(store) => builder.idempotency(store),
         None => builder,

@@ -1,5 +1,10 @@
-//! Peak memory with 10,000 sends in flight against a responder that answers after 1 s: one
+//! Peak memory with 10,000 sends started at once against a responder that answers after 1 s: one
 //! child process per run (`sms-bench-load memory`), so each peak is its own.
+//!
+//! Modes: `raw` (raw `reqwest`: every request at once, one connection each), `sdk` (the client
+//! as a user gets it by default: at most 100 requests in flight per adapter, the other sends
+//! queued for a slot, so the run takes about 10,000 / 100 × 1 s) and `sdk-unlimited` (the client
+//! with `max_in_flight(None)`: every request at once, as before the limit).
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -7,7 +12,7 @@ use std::time::Instant;
 use sms_bench::usage::{peak_rss_kib, rss_kib};
 use sms_sdk::store::MemoryStore;
 
-use crate::http::{Raw, sdk_client, sdk_send};
+use crate::http::{Raw, sdk_builder, sdk_client, sdk_send};
 use crate::results::MemorySample;
 
 /// Starts `in_flight` sends at once on one thread, waits for all, and reports the peak.
@@ -15,7 +20,10 @@ pub(crate) fn run(mode: &str, target: &str, in_flight: usize) -> MemorySample {
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("a runtime");
     runtime.block_on(async {
         let raw = Raw::new(target);
-        let sdk = Arc::new(sdk_client::<MemoryStore>(target, None));
+        let sdk = Arc::new(match mode {
+            "sdk-unlimited" => sdk_builder(target).max_in_flight(None).build().expect("the client builds"),
+            _ => sdk_client::<MemoryStore>(target, None),
+        });
         let baseline_kib = rss_kib().unwrap_or_default();
         let started = Instant::now();
         let tasks: Vec<_> = (0..in_flight)

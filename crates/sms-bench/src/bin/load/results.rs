@@ -105,7 +105,7 @@ impl Row {
 /// One 10,000-in-flight memory run (a child process of its own).
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub(crate) struct MemorySample {
-    /// `raw` or `sdk`.
+    /// `raw`, `sdk` or `sdk-unlimited`.
     pub(crate) mode: String,
     pub(crate) in_flight: usize,
     /// Resident memory before the sends started, KiB.

@@ -6,6 +6,8 @@
 
 #[cfg(feature = "twilio")]
 mod endpoint;
+#[cfg(feature = "twilio")]
+mod inflight;
 #[cfg(all(feature = "twilio", feature = "telnyx", feature = "plivo", feature = "vonage"))]
 mod live;
 #[cfg(all(feature = "twilio", feature = "telnyx", feature = "plivo", feature = "vonage"))]

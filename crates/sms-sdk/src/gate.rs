@@ -1,0 +1,231 @@
+//! Admission before each provider request: every adapter has a limit on its requests in flight,
+//! and a send waits for one of its adapter's slots before each attempt.
+//!
+//! Each request in flight holds a connection (HTTP/1.1) or a stream (HTTP/2) and its buffers;
+//! without a limit, 10,000 concurrent sends open 10,000 connections. With one, the sends beyond
+//! it wait in a queue that costs little more than their futures.
+//!
+//! Waiting is not an attempt: no request, no attempt record, no hook. It can be cancelled (the
+//! send ends `Aborted`, retry-safe, as a cancellation before any request does), and it is bounded:
+//! a send waits at most its queue timeout in total, over all its attempts, then fails with
+//! [`ErrorKind::QueueTimeout`](crate::ErrorKind::QueueTimeout) before the request it was waiting
+//! to make. A retry after a rate limit gives the slot back during its backoff and queues again.
+//!
+//! Defaults, and why:
+//! - **100 requests in flight per adapter** ([`DEFAULT_MAX_IN_FLIGHT`]). Twilio limits the
+//!   concurrent REST requests of an account (error 20429, "too many concurrent requests") and
+//!   HTTP/2 servers commonly allow 100 to 128 streams per connection; 100 requests take a few
+//!   megabytes, and at a provider's usual 100–300 ms per request they still allow hundreds of
+//!   messages per second per adapter, more than the documented message rates of most senders.
+//! - **120 s of queueing per send** ([`DEFAULT_QUEUE_TIMEOUT`]): enough to drain a burst of
+//!   10,000 sends through 100 slots at 1 s per request, and short enough that the slowest send of
+//!   a full failover chain (queueing, four adapters × two attempts × the 10 s request timeout,
+//!   backoffs) stays under the 300 s after which a reservation reads as stale.
+
+use std::fmt;
+use std::time::Duration;
+
+use tokio::sync::{Semaphore, SemaphorePermit};
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+
+use crate::error::{Error, Limit};
+use crate::metrics;
+
+/// The requests each adapter has in flight at most, by default.
+pub(crate) const DEFAULT_MAX_IN_FLIGHT: usize = 100;
+/// The longest a send waits for request slots by default, over all its attempts.
+pub(crate) const DEFAULT_QUEUE_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// The limits a [`ClientBuilder`](crate::ClientBuilder) collects.
+#[derive(Debug, Clone)]
+pub(crate) struct LimitOptions {
+    /// Every adapter's limit, unless it has its own.
+    pub(crate) max_in_flight: Option<usize>,
+    /// Limits of single adapters, by name (the last one set wins).
+    pub(crate) per_adapter: Vec<(String, Option<usize>)>,
+    /// A send's whole queue budget (checked against the longest duration by the builder).
+    pub(crate) queue_timeout: Duration,
+}
+
+impl Default for LimitOptions {
+    fn default() -> Self {
+        Self {
+            max_in_flight: Some(DEFAULT_MAX_IN_FLIGHT),
+            per_adapter: Vec::new(),
+            queue_timeout: DEFAULT_QUEUE_TIMEOUT,
+        }
+    }
+}
+
+impl LimitOptions {
+    /// The gates of the adapters called `names`.
+    pub(crate) fn build(self, names: &[&str]) -> Result<Gates, Error> {
+        if let Some((name, _)) = self.per_adapter.iter().find(|(name, _)| !names.contains(&name.as_str())) {
+            return Err(Error::configuration(format!(
+                "adapter_max_in_flight names no configured adapter: {name} (configured: {}).",
+                names.join(", ")
+            )));
+        }
+        let gates = names
+            .iter()
+            .map(|name| {
+                let own = self.per_adapter.iter().rev().find(|(adapter, _)| adapter == name).map(|(_, limit)| *limit);
+                Gate::new(name, own.unwrap_or(self.max_in_flight))
+            })
+            .collect::<Result<_, _>>()?;
+        Ok(Gates { gates, queue_timeout: self.queue_timeout })
+    }
+}
+
+/// The per-adapter limits of a client, and how long one send may wait for them.
+pub(crate) struct Gates {
+    gates: Vec<Gate>,
+    queue_timeout: Duration,
+}
+
+/// One adapter's request slots; `None` when it has no limit.
+struct Gate {
+    name: String,
+    slots: Option<Semaphore>,
+    limit: usize,
+}
+
+impl Gate {
+    fn new(name: &str, limit: Option<usize>) -> Result<Self, Error> {
+        let slots = match limit {
+            None => None,
+            Some(0) => {
+                return Err(Error::configuration(format!(
+                    "The {name} limit on requests in flight must be at least 1 (None for no limit)."
+                )));
+            }
+            Some(n) if n > Semaphore::MAX_PERMITS => {
+                return Err(Error::configuration(format!(
+                    "The {name} limit on requests in flight must be at most {}.",
+                    Semaphore::MAX_PERMITS
+                )));
+            }
+            Some(n) => Some(Semaphore::new(n)),
+        };
+        Ok(Self { name: name.to_owned(), slots, limit: limit.unwrap_or(0) })
+    }
+}
+
+/// A slot held for one request; dropping it frees the slot.
+#[derive(Debug)]
+#[must_use = "the slot is freed when the admission is dropped"]
+pub(crate) struct Admission<'a>(#[allow(dead_code)] Option<SemaphorePermit<'a>>);
+
+/// Why a send was not admitted.
+#[derive(Debug)]
+pub(crate) enum Refusal {
+    /// The caller cancelled while the send waited.
+    Cancelled,
+    /// The send's queue budget ran out; the error says which limit.
+    TimedOut(Error),
+}
+
+impl Gates {
+    /// A send's whole queue budget.
+    pub(crate) fn queue_timeout(&self) -> Duration {
+        self.queue_timeout
+    }
+
+    /// Waits for a slot of `adapter` for at most `budget`, which is reduced by the time waited.
+    /// A free slot is taken at once, without reading the clock. An adapter the client does not
+    /// know (never the case) has no limit.
+    pub(crate) async fn admit(
+        &self,
+        adapter: &str,
+        cancel: &CancellationToken,
+        budget: &mut Duration,
+    ) -> Result<Admission<'_>, Refusal> {
+        let Some(gate) = self.gates.iter().find(|gate| gate.name == adapter) else { return Ok(Admission(None)) };
+        let Some(slots) = &gate.slots else { return Ok(Admission(None)) };
+        if let Ok(permit) = slots.try_acquire() {
+            metrics::queue_wait(adapter, Duration::ZERO);
+            return Ok(Admission(Some(permit)));
+        }
+        let started = Instant::now();
+        let waited = tokio::select! {
+            biased;
+            () = cancel.cancelled() => Err(Refusal::Cancelled),
+            acquired = tokio::time::timeout(*budget, slots.acquire()) => match acquired {
+                // The semaphore is never closed; were it, the request would go without a slot.
+                Ok(permit) => Ok(Admission(permit.ok())),
+                Err(_elapsed) => Err(Refusal::TimedOut(Error::queue_timeout(
+                    Limit::InFlight,
+                    adapter,
+                    gate.limit,
+                    self.queue_timeout,
+                ))),
+            },
+        };
+        let elapsed = started.elapsed();
+        *budget = budget.saturating_sub(elapsed);
+        metrics::queue_wait(adapter, elapsed);
+        tracing::debug!(provider = adapter, waited = ?elapsed, admitted = waited.is_ok(), "waited for a request slot");
+        waited
+    }
+}
+
+impl fmt::Debug for Gates {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut map = f.debug_map();
+        for gate in &self.gates {
+            map.entry(&gate.name, &gate.slots.as_ref().map(|_| gate.limit));
+        }
+        map.finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn gates(options: LimitOptions) -> Result<Gates, Error> {
+        options.build(&["a", "b"])
+    }
+
+    #[test]
+    fn limits_are_checked_when_the_client_is_built() {
+        let zero = LimitOptions { max_in_flight: Some(0), ..LimitOptions::default() };
+        assert!(gates(zero).unwrap_err().to_string().contains("at least 1"));
+        let unknown = LimitOptions { per_adapter: vec![("c".into(), Some(1))], ..LimitOptions::default() };
+        assert!(gates(unknown).unwrap_err().to_string().contains("names no configured adapter: c"));
+        let huge = LimitOptions { max_in_flight: Some(usize::MAX), ..LimitOptions::default() };
+        assert!(gates(huge).is_err());
+    }
+
+    #[test]
+    fn each_adapter_gets_the_default_or_its_own_limit() {
+        let options = LimitOptions { per_adapter: vec![("b".into(), None)], ..LimitOptions::default() };
+        let built = gates(options).unwrap();
+        assert_eq!(format!("{built:?}"), r#"{"a": Some(100), "b": None}"#);
+        assert_eq!(built.queue_timeout(), DEFAULT_QUEUE_TIMEOUT);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_full_gate_times_out_within_the_budget_and_a_cancel_wins() {
+        let options = LimitOptions { max_in_flight: Some(1), ..LimitOptions::default() };
+        let gates = gates(options).unwrap();
+        let cancel = CancellationToken::new();
+        let mut budget = Duration::from_secs(5);
+        let held = gates.admit("a", &cancel, &mut budget).await.unwrap();
+        assert_eq!(budget, Duration::from_secs(5), "a free slot costs no budget");
+        let Err(Refusal::TimedOut(error)) = gates.admit("a", &cancel, &mut budget).await else { panic!() };
+        assert_eq!(error.kind(), crate::ErrorKind::QueueTimeout(Limit::InFlight));
+        assert_eq!(budget, Duration::ZERO);
+        let _other = gates.admit("b", &cancel, &mut budget).await.unwrap();
+        cancel.cancel();
+        let mut budget = Duration::from_secs(5);
+        assert!(matches!(gates.admit("a", &cancel, &mut budget).await, Err(Refusal::Cancelled)));
+        drop(held);
+        let mut none_left = Duration::ZERO;
+        assert!(
+            gates.admit("a", &CancellationToken::new(), &mut none_left).await.is_ok(),
+            "a free slot needs no budget"
+        );
+    }
+}
