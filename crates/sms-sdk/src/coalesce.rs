@@ -62,17 +62,27 @@ impl Flights {
 }
 
 impl Lead<'_> {
+    /// Ends the key's flight and hands `result` to its followers. The entry goes first, so no
+    /// follower can join after the count: with none, nothing is copied.
     pub(crate) fn finish(self, result: &Result<Receipt, Error>) {
-        self.sender.send_replace(Some(result.clone()));
+        self.leave();
+        if self.sender.receiver_count() > 0 {
+            self.sender.send_replace(Some(result.clone()));
+        }
+    }
+
+    /// Removes the key's entry (and the receiver it holds), unless a later flight replaced it.
+    fn leave(&self) {
+        let mut map = self.flights.map.lock().unwrap_or_else(PoisonError::into_inner);
+        if map.get(&self.key).is_some_and(|running| running.token == self.token) {
+            map.remove(&self.key);
+        }
     }
 }
 
 impl Drop for Lead<'_> {
     fn drop(&mut self) {
-        let mut map = self.flights.map.lock().unwrap_or_else(PoisonError::into_inner);
-        if map.get(&self.key).is_some_and(|running| running.token == self.token) {
-            map.remove(&self.key);
-        }
+        self.leave();
     }
 }
 

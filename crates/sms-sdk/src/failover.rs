@@ -19,7 +19,8 @@ use crate::validate::Candidate;
 pub(crate) struct Chain<'a> {
     pub(crate) retry: RetryPolicy,
     pub(crate) timeout: Duration,
-    pub(crate) cancel: &'a CancellationToken,
+    /// The caller's cancellation, when it gave one.
+    pub(crate) cancel: Option<&'a CancellationToken>,
     pub(crate) idempotency_key: Option<&'a str>,
     pub(crate) on_attempt: &'a (dyn Fn(&Attempt) + Sync),
     /// The transport shared with the adapters, when the client has one.
@@ -92,7 +93,7 @@ impl Chain<'_> {
         };
         let mut number = 1;
         loop {
-            if self.cancel.is_cancelled() {
+            if self.cancel.is_some_and(CancellationToken::is_cancelled) {
                 return AdapterEnd::Aborted;
             }
             #[allow(unused_mut)] // the shared transport exists with the provider features only
@@ -128,7 +129,7 @@ impl Chain<'_> {
                     };
                     emit(attempts, number, recorded, duration);
                     let decision = if rejection.category == Category::RateLimited {
-                        self.retry.decide(number, rejection.retry_after, fastrand::f64())
+                        self.retry.decide(number, rejection.retry_after, crate::random::jitter())
                     } else {
                         Decision::Stop
                     };
@@ -138,7 +139,7 @@ impl Chain<'_> {
                             metrics::retry(name);
                             tokio::select! {
                                 biased;
-                                () = self.cancel.cancelled() => return AdapterEnd::Aborted,
+                                () = cancelled(self.cancel) => return AdapterEnd::Aborted,
                                 () = tokio::time::sleep(delay) => {}
                             }
                         }
@@ -154,12 +155,21 @@ impl Chain<'_> {
         let request = AssertUnwindSafe(adapter.send(message, cx)).catch_unwind();
         tokio::select! {
             biased;
-            () = self.cancel.cancelled() => Outcome::unknown(UnknownReason::Aborted),
+            () = cancelled(self.cancel) => Outcome::unknown(UnknownReason::Aborted),
             result = tokio::time::timeout(self.timeout, request) => match result {
                 Err(_elapsed) => Outcome::unknown(UnknownReason::Timeout),
                 Ok(Err(_panic)) => Outcome::unknown(UnknownReason::AdapterException),
                 Ok(Ok(outcome)) => outcome,
             },
         }
+    }
+}
+
+/// Resolves when `cancel` is cancelled; never without a token (nothing to watch, nothing to
+/// register with).
+async fn cancelled(cancel: Option<&CancellationToken>) {
+    match cancel {
+        Some(token) => token.cancelled().await,
+        None => std::future::pending().await,
     }
 }

@@ -10,6 +10,7 @@ use std::time::Duration;
 use http::HeaderValue;
 
 use crate::boxed::{BoxError, BoxFuture};
+use crate::client::DEFAULT_TIMEOUT;
 use crate::error::Error;
 
 /// The longest the connect phase (DNS, TCP, TLS) may take by default: 10 s.
@@ -32,6 +33,8 @@ pub(crate) fn http_client(
     user_agent: HeaderValue,
 ) -> Result<reqwest::Client, Error> {
     reqwest::Client::builder()
+        // The client's default: a request with another timeout sets its own.
+        .timeout(DEFAULT_TIMEOUT)
         .tls_backend_preconfigured(tls_config(provider)?)
         .redirect(reqwest::redirect::Policy::none())
         .retry(reqwest::retry::never())
@@ -58,6 +61,9 @@ pub(crate) struct SharedHttp {
     pub(crate) user_agent: Option<HeaderValue>,
     /// The connect limit of the client we build (an injected client keeps its own).
     pub(crate) connect_timeout: Duration,
+    /// The request timeout the client applies by itself: the default of a client we build,
+    /// none for an injected one.
+    pub(crate) request_timeout: Option<Duration>,
 }
 
 impl SharedHttp {
@@ -75,11 +81,12 @@ impl SharedHttp {
             return Err(Error::configuration("The connect timeout must be greater than zero."));
         }
         Ok(match injected {
-            Some(client) => Self { client, user_agent: Some(user_agent), connect_timeout },
+            Some(client) => Self { client, user_agent: Some(user_agent), connect_timeout, request_timeout: None },
             None => Self {
                 client: http_client("the shared", connect_timeout, user_agent)?,
                 user_agent: None,
                 connect_timeout,
+                request_timeout: Some(DEFAULT_TIMEOUT),
             },
         })
     }

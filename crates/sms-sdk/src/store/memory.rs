@@ -124,14 +124,15 @@ impl IdempotencyStore for MemoryStore {
     ) -> BoxFuture<'a, Result<Finalized, StoreError>> {
         Box::pin(async move {
             let mut entries = self.lock();
-            let fingerprint = match entries.get(key) {
-                Some((Record::Reserved { reservation_id, fingerprint, .. }, _)) if reservation_id == reservation => {
+            let Some(entry) = entries.get_mut(key) else { return Ok(Finalized::NotOwner) };
+            let fingerprint = match &entry.0 {
+                Record::Reserved { reservation_id, fingerprint, .. } if reservation_id == reservation => {
                     fingerprint.clone()
                 }
                 _ => return Ok(Finalized::NotOwner),
             };
             let expires_at = record.expires_at(ttl, now);
-            entries.insert(key.to_owned(), (record.into_record(fingerprint), expires_at));
+            *entry = (record.into_record(fingerprint), expires_at);
             Ok(Finalized::Written)
         })
     }
