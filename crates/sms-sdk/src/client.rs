@@ -130,14 +130,16 @@ struct TransportOptions {
 
 #[cfg(feature = "__http")]
 impl TransportOptions {
-    fn build(self) -> Result<Option<crate::transport::SharedHttp>, Error> {
+    /// The shared transport, whose requests end after `timeout` (the client's).
+    fn build(self, timeout: Duration) -> Result<Option<crate::transport::SharedHttp>, Error> {
         if self.client.is_none() && self.connect_timeout.is_none() && self.user_agent.is_none() {
             return Ok(None);
         }
         if self.connect_timeout.is_some_and(|timeout| timeout > MAX_DURATION) {
             return Err(Error::configuration("connect_timeout must be at most 10 years."));
         }
-        crate::transport::SharedHttp::new(self.client, self.connect_timeout, self.user_agent.as_deref()).map(Some)
+        crate::transport::SharedHttp::new(self.client, self.connect_timeout, self.user_agent.as_deref(), timeout)
+            .map(Some)
     }
 }
 
@@ -363,7 +365,10 @@ impl Dispatch<'_> {
 
         let hooks = &self.inner.hooks;
         let on_attempt = |attempt: &Attempt| {
-            Hooks::fire(hooks.attempt.as_deref(), || AttemptEvent { base: self.hook_base(&id), attempt: attempt.clone() });
+            Hooks::fire(hooks.attempt.as_deref(), || AttemptEvent {
+                base: self.hook_base(&id),
+                attempt: attempt.clone(),
+            });
         };
         let runner = Chain {
             retry: self.inner.retry,
@@ -589,7 +594,7 @@ impl ClientBuilder {
             }
         }
         #[cfg(feature = "__http")]
-        let http = self.transport.build()?;
+        let http = self.transport.build(self.timeout)?;
         Ok(Client {
             inner: Arc::new(Inner {
                 adapters: self.adapters,

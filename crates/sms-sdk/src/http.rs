@@ -125,12 +125,7 @@ impl Transport {
     /// A transport posting to `path` under `base_url` (trailing slashes removed) whose responses
     /// never carry any of `secrets` on to errors or records. HTTPS is the default; plain `http`
     /// is accepted for an explicit override (the emulator, a local proxy).
-    pub(crate) fn new(
-        provider: &'static str,
-        base_url: &str,
-        path: &str,
-        secrets: Vec<Secret>,
-    ) -> Result<Self, Error> {
+    pub(crate) fn new(provider: &'static str, base_url: &str, path: &str, secrets: Vec<Secret>) -> Result<Self, Error> {
         let base_url = base_url.trim_end_matches('/');
         let invalid = || Error::configuration(format!("The {provider} base URL must be an absolute http(s) URL."));
         let parsed = url::Url::parse(base_url).map_err(|_| invalid())?;
@@ -138,7 +133,7 @@ impl Transport {
             return Err(invalid());
         }
         let endpoint = url::Url::parse(&format!("{base_url}{path}")).map_err(|_| invalid())?;
-        let client = http_client(provider, CONNECT_TIMEOUT, HeaderValue::from_static(USER_AGENT))?;
+        let client = http_client(provider, CONNECT_TIMEOUT, DEFAULT_TIMEOUT, HeaderValue::from_static(USER_AGENT))?;
         let origin = parsed.origin().ascii_serialization();
         Ok(Self { provider, client, endpoint, origin, secrets: secrets.into() })
     }
@@ -182,9 +177,9 @@ impl Transport {
             Body::Form(form) => request
                 .header(header::CONTENT_TYPE, HeaderValue::from_static("application/x-www-form-urlencoded"))
                 .body(form),
-            Body::Json(json) => {
-                request.header(header::CONTENT_TYPE, HeaderValue::from_static("application/json")).body(json.to_string())
-            }
+            Body::Json(json) => request
+                .header(header::CONTENT_TYPE, HeaderValue::from_static("application/json"))
+                .body(json.to_string()),
         };
         let started = std::time::Instant::now();
         let exchange = async {

@@ -97,7 +97,7 @@ pub(crate) fn skip_value<'de, A: MapAccess<'de>>(map: &mut A) -> Result<(), A::E
 pub(crate) struct Text<'de>(pub(crate) Option<Cow<'de, str>>);
 
 impl Text<'_> {
-    /// The string, when it is one and not empty (as `read_string` read a `Value`).
+    /// The string, when it is one and not empty (an empty string says nothing).
     pub(crate) fn non_empty(&self) -> Option<&str> {
         self.0.as_deref().filter(|text| !text.is_empty())
     }
@@ -332,7 +332,11 @@ mod tests {
                 _ => None,
             },
             code.and_then(Value::as_str).filter(|s| !s.is_empty()).map(str::to_owned),
-            json.get("first").and_then(|f| f.get(0)).and_then(|f| f.get("text")).and_then(Value::as_str).map(str::to_owned),
+            json.get("first")
+                .and_then(|f| f.get(0))
+                .and_then(|f| f.get("text"))
+                .and_then(Value::as_str)
+                .map(str::to_owned),
         )
     }
 
@@ -396,8 +400,20 @@ mod tests {
     fn generated_bodies_read_as_a_value_reads_them() {
         fn json(rng: &mut fastrand::Rng, depth: usize, out: &mut String) {
             const KEYS: [&str; 6] = ["text", "code", "first", "other", "t\\u0065xt", ""];
-            const LEAVES: [&str; 12] =
-                ["\"a\"", "\"\"", "\"\\u00e9\\n\"", "0", "-1", "1.5", "1e400", "12345678901234567890", "true", "null", "\"\\ud800\"", "[]"];
+            const LEAVES: [&str; 12] = [
+                "\"a\"",
+                "\"\"",
+                "\"\\u00e9\\n\"",
+                "0",
+                "-1",
+                "1.5",
+                "1e400",
+                "12345678901234567890",
+                "true",
+                "null",
+                "\"\\ud800\"",
+                "[]",
+            ];
             match if depth == 0 { 3 } else { rng.u8(..4) } {
                 0 => {
                     out.push('{');

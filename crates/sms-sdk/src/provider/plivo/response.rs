@@ -93,14 +93,26 @@ mod tests {
         };
         let rows: &[(u16, &str, &str)] = &[
             (202, r#"{"message_uuid":["u1","u2"],"api_id":"a1"}"#, "accepted u1 Queued"),
-            (202, r#"{"message_uuid":"u1","api_id":"a1"}"#, r#"unknown MalformedResponse code=None message=None id=Some("a1")"#),
+            (
+                202,
+                r#"{"message_uuid":"u1","api_id":"a1"}"#,
+                r#"unknown MalformedResponse code=None message=None id=Some("a1")"#,
+            ),
             (202, r#"{"message_uuid":[""],"api_id":""}"#, "unknown MalformedResponse code=None message=None id=None"),
             (202, r#"{"message_uuid":[7,"u2"]}"#, "unknown MalformedResponse code=None message=None id=None"),
             (202, r#"{"message_uuid":[],"message_uuid":["u3"]}"#, "accepted u3 Queued"),
-            (429, r#"{"api_id":"a2","error":"too many"}"#, r#"rejected rate_limited code=None message=Some("too many") id=Some("a2")"#),
+            (
+                429,
+                r#"{"api_id":"a2","error":"too many"}"#,
+                r#"rejected rate_limited code=None message=Some("too many") id=Some("a2")"#,
+            ),
             (429, r#"{"api_id":"","error":"too many"}"#, "unknown UnexpectedStatus code=None message=None id=None"),
             (429, r#"{"api_id":5}"#, "unknown UnexpectedStatus code=None message=None id=None"),
-            (400, r#"{"api_id":"a3","error":{"text":"x"}}"#, r#"rejected request code=None message=None id=Some("a3")"#),
+            (
+                400,
+                r#"{"api_id":"a3","error":{"text":"x"}}"#,
+                r#"rejected request code=None message=None id=Some("a3")"#,
+            ),
             (500, r#"{"api_id":"a4"}"#, r#"unknown ServerError code=None message=None id=Some("a4")"#),
         ];
         for (status, body, expected) in rows {

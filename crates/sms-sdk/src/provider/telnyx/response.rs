@@ -216,7 +216,11 @@ mod tests {
                 r#"{"errors":[{"code":"40300","title":"Blocked","detail":"STOP"},{"code":"10009"}]}"#,
                 rejected("compliance", r#"Some("40300")"#, r#"Some("STOP")"#),
             ),
-            (400, r#"{"errors":[{"code":40310,"title":"Bad","detail":""}]}"#, rejected("recipient", r#"Some("40310")"#, r#"Some("Bad")"#)),
+            (
+                400,
+                r#"{"errors":[{"code":40310,"title":"Bad","detail":""}]}"#,
+                rejected("recipient", r#"Some("40310")"#, r#"Some("Bad")"#),
+            ),
             (401, r#"{"errors":["10009"]}"#, rejected("auth", "None", "None")),
             (401, r#"{"errors":{"code":"40300"}}"#, rejected("auth", "None", "None")),
             (400, r#"{"errors":[]}"#, rejected("request", "None", "None")),

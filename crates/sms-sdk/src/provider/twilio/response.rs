@@ -151,18 +151,54 @@ mod tests {
             (201, format!(r#"{{"sid":"x","sid":"{sid}"}}"#), accepted("Unknown")),
             (201, format!(r#"{{"sid":"{sid}","sid":5}}"#), malformed.to_owned()),
             (201, format!(r#"{{"sid":"SM{}"}}"#, &sid[2..]), accepted("Unknown")),
-            (201, format!(r#"{{"sid":"{}","status":"queued"}}"#, sid.to_uppercase().replace("SM", "MM")), format!("accepted {} Queued", sid.to_uppercase().replace("SM", "MM"))),
+            (
+                201,
+                format!(r#"{{"sid":"{}","status":"queued"}}"#, sid.to_uppercase().replace("SM", "MM")),
+                format!("accepted {} Queued", sid.to_uppercase().replace("SM", "MM")),
+            ),
             (201, format!(r#"{{"sid":"{sid}"}}x"#), malformed.to_owned()),
             (201, deep, malformed.to_owned()),
             (201, r#"{"sid":["SM0123456789abcdef0123456789abcdef"]}"#.to_owned(), malformed.to_owned()),
-            (400, r#"{"code":21211,"message":"Invalid 'To'"}"#.to_owned(), r#"rejected recipient code=Some("21211") message=Some("Invalid 'To'") id=Some("RQ1")"#.to_owned()),
-            (400, r#"{"code":"21211","message":""}"#.to_owned(), r#"rejected recipient code=Some("21211") message=None id=Some("RQ1")"#.to_owned()),
-            (400, r#"{"code":21211.0,"message":5}"#.to_owned(), r#"rejected request code=Some("21211.0") message=None id=Some("RQ1")"#.to_owned()),
-            (400, r#"{"code":null,"code":21610}"#.to_owned(), r#"rejected compliance code=Some("21610") message=None id=Some("RQ1")"#.to_owned()),
-            (400, r#"{"code":21610,"code":null}"#.to_owned(), r#"rejected request code=None message=None id=Some("RQ1")"#.to_owned()),
-            (400, "<html>Bad Request</html>".to_owned(), r#"rejected request code=None message=None id=Some("RQ1")"#.to_owned()),
-            (401, r#"{"code":[20003]}"#.to_owned(), r#"rejected auth code=None message=None id=Some("RQ1")"#.to_owned()),
-            (503, r#"{"code":20003,"message":"down"}"#.to_owned(), r#"unknown ServerError code=None message=None id=Some("RQ1")"#.to_owned()),
+            (
+                400,
+                r#"{"code":21211,"message":"Invalid 'To'"}"#.to_owned(),
+                r#"rejected recipient code=Some("21211") message=Some("Invalid 'To'") id=Some("RQ1")"#.to_owned(),
+            ),
+            (
+                400,
+                r#"{"code":"21211","message":""}"#.to_owned(),
+                r#"rejected recipient code=Some("21211") message=None id=Some("RQ1")"#.to_owned(),
+            ),
+            (
+                400,
+                r#"{"code":21211.0,"message":5}"#.to_owned(),
+                r#"rejected request code=Some("21211.0") message=None id=Some("RQ1")"#.to_owned(),
+            ),
+            (
+                400,
+                r#"{"code":null,"code":21610}"#.to_owned(),
+                r#"rejected compliance code=Some("21610") message=None id=Some("RQ1")"#.to_owned(),
+            ),
+            (
+                400,
+                r#"{"code":21610,"code":null}"#.to_owned(),
+                r#"rejected request code=None message=None id=Some("RQ1")"#.to_owned(),
+            ),
+            (
+                400,
+                "<html>Bad Request</html>".to_owned(),
+                r#"rejected request code=None message=None id=Some("RQ1")"#.to_owned(),
+            ),
+            (
+                401,
+                r#"{"code":[20003]}"#.to_owned(),
+                r#"rejected auth code=None message=None id=Some("RQ1")"#.to_owned(),
+            ),
+            (
+                503,
+                r#"{"code":20003,"message":"down"}"#.to_owned(),
+                r#"unknown ServerError code=None message=None id=Some("RQ1")"#.to_owned(),
+            ),
         ];
         for (status, body, expected) in rows {
             assert_eq!(read(status, &body), expected, "{status} {body}");

@@ -137,12 +137,32 @@ mod tests {
                 r#"{"type":"https://developer.vonage.com/api-errors/messages#1420","title":"Invalid sender","detail":"d"}"#,
                 r#"rejected sender code=Some("1420") message=Some("d") id=None"#,
             ),
-            (422, r#"{"type":"x#low-balance","title":1160}"#, r#"rejected account code=Some("1160") message=None id=None"#),
-            (422, r#"{"type":7,"title":"1430","detail":""}"#, r#"rejected recipient code=Some("1430") message=Some("1430") id=None"#),
+            (
+                422,
+                r#"{"type":"x#low-balance","title":1160}"#,
+                r#"rejected account code=Some("1160") message=None id=None"#,
+            ),
+            (
+                422,
+                r#"{"type":7,"title":"1430","detail":""}"#,
+                r#"rejected recipient code=Some("1430") message=Some("1430") id=None"#,
+            ),
             (422, r#"{"title":-5}"#, "rejected request code=None message=None id=None"),
-            (429, r#"{"type":"https://x#throttled"}"#, r#"rejected rate_limited code=Some("throttled") message=None id=None"#),
-            (429, r#"{"type":"https://x#1000","type":null}"#, "unknown UnexpectedStatus code=None message=None id=None"),
-            (401, r#"{"title":"Unauthorized","detail":{"x":1}}"#, r#"rejected auth code=None message=Some("Unauthorized") id=None"#),
+            (
+                429,
+                r#"{"type":"https://x#throttled"}"#,
+                r#"rejected rate_limited code=Some("throttled") message=None id=None"#,
+            ),
+            (
+                429,
+                r#"{"type":"https://x#1000","type":null}"#,
+                "unknown UnexpectedStatus code=None message=None id=None",
+            ),
+            (
+                401,
+                r#"{"title":"Unauthorized","detail":{"x":1}}"#,
+                r#"rejected auth code=None message=Some("Unauthorized") id=None"#,
+            ),
         ];
         for (status, body, expected) in rows {
             assert_eq!(read(*status, body), *expected, "{status} {body}");
