@@ -42,7 +42,9 @@ impl Ids {
         let count = self.next.fetch_add(1, Ordering::Relaxed);
         let digest = Sha256::new().chain_update(self.key).chain_update(count.to_le_bytes()).finalize();
         let mut bytes = [0_u8; 16];
-        bytes.copy_from_slice(&digest[..16]);
+        for (byte, digested) in bytes.iter_mut().zip(digest) {
+            *byte = digested;
+        }
         bytes
     }
 }

@@ -124,15 +124,15 @@ impl IdempotencyStore for MemoryStore {
     ) -> BoxFuture<'a, Result<Finalized, StoreError>> {
         Box::pin(async move {
             let mut entries = self.lock();
-            let Some(entry) = entries.get_mut(key) else { return Ok(Finalized::NotOwner) };
-            let fingerprint = match &entry.0 {
-                Record::Reserved { reservation_id, fingerprint, .. } if reservation_id == reservation => {
-                    fingerprint.clone()
-                }
-                _ => return Ok(Finalized::NotOwner),
-            };
-            let expires_at = record.expires_at(ttl, now);
-            *entry = (record.into_record(fingerprint), expires_at);
+            // The record is replaced where it is: one search, and the key is not copied again.
+            let Some((held, expires_at)) = entries.get_mut(key) else { return Ok(Finalized::NotOwner) };
+            let Record::Reserved { reservation_id, fingerprint, .. } = held else { return Ok(Finalized::NotOwner) };
+            if reservation_id != reservation {
+                return Ok(Finalized::NotOwner);
+            }
+            let fingerprint = fingerprint.clone();
+            *expires_at = record.expires_at(ttl, now);
+            *held = record.into_record(fingerprint);
             Ok(Finalized::Written)
         })
     }

@@ -150,7 +150,7 @@ mod tests {
             (201, format!(r#"{{"sid":"{sid}"}}"#), accepted("Unknown")),
             (201, format!(r#"{{"sid":"x","sid":"{sid}"}}"#), accepted("Unknown")),
             (201, format!(r#"{{"sid":"{sid}","sid":5}}"#), malformed.to_owned()),
-            (201, format!(r#"{{"sid":"SM{}"}}"#, &sid[2..]), accepted("Unknown")),
+            (201, format!(r#"{{"s\u0069d":"S\u004d{}"}}"#, sid.trim_start_matches("SM")), accepted("Unknown")),
             (
                 201,
                 format!(r#"{{"sid":"{}","status":"queued"}}"#, sid.to_uppercase().replace("SM", "MM")),
