@@ -134,16 +134,21 @@ struct TransportOptions {
 
 #[cfg(feature = "__http")]
 impl TransportOptions {
-    fn build(self) -> Result<Option<crate::transport::SharedHttp>, Error> {
+    /// The shared transport, whose requests end after `timeout` (the client's).
+    fn build(self, timeout: Duration) -> Result<Option<crate::transport::SharedHttp>, Error> {
         if self.client.is_none() && self.connect_timeout.is_none() && self.user_agent.is_none() {
             return Ok(None);
         }
         if self.connect_timeout.is_some_and(|timeout| timeout > MAX_DURATION) {
             return Err(Error::configuration("connect_timeout must be at most 10 years."));
         }
-        crate::transport::SharedHttp::new(self.client, self.connect_timeout, self.user_agent.as_deref()).map(Some)
+        crate::transport::SharedHttp::new(self.client, self.connect_timeout, self.user_agent.as_deref(), timeout)
+            .map(Some)
     }
 }
+
+/// The request timeout of a client built without [`ClientBuilder::timeout`]: 10 s.
+pub(crate) const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// The longest duration a client accepts (timeouts, TTLs, stale limits): 10 years. Longer ones
 /// are mistakes, and would overflow clocks and stored expiry times.
@@ -156,7 +161,7 @@ impl Client {
             adapters: Vec::new(),
             failover: Failover::Off,
             retry: RetryPolicy::default(),
-            timeout: Duration::from_secs(10),
+            timeout: DEFAULT_TIMEOUT,
             before_send: None,
             hooks: Hooks::default(),
             store: None,
@@ -205,12 +210,12 @@ impl Client {
         let inner = &self.inner;
         let preview = estimate_segments(&message.body);
         let chain = validate::candidates(message, &inner.adapters, inner.failover == Failover::OnEligibleRejection)?;
-        let cancel = options.cancel.unwrap_or_default();
-        if cancel.is_cancelled() {
+        let cancel = options.cancel.as_ref();
+        if cancel.is_some_and(CancellationToken::is_cancelled) {
             return Err(Error::aborted(Vec::new()));
         }
         let requested = AtomicBool::new(false);
-        let send = Dispatch { inner, message, preview: &preview, cancel: &cancel, requested: &requested };
+        let send = Dispatch { inner, message, preview: &preview, cancel, requested: &requested };
         let Some(key) = message.idempotency_key.as_deref() else {
             return send.execute(chain, None).await;
         };
@@ -232,7 +237,8 @@ struct Dispatch<'a> {
     inner: &'a Inner,
     message: &'a Message,
     preview: &'a SegmentPreview,
-    cancel: &'a CancellationToken,
+    /// The caller's cancellation, when it gave one.
+    cancel: Option<&'a CancellationToken>,
     /// Set when the first request starts (see [`Flights::join`]).
     requested: &'a AtomicBool,
 }
@@ -322,28 +328,28 @@ impl Dispatch<'_> {
         Err(Error::endpoint_conflict(key, recorded, &current))
     }
 
-    /// Runs one send inside its own tracing span (id and masked recipient).
+    /// Runs one send inside its own tracing span (id and masked recipient, masked only when the
+    /// span is recorded).
     async fn execute(&self, chain: Vec<Candidate>, held: Option<Held<'_>>) -> Result<Receipt, Error> {
         let id = new_send_id();
-        let base = HookBase {
-            id: id.clone(),
+        let span = tracing::debug_span!("sms_send", id = %id, to = %mask_phone_number(&self.message.to));
+        self.run(id, chain, held).instrument(span).await
+    }
+
+    /// The fields every hook event of send `id` has: built for each event, so a send that no
+    /// hook listens to builds none.
+    fn hook_base(&self, id: &str) -> HookBase {
+        HookBase {
+            id: id.to_owned(),
             to: mask_phone_number(&self.message.to),
             encoding: self.preview.encoding,
             segments: self.preview.segments,
             idempotency_key: self.message.idempotency_key.clone(),
-        };
-        let span = tracing::debug_span!("sms_send", id = %id, to = %base.to);
-        self.run(id, base, chain, held).instrument(span).await
+        }
     }
 
     /// The policy gate, the provider chain, then the result, recorded and reported.
-    async fn run(
-        &self,
-        id: String,
-        base: HookBase,
-        chain: Vec<Candidate>,
-        held: Option<Held<'_>>,
-    ) -> Result<Receipt, Error> {
+    async fn run(&self, id: String, chain: Vec<Candidate>, held: Option<Held<'_>>) -> Result<Receipt, Error> {
         if let Some(policy) = &self.inner.before_send {
             let cx = BeforeSendContext {
                 id: id.clone(),
@@ -354,7 +360,7 @@ impl Dispatch<'_> {
             match AssertUnwindSafe(policy(cx)).catch_unwind().await {
                 Ok(Ok(PolicyDecision::Allow)) => {}
                 Ok(Ok(PolicyDecision::Reject { reason })) => {
-                    return Err(self.fail(&base, held.as_ref(), Error::policy_rejected(Some(reason))).await);
+                    return Err(self.fail(&id, held.as_ref(), Error::policy_rejected(Some(reason))).await);
                 }
                 Ok(Err(error)) => return Err(self.policy_failed(held.as_ref(), Error::before_send(error)).await),
                 Err(_panic) => {
@@ -367,7 +373,10 @@ impl Dispatch<'_> {
 
         let hooks = &self.inner.hooks;
         let on_attempt = |attempt: &Attempt| {
-            Hooks::fire(hooks.attempt.as_deref(), || AttemptEvent { base: base.clone(), attempt: attempt.clone() });
+            Hooks::fire(hooks.attempt.as_deref(), || AttemptEvent {
+                base: self.hook_base(&id),
+                attempt: attempt.clone(),
+            });
         };
         let runner = Chain {
             retry: self.inner.retry,
@@ -382,7 +391,7 @@ impl Dispatch<'_> {
         };
         let success = match runner.run(chain).await {
             Ok(success) => success,
-            Err(error) => return Err(self.fail(&base, held.as_ref(), error).await),
+            Err(error) => return Err(self.fail(&id, held.as_ref(), error).await),
         };
 
         let mut attempted_providers: Vec<String> = Vec::new();
@@ -408,7 +417,7 @@ impl Dispatch<'_> {
             held.finalize(FinalRecord::Accepted(receipt.clone())).await;
         }
         Hooks::fire(hooks.accepted.as_deref(), || AcceptedEvent {
-            base,
+            base: self.hook_base(&receipt.id),
             provider: receipt.provider.clone(),
             provider_id: receipt.provider_id.clone(),
             attempts: receipt.attempts.clone(),
@@ -417,7 +426,7 @@ impl Dispatch<'_> {
     }
 
     /// Records a failed send, reports it to the failure hook and hands the error back.
-    async fn fail(&self, base: &HookBase, held: Option<&Held<'_>>, error: Error) -> Error {
+    async fn fail(&self, id: &str, held: Option<&Held<'_>>, error: Error) -> Error {
         tracing::info!(code = error.code(), retry_safe = error.is_retry_safe(), "sms send failed");
         if let Some(held) = held {
             let record = error.to_record();
@@ -425,7 +434,7 @@ impl Dispatch<'_> {
             held.finalize(if unknown { FinalRecord::Unknown(record) } else { FinalRecord::Rejected(record) }).await;
         }
         Hooks::fire(self.inner.hooks.failure.as_deref(), || FailureEvent {
-            base: base.clone(),
+            base: self.hook_base(id),
             error_code: error.code(),
             retry_safe: error.is_retry_safe(),
             attempts: error.attempts().to_vec(),
@@ -631,7 +640,7 @@ impl ClientBuilder {
         }
         let gates = self.limits.build(&names)?;
         #[cfg(feature = "__http")]
-        let http = self.transport.build()?;
+        let http = self.transport.build(self.timeout)?;
         Ok(Client {
             inner: Arc::new(Inner {
                 adapters: self.adapters,

@@ -72,20 +72,31 @@ impl Flights {
 }
 
 impl Lead<'_> {
+    /// Ends the key's flight and hands `result` to its followers. The entry goes first, so no
+    /// follower can join after the count: with none, nothing is copied.
     pub(crate) fn finish(self, result: &Result<Receipt, Error>) {
-        self.sender.send_replace(Some(result.clone()));
+        self.leave();
+        if self.sender.receiver_count() > 0 {
+            self.sender.send_replace(Some(result.clone()));
+        }
+    }
+
+    /// Removes the key's entry (and the receiver it holds), unless a later flight replaced it.
+    fn leave(&self) {
+        let mut map = self.flights.map.lock().unwrap_or_else(PoisonError::into_inner);
+        if map.get(&self.key).is_some_and(|running| running.token == self.token) {
+            map.remove(&self.key);
+        }
     }
 }
 
 impl Drop for Lead<'_> {
     fn drop(&mut self) {
-        if self.sender.borrow().is_none() && !self.requested.load(Ordering::Relaxed) {
+        self.leave();
+        let waited_on = self.sender.receiver_count() > 0;
+        if waited_on && self.sender.borrow().is_none() && !self.requested.load(Ordering::Relaxed) {
             // Dropped before any request: nothing was sent, so the followers may send again.
             self.sender.send_replace(Some(Err(Error::aborted(Vec::new()))));
-        }
-        let mut map = self.flights.map.lock().unwrap_or_else(PoisonError::into_inner);
-        if map.get(&self.key).is_some_and(|running| running.token == self.token) {
-            map.remove(&self.key);
         }
     }
 }

@@ -12,7 +12,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::adapter::{Accepted, Category, DynAdapter, Outcome, SendContext, UnknownReason};
 use crate::error::{Attempt, AttemptOutcome, Error, ProviderError};
-use crate::gate::{Gates, Refusal};
+use crate::gate::{Gates, Refusal, cancelled};
 use crate::message::OutboundMessage;
 use crate::metrics;
 use crate::retry::{Decision, RetryPolicy};
@@ -22,7 +22,8 @@ use crate::validate::Candidate;
 pub(crate) struct Chain<'a> {
     pub(crate) retry: RetryPolicy,
     pub(crate) timeout: Duration,
-    pub(crate) cancel: &'a CancellationToken,
+    /// The caller's cancellation, when it gave one.
+    pub(crate) cancel: Option<&'a CancellationToken>,
     pub(crate) idempotency_key: Option<&'a str>,
     pub(crate) on_attempt: &'a (dyn Fn(&Attempt) + Sync),
     /// The adapters' limits on requests in flight.
@@ -103,7 +104,7 @@ impl Chain<'_> {
         };
         let mut number = 1;
         loop {
-            if self.cancel.is_cancelled() {
+            if self.cancel.is_some_and(CancellationToken::is_cancelled) {
                 return AdapterEnd::Aborted;
             }
             // Waiting for a slot is not an attempt; the slot is freed when the request is over.
@@ -149,7 +150,7 @@ impl Chain<'_> {
                     };
                     emit(attempts, number, recorded, duration);
                     let decision = if rejection.category == Category::RateLimited {
-                        self.retry.decide(number, rejection.retry_after, fastrand::f64())
+                        self.retry.decide(number, rejection.retry_after, crate::random::jitter())
                     } else {
                         Decision::Stop
                     };
@@ -159,7 +160,7 @@ impl Chain<'_> {
                             metrics::retry(name);
                             tokio::select! {
                                 biased;
-                                () = self.cancel.cancelled() => return AdapterEnd::Aborted,
+                                () = cancelled(self.cancel) => return AdapterEnd::Aborted,
                                 () = tokio::time::sleep(delay) => {}
                             }
                         }
@@ -175,7 +176,7 @@ impl Chain<'_> {
         let request = AssertUnwindSafe(adapter.send(message, cx)).catch_unwind();
         tokio::select! {
             biased;
-            () = self.cancel.cancelled() => Outcome::unknown(UnknownReason::Aborted),
+            () = cancelled(self.cancel) => Outcome::unknown(UnknownReason::Aborted),
             result = tokio::time::timeout(self.timeout, request) => match result {
                 Err(_elapsed) => Outcome::unknown(UnknownReason::Timeout),
                 Ok(Err(_panic)) => Outcome::unknown(UnknownReason::AdapterException),

@@ -138,7 +138,7 @@ impl Gates {
     pub(crate) async fn admit(
         &self,
         adapter: &str,
-        cancel: &CancellationToken,
+        cancel: Option<&CancellationToken>,
         budget: &mut Duration,
     ) -> Result<Admission<'_>, Refusal> {
         let Some(gate) = self.gates.iter().find(|gate| gate.name == adapter) else { return Ok(Admission(None)) };
@@ -150,7 +150,7 @@ impl Gates {
         let started = Instant::now();
         let waited = tokio::select! {
             biased;
-            () = cancel.cancelled() => Err(Refusal::Cancelled),
+            () = cancelled(cancel) => Err(Refusal::Cancelled),
             acquired = tokio::time::timeout(*budget, slots.acquire()) => match acquired {
                 // The semaphore is never closed; were it, the request would go without a slot.
                 Ok(permit) => Ok(Admission(permit.ok())),
@@ -167,6 +167,15 @@ impl Gates {
         metrics::queue_wait(adapter, elapsed);
         tracing::debug!(provider = adapter, waited = ?elapsed, admitted = waited.is_ok(), "waited for a request slot");
         waited
+    }
+}
+
+/// Resolves when `cancel` is cancelled; never without a token (nothing to watch, nothing to
+/// register with).
+pub(crate) async fn cancelled(cancel: Option<&CancellationToken>) {
+    match cancel {
+        Some(token) => token.cancelled().await,
+        None => std::future::pending().await,
     }
 }
 
@@ -212,19 +221,19 @@ mod tests {
         let gates = gates(options).unwrap();
         let cancel = CancellationToken::new();
         let mut budget = Duration::from_secs(5);
-        let held = gates.admit("a", &cancel, &mut budget).await.unwrap();
+        let held = gates.admit("a", Some(&cancel), &mut budget).await.unwrap();
         assert_eq!(budget, Duration::from_secs(5), "a free slot costs no budget");
-        let Err(Refusal::TimedOut(error)) = gates.admit("a", &cancel, &mut budget).await else { panic!() };
+        let Err(Refusal::TimedOut(error)) = gates.admit("a", Some(&cancel), &mut budget).await else { panic!() };
         assert_eq!(error.kind(), crate::ErrorKind::QueueTimeout(Limit::InFlight));
         assert_eq!(budget, Duration::ZERO);
-        let _other = gates.admit("b", &cancel, &mut budget).await.unwrap();
+        let _other = gates.admit("b", Some(&cancel), &mut budget).await.unwrap();
         cancel.cancel();
         let mut budget = Duration::from_secs(5);
-        assert!(matches!(gates.admit("a", &cancel, &mut budget).await, Err(Refusal::Cancelled)));
+        assert!(matches!(gates.admit("a", Some(&cancel), &mut budget).await, Err(Refusal::Cancelled)));
         drop(held);
         let mut none_left = Duration::ZERO;
         assert!(
-            gates.admit("a", &CancellationToken::new(), &mut none_left).await.is_ok(),
+            gates.admit("a", Some(&CancellationToken::new()), &mut none_left).await.is_ok(),
             "a free slot needs no budget"
         );
     }

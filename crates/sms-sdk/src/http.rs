@@ -17,6 +17,7 @@
 // Shared by the four provider features: a build with only some of them leaves some helpers unused.
 #![cfg_attr(not(all(feature = "twilio", feature = "telnyx", feature = "plivo", feature = "vonage")), allow(dead_code))]
 
+use std::borrow::Cow;
 use std::fmt;
 use std::sync::Arc;
 
@@ -28,7 +29,9 @@ use serde_json::Value;
 
 use crate::adapter::{Accepted, Category, Outcome, Rejection, SendContext, Unknown, UnknownReason};
 
+use crate::client::DEFAULT_TIMEOUT;
 use crate::error::{Error, ProviderError};
+use crate::lenient::{self, Shape};
 use crate::message::OutboundMessage;
 use crate::redact::Secret;
 use crate::retry::parse_retry_after;
@@ -51,10 +54,8 @@ pub(crate) enum Body {
 
 /// One request to the provider.
 pub(crate) struct Post<'a> {
-    /// The path after the base URL.
-    pub(crate) path: &'a str,
-    /// The `Authorization` header value.
-    pub(crate) authorization: &'a Secret,
+    /// The `Authorization` header.
+    pub(crate) authorization: &'a Authorization,
     /// The encoded body.
     pub(crate) body: Body,
     /// The request timeout (connect included).
@@ -68,13 +69,44 @@ pub(crate) struct Post<'a> {
 impl<'a> Post<'a> {
     /// The request of `message` for attempt `cx`: its timeout, and its text to scrub.
     pub(crate) fn new(
-        path: &'a str,
-        authorization: &'a Secret,
+        authorization: &'a Authorization,
         body: Body,
         cx: &'a SendContext,
         message: &'a OutboundMessage,
     ) -> Self {
-        Self { path, authorization, body, timeout: cx.timeout, text: &message.body, shared: cx.http.as_ref() }
+        Self { authorization, body, timeout: cx.timeout, text: &message.body, shared: cx.http.as_ref() }
+    }
+}
+
+/// An `Authorization` header value, prepared once (per adapter, or per request for a signed
+/// token): the header marked sensitive, and its text, scrubbed from responses.
+#[derive(Clone)]
+pub(crate) struct Authorization {
+    /// `None` when the text cannot be sent in a header (the builders refuse such credentials).
+    header: Option<HeaderValue>,
+    secret: Secret,
+}
+
+impl Authorization {
+    /// The header for `value` (`Basic …`, `Bearer …`).
+    pub(crate) fn new(value: Secret) -> Self {
+        let header = HeaderValue::from_str(value.expose()).ok().map(|mut header| {
+            header.set_sensitive(true);
+            header
+        });
+        Self { header, secret: value }
+    }
+
+    /// The header's text.
+    #[cfg(test)]
+    pub(crate) fn expose(&self) -> &str {
+        self.secret.expose()
+    }
+}
+
+impl fmt::Debug for Authorization {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(&self.secret, f)
     }
 }
 
@@ -83,25 +115,27 @@ impl<'a> Post<'a> {
 pub(crate) struct Transport {
     provider: &'static str,
     client: reqwest::Client,
-    base_url: String,
+    /// The URL every request goes to: the base URL and the adapter's path, parsed once.
+    endpoint: url::Url,
     origin: String,
     secrets: Arc<[Secret]>,
 }
 
 impl Transport {
-    /// A transport to `base_url` (trailing slashes removed) whose responses never carry any of
-    /// `secrets` on to errors or records. HTTPS is the default; plain `http` is accepted for an
-    /// explicit override (the emulator, a local proxy).
-    pub(crate) fn new(provider: &'static str, base_url: &str, secrets: Vec<Secret>) -> Result<Self, Error> {
-        let base_url = base_url.trim_end_matches('/').to_owned();
+    /// A transport posting to `path` under `base_url` (trailing slashes removed) whose responses
+    /// never carry any of `secrets` on to errors or records. HTTPS is the default; plain `http`
+    /// is accepted for an explicit override (the emulator, a local proxy).
+    pub(crate) fn new(provider: &'static str, base_url: &str, path: &str, secrets: Vec<Secret>) -> Result<Self, Error> {
+        let base_url = base_url.trim_end_matches('/');
         let invalid = || Error::configuration(format!("The {provider} base URL must be an absolute http(s) URL."));
-        let parsed = url::Url::parse(&base_url).map_err(|_| invalid())?;
+        let parsed = url::Url::parse(base_url).map_err(|_| invalid())?;
         if !matches!(parsed.scheme(), "http" | "https") || parsed.host_str().is_none_or(str::is_empty) {
             return Err(invalid());
         }
-        let client = http_client(provider, CONNECT_TIMEOUT, HeaderValue::from_static(USER_AGENT))?;
+        let endpoint = url::Url::parse(&format!("{base_url}{path}")).map_err(|_| invalid())?;
+        let client = http_client(provider, CONNECT_TIMEOUT, DEFAULT_TIMEOUT, HeaderValue::from_static(USER_AGENT))?;
         let origin = parsed.origin().ascii_serialization();
-        Ok(Self { provider, client, base_url, origin, secrets: secrets.into() })
+        Ok(Self { provider, client, endpoint, origin, secrets: secrets.into() })
     }
 
     /// The endpoint requests go to: `scheme://host[:port]`, without credentials or path.
@@ -119,44 +153,54 @@ impl Transport {
     ) -> Outcome {
         let provider = self.provider;
         // Builders refuse credentials that cannot be sent; a custom one still never goes out blank.
-        let Ok(mut auth) = HeaderValue::from_str(post.authorization.expose()) else {
+        let Some(auth) = &post.authorization.header else {
             let details = ProviderError::new(provider).message("the credentials cannot be sent in a header");
             return Outcome::rejected(Category::Auth, details);
         };
-        auth.set_sensitive(true);
-        let (client, connect_timeout) = match post.shared {
-            Some(shared) => (&shared.client, shared.connect_timeout),
-            None => (&self.client, CONNECT_TIMEOUT),
+        let (client, connect_timeout, preset_timeout) = match post.shared {
+            Some(shared) => (&shared.client, shared.connect_timeout, shared.request_timeout),
+            None => (&self.client, CONNECT_TIMEOUT, Some(DEFAULT_TIMEOUT)),
         };
         let mut request = client
-            .post(format!("{}{}", self.base_url, post.path))
-            .timeout(post.timeout)
-            .header(header::ACCEPT, "application/json")
-            .header(header::AUTHORIZATION, auth);
+            .post(self.endpoint.clone())
+            .header(header::ACCEPT, HeaderValue::from_static("application/json"))
+            .header(header::AUTHORIZATION, auth.clone());
+        // A timeout set on a request costs reqwest a few allocations: only one that differs from
+        // the client's own is set.
+        if preset_timeout != Some(post.timeout) {
+            request = request.timeout(post.timeout);
+        }
         if let Some(user_agent) = post.shared.and_then(|shared| shared.user_agent.clone()) {
             request = request.header(header::USER_AGENT, user_agent);
         }
         request = match post.body {
-            Body::Form(form) => request.header(header::CONTENT_TYPE, "application/x-www-form-urlencoded").body(form),
-            Body::Json(json) => request.header(header::CONTENT_TYPE, "application/json").body(json.to_string()),
+            Body::Form(form) => request
+                .header(header::CONTENT_TYPE, HeaderValue::from_static("application/x-www-form-urlencoded"))
+                .body(form),
+            Body::Json(json) => request
+                .header(header::CONTENT_TYPE, HeaderValue::from_static("application/json"))
+                .body(json.to_string()),
         };
         let started = std::time::Instant::now();
         let exchange = async {
-            let response = request.send().await?;
-            let status = response.status().as_u16();
-            let headers = response.headers().clone();
-            let body = read_capped(response, MAX_RESPONSE_BODY).await?;
-            Ok::<_, reqwest::Error>((status, headers, body))
+            let mut response = request.send().await?;
+            let body = read_capped(&mut response, MAX_RESPONSE_BODY).await?;
+            Ok::<_, reqwest::Error>((response, body))
         };
         let result = CONNECT_BUDGET.scope(connect_budget(connect_timeout, post.timeout), exchange).await;
         match result {
-            Ok((status, headers, Some(body))) => {
+            Ok((response, Some(body))) => {
+                let status = response.status().as_u16();
                 tracing::debug!(provider, status, elapsed = ?started.elapsed(), "provider responded");
-                let body =
-                    if (200..300).contains(&status) { body } else { self.scrub(body, post.authorization, post.text) };
-                interpret(status, &headers, &body, SystemTime::now())
+                let body = if (200..300).contains(&status) {
+                    body
+                } else {
+                    self.scrub(body, &post.authorization.secret, post.text)
+                };
+                interpret(status, response.headers(), &body, SystemTime::now())
             }
-            Ok((status, _, None)) => {
+            Ok((response, None)) => {
+                let status = response.status().as_u16();
                 tracing::debug!(provider, status, "provider response body over the limit");
                 let details = ProviderError::new(provider)
                     .http_status(status)
@@ -220,12 +264,14 @@ fn classify(provider: &'static str, error: &reqwest::Error, elapsed: Duration) -
 }
 
 /// Reads the body, or `None` when it is longer than `limit` (by its length header or as read).
-async fn read_capped(mut response: reqwest::Response, limit: usize) -> Result<Option<Vec<u8>>, reqwest::Error> {
-    let limit_u64 = u64::try_from(limit).unwrap_or(u64::MAX);
-    if response.content_length().is_some_and(|length| length > limit_u64) {
+async fn read_capped(response: &mut reqwest::Response, limit: usize) -> Result<Option<Vec<u8>>, reqwest::Error> {
+    /// The most reserved up front from a length header (the header is the provider's word).
+    const MAX_RESERVED: usize = 64 * 1024;
+    let length = response.content_length().map(|length| usize::try_from(length).unwrap_or(usize::MAX));
+    if length.is_some_and(|length| length > limit) {
         return Ok(None);
     }
-    let mut body = Vec::new();
+    let mut body = Vec::with_capacity(length.unwrap_or_default().min(MAX_RESERVED));
     while let Some(chunk) = response.chunk().await? {
         if body.len().saturating_add(chunk.len()) > limit {
             return Ok(None);
@@ -257,77 +303,85 @@ pub(crate) fn check_credential(provider: &str, field: &str, value: &str) -> Resu
 }
 
 /// `Basic base64(user:password)`.
-pub(crate) fn basic_auth(user: &str, password: &str) -> Secret {
+pub(crate) fn basic_auth(user: &str, password: &str) -> Authorization {
     let encoded = base64::engine::general_purpose::STANDARD.encode(format!("{user}:{password}"));
-    Secret::new(format!("Basic {encoded}"))
+    Authorization::new(Secret::new(format!("Basic {encoded}")))
 }
 
-/// What one provider's responses say: where its request id, message id, error code and message
-/// are, and its code table. Each provider's `response.rs` holds one, as a constant; the control
-/// flow that reads them is written once, in [`ResponseFacts::interpret`].
-pub(crate) struct ResponseFacts {
+/// What one provider's response body says, and where: each provider's `response.rs` implements
+/// it on a small struct of the members it reads (read by [`lenient`](crate::lenient), borrowed
+/// from the body), with its code table. The control flow that uses them is written once, in
+/// [`classify_response`].
+pub(crate) trait ResponseBody<'a>: Shape<'a> {
     /// The provider's name, for [`ProviderError`].
-    pub(crate) provider: &'static str,
-    /// The request id: a response header, or a field of the (JSON) body.
-    pub(crate) request_id: for<'a> fn(&'a HeaderMap, &'a Value) -> Option<&'a str>,
+    const PROVIDER: &'static str;
+
+    /// The request id: a response header, or a member of the body.
+    fn request_id<'s>(&'s self, headers: &'s HeaderMap) -> Option<&'s str>;
+
     /// The acceptance a 2xx body proves (the message id and delivery status), if it proves one.
-    pub(crate) accepted: fn(&Value) -> Option<Accepted>,
-    /// The part of a 4xx body that describes the error (the body itself, or part of it).
-    pub(crate) error: fn(&Value) -> &Value,
-    /// The error code in that part.
-    pub(crate) code: fn(&Value) -> Option<String>,
-    /// The error message in that part.
-    pub(crate) message: fn(&Value) -> Option<&str>,
-    /// The category of a 4xx from its status and code, and the whole body (for a rate limit that
-    /// is documented by something other than the code).
-    pub(crate) category: fn(u16, Option<&str>, &Value) -> Category,
+    fn accepted(&self) -> Option<Accepted>;
+
+    /// The error code of a 4xx body.
+    fn code(&self) -> Option<Cow<'_, str>>;
+
+    /// The error message of a 4xx body.
+    fn message(&self) -> Option<&str>;
+
+    /// The category of a 4xx from its status and code (and the body, for a rate limit that is
+    /// documented by something other than the code).
+    fn category(&self, status: u16, code: Option<&str>) -> Category;
 }
 
-impl ResponseFacts {
-    /// Classifies a response. A 2xx is accepted when the body proves it, else
-    /// `Unknown(MalformedResponse)`; a 4xx is rejected in the provider's category with its code
-    /// and message (a 429 only with the documented rate-limit signal, and `Retry-After` only for
-    /// a rate limit); anything else is unknown. Pure: `now` is only for an HTTP-date
-    /// `Retry-After`.
-    pub(crate) fn interpret(&self, status: u16, headers: &HeaderMap, body: &[u8], now: SystemTime) -> Outcome {
-        let json = parse_json(body);
-        let mut details = ProviderError::new(self.provider).http_status(status);
-        if let Some(id) = (self.request_id)(headers, &json) {
-            details = details.request_id(id);
+/// Classifies a response whose body reads as `B`. A 2xx is accepted when the body proves it,
+/// else `Unknown(MalformedResponse)`; a 4xx is rejected in the provider's category with its code
+/// and message (a 429 only with the documented rate-limit signal, and `Retry-After` only for a
+/// rate limit); anything else is unknown. A body that is not JSON proves and says nothing. Pure:
+/// `now` is only for an HTTP-date `Retry-After`.
+pub(crate) fn classify_response<'a, B: ResponseBody<'a>>(
+    status: u16,
+    headers: &HeaderMap,
+    body: &'a [u8],
+    now: SystemTime,
+) -> Outcome {
+    let body: B = lenient::read(body);
+    let details = || {
+        let details = ProviderError::new(B::PROVIDER).http_status(status);
+        match body.request_id(headers) {
+            Some(id) => details.request_id(id),
+            None => details,
         }
-        match status_class(status) {
-            StatusClass::Success => success((self.accepted)(&json), details),
-            StatusClass::ClientError => {
-                let error = (self.error)(&json);
-                let code = (self.code)(error);
-                let category = (self.category)(status, code.as_deref(), &json);
-                if let Some(code) = code {
-                    details = details.code(code);
-                }
-                if let Some(message) = (self.message)(error) {
-                    details = details.message(message);
-                }
-                rejection(category, details, headers, now)
+    };
+    match status_class(status) {
+        StatusClass::Success => match body.accepted() {
+            Some(accepted) => Outcome::Accepted(accepted),
+            None => Outcome::Unknown(Unknown {
+                reason: UnknownReason::MalformedResponse,
+                details: Some(details()),
+                cause: None,
+            }),
+        },
+        StatusClass::ClientError => {
+            let code = body.code();
+            let category = body.category(status, code.as_deref());
+            let mut details = details();
+            if let Some(code) = code {
+                details = details.code(code);
             }
-            StatusClass::Other => unknown_for_status(&details),
+            if let Some(message) = body.message() {
+                details = details.message(message);
+            }
+            rejection(category, details, headers, now)
         }
+        StatusClass::Other => unknown_for_status(&details()),
     }
 }
 
-/// The JSON body, or `Null` when it is not JSON.
-fn parse_json(body: &[u8]) -> Value {
-    serde_json::from_slice(body).unwrap_or(Value::Null)
-}
-
-/// `obj[key]` when it is a non-empty string.
-pub(crate) fn read_string<'a>(obj: &'a Value, key: &str) -> Option<&'a str> {
-    obj.get(key).and_then(Value::as_str).filter(|s| !s.is_empty())
-}
-
-/// `obj[key]` as a code: a number in decimal, or a non-empty string.
+/// `obj[key]` as a code: a number in decimal, or a non-empty string (the webhook payloads' rule;
+/// responses read theirs with [`lenient::Code`]).
 pub(crate) fn read_code(obj: &Value, key: &str) -> Option<String> {
     match obj.get(key)? {
-        Value::Number(n) => Some(n.as_i64().map_or_else(|| n.to_string(), |i| i.to_string())),
+        Value::Number(n) => Some(lenient::number_text(n)),
         Value::String(s) if !s.is_empty() => Some(s.clone()),
         Value::Null | Value::Bool(_) | Value::String(_) | Value::Array(_) | Value::Object(_) => None,
     }
@@ -358,16 +412,6 @@ fn status_class(status: u16) -> StatusClass {
     }
 }
 
-/// A 2xx that proved acceptance, or `Unknown(MalformedResponse)`.
-fn success(accepted: Option<Accepted>, details: ProviderError) -> Outcome {
-    match accepted {
-        Some(accepted) => Outcome::Accepted(accepted),
-        None => {
-            Outcome::Unknown(Unknown { reason: UnknownReason::MalformedResponse, details: Some(details), cause: None })
-        }
-    }
-}
-
 /// A classified 4xx. A 429 is a rate limit only with the provider's documented signal
 /// (`category == RateLimited`); any other 429 is `Unknown(UnexpectedStatus)`, since it may come
 /// from a proxy. `Retry-After` is read only for rate limits.
@@ -392,15 +436,28 @@ fn unknown_for_status(details: &ProviderError) -> Outcome {
     Outcome::Unknown(Unknown { reason, details: Some(kept), cause: None })
 }
 
+/// A one-line account of an outcome, for the providers' response tests.
+#[cfg(test)]
+pub(crate) fn summary(outcome: &Outcome) -> String {
+    let details = |d: &ProviderError| {
+        format!("code={:?} message={:?} id={:?}", d.provider_code(), d.text(), d.provider_request_id())
+    };
+    match outcome {
+        Outcome::Accepted(accepted) => format!("accepted {} {:?}", accepted.provider_id, accepted.delivery),
+        Outcome::Rejected(rejection) => format!("rejected {} {}", rejection.category, details(&rejection.details)),
+        Outcome::Unknown(unknown) => {
+            format!("unknown {:?} {}", unknown.reason, unknown.details.as_ref().map(details).unwrap_or_default())
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
-    use serde_json::json;
-
     use super::*;
 
     #[test]
     fn read_code_accepts_numbers_and_non_empty_strings() {
-        let body = json!({"a": 21211, "b": "40300", "c": "", "d": true, "e": 1.5});
+        let body = serde_json::json!({"a": 21211, "b": "40300", "c": "", "d": true, "e": 1.5});
         assert_eq!(read_code(&body, "a").as_deref(), Some("21211"));
         assert_eq!(read_code(&body, "b").as_deref(), Some("40300"));
         assert_eq!(read_code(&body, "c"), None);
@@ -433,20 +490,21 @@ mod tests {
 
     #[test]
     fn transport_needs_an_http_base_url() {
-        assert!(Transport::new("x", "ftp://example.com", Vec::new()).is_err());
-        assert!(Transport::new("x", "not a url", Vec::new()).is_err());
-        assert!(Transport::new("x", "http://", Vec::new()).is_err());
-        let transport = Transport::new("x", "http://127.0.0.1:4010//", Vec::new()).unwrap();
-        assert_eq!(transport.base_url, "http://127.0.0.1:4010");
+        assert!(Transport::new("x", "ftp://example.com", "/m", Vec::new()).is_err());
+        assert!(Transport::new("x", "not a url", "/m", Vec::new()).is_err());
+        assert!(Transport::new("x", "http://", "/m", Vec::new()).is_err());
+        let transport = Transport::new("x", "http://127.0.0.1:4010//", "/v1/m", Vec::new()).unwrap();
+        assert_eq!(transport.endpoint.as_str(), "http://127.0.0.1:4010/v1/m");
         assert_eq!(transport.origin(), "http://127.0.0.1:4010");
-        let transport = Transport::new("x", "https://user:pass@Example.COM:443/proxy/", Vec::new()).unwrap();
+        let transport = Transport::new("x", "https://user:pass@Example.COM:443/proxy/", "/v1/m", Vec::new()).unwrap();
         assert_eq!(transport.origin(), "https://example.com");
+        assert_eq!(transport.endpoint.as_str(), "https://user:pass@example.com/proxy/v1/m");
         assert!(!format!("{transport:?}").contains("pass"));
     }
 
     #[test]
     fn building_a_transport_installs_no_process_wide_tls_provider() {
-        let _ = Transport::new("x", "https://example.com", Vec::new()).unwrap();
+        let _ = Transport::new("x", "https://example.com", "/m", Vec::new()).unwrap();
         assert!(rustls::crypto::CryptoProvider::get_default().is_none());
     }
 
@@ -463,7 +521,7 @@ mod tests {
 
     #[test]
     fn scrubbing_removes_secrets_the_header_and_the_text_in_every_encoding() {
-        let transport = Transport::new("x", "http://127.0.0.1:1", vec![Secret::new("tok/en+secret")]).unwrap();
+        let transport = Transport::new("x", "http://127.0.0.1:1", "/m", vec![Secret::new("tok/en+secret")]).unwrap();
         let auth = basic_auth("AC1", "tok/en+secret");
         let encoded_auth = auth.expose().strip_prefix("Basic ").unwrap().to_owned();
         let text = "Your code is \"1234\" & more";
@@ -471,10 +529,10 @@ mod tests {
             "{{\"message\": \"tok/en+secret tok%2Fen%2Bsecret {encoded_auth} Your+code+is+%221234%22+%26+more \
              Your code is \\\"1234\\\" & more\"}}"
         );
-        let scrubbed = String::from_utf8(transport.scrub(echoed.into_bytes(), &auth, text)).unwrap();
+        let scrubbed = String::from_utf8(transport.scrub(echoed.into_bytes(), &auth.secret, text)).unwrap();
         assert_eq!(scrubbed, r#"{"message": "*** *** *** *** ***"}"#);
         // Short texts are left alone: they would blank out ordinary words.
-        let kept = transport.scrub(b"hi there".to_vec(), &auth, "hi");
+        let kept = transport.scrub(b"hi there".to_vec(), &auth.secret, "hi");
         assert_eq!(kept, b"hi there");
     }
 }

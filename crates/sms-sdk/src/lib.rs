@@ -15,6 +15,8 @@ pub mod hooks;
 #[cfg(feature = "__http")]
 mod http;
 mod issue;
+#[cfg(feature = "__http")]
+mod lenient;
 pub mod message;
 pub mod metrics;
 pub mod options;

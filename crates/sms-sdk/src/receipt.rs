@@ -47,5 +47,8 @@ pub struct Receipt {
 
 /// A new send id: `sms_` and 32 lowercase hex characters.
 pub(crate) fn new_send_id() -> String {
-    format!("sms_{}", crate::random::uuid_v4().simple())
+    let mut id = String::with_capacity(36);
+    id.push_str("sms_");
+    id.push_str(crate::random::uuid_v4().simple().encode_lower(&mut uuid::Uuid::encode_buffer()));
+    id
 }

@@ -25,13 +25,16 @@ tokio::task_local! {
 }
 
 /// An HTTP client for `provider` (named in errors) whose connects end after `connect_timeout`
-/// (or the budget of the request that started them, when shorter).
+/// (or the budget of the request that started them, when shorter), and whose requests end after
+/// `request_timeout` unless they set their own.
 pub(crate) fn http_client(
     provider: &str,
     connect_timeout: Duration,
+    request_timeout: Duration,
     user_agent: HeaderValue,
 ) -> Result<reqwest::Client, Error> {
     reqwest::Client::builder()
+        .timeout(request_timeout)
         .tls_backend_preconfigured(tls_config(provider)?)
         .redirect(reqwest::redirect::Policy::none())
         .retry(reqwest::retry::never())
@@ -58,15 +61,19 @@ pub(crate) struct SharedHttp {
     pub(crate) user_agent: Option<HeaderValue>,
     /// The connect limit of the client we build (an injected client keeps its own).
     pub(crate) connect_timeout: Duration,
+    /// The request timeout the client applies by itself (a request with it sets none): the
+    /// client's timeout for a client we build, none for an injected one.
+    pub(crate) request_timeout: Option<Duration>,
 }
 
 impl SharedHttp {
     /// The shared transport: `injected`, or a client we build with `connect_timeout` and
-    /// `user_agent` (defaults: 10 s, `sms-sdk/<version>`).
+    /// `user_agent` (defaults: 10 s, `sms-sdk/<version>`) and the client's `request_timeout`.
     pub(crate) fn new(
         injected: Option<reqwest::Client>,
         connect_timeout: Option<Duration>,
         user_agent: Option<&str>,
+        request_timeout: Duration,
     ) -> Result<Self, Error> {
         let user_agent = HeaderValue::from_str(user_agent.unwrap_or(USER_AGENT))
             .map_err(|_| Error::configuration("The user agent must be visible ASCII text."))?;
@@ -75,11 +82,12 @@ impl SharedHttp {
             return Err(Error::configuration("The connect timeout must be greater than zero."));
         }
         Ok(match injected {
-            Some(client) => Self { client, user_agent: Some(user_agent), connect_timeout },
+            Some(client) => Self { client, user_agent: Some(user_agent), connect_timeout, request_timeout: None },
             None => Self {
-                client: http_client("the shared", connect_timeout, user_agent)?,
+                client: http_client("the shared", connect_timeout, request_timeout, user_agent)?,
                 user_agent: None,
                 connect_timeout,
+                request_timeout: Some(request_timeout),
             },
         })
     }
@@ -180,9 +188,11 @@ mod tests {
 
     #[test]
     fn shared_transport_options_are_checked() {
-        assert!(SharedHttp::new(None, Some(Duration::ZERO), None).is_err());
-        assert!(SharedHttp::new(None, None, Some("bad\nagent")).is_err());
-        let shared = SharedHttp::new(None, Some(Duration::from_secs(3)), Some("shop/1.0")).unwrap();
+        let timeout = Duration::from_secs(10);
+        assert!(SharedHttp::new(None, Some(Duration::ZERO), None, timeout).is_err());
+        assert!(SharedHttp::new(None, None, Some("bad\nagent"), timeout).is_err());
+        let shared = SharedHttp::new(None, Some(Duration::from_secs(3)), Some("shop/1.0"), timeout).unwrap();
+        assert_eq!(shared.request_timeout, Some(timeout));
         assert_eq!(shared.connect_timeout, Duration::from_secs(3));
         assert!(shared.user_agent.is_none(), "a client we build carries its user agent itself");
         assert!(USER_AGENT.starts_with("sms-sdk/"));

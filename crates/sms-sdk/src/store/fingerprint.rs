@@ -2,7 +2,8 @@
 
 use std::fmt;
 
-use serde::{Deserialize, Serialize};
+use serde::ser::SerializeSeq;
+use serde::{Deserialize, Serialize, Serializer};
 use serde_json::{Map, Value};
 
 use crate::message::{Message, format_timestamp};
@@ -20,26 +21,20 @@ impl Fingerprint {
     /// The fingerprint of `message` on a client whose adapters are named `adapters`.
     #[must_use]
     pub fn of(message: &Message, adapters: &[&str]) -> Self {
-        let mut parts = vec![
-            Value::String(message.to.clone()),
-            serde_json::to_value(&message.from).unwrap_or(Value::Null),
-            Value::String(message.body.clone()),
-            Value::Array(message.media_urls.iter().cloned().map(Value::String).collect()),
-            message.send_at.map_or(Value::Null, |at| Value::String(format_timestamp(at))),
-            message.validity_period_secs.map_or(Value::Null, Value::from),
-            message.webhook_url.clone().map_or(Value::Null, Value::String),
-        ];
-        if let Some(Value::Object(options)) = &message.provider_options {
-            let applicable: Map<String, Value> = options
-                .iter()
-                .filter(|(name, entry)| adapters.contains(&name.as_str()) && !is_empty_entry(entry))
-                .map(|(name, entry)| (name.clone(), entry.clone()))
-                .collect();
-            if !applicable.is_empty() {
-                parts.push(sorted(Value::Object(applicable)));
+        let options = match &message.provider_options {
+            Some(Value::Object(options)) => {
+                let applicable: Map<String, Value> = options
+                    .iter()
+                    .filter(|(name, entry)| adapters.contains(&name.as_str()) && !is_empty_entry(entry))
+                    .map(|(name, entry)| (name.clone(), entry.clone()))
+                    .collect();
+                (!applicable.is_empty()).then(|| sorted(Value::Object(applicable)))
             }
-        }
-        let canonical = Value::Array(parts).to_string();
+            _ => None,
+        };
+        // Serializing borrowed fields writes the text the array of `Value`s wrote (one
+        // serializer, one compact format), without copying the message into a tree first.
+        let canonical = serde_json::to_string(&Canonical { message, options: options.as_ref() }).unwrap_or_default();
         Self::from_canonical(&canonical)
     }
 
@@ -90,6 +85,31 @@ impl TryFrom<String> for Fingerprint {
 impl From<Fingerprint> for String {
     fn from(fingerprint: Fingerprint) -> Self {
         fingerprint.0
+    }
+}
+
+/// The canonical form of a message: `[to, from, body, media_urls, send_at, validity,
+/// webhook_url]`, then the applicable provider options (already sorted) when there are any.
+struct Canonical<'a> {
+    message: &'a Message,
+    options: Option<&'a Value>,
+}
+
+impl Serialize for Canonical<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let message = self.message;
+        let mut parts = serializer.serialize_seq(None)?;
+        parts.serialize_element(&message.to)?;
+        parts.serialize_element(&message.from)?;
+        parts.serialize_element(&message.body)?;
+        parts.serialize_element(&message.media_urls)?;
+        parts.serialize_element(&message.send_at.map(format_timestamp))?;
+        parts.serialize_element(&message.validity_period_secs)?;
+        parts.serialize_element(&message.webhook_url)?;
+        if let Some(options) = self.options {
+            parts.serialize_element(options)?;
+        }
+        parts.end()
     }
 }
 

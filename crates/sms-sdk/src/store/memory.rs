@@ -124,14 +124,15 @@ impl IdempotencyStore for MemoryStore {
     ) -> BoxFuture<'a, Result<Finalized, StoreError>> {
         Box::pin(async move {
             let mut entries = self.lock();
-            let fingerprint = match entries.get(key) {
-                Some((Record::Reserved { reservation_id, fingerprint, .. }, _)) if reservation_id == reservation => {
-                    fingerprint.clone()
-                }
-                _ => return Ok(Finalized::NotOwner),
-            };
-            let expires_at = record.expires_at(ttl, now);
-            entries.insert(key.to_owned(), (record.into_record(fingerprint), expires_at));
+            // The record is replaced where it is: one search, and the key is not copied again.
+            let Some((held, expires_at)) = entries.get_mut(key) else { return Ok(Finalized::NotOwner) };
+            let Record::Reserved { reservation_id, fingerprint, .. } = held else { return Ok(Finalized::NotOwner) };
+            if reservation_id != reservation {
+                return Ok(Finalized::NotOwner);
+            }
+            let fingerprint = fingerprint.clone();
+            *expires_at = record.expires_at(ttl, now);
+            *held = record.into_record(fingerprint);
             Ok(Finalized::Written)
         })
     }

@@ -25,7 +25,7 @@ pub(crate) use self::webhook::parse as parse_fields;
 pub use self::webhook::{PlivoWebhook, signature_v2, signature_v3};
 use crate::adapter::{Adapter, AdapterInfo, Outcome, SendContext, Support, SupportStatus};
 use crate::error::Error;
-use crate::http::{Body, Post, Transport, basic_auth, check_credential};
+use crate::http::{Authorization, Body, Post, Transport, basic_auth, check_credential};
 use crate::message::{OutboundMessage, Sender};
 use crate::redact::Secret;
 
@@ -48,8 +48,7 @@ pub mod __private {
 pub struct Plivo {
     info: AdapterInfo,
     transport: Transport,
-    path: String,
-    authorization: Secret,
+    authorization: Authorization,
 }
 
 /// Builds a [`Plivo`] adapter.
@@ -101,14 +100,10 @@ impl PlivoBuilder {
             .provider_options(&OPTIONS);
         info.default_from = self.from;
         let encoded_id: String = url::form_urlencoded::byte_serialize(self.auth_id.as_bytes()).collect();
-        let transport = Transport::new(NAME, &self.base_url, vec![self.auth_token.clone()])?;
+        let path = format!("/v1/Account/{}/Message/", encoded_id.replace('+', "%20"));
+        let transport = Transport::new(NAME, &self.base_url, &path, vec![self.auth_token.clone()])?;
         info.endpoint = Some(transport.origin().to_owned());
-        Ok(Plivo {
-            info,
-            transport,
-            path: format!("/v1/Account/{}/Message/", encoded_id.replace('+', "%20")),
-            authorization: basic_auth(&self.auth_id, self.auth_token.expose()),
-        })
+        Ok(Plivo { info, transport, authorization: basic_auth(&self.auth_id, self.auth_token.expose()) })
     }
 }
 
@@ -119,7 +114,7 @@ impl Adapter for Plivo {
 
     async fn send(&self, message: &OutboundMessage, cx: &SendContext) -> Outcome {
         let body = Body::Json(request_body(message));
-        let post = Post::new(&self.path, &self.authorization, body, cx, message);
+        let post = Post::new(&self.authorization, body, cx, message);
         self.transport.post(post, interpret).await
     }
 }

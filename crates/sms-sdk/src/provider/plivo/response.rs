@@ -2,12 +2,15 @@
 
 use std::time::SystemTime;
 
+use std::borrow::Cow;
+
 use http::HeaderMap;
-use serde_json::Value;
+use serde::de::MapAccess;
 
 use super::NAME;
 use crate::adapter::{Accepted, Category, Delivery, Outcome};
-use crate::http::{ResponseFacts, read_string};
+use crate::http::{ResponseBody, classify_response};
+use crate::lenient::{First, Shape, Text, members, skip_value, value};
 
 /// The category of a Plivo 4xx, by status only: 401 `Auth`, 429 `RateLimited` (the caller
 /// checks the body's `api_id`), anything else `Request`.
@@ -23,37 +26,99 @@ pub fn rejection_category(status: u16) -> Category {
 /// Classifies a response to a Message POST.
 #[must_use]
 pub fn interpret(status: u16, headers: &HeaderMap, body: &[u8], now: SystemTime) -> Outcome {
-    FACTS.interpret(status, headers, body, now)
+    classify_response::<Response<'_>>(status, headers, body, now)
 }
 
-/// Where Plivo's responses say what [`interpret`] reads: no error code is documented, and a 429
-/// is Plivo's only when its body carries an `api_id` (anything else may be a proxy).
-const FACTS: ResponseFacts = ResponseFacts {
-    provider: NAME,
-    request_id: |_, body| api_id(body),
-    accepted,
-    error: |body| body,
-    code: |_| None,
-    message: |error| read_string(error, "error"),
-    category: |status, _, body| {
-        if status == 429 && api_id(body).is_none() { Category::Request } else { rejection_category(status) }
-    },
-};
-
-/// The body's `api_id`: Plivo's request id, and its sign that a 429 is its own.
-fn api_id(body: &Value) -> Option<&str> {
-    read_string(body, "api_id")
+/// What [`interpret`] reads of a response: no error code is documented, and a 429 is Plivo's
+/// only when its body carries an `api_id` (anything else may be a proxy).
+#[derive(Debug, Default)]
+struct Response<'a> {
+    /// Plivo's request id, and its sign that a 429 is its own.
+    api_id: Text<'a>,
+    /// Plivo reports no delivery status with it.
+    message_uuid: First<Text<'a>>,
+    error: Text<'a>,
 }
 
-/// The first of `message_uuid`; Plivo reports no delivery status with it.
-fn accepted(body: &Value) -> Option<Accepted> {
-    let id = body.get("message_uuid")?.get(0)?.as_str().filter(|id| !id.is_empty())?;
-    Some(Accepted { provider_id: id.to_owned(), delivery: Delivery::Queued })
+impl<'a> Shape<'a> for Response<'a> {
+    fn object<A: MapAccess<'a>>(map: A) -> Result<Self, A::Error> {
+        members(map, |response: &mut Self, key, map| {
+            match key {
+                "api_id" => response.api_id = value(map)?,
+                "message_uuid" => response.message_uuid = value(map)?,
+                "error" => response.error = value(map)?,
+                _ => skip_value(map)?,
+            }
+            Ok(())
+        })
+    }
+}
+
+impl<'a> ResponseBody<'a> for Response<'a> {
+    const PROVIDER: &'static str = NAME;
+
+    fn request_id<'s>(&'s self, _: &'s HeaderMap) -> Option<&'s str> {
+        self.api_id.non_empty()
+    }
+
+    /// The first of `message_uuid`.
+    fn accepted(&self) -> Option<Accepted> {
+        let id = self.message_uuid.0.non_empty()?;
+        Some(Accepted { provider_id: id.to_owned(), delivery: Delivery::Queued })
+    }
+
+    fn code(&self) -> Option<Cow<'_, str>> {
+        None
+    }
+
+    fn message(&self) -> Option<&str> {
+        self.error.non_empty()
+    }
+
+    fn category(&self, status: u16, _: Option<&str>) -> Category {
+        if status == 429 && self.api_id.non_empty().is_none() { Category::Request } else { rejection_category(status) }
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Bodies with missing, mistyped or repeated members classify as when they were read through
+    /// a `serde_json::Value`.
+    #[test]
+    fn odd_bodies_classify_as_before() {
+        let read = |status, body: &str| {
+            crate::http::summary(&interpret(status, &HeaderMap::new(), body.as_bytes(), SystemTime::UNIX_EPOCH))
+        };
+        let rows: &[(u16, &str, &str)] = &[
+            (202, r#"{"message_uuid":["u1","u2"],"api_id":"a1"}"#, "accepted u1 Queued"),
+            (
+                202,
+                r#"{"message_uuid":"u1","api_id":"a1"}"#,
+                r#"unknown MalformedResponse code=None message=None id=Some("a1")"#,
+            ),
+            (202, r#"{"message_uuid":[""],"api_id":""}"#, "unknown MalformedResponse code=None message=None id=None"),
+            (202, r#"{"message_uuid":[7,"u2"]}"#, "unknown MalformedResponse code=None message=None id=None"),
+            (202, r#"{"message_uuid":[],"message_uuid":["u3"]}"#, "accepted u3 Queued"),
+            (
+                429,
+                r#"{"api_id":"a2","error":"too many"}"#,
+                r#"rejected rate_limited code=None message=Some("too many") id=Some("a2")"#,
+            ),
+            (429, r#"{"api_id":"","error":"too many"}"#, "unknown UnexpectedStatus code=None message=None id=None"),
+            (429, r#"{"api_id":5}"#, "unknown UnexpectedStatus code=None message=None id=None"),
+            (
+                400,
+                r#"{"api_id":"a3","error":{"text":"x"}}"#,
+                r#"rejected request code=None message=None id=Some("a3")"#,
+            ),
+            (500, r#"{"api_id":"a4"}"#, r#"unknown ServerError code=None message=None id=Some("a4")"#),
+        ];
+        for (status, body, expected) in rows {
+            assert_eq!(read(*status, body), *expected, "{status} {body}");
+        }
+    }
 
     #[test]
     fn t159_rejection_category_by_status() {

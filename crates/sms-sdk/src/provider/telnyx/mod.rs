@@ -25,7 +25,7 @@ pub use self::webhook::TelnyxWebhook;
 pub(crate) use self::webhook::parse as parse_body;
 use crate::adapter::{Adapter, AdapterInfo, Outcome, SendContext, Support, SupportStatus};
 use crate::error::Error;
-use crate::http::{Body, Post, Transport, check_credential};
+use crate::http::{Authorization, Body, Post, Transport, check_credential};
 use crate::issue::{Field, Issue, IssueCode};
 use crate::message::{OutboundMessage, Sender, SenderKind};
 use crate::redact::Secret;
@@ -50,7 +50,7 @@ pub struct Telnyx {
     info: AdapterInfo,
     transport: Transport,
     messaging_profile_id: Option<String>,
-    authorization: Secret,
+    authorization: Authorization,
 }
 
 /// Builds a [`Telnyx`] adapter.
@@ -104,13 +104,13 @@ impl TelnyxBuilder {
             .support(Support { status: SupportStatus::Supported, notes: Vec::new() })
             .provider_options(&OPTIONS);
         info.default_from = self.from;
-        let transport = Transport::new(NAME, &self.base_url, vec![self.api_key.clone()])?;
+        let transport = Transport::new(NAME, &self.base_url, "/v2/messages", vec![self.api_key.clone()])?;
         info.endpoint = Some(transport.origin().to_owned());
         Ok(Telnyx {
             info,
             transport,
             messaging_profile_id: self.messaging_profile_id.filter(|id| !id.is_empty()),
-            authorization: Secret::new(format!("Bearer {}", self.api_key.expose())),
+            authorization: Authorization::new(Secret::new(format!("Bearer {}", self.api_key.expose()))),
         })
     }
 }
@@ -122,7 +122,7 @@ impl Adapter for Telnyx {
 
     async fn send(&self, message: &OutboundMessage, cx: &SendContext) -> Outcome {
         let body = Body::Json(request_body(message, self.messaging_profile_id.as_deref()));
-        let post = Post::new("/v2/messages", &self.authorization, body, cx, message);
+        let post = Post::new(&self.authorization, body, cx, message);
         self.transport.post(post, interpret).await
     }
 

@@ -2,12 +2,15 @@
 
 use std::time::SystemTime;
 
+use std::borrow::Cow;
+
 use http::HeaderMap;
-use serde_json::Value;
+use serde::de::MapAccess;
 
 use super::NAME;
 use crate::adapter::{Accepted, Category, Delivery, Outcome};
-use crate::http::{ResponseFacts, header_str, read_code, read_string};
+use crate::http::{ResponseBody, classify_response, header_str};
+use crate::lenient::{Code, First, Shape, Text, members, skip_value, value};
 
 /// The category of a Telnyx 4xx: by error code first, then by status.
 #[must_use]
@@ -39,26 +42,113 @@ pub fn delivery(status: Option<&str>) -> Delivery {
 /// Classifies a response to `POST /v2/messages`.
 #[must_use]
 pub fn interpret(status: u16, headers: &HeaderMap, body: &[u8], now: SystemTime) -> Outcome {
-    FACTS.interpret(status, headers, body, now)
+    classify_response::<Response<'_>>(status, headers, body, now)
 }
 
-/// Where Telnyx's responses say what [`interpret`] reads: the error is the first of `errors`.
-const FACTS: ResponseFacts = ResponseFacts {
-    provider: NAME,
-    request_id: |headers, _| header_str(headers, "x-request-id"),
-    accepted,
-    error: |body| body.get("errors").and_then(|e| e.get(0)).filter(|e| e.is_object()).unwrap_or(&Value::Null),
-    code: |error| read_code(error, "code"),
-    message: |error| read_string(error, "detail").or_else(|| read_string(error, "title")),
-    category: |status, code, _| rejection_category(status, code),
-};
+/// What [`interpret`] reads of a response: the message (`data`) or the first of `errors`.
+#[derive(Debug, Default)]
+struct Response<'a> {
+    data: Data<'a>,
+    errors: First<Problem<'a>>,
+}
 
-/// `data.id`, with the first recipient's status.
-fn accepted(body: &Value) -> Option<Accepted> {
-    let data = body.get("data").filter(|d| d.is_object())?;
-    let id = read_string(data, "id")?;
-    let status = data.get("to").and_then(|to| to.get(0)).and_then(|to| to.get("status")).and_then(Value::as_str);
-    Some(Accepted { provider_id: id.to_owned(), delivery: delivery(status) })
+/// The message resource: its id, and the first recipient's status.
+#[derive(Debug, Default)]
+struct Data<'a> {
+    id: Text<'a>,
+    to: First<Recipient<'a>>,
+}
+
+/// One recipient of the message.
+#[derive(Debug, Default)]
+struct Recipient<'a> {
+    status: Text<'a>,
+}
+
+/// One error.
+#[derive(Debug, Default)]
+struct Problem<'a> {
+    code: Code<'a>,
+    detail: Text<'a>,
+    title: Text<'a>,
+}
+
+impl<'a> Shape<'a> for Response<'a> {
+    fn object<A: MapAccess<'a>>(map: A) -> Result<Self, A::Error> {
+        members(map, |response: &mut Self, key, map| {
+            match key {
+                "data" => response.data = value(map)?,
+                "errors" => response.errors = value(map)?,
+                _ => skip_value(map)?,
+            }
+            Ok(())
+        })
+    }
+}
+
+impl<'a> Shape<'a> for Data<'a> {
+    fn object<A: MapAccess<'a>>(map: A) -> Result<Self, A::Error> {
+        members(map, |data: &mut Self, key, map| {
+            match key {
+                "id" => data.id = value(map)?,
+                "to" => data.to = value(map)?,
+                _ => skip_value(map)?,
+            }
+            Ok(())
+        })
+    }
+}
+
+impl<'a> Shape<'a> for Recipient<'a> {
+    fn object<A: MapAccess<'a>>(map: A) -> Result<Self, A::Error> {
+        members(map, |recipient: &mut Self, key, map| {
+            match key {
+                "status" => recipient.status = value(map)?,
+                _ => skip_value(map)?,
+            }
+            Ok(())
+        })
+    }
+}
+
+impl<'a> Shape<'a> for Problem<'a> {
+    fn object<A: MapAccess<'a>>(map: A) -> Result<Self, A::Error> {
+        members(map, |problem: &mut Self, key, map| {
+            match key {
+                "code" => problem.code = value(map)?,
+                "detail" => problem.detail = value(map)?,
+                "title" => problem.title = value(map)?,
+                _ => skip_value(map)?,
+            }
+            Ok(())
+        })
+    }
+}
+
+impl<'a> ResponseBody<'a> for Response<'a> {
+    const PROVIDER: &'static str = NAME;
+
+    fn request_id<'s>(&'s self, headers: &'s HeaderMap) -> Option<&'s str> {
+        header_str(headers, "x-request-id")
+    }
+
+    /// `data.id`, with the first recipient's status.
+    fn accepted(&self) -> Option<Accepted> {
+        let id = self.data.id.non_empty()?;
+        Some(Accepted { provider_id: id.to_owned(), delivery: delivery(self.data.to.0.status.0.as_deref()) })
+    }
+
+    fn code(&self) -> Option<Cow<'_, str>> {
+        self.errors.0.code.text()
+    }
+
+    fn message(&self) -> Option<&str> {
+        self.errors.0.detail.non_empty().or_else(|| self.errors.0.title.non_empty())
+    }
+
+    fn category(&self, status: u16, code: Option<&str>) -> Category {
+        rejection_category(status, code)
+    }
 }
 
 #[cfg(test)]
@@ -92,6 +182,52 @@ mod tests {
         ];
         for (status, code, category) in rows {
             assert_eq!(rejection_category(*status, *code), *category, "{status} {code:?}");
+        }
+    }
+
+    /// Bodies with missing, mistyped, repeated or nested members classify as when they were read
+    /// through a `serde_json::Value`.
+    #[test]
+    fn odd_bodies_classify_as_before() {
+        let read = |status, body: &str| {
+            crate::http::summary(&interpret(status, &HeaderMap::new(), body.as_bytes(), SystemTime::UNIX_EPOCH))
+        };
+        let malformed = "unknown MalformedResponse code=None message=None id=None";
+        let rejected = |category: &str, code: &str, message: &str| {
+            format!("rejected {category} code={code} message={message} id=None")
+        };
+        let rows: &[(u16, &str, &str)] = &[
+            (200, r#"{"data":{"id":"m1","to":[{"status":"sent"},{"status":"queued"}]}}"#, "accepted m1 Sent"),
+            (200, r#"{"data":{"id":"m1","to":{"status":"sent"}}}"#, "accepted m1 Unknown"),
+            (200, r#"{"data":{"id":"m1","to":["sent"]}}"#, "accepted m1 Unknown"),
+            (200, r#"{"data":{"id":"m1","to":[]}}"#, "accepted m1 Unknown"),
+            (200, r#"{"data":{"id":"","to":[]}}"#, malformed),
+            (200, r#"{"data":[{"id":"m1"}]}"#, malformed),
+            (200, r#"{"data":{"id":"m1"},"data":null}"#, malformed),
+            (200, r#"{"data":null,"data":{"id":"m2"}}"#, "accepted m2 Unknown"),
+            (200, r#"{"data":{"id":7}}"#, malformed),
+        ];
+        for (status, body, expected) in rows {
+            assert_eq!(read(*status, body), *expected, "{status} {body}");
+        }
+        let rows: &[(u16, &str, String)] = &[
+            (
+                400,
+                r#"{"errors":[{"code":"40300","title":"Blocked","detail":"STOP"},{"code":"10009"}]}"#,
+                rejected("compliance", r#"Some("40300")"#, r#"Some("STOP")"#),
+            ),
+            (
+                400,
+                r#"{"errors":[{"code":40310,"title":"Bad","detail":""}]}"#,
+                rejected("recipient", r#"Some("40310")"#, r#"Some("Bad")"#),
+            ),
+            (401, r#"{"errors":["10009"]}"#, rejected("auth", "None", "None")),
+            (401, r#"{"errors":{"code":"40300"}}"#, rejected("auth", "None", "None")),
+            (400, r#"{"errors":[]}"#, rejected("request", "None", "None")),
+            (400, r#"{"errors":[{"code":true,"detail":1,"title":"T"}]}"#, rejected("request", "None", r#"Some("T")"#)),
+        ];
+        for (status, body, expected) in rows {
+            assert_eq!(read(*status, body), *expected, "{status} {body}");
         }
     }
 

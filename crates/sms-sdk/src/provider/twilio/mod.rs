@@ -27,7 +27,7 @@ pub(crate) use self::webhook::parse as parse_fields;
 pub use self::webhook::{TwilioWebhook, signature};
 use crate::adapter::{Adapter, AdapterInfo, Outcome, SendContext, Support, SupportStatus};
 use crate::error::Error;
-use crate::http::{Body, Post, Transport, basic_auth, check_credential};
+use crate::http::{Authorization, Body, Post, Transport, basic_auth, check_credential};
 use crate::issue::{Field, Issue, IssueCode};
 use crate::message::{OutboundMessage, Sender, SenderKind};
 use crate::provider::is_prefixed_hex32;
@@ -52,8 +52,7 @@ pub mod __private {
 pub struct Twilio {
     info: AdapterInfo,
     transport: Transport,
-    path: String,
-    authorization: Secret,
+    authorization: Authorization,
 }
 
 /// Builds a [`Twilio`] adapter; [`TwilioBuilder::build`] checks the configuration.
@@ -132,14 +131,10 @@ impl TwilioBuilder {
             .support(Support { status: SupportStatus::Supported, notes: Vec::new() })
             .provider_options(&OPTIONS);
         info.default_from = self.from;
-        let transport = Transport::new(NAME, &self.base_url, secrets)?;
+        let path = format!("/2010-04-01/Accounts/{}/Messages.json", self.account_sid);
+        let transport = Transport::new(NAME, &self.base_url, &path, secrets)?;
         info.endpoint = Some(transport.origin().to_owned());
-        Ok(Twilio {
-            info,
-            transport,
-            path: format!("/2010-04-01/Accounts/{}/Messages.json", self.account_sid),
-            authorization,
-        })
+        Ok(Twilio { info, transport, authorization })
     }
 }
 
@@ -150,7 +145,7 @@ impl Adapter for Twilio {
 
     async fn send(&self, message: &OutboundMessage, cx: &SendContext) -> Outcome {
         let body = Body::Form(form_body(message));
-        let post = Post::new(&self.path, &self.authorization, body, cx, message);
+        let post = Post::new(&self.authorization, body, cx, message);
         self.transport.post(post, interpret).await
     }
 

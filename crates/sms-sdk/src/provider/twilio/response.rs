@@ -2,12 +2,15 @@
 
 use std::time::SystemTime;
 
+use std::borrow::Cow;
+
 use http::HeaderMap;
-use serde_json::Value;
+use serde::de::MapAccess;
 
 use super::NAME;
 use crate::adapter::{Accepted, Category, Delivery, Outcome};
-use crate::http::{ResponseFacts, header_str, read_code, read_string};
+use crate::http::{ResponseBody, classify_response, header_str};
+use crate::lenient::{Code, Shape, Text, members, skip_value, value};
 use crate::provider::is_prefixed_hex32;
 
 /// The category of a Twilio 4xx, from its status and error code (evaluated in this order).
@@ -41,27 +44,59 @@ pub fn delivery(status: Option<&str>) -> Delivery {
 /// `Retry-After`.
 #[must_use]
 pub fn interpret(status: u16, headers: &HeaderMap, body: &[u8], now: SystemTime) -> Outcome {
-    FACTS.interpret(status, headers, body, now)
+    classify_response::<Response<'_>>(status, headers, body, now)
 }
 
-/// Where Twilio's responses say what [`interpret`] reads.
-const FACTS: ResponseFacts = ResponseFacts {
-    provider: NAME,
-    request_id: |headers, _| header_str(headers, "twilio-request-id"),
-    accepted,
-    error: |body| body,
-    code: |error| read_code(error, "code"),
-    message: |error| read_string(error, "message"),
-    category: |status, code, _| rejection_category(status, code),
-};
+/// What [`interpret`] reads of a response: a message resource (`sid`, `status`) or an error
+/// (`code`, `message`).
+#[derive(Debug, Default)]
+struct Response<'a> {
+    sid: Text<'a>,
+    status: Text<'a>,
+    code: Code<'a>,
+    message: Text<'a>,
+}
 
-/// A message resource whose `sid` is `SM` or `MM` followed by 32 hex digits.
-fn accepted(body: &Value) -> Option<Accepted> {
-    let sid = body.get("sid")?.as_str()?;
-    (is_prefixed_hex32(sid, "SM") || is_prefixed_hex32(sid, "MM")).then(|| Accepted {
-        provider_id: sid.to_owned(),
-        delivery: delivery(body.get("status").and_then(Value::as_str)),
-    })
+impl<'a> Shape<'a> for Response<'a> {
+    fn object<A: MapAccess<'a>>(map: A) -> Result<Self, A::Error> {
+        members(map, |response: &mut Self, key, map| {
+            match key {
+                "sid" => response.sid = value(map)?,
+                "status" => response.status = value(map)?,
+                "code" => response.code = value(map)?,
+                "message" => response.message = value(map)?,
+                _ => skip_value(map)?,
+            }
+            Ok(())
+        })
+    }
+}
+
+impl<'a> ResponseBody<'a> for Response<'a> {
+    const PROVIDER: &'static str = NAME;
+
+    fn request_id<'s>(&'s self, headers: &'s HeaderMap) -> Option<&'s str> {
+        header_str(headers, "twilio-request-id")
+    }
+
+    /// A message resource whose `sid` is `SM` or `MM` followed by 32 hex digits.
+    fn accepted(&self) -> Option<Accepted> {
+        let sid = self.sid.0.as_deref()?;
+        (is_prefixed_hex32(sid, "SM") || is_prefixed_hex32(sid, "MM"))
+            .then(|| Accepted { provider_id: sid.to_owned(), delivery: delivery(self.status.0.as_deref()) })
+    }
+
+    fn code(&self) -> Option<Cow<'_, str>> {
+        self.code.text()
+    }
+
+    fn message(&self) -> Option<&str> {
+        self.message.non_empty()
+    }
+
+    fn category(&self, status: u16, code: Option<&str>) -> Category {
+        rejection_category(status, code)
+    }
 }
 
 #[cfg(test)]
@@ -93,6 +128,80 @@ mod tests {
         ];
         for (status, code, category) in rows {
             assert_eq!(rejection_category(*status, *code), *category, "{status} {code:?}");
+        }
+    }
+
+    /// Bodies with missing, mistyped, repeated, escaped or deeply nested members classify as
+    /// when they were read through a `serde_json::Value`.
+    #[test]
+    fn odd_bodies_classify_as_before() {
+        let sid = "SM0123456789abcdef0123456789abcdef";
+        let read = |status, body: &str| {
+            let mut headers = HeaderMap::new();
+            headers.insert("twilio-request-id", http::HeaderValue::from_static("RQ1"));
+            crate::http::summary(&interpret(status, &headers, body.as_bytes(), SystemTime::UNIX_EPOCH))
+        };
+        let accepted = |delivery: &str| format!("accepted {sid} {delivery}");
+        let malformed = r#"unknown MalformedResponse code=None message=None id=Some("RQ1")"#;
+        let deep = format!(r#"{{"sid":"{sid}","x":{}{}}}"#, "[".repeat(200), "]".repeat(200));
+        let rows: Vec<(u16, String, String)> = vec![
+            (201, format!(r#"{{"sid":"{sid}","status":"sent"}}"#), accepted("Sent")),
+            (201, format!(r#"{{"sid":"{sid}","status":7}}"#), accepted("Unknown")),
+            (201, format!(r#"{{"sid":"{sid}"}}"#), accepted("Unknown")),
+            (201, format!(r#"{{"sid":"x","sid":"{sid}"}}"#), accepted("Unknown")),
+            (201, format!(r#"{{"sid":"{sid}","sid":5}}"#), malformed.to_owned()),
+            (201, format!(r#"{{"s\u0069d":"S\u004d{}"}}"#, sid.trim_start_matches("SM")), accepted("Unknown")),
+            (
+                201,
+                format!(r#"{{"sid":"{}","status":"queued"}}"#, sid.to_uppercase().replace("SM", "MM")),
+                format!("accepted {} Queued", sid.to_uppercase().replace("SM", "MM")),
+            ),
+            (201, format!(r#"{{"sid":"{sid}"}}x"#), malformed.to_owned()),
+            (201, deep, malformed.to_owned()),
+            (201, r#"{"sid":["SM0123456789abcdef0123456789abcdef"]}"#.to_owned(), malformed.to_owned()),
+            (
+                400,
+                r#"{"code":21211,"message":"Invalid 'To'"}"#.to_owned(),
+                r#"rejected recipient code=Some("21211") message=Some("Invalid 'To'") id=Some("RQ1")"#.to_owned(),
+            ),
+            (
+                400,
+                r#"{"code":"21211","message":""}"#.to_owned(),
+                r#"rejected recipient code=Some("21211") message=None id=Some("RQ1")"#.to_owned(),
+            ),
+            (
+                400,
+                r#"{"code":21211.0,"message":5}"#.to_owned(),
+                r#"rejected request code=Some("21211.0") message=None id=Some("RQ1")"#.to_owned(),
+            ),
+            (
+                400,
+                r#"{"code":null,"code":21610}"#.to_owned(),
+                r#"rejected compliance code=Some("21610") message=None id=Some("RQ1")"#.to_owned(),
+            ),
+            (
+                400,
+                r#"{"code":21610,"code":null}"#.to_owned(),
+                r#"rejected request code=None message=None id=Some("RQ1")"#.to_owned(),
+            ),
+            (
+                400,
+                "<html>Bad Request</html>".to_owned(),
+                r#"rejected request code=None message=None id=Some("RQ1")"#.to_owned(),
+            ),
+            (
+                401,
+                r#"{"code":[20003]}"#.to_owned(),
+                r#"rejected auth code=None message=None id=Some("RQ1")"#.to_owned(),
+            ),
+            (
+                503,
+                r#"{"code":20003,"message":"down"}"#.to_owned(),
+                r#"unknown ServerError code=None message=None id=Some("RQ1")"#.to_owned(),
+            ),
+        ];
+        for (status, body, expected) in rows {
+            assert_eq!(read(status, &body), expected, "{status} {body}");
         }
     }
 

@@ -33,7 +33,7 @@ pub(crate) use self::webhook::parse as parse_body;
 pub use self::webhook::{VonageWebhook, sign_jwt};
 use crate::adapter::{Adapter, AdapterInfo, Category, Outcome, SendContext, Support, SupportStatus};
 use crate::error::{Error, ProviderError};
-use crate::http::{Body, Post, Transport, basic_auth, check_credential};
+use crate::http::{Authorization, Body, Post, Transport, basic_auth, check_credential};
 use crate::issue::{Field, Issue, IssueCode};
 use crate::message::{OutboundMessage, Sender};
 use crate::redact::Secret;
@@ -89,7 +89,7 @@ pub struct Vonage {
 
 #[derive(Clone)]
 enum Auth {
-    Basic(Secret),
+    Basic(Authorization),
     /// An application id and its RSA key (checked when the adapter was built).
     Application {
         id: String,
@@ -178,7 +178,7 @@ impl VonageBuilder {
             .provider_options(&OPTIONS);
         info.default_from = self.from;
         let base_url = self.base_url.as_deref().unwrap_or(self.region.base_url());
-        let transport = Transport::new(NAME, base_url, secrets)?;
+        let transport = Transport::new(NAME, base_url, "/v1/messages", secrets)?;
         info.endpoint = Some(transport.origin().to_owned());
         Ok(Vonage { info, transport, auth })
     }
@@ -236,18 +236,20 @@ impl Adapter for Vonage {
     }
 
     async fn send(&self, message: &OutboundMessage, cx: &SendContext) -> Outcome {
+        let signed;
         let authorization = match &self.auth {
-            Auth::Basic(header) => header.clone(),
+            Auth::Basic(header) => header,
             Auth::Application { id, key } => {
                 let jti = crate::random::uuid_v4().to_string();
                 match application_jwt(id, key, SystemTime::now(), &jti) {
-                    Some(jwt) => Secret::new(format!("Bearer {jwt}")),
+                    Some(jwt) => signed = Authorization::new(Secret::new(format!("Bearer {jwt}"))),
                     None => return Outcome::rejected(Category::Auth, ProviderError::new(NAME).message(SIGNING_FAILED)),
                 }
+                &signed
             }
         };
         let body = Body::Json(request_body(message));
-        let post = Post::new("/v1/messages", &authorization, body, cx, message);
+        let post = Post::new(authorization, body, cx, message);
         self.transport.post(post, interpret).await
     }
 

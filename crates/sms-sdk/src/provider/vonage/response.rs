@@ -2,23 +2,26 @@
 
 use std::time::SystemTime;
 
+use std::borrow::Cow;
+
 use http::HeaderMap;
-use serde_json::Value;
+use serde::de::MapAccess;
 
 use super::NAME;
 use crate::adapter::{Accepted, Category, Delivery, Outcome};
-use crate::http::{ResponseFacts, header_str, read_code, read_string};
+use crate::http::{ResponseBody, classify_response, header_str};
+use crate::lenient::{Code, Shape, Text, members, skip_value, value};
 
-/// The error code of a problem body: the `type` URL's `#<digits>` or `#throttled` fragment, else
-/// an all-digit `title`.
+/// The error code of a problem body: the fragment of its `type` URL when it is `#<digits>` or
+/// `#throttled`, else its `title` (as text: a number in decimal) when that is all digits.
 #[must_use]
-pub fn error_code(problem: &Value) -> Option<String> {
-    if let Some((_, fragment)) = problem.get("type").and_then(Value::as_str).and_then(|t| t.rsplit_once('#'))
+pub fn error_code<'a>(kind: Option<&'a str>, title: Option<Cow<'a, str>>) -> Option<Cow<'a, str>> {
+    if let Some((_, fragment)) = kind.and_then(|t| t.rsplit_once('#'))
         && (fragment == "throttled" || (!fragment.is_empty() && fragment.bytes().all(|b| b.is_ascii_digit())))
     {
-        return Some(fragment.to_owned());
+        return Some(Cow::Borrowed(fragment));
     }
-    read_code(problem, "title").filter(|t| t.bytes().all(|b| b.is_ascii_digit()))
+    title.filter(|t| t.bytes().all(|b| b.is_ascii_digit()))
 }
 
 /// The category of a Vonage 4xx: by code first, then by status.
@@ -39,27 +42,61 @@ pub fn rejection_category(status: u16, code: Option<&str>) -> Category {
 /// Classifies a response to `POST /v1/messages`.
 #[must_use]
 pub fn interpret(status: u16, headers: &HeaderMap, body: &[u8], now: SystemTime) -> Outcome {
-    FACTS.interpret(status, headers, body, now)
+    classify_response::<Response<'_>>(status, headers, body, now)
 }
 
-/// Where Vonage's responses say what [`interpret`] reads: RFC 7807 problem details.
-const FACTS: ResponseFacts = ResponseFacts {
-    provider: NAME,
-    request_id: |headers, _| header_str(headers, "x-request-id"),
-    accepted: |body| {
-        let id = read_string(body, "message_uuid")?;
+/// What [`interpret`] reads of a response: the message id, or RFC 7807 problem details.
+#[derive(Debug, Default)]
+struct Response<'a> {
+    message_uuid: Text<'a>,
+    kind: Text<'a>,
+    title: Code<'a>,
+    detail: Text<'a>,
+}
+
+impl<'a> Shape<'a> for Response<'a> {
+    fn object<A: MapAccess<'a>>(map: A) -> Result<Self, A::Error> {
+        members(map, |response: &mut Self, key, map| {
+            match key {
+                "message_uuid" => response.message_uuid = value(map)?,
+                "type" => response.kind = value(map)?,
+                "title" => response.title = value(map)?,
+                "detail" => response.detail = value(map)?,
+                _ => skip_value(map)?,
+            }
+            Ok(())
+        })
+    }
+}
+
+impl<'a> ResponseBody<'a> for Response<'a> {
+    const PROVIDER: &'static str = NAME;
+
+    fn request_id<'s>(&'s self, headers: &'s HeaderMap) -> Option<&'s str> {
+        header_str(headers, "x-request-id")
+    }
+
+    fn accepted(&self) -> Option<Accepted> {
+        let id = self.message_uuid.non_empty()?;
         Some(Accepted { provider_id: id.to_owned(), delivery: Delivery::Queued })
-    },
-    error: |body| body,
-    code: error_code,
-    message: |error| read_string(error, "detail").or_else(|| read_string(error, "title")),
-    category: |status, code, _| rejection_category(status, code),
-};
+    }
+
+    fn code(&self) -> Option<Cow<'_, str>> {
+        error_code(self.kind.0.as_deref(), self.title.text())
+    }
+
+    /// `detail`, else a string `title`.
+    fn message(&self) -> Option<&str> {
+        self.detail.non_empty().or_else(|| self.title.non_empty_text())
+    }
+
+    fn category(&self, status: u16, code: Option<&str>) -> Category {
+        rejection_category(status, code)
+    }
+}
 
 #[cfg(test)]
 mod tests {
-    use serde_json::json;
-
     use super::*;
 
     #[test]
@@ -84,18 +121,64 @@ mod tests {
         }
     }
 
+    /// Bodies with missing, mistyped or repeated members classify as when they were read through
+    /// a `serde_json::Value`.
+    #[test]
+    fn odd_bodies_classify_as_before() {
+        let read = |status, body: &str| {
+            crate::http::summary(&interpret(status, &HeaderMap::new(), body.as_bytes(), SystemTime::UNIX_EPOCH))
+        };
+        let rows: &[(u16, &str, &str)] = &[
+            (202, r#"{"message_uuid":"u1"}"#, "accepted u1 Queued"),
+            (202, r#"{"message_uuid":["u1"]}"#, "unknown MalformedResponse code=None message=None id=None"),
+            (202, r#"{"message_uuid":""}"#, "unknown MalformedResponse code=None message=None id=None"),
+            (
+                422,
+                r#"{"type":"https://developer.vonage.com/api-errors/messages#1420","title":"Invalid sender","detail":"d"}"#,
+                r#"rejected sender code=Some("1420") message=Some("d") id=None"#,
+            ),
+            (
+                422,
+                r#"{"type":"x#low-balance","title":1160}"#,
+                r#"rejected account code=Some("1160") message=None id=None"#,
+            ),
+            (
+                422,
+                r#"{"type":7,"title":"1430","detail":""}"#,
+                r#"rejected recipient code=Some("1430") message=Some("1430") id=None"#,
+            ),
+            (422, r#"{"title":-5}"#, "rejected request code=None message=None id=None"),
+            (
+                429,
+                r#"{"type":"https://x#throttled"}"#,
+                r#"rejected rate_limited code=Some("throttled") message=None id=None"#,
+            ),
+            (
+                429,
+                r#"{"type":"https://x#1000","type":null}"#,
+                "unknown UnexpectedStatus code=None message=None id=None",
+            ),
+            (
+                401,
+                r#"{"title":"Unauthorized","detail":{"x":1}}"#,
+                r#"rejected auth code=None message=Some("Unauthorized") id=None"#,
+            ),
+        ];
+        for (status, body, expected) in rows {
+            assert_eq!(read(*status, body), *expected, "{status} {body}");
+        }
+    }
+
     #[test]
     fn error_codes_come_from_the_type_fragment_or_a_numeric_title() {
-        assert_eq!(
-            error_code(&json!({"type": "https://developer.vonage.com/api-errors/messages#1430"})).as_deref(),
-            Some("1430")
-        );
-        assert_eq!(
-            error_code(&json!({"type": "https://developer.vonage.com/api-errors#throttled"})).as_deref(),
-            Some("throttled")
-        );
-        assert_eq!(error_code(&json!({"type": "https://developer.vonage.com/api-errors#low-balance"})), None);
-        assert_eq!(error_code(&json!({"title": "1420"})).as_deref(), Some("1420"));
-        assert_eq!(error_code(&json!({"title": "Invalid sender"})), None);
+        fn code(kind: Option<&'static str>, title: Option<&'static str>) -> Option<Cow<'static, str>> {
+            error_code(kind, title.map(Cow::Borrowed))
+        }
+        assert_eq!(code(Some("https://developer.vonage.com/api-errors/messages#1430"), None).as_deref(), Some("1430"));
+        assert_eq!(code(Some("https://developer.vonage.com/api-errors#throttled"), None).as_deref(), Some("throttled"));
+        assert_eq!(code(Some("https://developer.vonage.com/api-errors#low-balance"), None), None);
+        assert_eq!(code(Some("https://x#"), Some("1420")).as_deref(), Some("1420"));
+        assert_eq!(code(None, Some("1420")).as_deref(), Some("1420"));
+        assert_eq!(code(None, Some("Invalid sender")), None);
     }
 }
