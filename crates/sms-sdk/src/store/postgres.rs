@@ -29,6 +29,8 @@
 //! BIGINT NOT NULL, expires_at BIGINT NOT NULL` (epoch milliseconds). `first_seen` is one
 //! `INSERT … ON CONFLICT (key) DO UPDATE … WHERE expires_at <= now RETURNING key`.
 
+mod reference;
+
 use std::str::FromStr;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
@@ -190,7 +192,10 @@ impl PostgresStoreBuilder {
         // Concurrent CREATE TABLE IF NOT EXISTS can fail on the catalog's unique index: serialize
         // it. The batch is one implicit transaction, which holds the lock until it ends.
         let schema =
-            format!("SELECT pg_advisory_xact_lock(7325901); {}; {}", store.sql.create, store.sql.dedupe_create);
+            format!(
+                "SELECT pg_advisory_xact_lock(7325901); {}; {}; {}",
+                store.sql.create, store.sql.dedupe_create, store.sql.reference_create
+            );
         store.run("creating the tables", async move |c| Ok(c.batch_execute(&schema).await?)).await?;
         Ok(store)
     }
@@ -268,6 +273,9 @@ impl IdempotencyStore for PostgresStore {
             let written = c.execute(&self.sql.finalize, &values).await?;
             Ok(if written == 1 { Finalized::Written } else { Finalized::NotOwner })
         }))
+    }
+    fn references(&self) -> Option<&dyn crate::store::ReferenceIndex> {
+        Some(self)
     }
 }
 

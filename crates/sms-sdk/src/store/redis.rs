@@ -63,6 +63,7 @@ use crate::redact::redact_url_userinfo;
 use crate::store::DedupeStore;
 
 mod list;
+mod reference;
 
 /// Where idempotency records live under the prefix.
 const RECORD_NAMESPACE: &str = "idempotency:";
@@ -319,6 +320,10 @@ impl IdempotencyStore for RedisStore {
             let written: i64 = self.run("finalize", invocation.invoke_async(&mut self.connection.clone())).await?;
             Ok(if written == 1 { Finalized::Written } else { Finalized::NotOwner })
         })
+    }
+
+    fn references(&self) -> Option<&dyn crate::store::ReferenceIndex> {
+        Some(self)
     }
 }
 
