@@ -17,6 +17,8 @@
 // Shared by the four provider features: a build with only some of them leaves some helpers unused.
 #![cfg_attr(not(all(feature = "twilio", feature = "telnyx", feature = "plivo", feature = "vonage")), allow(dead_code))]
 
+mod get;
+
 use std::fmt;
 use std::sync::Arc;
 

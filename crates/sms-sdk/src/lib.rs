@@ -14,6 +14,7 @@ pub mod hooks;
 #[cfg(feature = "__http")]
 mod http;
 mod issue;
+pub mod lookup;
 pub mod message;
 pub mod metrics;
 pub mod options;
