@@ -320,18 +320,25 @@ fn reconcile_command_finds_the_created_message_and_apply_settles_it() {
     assert_eq!(entry["messages"][0]["matches"], true);
     assert_eq!(entry["resolved"], false);
 
-    // A message to the same number with another text does not match.
-    let other_key = unique("cli-other");
-    let other = ["send", "--to", DROPPED, "--body", "Another text", "--idempotency-key", &other_key, "--store", &store];
-    assert_eq!(command(&other, &env).0, 3);
+    // Two more keys whose messages have the same recipient and text: each sees two matching
+    // messages, which --apply leaves to the operator.
+    let twins = [unique("cli-twin-a"), unique("cli-twin-b")];
+    for twin in &twins {
+        let other = ["send", "--to", DROPPED, "--body", "Same text", "--idempotency-key", twin, "--store", &store];
+        assert_eq!(command(&other, &env).0, 3);
+    }
 
     // --apply settles exactly the key whose message matched once, and never sends.
     let before = background.emulator().messages().len();
     let mut apply = look.to_vec();
-    apply.push("--apply");
+    apply.extend(["--apply", "--json"]);
     let (code, out, err) = command(&apply, &env);
-    assert_eq!(code, 3, "the other key still has two candidates: {out}{err}");
-    assert!(out.contains("resolved: accepted"), "{out}");
+    assert_eq!(code, 3, "the twins are left: {out}{err}");
+    let json: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let resolved = |k: &str| json["keys"].as_array().unwrap().iter().find(|e| e["key"] == k).unwrap()["resolved"].clone();
+    assert_eq!(resolved(&key), true, "{out}");
+    assert_eq!((resolved(&twins[0]), resolved(&twins[1])), (false.into(), false.into()), "{out}");
+    assert_eq!(json["unresolved"], 2, "{out}");
     assert_eq!(background.emulator().messages().len(), before, "reconcile sent something");
     let (code, out, _) = command(&["idempotency", "show", &key, "--store", &store], &env);
     assert_eq!(code, 0);
