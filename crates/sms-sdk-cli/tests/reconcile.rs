@@ -224,6 +224,86 @@ async fn reconcile_twilio_status_webhook_settles_unknown_redis() {
     settles_through_the_emulator(Provider::Twilio, &server_url("SMS_SDK_TEST_REDIS_URL")).await;
 }
 
+/// The axum integration feeds the reconciler itself: the emulator's webhooks posted to a real
+/// `Verified<TwilioWebhook>` route settle the key; a forged one is refused (401) and changes
+/// nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reconcile_through_the_axum_integration() {
+    use axum::Extension;
+    use axum::extract::FromRef;
+    use sms_sdk::webhook::axum::Verified;
+
+    #[derive(Clone, FromRef)]
+    struct Hooks {
+        twilio: TwilioWebhook,
+    }
+
+    async fn handle(Verified(_event, ..): Verified<TwilioWebhook>) -> StatusCode {
+        StatusCode::NO_CONTENT
+    }
+
+    let store = store::open(&sqlite_url()).await.unwrap();
+    let hooks = Hooks { twilio: TwilioWebhook::new(credentials::TWILIO_AUTH_TOKEN).unwrap() };
+    let app: Router = Router::new()
+        .route("/status", post(handle))
+        .layer(Extension(Reconciler::new(Arc::clone(&store))))
+        .with_state(hooks);
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    tokio::spawn(async move { sms_sdk::webhook::axum::serve(listener, app).await });
+
+    let emulator = Emulator::builder().status_delay(Duration::from_millis(20)).start().await.unwrap();
+    let client = Provider::Twilio.client(&emulator, Arc::clone(&store));
+    let key = unique("axum");
+    let message = Message::new(DROPPED, "Hello").idempotency_key(&key).webhook_url(format!("{base}/status"));
+    assert!(client.send(&message).await.is_err());
+    // A second unknown key whose webhooks go elsewhere: only a forgery could reach the route.
+    let lonely = unique("axum-lonely");
+    let elsewhere = Message::new(DROPPED, "Hello").idempotency_key(&lonely).webhook_url(format!("{base}/nowhere"));
+    assert!(client.send(&elsewhere).await.is_err());
+
+    let reference = sms_sdk::correlation::reference(&CorrelationSecret::new(SECRET).unwrap(), &lonely);
+    let forged = reqwest_free_post(
+        &format!("{base}/status?{REFERENCE_PARAM}={reference}"),
+        "MessageSid=SM0123456789abcdef0123456789abcdef&MessageStatus=delivered&To=%2B15005559007",
+    )
+    .await;
+    assert_eq!(forged, 401);
+    assert_eq!(store.get(&lonely).await.unwrap().map(|r| r.state()), Some(KeyState::Unknown));
+
+    let mut state = None;
+    for _ in 0..200 {
+        state = store.get(&key).await.unwrap().map(|r| r.state());
+        if state == Some(KeyState::Accepted) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    assert_eq!(state, Some(KeyState::Accepted), "the integration did not settle the key");
+    let before = emulator.messages().len();
+    assert!(client.send(&message).await.unwrap().replayed);
+    assert_eq!(emulator.messages().len(), before);
+    assert_eq!(store.get(&lonely).await.unwrap().map(|r| r.state()), Some(KeyState::Unknown));
+    emulator.shutdown().await;
+}
+
+/// POSTs a form with a made-up Twilio signature over plain HTTP/1.1; returns the status.
+async fn reqwest_free_post(url: &str, form: &str) -> u16 {
+    use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+    let rest = url.strip_prefix("http://").unwrap();
+    let (host, path) = rest.split_at(rest.find('/').unwrap());
+    let mut stream = tokio::net::TcpStream::connect(host).await.unwrap();
+    let request = format!(
+        "POST {path} HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/x-www-form-urlencoded\r\n\
+         X-Twilio-Signature: AAAAAAAAAAAAAAAAAAAAAAAAAAA=\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{form}",
+        form.len()
+    );
+    stream.write_all(request.as_bytes()).await.unwrap();
+    let mut answer = String::new();
+    stream.read_to_string(&mut answer).await.unwrap();
+    answer.split(' ').nth(1).and_then(|code| code.parse().ok()).unwrap_or(0)
+}
+
 /// Without a correlation secret nothing is attached: the callback URL is the caller's own.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn reconcile_without_a_secret_attaches_no_reference() {

@@ -14,6 +14,7 @@ use http::{Request, StatusCode, header};
 use http_body::Body;
 
 use super::{SmsEvent, WebhookError, WebhookRequest, WebhookVerifier};
+use crate::reconcile::Reconciler;
 
 /// How long the layer and the extractor wait by default for a request's whole body: 30 s.
 pub const DEFAULT_BODY_READ_TIMEOUT: Duration = Duration::from_secs(30);
@@ -95,6 +96,23 @@ where
         // Cancelled: the runtime is shutting down and nobody is left to answer; refuse.
         Err(_) => Err(WebhookError::BodyUnreadable { provider }),
     }
+}
+
+/// Feeds a verified status event to `reconciler` (see [`crate::reconcile`]), as received at its
+/// URL (query included): a key whose outcome was unknown is settled before the handler runs. A
+/// store failure is logged and the request goes on to the handler; the event can still be fed
+/// again on a redelivery, and `idempotency reconcile` remains.
+pub(crate) async fn reconcile(reconciler: Option<&Reconciler>, received: &Received) {
+    let Some(reconciler) = reconciler else { return };
+    if let Err(error) = reconciler.observe(&received.event, &received_url(&received.parts)).await {
+        tracing::warn!(%error, provider = received.event.provider, "reconciling a status webhook failed");
+    }
+}
+
+/// The reconciler a request carries as an extension (for the axum extractor: add it with
+/// `axum::Extension(reconciler)`).
+pub(crate) fn reconciler_of<B>(request: &Request<B>) -> Option<Reconciler> {
+    request.extensions().get::<Reconciler>().cloned()
 }
 
 /// The URL a request was received at: `{scheme}://{authority}{path and query}`, with the scheme

@@ -63,7 +63,8 @@ use http::{HeaderValue, Request, Response, header};
 use http_body::{Body, Frame, SizeHint};
 
 pub use super::receive::{BodyReadTimeout, DEFAULT_BODY_READ_TIMEOUT, INLINE_VERIFY_LIMIT};
-use super::receive::{Received, read_timeout, receive, status};
+use super::receive::{Received, read_timeout, receive, reconcile, reconciler_of, status};
+use crate::reconcile::Reconciler;
 use super::{WebhookError, WebhookVerifier};
 
 /// A [`Layer`] that verifies webhooks with `V` before the inner service sees them (see the
@@ -75,6 +76,7 @@ use super::{WebhookError, WebhookVerifier};
 pub struct VerifyLayer<V> {
     verifier: Arc<V>,
     body_read_timeout: Option<Duration>,
+    reconciler: Option<Reconciler>,
 }
 
 impl<V: WebhookVerifier> VerifyLayer<V> {
@@ -82,7 +84,16 @@ impl<V: WebhookVerifier> VerifyLayer<V> {
     /// ([`body_limit`](WebhookVerifier::body_limit): `max_body_bytes` on the provider verifiers,
     /// [`DEFAULT_MAX_BODY`](super::DEFAULT_MAX_BODY) unless set).
     pub fn new(verifier: V) -> Self {
-        Self { verifier: Arc::new(verifier), body_read_timeout: None }
+        Self { verifier: Arc::new(verifier), body_read_timeout: None, reconciler: None }
+    }
+
+    /// Feeds every verified status event to `reconciler` before the inner service runs, so a
+    /// send whose outcome was unknown is settled from its status webhook (see
+    /// [`crate::reconcile`]). A store failure there is logged and the request goes on. Without
+    /// it, a [`Reconciler`] request extension is used when there is one.
+    pub fn reconciler(mut self, reconciler: Reconciler) -> Self {
+        self.reconciler = Some(reconciler);
+        self
     }
 
     /// How long a client has to send a request's whole body; past it, the request is refused
@@ -96,7 +107,11 @@ impl<V: WebhookVerifier> VerifyLayer<V> {
 
 impl<V> Clone for VerifyLayer<V> {
     fn clone(&self) -> Self {
-        Self { verifier: Arc::clone(&self.verifier), body_read_timeout: self.body_read_timeout }
+        Self {
+            verifier: Arc::clone(&self.verifier),
+            body_read_timeout: self.body_read_timeout,
+            reconciler: self.reconciler.clone(),
+        }
     }
 }
 
@@ -105,6 +120,7 @@ impl<V: WebhookVerifier> fmt::Debug for VerifyLayer<V> {
         f.debug_struct("VerifyLayer")
             .field("provider", &self.verifier.provider())
             .field("body_read_timeout", &self.body_read_timeout)
+            .field("reconciler", &self.reconciler.is_some())
             .finish_non_exhaustive()
     }
 }
@@ -159,9 +175,12 @@ where
         let mut inner = std::mem::replace(&mut self.inner, clone);
         let verifier = Arc::clone(&self.layer.verifier);
         let timeout = read_timeout(&request, self.layer.body_read_timeout);
+        let reconciler = self.layer.reconciler.clone().or_else(|| reconciler_of(&request));
         ResponseFuture(Box::pin(async move {
             match receive(verifier, request, timeout).await {
-                Ok(Received { event, mut parts, body }) => {
+                Ok(received) => {
+                    reconcile(reconciler.as_ref(), &received).await;
+                    let Received { event, mut parts, body } = received;
                     parts.extensions.insert(event);
                     let request = Request::from_parts(parts, VerifiedBody::new(body));
                     let response = inner.call(request).await?;
