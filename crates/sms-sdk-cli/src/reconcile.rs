@@ -82,7 +82,9 @@ fn resolve_command(key: &str, provider: &str, provider_id: &str, store: Option<&
 /// `text` quoted for a POSIX shell when it needs it.
 fn quote(text: &str) -> String {
     let plain = !text.is_empty()
-        && text.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b':' | b'/' | b'@' | b'+'));
+        && text
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b':' | b'/' | b'@' | b'+'));
     if plain { text.to_owned() } else { format!("'{}'", text.replace('\'', r"'\''")) }
 }
 
@@ -95,7 +97,7 @@ fn known_ids(record: &Record) -> Vec<(String, String)> {
         .iter()
         .filter_map(|attempt| match &attempt.outcome {
             AttemptOutcome::Accepted { provider_id, .. } => Some((attempt.provider.clone(), provider_id.clone())),
-            _ => None,
+            AttemptOutcome::Rejected { .. } | AttemptOutcome::Unknown { .. } => None,
         })
         .collect()
 }
@@ -112,8 +114,16 @@ fn tried(record: &Record) -> Vec<String> {
     providers
 }
 
+/// A configured provider's lookup, by name.
+type NamedLookup = (&'static str, Box<dyn Lookup>);
+
 /// Whether `found` is the message of a key with `fingerprint`, sent to `to` inside the window.
-fn matches(found: &FoundMessage, fingerprint: &Fingerprint, to: Option<&str>, window: (OffsetDateTime, OffsetDateTime)) -> bool {
+fn matches(
+    found: &FoundMessage,
+    fingerprint: &Fingerprint,
+    to: Option<&str>,
+    window: (OffsetDateTime, OffsetDateTime),
+) -> bool {
     let Some(to) = to.filter(|to| found.to.as_deref() == Some(*to)) else { return false };
     if found.created_at.is_some_and(|at| at < window.0 || at > window.1) {
         return false;
@@ -128,7 +138,7 @@ fn matches(found: &FoundMessage, fingerprint: &Fingerprint, to: Option<&str>, wi
 }
 
 /// The lookup adapters of the configured providers, by name.
-fn lookups(env: &Env) -> Result<Vec<(&'static str, Box<dyn Lookup>)>, String> {
+fn lookups(env: &Env) -> Result<Vec<NamedLookup>, String> {
     let mut found = Vec::new();
     for provider in crate::config::PROVIDERS {
         if !crate::config::is_mentioned(env, provider) {
@@ -145,7 +155,7 @@ fn lookups(env: &Env) -> Result<Vec<(&'static str, Box<dyn Lookup>)>, String> {
 async fn examine(
     (key, record): &(String, Record),
     args: &ReconcileArgs,
-    lookups: &[(&'static str, Box<dyn Lookup>)],
+    lookups: &[NamedLookup],
     window: (OffsetDateTime, OffsetDateTime),
 ) -> Finding {
     let mut finding = Finding {
@@ -159,10 +169,8 @@ async fn examine(
         resolved: false,
     };
     let tried = tried(record);
-    let candidates: Vec<&(&'static str, Box<dyn Lookup>)> = lookups
-        .iter()
-        .filter(|(name, _)| tried.is_empty() || tried.iter().any(|t| t == name))
-        .collect();
+    let candidates: Vec<&(&'static str, Box<dyn Lookup>)> =
+        lookups.iter().filter(|(name, _)| tried.is_empty() || tried.iter().any(|t| t == name)).collect();
     if candidates.is_empty() {
         finding.reason = Some("no configured provider to look it up with".into());
         return finding;
@@ -170,27 +178,24 @@ async fn examine(
     let ids = known_ids(record);
     let mut reasons = Vec::new();
     for (name, lookup) in candidates {
-        let outcome = match ids.iter().find(|(p, _)| p == name) {
-            Some((_, id)) => lookup.fetch(id, LOOKUP_TIMEOUT).await,
-            None => match args.to.as_deref() {
-                Some(to) => lookup.list_to(to, window.0, LOOKUP_TIMEOUT).await,
-                None => {
-                    reasons.push(format!("{name}: no provider id is known; give --to to list by recipient"));
-                    continue;
-                }
-            },
+        let known = ids.iter().find(|(p, _)| p == name).map(|(_, id)| id);
+        let outcome = if let Some(id) = known {
+            lookup.fetch(id, LOOKUP_TIMEOUT).await
+        } else if let Some(to) = args.to.as_deref() {
+            lookup.list_to(to, window.0, LOOKUP_TIMEOUT).await
+        } else {
+            reasons.push(format!("{name}: no provider id is known; give --to to list by recipient"));
+            continue;
         };
         finding.provider = Some(name);
         match outcome {
             LookupOutcome::Found(messages) => {
                 finding.lookup = "found";
                 let fingerprint = record.fingerprint();
-                finding.messages.extend(
-                    messages.into_iter().map(|m| {
-                        let ok = matches(&m, fingerprint, args.to.as_deref(), window);
-                        (m, ok)
-                    }),
-                );
+                finding.messages.extend(messages.into_iter().map(|m| {
+                    let ok = matches(&m, fingerprint, args.to.as_deref(), window);
+                    (m, ok)
+                }));
                 break;
             }
             LookupOutcome::NotFound => finding.lookup = "not_found",
@@ -225,7 +230,11 @@ async fn examine(
 }
 
 /// Settles `finding`'s key when exactly one message matched.
-async fn apply(store: &dyn Store, finding: &mut Finding, stale_after: Duration) -> Result<(), sms_sdk::store::StoreError> {
+async fn apply(
+    store: &dyn Store,
+    finding: &mut Finding,
+    stale_after: Duration,
+) -> Result<(), sms_sdk::store::StoreError> {
     let matching: Vec<&FoundMessage> = finding.messages.iter().filter(|(_, ok)| *ok).map(|(m, _)| m).collect();
     let [one] = matching.as_slice() else { return Ok(()) };
     let resolution =
@@ -246,7 +255,11 @@ fn print_text(finding: &Finding, out: &mut dyn Write) {
         let to = message.to.as_deref().map_or_else(|| "?".to_owned(), mask_phone_number);
         let at = message.created_at.map_or_else(|| "?".to_owned(), |at| at.to_string());
         let tag = if *ok { "match" } else { "no match" };
-        let _ = writeln!(out, "  {} {}\tto {to}\t{}\tcreated {at}\t{tag}", message.provider, message.provider_id, message.status);
+        let _ = writeln!(
+            out,
+            "  {} {}\tto {to}\t{}\tcreated {at}\t{tag}",
+            message.provider, message.provider_id, message.status
+        );
     }
     if let Some(reason) = &finding.reason {
         let _ = writeln!(out, "  note: {reason}");
@@ -268,7 +281,7 @@ fn finding_json(finding: &Finding) -> Value {
                 "provider_id": m.provider_id,
                 "to": m.to.as_deref().map(mask_phone_number),
                 "status": m.status,
-                "created_at": m.created_at.map(|at| at.unix_timestamp()),
+                "created_at": m.created_at.map(OffsetDateTime::unix_timestamp),
                 "matches": ok,
             })
         })

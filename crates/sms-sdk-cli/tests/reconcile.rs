@@ -123,7 +123,8 @@ async fn settles_through_the_emulator(provider: Provider, store_url: &str) {
     let store = store::open(store_url).await.unwrap();
     let client = provider.client(&emulator, Arc::clone(&store));
     let key = unique(provider.name());
-    let message = Message::new(DROPPED, "Your code is 123456").idempotency_key(&key).webhook_url(format!("{base}/status"));
+    let message =
+        Message::new(DROPPED, "Your code is 123456").idempotency_key(&key).webhook_url(format!("{base}/status"));
 
     // The message is created, the connection dropped: unknown.
     let error = client.send(&message).await.unwrap_err();
@@ -415,7 +416,8 @@ fn reconcile_command_finds_the_created_message_and_apply_settles_it() {
     let (code, out, err) = command(&apply, &env);
     assert_eq!(code, 3, "the twins are left: {out}{err}");
     let json: serde_json::Value = serde_json::from_str(&out).unwrap();
-    let resolved = |k: &str| json["keys"].as_array().unwrap().iter().find(|e| e["key"] == k).unwrap()["resolved"].clone();
+    let resolved =
+        |k: &str| json["keys"].as_array().unwrap().iter().find(|e| e["key"] == k).unwrap()["resolved"].clone();
     assert_eq!(resolved(&key), true, "{out}");
     assert_eq!((resolved(&twins[0]), resolved(&twins[1])), (false.into(), false.into()), "{out}");
     assert_eq!(json["unresolved"], 2, "{out}");

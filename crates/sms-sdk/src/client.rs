@@ -40,8 +40,8 @@ use crate::receipt::{Handoff, Receipt, new_send_id};
 use crate::redact::mask_phone_number;
 use crate::retry::RetryPolicy;
 use crate::store::{
-    DEFAULT_REFERENCE_RETENTION, DEFAULT_STALE_RESERVATION, DEFAULT_TTL, FinalRecord, Finalized, Fingerprint, IdempotencyStore, Record, Reservation,
-    ReservationId,
+    DEFAULT_REFERENCE_RETENTION, DEFAULT_STALE_RESERVATION, DEFAULT_TTL, FinalRecord, Finalized, Fingerprint,
+    IdempotencyStore, Record, Reservation, ReservationId,
 };
 use crate::validate::{self, Candidate, Validation};
 

@@ -32,13 +32,13 @@ mod error;
 mod fingerprint;
 mod idempotency;
 mod memory;
-mod reference;
 #[cfg(feature = "postgres")]
 #[cfg_attr(docsrs, doc(cfg(feature = "postgres")))]
 pub mod postgres;
 #[cfg(feature = "redis")]
 #[cfg_attr(docsrs, doc(cfg(feature = "redis")))]
 pub mod redis;
+mod reference;
 #[cfg(any(feature = "sqlite", feature = "postgres", feature = "redis"))]
 mod row;
 #[cfg(any(feature = "sqlite", feature = "postgres"))]

@@ -191,11 +191,10 @@ impl PostgresStoreBuilder {
         let store = PostgresStore { pool, sql: Arc::new(sql), place, timeouts };
         // Concurrent CREATE TABLE IF NOT EXISTS can fail on the catalog's unique index: serialize
         // it. The batch is one implicit transaction, which holds the lock until it ends.
-        let schema =
-            format!(
-                "SELECT pg_advisory_xact_lock(7325901); {}; {}; {}",
-                store.sql.create, store.sql.dedupe_create, store.sql.reference_create
-            );
+        let schema = format!(
+            "SELECT pg_advisory_xact_lock(7325901); {}; {}; {}",
+            store.sql.create, store.sql.dedupe_create, store.sql.reference_create
+        );
         store.run("creating the tables", async move |c| Ok(c.batch_execute(&schema).await?)).await?;
         Ok(store)
     }

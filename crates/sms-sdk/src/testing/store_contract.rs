@@ -391,7 +391,10 @@ impl Run {
         ensure!(missing.is_none(), "an unknown reference found {missing:?}");
         // Expiry on the clock every backend uses (Redis expires keys on its own clock).
         let short = self.key("ref-short");
-        store.remember_reference(&short, &key, SystemTime::now(), Duration::from_millis(1)).await.map_err(|e| e.to_string())?;
+        store
+            .remember_reference(&short, &key, SystemTime::now(), Duration::from_millis(1))
+            .await
+            .map_err(|e| e.to_string())?;
         tokio::time::sleep(Duration::from_millis(50)).await;
         let expired = store.find_reference(&short, SystemTime::now()).await.map_err(|e| e.to_string())?;
         ensure!(expired.is_none(), "an expired reference found {expired:?}");
@@ -421,7 +424,10 @@ impl Run {
                 return Err(format!("{key}: expected accepted, got {record:?}"));
             };
             ensure!(*fingerprint == fp("f"), "{key}: the fingerprint changed");
-            ensure!(result.provider == "twilio" && result.provider_id == "SM-settled", "{key}: wrong result {result:?}");
+            ensure!(
+                result.provider == "twilio" && result.provider_id == "SM-settled",
+                "{key}: wrong result {result:?}"
+            );
             let again = settle(key).await?;
             ensure!(
                 again == Settled::Unchanged { key: key.clone(), state: State::Accepted },

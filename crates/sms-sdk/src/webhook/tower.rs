@@ -64,8 +64,8 @@ use http_body::{Body, Frame, SizeHint};
 
 pub use super::receive::{BodyReadTimeout, DEFAULT_BODY_READ_TIMEOUT, INLINE_VERIFY_LIMIT};
 use super::receive::{Received, read_timeout, receive, reconcile, reconciler_of, status};
-use crate::reconcile::Reconciler;
 use super::{WebhookError, WebhookVerifier};
+use crate::reconcile::Reconciler;
 
 /// A [`Layer`] that verifies webhooks with `V` before the inner service sees them (see the
 /// [module](self) documentation).

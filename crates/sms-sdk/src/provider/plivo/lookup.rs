@@ -54,7 +54,8 @@ mod tests {
 
     #[test]
     fn a_message_is_read() {
-        let LookupOutcome::Found(found) = parse(br#"{"message_uuid":"u1","message_state":"sent","to_number":"14155550123"}"#)
+        let LookupOutcome::Found(found) =
+            parse(br#"{"message_uuid":"u1","message_state":"sent","to_number":"14155550123"}"#)
         else {
             panic!()
         };

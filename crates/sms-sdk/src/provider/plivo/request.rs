@@ -3,8 +3,8 @@
 
 use serde_json::{Map, Value};
 
-use crate::correlation::with_reference;
 use crate::adapter::{ALL_SENDER_TYPES, Capabilities, ValidityRange};
+use crate::correlation::with_reference;
 use crate::message::{OutboundMessage, SenderKind};
 use crate::options::{OptionKind, OptionSpec, OptionsSpec};
 

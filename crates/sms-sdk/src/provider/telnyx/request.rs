@@ -2,8 +2,8 @@
 
 use serde_json::{Map, Value};
 
-use crate::correlation::with_reference;
 use crate::adapter::{ALL_SENDER_TYPES, Capabilities};
+use crate::correlation::with_reference;
 use crate::message::{OutboundMessage, SenderKind, format_timestamp};
 use crate::options::{OptionKind, OptionSpec, OptionsSpec};
 

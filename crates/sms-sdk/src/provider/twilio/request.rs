@@ -3,8 +3,8 @@
 
 use url::form_urlencoded;
 
-use crate::correlation::with_reference;
 use crate::adapter::{ALL_SENDER_TYPES, Capabilities, ValidityRange};
+use crate::correlation::with_reference;
 use crate::message::{OutboundMessage, SenderKind, format_timestamp};
 use crate::options::{OptionKind, OptionSpec, OptionsSpec};
 use crate::provider::is_prefixed_hex32;
