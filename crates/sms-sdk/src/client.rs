@@ -265,14 +265,19 @@ impl Held<'_> {
     }
 }
 
-/// Gives every candidate the key's correlation reference, once the store remembers it. Without
-/// a secret, or a store without a correlation index, the chain is unchanged; a store failure
-/// here is logged and the send goes on without a reference (only automatic reconciliation is
-/// lost, never the send).
+/// Gives every candidate the key's correlation reference, once the store remembers it. Only a
+/// send that has somewhere for it gets one: a candidate with a per-message callback URL, or
+/// Vonage (whose `client_ref` reaches the application's own status URL). Without a secret, or a
+/// store without a correlation index, the chain is unchanged; a store failure here is logged and
+/// the send goes on without a reference (only automatic reconciliation is lost, never the send).
 async fn correlate(idempotency: &Idempotency, key: &str, mut chain: Vec<Candidate>, now: SystemTime) -> Vec<Candidate> {
     let (Some(correlation), Some(index)) = (&idempotency.correlation, idempotency.store.references()) else {
         return chain;
     };
+    let echoed = |(adapter, outbound): &Candidate| outbound.webhook_url.is_some() || adapter.info().name == "vonage";
+    if !chain.iter().any(echoed) {
+        return chain;
+    }
     let reference = crate::correlation::reference(&correlation.secret, key);
     let started = Instant::now();
     let remembered = index.remember_reference(&reference, key, now, correlation.retention).await;
@@ -680,6 +685,7 @@ impl fmt::Debug for Client {
             .field("timeout", &self.inner.timeout)
             .field("before_send", &self.inner.before_send.is_some())
             .field("idempotency", &self.inner.idempotency.is_some())
+            .field("correlation", &self.inner.idempotency.as_ref().is_some_and(|i| i.correlation.is_some()))
             .field("hooks", &self.inner.hooks)
             .finish_non_exhaustive()
     }

@@ -7,7 +7,11 @@
 //!   own status callback URL (only when the message has one: a provider's account-level callback
 //!   URL cannot carry it);
 //! - Vonage: the message's `client_ref` (echoed in every status webhook, whichever URL receives
-//!   it), unless the caller set `client_ref` in the Vonage provider options.
+//!   it: the message's own or the application's default status URL), unless the caller set
+//!   `client_ref` in the Vonage provider options.
+//!
+//! A send with no callback URL through Twilio, Telnyx or Plivo (their account-level callbacks
+//! cannot carry a per-message query) gets no reference, and nothing is written for it.
 //!
 //! The reference is the first 128 bits of HMAC-SHA256 keyed with the secret over the key,
 //! base64url (22 characters): it cannot be guessed without the secret and does not reveal the
