@@ -18,7 +18,7 @@
 //! key. It is not part of the message's fingerprint (the fingerprint is computed from the
 //! message the caller wrote), so turning correlation on changes no fingerprint and old records
 //! still replay. Without a secret no reference is attached. The store remembers which key a
-//! reference names; a [`Reconciler`](crate::reconcile::Reconciler) settles the key's unknown
+//! reference names; a [`Reconciler`](crate::webhook::reconcile::Reconciler) settles the key's unknown
 //! record from a verified webhook that carries it.
 //!
 //! ```
@@ -40,7 +40,6 @@ use hmac::{KeyInit as _, Mac as _};
 
 use crate::error::Error;
 use crate::redact::Secret;
-use crate::webhook::SmsEvent;
 
 /// The query parameter that carries the reference on Twilio, Telnyx and Plivo callback URLs.
 pub const REFERENCE_PARAM: &str = "sms_sdk_ref";
@@ -116,27 +115,6 @@ pub fn with_reference<'a>(url: &'a str, reference: Option<&str>) -> Cow<'a, str>
         out.push_str(fragment);
     }
     Cow::Owned(out)
-}
-
-/// The reference a verified `event`, received at `url`, carries: Vonage's `client_ref` from the
-/// (signed) body; for the others the [`REFERENCE_PARAM`] of the URL's query. `None` when there is
-/// none, or when it does not have the shape of a reference.
-///
-/// Twilio and Plivo's V3 signature cover the URL's query; Telnyx signs only the body and Plivo's
-/// V2 signature leaves the query out, so there the reference is trusted because it cannot be
-/// guessed, not because it is signed.
-#[must_use]
-pub fn reference_in(event: &SmsEvent, url: &str) -> Option<String> {
-    let found = if event.provider == "vonage" {
-        event.raw.get("client_ref").and_then(serde_json::Value::as_str).map(str::to_owned)
-    } else {
-        let query = url.split_once('?')?.1;
-        let query = query.split_once('#').map_or(query, |(query, _)| query);
-        url::form_urlencoded::parse(query.as_bytes())
-            .find(|(name, _)| name == REFERENCE_PARAM)
-            .map(|(_, value)| value.into_owned())
-    };
-    found.filter(|r| is_reference(r))
 }
 
 /// Whether `text` has the shape of a reference (22 base64url characters).

@@ -22,7 +22,6 @@ mod outcome;
 pub mod provider;
 mod random;
 mod receipt;
-pub mod reconcile;
 pub mod redact;
 pub mod retry;
 pub mod store;

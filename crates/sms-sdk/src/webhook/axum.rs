@@ -61,7 +61,7 @@ pub const DEFAULT_HEADER_READ_TIMEOUT: Duration = Duration::from_secs(30);
 /// [`body_limit`](WebhookVerifier::body_limit) within the [`BodyReadTimeout`]; bodies over
 /// [`INLINE_VERIFY_LIMIT`] are verified on the blocking pool.
 ///
-/// With a [`Reconciler`](crate::reconcile::Reconciler) as a request extension (add
+/// With a [`Reconciler`](crate::webhook::reconcile::Reconciler) as a request extension (add
 /// `axum::Extension(reconciler)` to the router), every verified status event is fed to it before
 /// the handler runs, so a send whose outcome was unknown is settled from its status webhook; a
 /// store failure there is logged and the handler still runs.

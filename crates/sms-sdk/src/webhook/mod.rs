@@ -33,6 +33,7 @@ pub mod event;
 pub mod ordering;
 #[cfg(feature = "tower")]
 mod receive;
+pub mod reconcile;
 #[cfg(feature = "__http")]
 mod support;
 #[cfg(feature = "tower")]

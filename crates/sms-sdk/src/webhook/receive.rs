@@ -14,7 +14,7 @@ use http::{Request, StatusCode, header};
 use http_body::Body;
 
 use super::{SmsEvent, WebhookError, WebhookRequest, WebhookVerifier};
-use crate::reconcile::Reconciler;
+use crate::webhook::reconcile::Reconciler;
 
 /// How long the layer and the extractor wait by default for a request's whole body: 30 s.
 pub const DEFAULT_BODY_READ_TIMEOUT: Duration = Duration::from_secs(30);
@@ -98,7 +98,7 @@ where
     }
 }
 
-/// Feeds a verified status event to `reconciler` (see [`crate::reconcile`]), as received at its
+/// Feeds a verified status event to `reconciler` (see [`crate::webhook::reconcile`]), as received at its
 /// URL (query included): a key whose outcome was unknown is settled before the handler runs. A
 /// store failure is logged and the request goes on to the handler; the event can still be fed
 /// again on a redelivery, and `idempotency reconcile` remains.

@@ -65,7 +65,7 @@ use http_body::{Body, Frame, SizeHint};
 pub use super::receive::{BodyReadTimeout, DEFAULT_BODY_READ_TIMEOUT, INLINE_VERIFY_LIMIT};
 use super::receive::{Received, read_timeout, receive, reconcile, reconciler_of, status};
 use super::{WebhookError, WebhookVerifier};
-use crate::reconcile::Reconciler;
+use crate::webhook::reconcile::Reconciler;
 
 /// A [`Layer`] that verifies webhooks with `V` before the inner service sees them (see the
 /// [module](self) documentation).
@@ -89,7 +89,7 @@ impl<V: WebhookVerifier> VerifyLayer<V> {
 
     /// Feeds every verified status event to `reconciler` before the inner service runs, so a
     /// send whose outcome was unknown is settled from its status webhook (see
-    /// [`crate::reconcile`]). A store failure there is logged and the request goes on. Without
+    /// [`crate::webhook::reconcile`]). A store failure there is logged and the request goes on. Without
     /// it, a [`Reconciler`] request extension is used when there is one.
     pub fn reconciler(mut self, reconciler: Reconciler) -> Self {
         self.reconciler = Some(reconciler);

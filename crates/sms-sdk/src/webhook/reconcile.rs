@@ -16,7 +16,7 @@
 //!   changes an `accepted` or `rejected` one; a redelivered event changes nothing more.
 //!
 //! ```
-//! use sms_sdk::reconcile::{Observed, Reconciler};
+//! use sms_sdk::webhook::reconcile::{Observed, Reconciler};
 //! use sms_sdk::store::MemoryStore;
 //!
 //! # #[cfg(feature = "twilio")]
@@ -40,11 +40,11 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
-use crate::correlation::reference_in;
+use super::{EventKind, SmsEvent};
+use crate::correlation::{REFERENCE_PARAM, is_reference};
 use crate::store::{
     DEFAULT_STALE_RESERVATION, DEFAULT_TTL, Operator, ReferenceIndex, Settled, StoreError, settle_reference,
 };
-use crate::webhook::{EventKind, SmsEvent};
 
 /// A store a [`Reconciler`] can settle records in.
 trait Settles: ReferenceIndex + Operator {}
@@ -121,6 +121,27 @@ impl Reconciler {
         }
         Ok(Observed::Reference(settled))
     }
+}
+
+/// The reference a verified `event`, received at `url`, carries: Vonage's `client_ref` from the
+/// (signed) body; for the others the [`REFERENCE_PARAM`] of the URL's query. `None` when there is
+/// none, or when it does not have the shape of a reference.
+///
+/// Twilio and Plivo's V3 signature cover the URL's query; Telnyx signs only the body and Plivo's
+/// V2 signature leaves the query out, so there the reference is trusted because it cannot be
+/// guessed, not because it is signed.
+#[must_use]
+pub fn reference_in(event: &SmsEvent, url: &str) -> Option<String> {
+    let found = if event.provider == "vonage" {
+        event.raw.get("client_ref").and_then(serde_json::Value::as_str).map(str::to_owned)
+    } else {
+        let query = url.split_once('?')?.1;
+        let query = query.split_once('#').map_or(query, |(query, _)| query);
+        url::form_urlencoded::parse(query.as_bytes())
+            .find(|(name, _)| name == REFERENCE_PARAM)
+            .map(|(_, value)| value.into_owned())
+    };
+    found.filter(|r| is_reference(r))
 }
 
 /// The provider message id of a status event; `None` for other events.
