@@ -15,8 +15,8 @@ use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode, Uri};
 use axum::routing::post;
 use sms_sdk::correlation::{CorrelationSecret, REFERENCE_PARAM};
+use sms_sdk::reconcile::{Observed, Reconciler};
 use sms_sdk::store::{self, Record, Settled, State as KeyState, Store};
-use sms_sdk::webhook::reconcile::{Observed, Reconciler};
 use sms_sdk::webhook::{SmsEvent, WebhookRequest, WebhookVerifier};
 use sms_sdk::{Client, ErrorKind, Message, PlivoWebhook, TelnyxWebhook, TwilioWebhook, VonageWebhook};
 use sms_sdk_cli::{Env, run};
@@ -247,7 +247,7 @@ async fn reconcile_through_the_axum_integration() {
     let hooks = Hooks { twilio: TwilioWebhook::new(credentials::TWILIO_AUTH_TOKEN).unwrap() };
     let app: Router = Router::new()
         .route("/status", post(handle))
-        .layer(Extension(Reconciler::new(Arc::clone(&store))))
+        .layer(Extension(sms_sdk::webhook::Observer::new(Reconciler::new(Arc::clone(&store)))))
         .with_state(hooks);
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let base = format!("http://{}", listener.local_addr().unwrap());

@@ -551,7 +551,7 @@ impl ClientBuilder {
     /// reference derived from its key with `secret` in the idempotency store, and carries it
     /// where its provider echoes it in status webhooks (a query parameter of the message's status
     /// callback URL for Twilio, Telnyx and Plivo; `client_ref` for Vonage), so a
-    /// [`Reconciler`](crate::webhook::reconcile::Reconciler) can settle an unknown outcome. Needs
+    /// [`Reconciler`](crate::reconcile::Reconciler) can settle an unknown outcome. Needs
     /// [`idempotency`](Self::idempotency) with a store that has a correlation index (every
     /// shipped store); otherwise nothing is attached. The reference is not part of the
     /// fingerprint.

@@ -18,7 +18,7 @@
 //! key. It is not part of the message's fingerprint (the fingerprint is computed from the
 //! message the caller wrote), so turning correlation on changes no fingerprint and old records
 //! still replay. Without a secret no reference is attached. The store remembers which key a
-//! reference names; a [`Reconciler`](crate::webhook::reconcile::Reconciler) settles the key's unknown
+//! reference names; a [`Reconciler`](crate::reconcile::Reconciler) settles the key's unknown
 //! record from a verified webhook that carries it.
 //!
 //! ```

@@ -22,6 +22,7 @@ mod outcome;
 pub mod provider;
 mod random;
 mod receipt;
+pub mod reconcile;
 pub mod redact;
 pub mod retry;
 pub mod store;

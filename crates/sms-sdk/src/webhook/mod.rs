@@ -30,10 +30,10 @@
 #[cfg_attr(docsrs, doc(cfg(feature = "axum")))]
 pub mod axum;
 pub mod event;
+mod observe;
 pub mod ordering;
 #[cfg(feature = "tower")]
 mod receive;
-pub mod reconcile;
 #[cfg(feature = "__http")]
 mod support;
 #[cfg(feature = "tower")]
@@ -46,6 +46,7 @@ use std::time::{Duration, SystemTime};
 use http::HeaderMap;
 
 pub use self::event::{EventKind, SmsEvent};
+pub use self::observe::{EventObserver, Observer};
 #[cfg(feature = "__http")]
 pub(crate) use self::support::*;
 

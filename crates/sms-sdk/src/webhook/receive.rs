@@ -13,8 +13,8 @@ use http::request::Parts;
 use http::{Request, StatusCode, header};
 use http_body::Body;
 
+use super::Observer;
 use super::{SmsEvent, WebhookError, WebhookRequest, WebhookVerifier};
-use crate::webhook::reconcile::Reconciler;
 
 /// How long the layer and the extractor wait by default for a request's whole body: 30 s.
 pub const DEFAULT_BODY_READ_TIMEOUT: Duration = Duration::from_secs(30);
@@ -98,21 +98,17 @@ where
     }
 }
 
-/// Feeds a verified status event to `reconciler` (see [`crate::webhook::reconcile`]), as received at its
-/// URL (query included): a key whose outcome was unknown is settled before the handler runs. A
-/// store failure is logged and the request goes on to the handler; the event can still be fed
-/// again on a redelivery, and `idempotency reconcile` remains.
-pub(crate) async fn reconcile(reconciler: Option<&Reconciler>, received: &Received) {
-    let Some(reconciler) = reconciler else { return };
-    if let Err(error) = reconciler.observe(&received.event, &received_url(&received.parts)).await {
-        tracing::warn!(%error, provider = received.event.provider, "reconciling a status webhook failed");
-    }
+/// Shows a verified request's event to `observer`, with the URL it was received at (query
+/// included), before the handler runs.
+pub(crate) async fn observe(observer: Option<&Observer>, received: &Received) {
+    let Some(observer) = observer else { return };
+    observer.0.on_event(&received.event, &received_url(&received.parts)).await;
 }
 
-/// The reconciler a request carries as an extension (for the axum extractor: add it with
-/// `axum::Extension(reconciler)`).
-pub(crate) fn reconciler_of<B>(request: &Request<B>) -> Option<Reconciler> {
-    request.extensions().get::<Reconciler>().cloned()
+/// The observer a request carries as an extension (for the axum extractor: add it with
+/// `axum::Extension(observer)`).
+pub(crate) fn observer_of<B>(request: &Request<B>) -> Option<Observer> {
+    request.extensions().get::<Observer>().cloned()
 }
 
 /// The URL a request was received at: `{scheme}://{authority}{path and query}`, with the scheme

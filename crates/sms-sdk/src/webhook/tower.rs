@@ -63,9 +63,8 @@ use http::{HeaderValue, Request, Response, header};
 use http_body::{Body, Frame, SizeHint};
 
 pub use super::receive::{BodyReadTimeout, DEFAULT_BODY_READ_TIMEOUT, INLINE_VERIFY_LIMIT};
-use super::receive::{Received, read_timeout, receive, reconcile, reconciler_of, status};
-use super::{WebhookError, WebhookVerifier};
-use crate::webhook::reconcile::Reconciler;
+use super::receive::{Received, observe, observer_of, read_timeout, receive, status};
+use super::{Observer, WebhookError, WebhookVerifier};
 
 /// A [`Layer`] that verifies webhooks with `V` before the inner service sees them (see the
 /// [module](self) documentation).
@@ -76,7 +75,7 @@ use crate::webhook::reconcile::Reconciler;
 pub struct VerifyLayer<V> {
     verifier: Arc<V>,
     body_read_timeout: Option<Duration>,
-    reconciler: Option<Reconciler>,
+    observer: Option<Observer>,
 }
 
 impl<V: WebhookVerifier> VerifyLayer<V> {
@@ -84,15 +83,15 @@ impl<V: WebhookVerifier> VerifyLayer<V> {
     /// ([`body_limit`](WebhookVerifier::body_limit): `max_body_bytes` on the provider verifiers,
     /// [`DEFAULT_MAX_BODY`](super::DEFAULT_MAX_BODY) unless set).
     pub fn new(verifier: V) -> Self {
-        Self { verifier: Arc::new(verifier), body_read_timeout: None, reconciler: None }
+        Self { verifier: Arc::new(verifier), body_read_timeout: None, observer: None }
     }
 
-    /// Feeds every verified status event to `reconciler` before the inner service runs, so a
-    /// send whose outcome was unknown is settled from its status webhook (see
-    /// [`crate::webhook::reconcile`]). A store failure there is logged and the request goes on. Without
-    /// it, a [`Reconciler`] request extension is used when there is one.
-    pub fn reconciler(mut self, reconciler: Reconciler) -> Self {
-        self.reconciler = Some(reconciler);
+    /// Shows every verified event to `observer` before the inner service runs: a
+    /// [`Reconciler`](crate::reconcile::Reconciler) settles a send whose outcome was unknown from
+    /// its status webhook (`Observer::new(observer)`). Without it, an [`Observer`] request
+    /// extension is used when there is one.
+    pub fn observer(mut self, observer: Observer) -> Self {
+        self.observer = Some(observer);
         self
     }
 
@@ -110,7 +109,7 @@ impl<V> Clone for VerifyLayer<V> {
         Self {
             verifier: Arc::clone(&self.verifier),
             body_read_timeout: self.body_read_timeout,
-            reconciler: self.reconciler.clone(),
+            observer: self.observer.clone(),
         }
     }
 }
@@ -120,7 +119,7 @@ impl<V: WebhookVerifier> fmt::Debug for VerifyLayer<V> {
         f.debug_struct("VerifyLayer")
             .field("provider", &self.verifier.provider())
             .field("body_read_timeout", &self.body_read_timeout)
-            .field("reconciler", &self.reconciler.is_some())
+            .field("observer", &self.observer.is_some())
             .finish_non_exhaustive()
     }
 }
@@ -175,11 +174,11 @@ where
         let mut inner = std::mem::replace(&mut self.inner, clone);
         let verifier = Arc::clone(&self.layer.verifier);
         let timeout = read_timeout(&request, self.layer.body_read_timeout);
-        let reconciler = self.layer.reconciler.clone().or_else(|| reconciler_of(&request));
+        let observer = self.layer.observer.clone().or_else(|| observer_of(&request));
         ResponseFuture(Box::pin(async move {
             match receive(verifier, request, timeout).await {
                 Ok(received) => {
-                    reconcile(reconciler.as_ref(), &received).await;
+                    observe(observer.as_ref(), &received).await;
                     let Received { event, mut parts, body } = received;
                     parts.extensions.insert(event);
                     let request = Request::from_parts(parts, VerifiedBody::new(body));

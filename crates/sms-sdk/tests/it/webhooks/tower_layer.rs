@@ -427,10 +427,11 @@ async fn tower_layer_on_an_axum_router_over_loopback_http() {
 /// before the inner service runs; a forged one is refused and changes nothing.
 #[tokio::test]
 async fn reconcile_the_tower_layer_feeds_its_reconciler() {
+    use sms_sdk::reconcile::Reconciler;
     use sms_sdk::store::{
         FinalRecord, Fingerprint, IdempotencyStore as _, MemoryStore, Record, ReferenceIndex as _, Reservation,
     };
-    use sms_sdk::webhook::reconcile::Reconciler;
+    use sms_sdk::webhook::Observer;
 
     let store = MemoryStore::new();
     let at = SystemTime::now();
@@ -442,7 +443,7 @@ async fn reconcile_the_tower_layer_feeds_its_reconciler() {
     let reference = "ABCDEFGHIJKLMNOPQRSTUV";
     store.remember_reference(reference, "k", at, Duration::from_secs(60)).await.unwrap();
     let body = format!(r#"{{"message_uuid":"v-settled","status":"delivered","client_ref":"{reference}"}}"#);
-    let layer = VerifyLayer::new(verifiers().vonage).reconciler(Reconciler::new(store.clone()));
+    let layer = VerifyLayer::new(verifiers().vonage).observer(Observer::new(Reconciler::new(store.clone())));
 
     let forged = signed_vonage_request("another-secret", VONAGE_URL, &body, now(), "jti-forged");
     assert_refused(through(layer.clone(), http(&forged)).await, 401, "invalid_signature");

@@ -16,7 +16,7 @@
 //!   changes an `accepted` or `rejected` one; a redelivered event changes nothing more.
 //!
 //! ```
-//! use sms_sdk::webhook::reconcile::{Observed, Reconciler};
+//! use sms_sdk::reconcile::{Observed, Reconciler};
 //! use sms_sdk::store::MemoryStore;
 //!
 //! # #[cfg(feature = "twilio")]
@@ -40,11 +40,12 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
-use super::{EventKind, SmsEvent};
+use crate::boxed::BoxFuture;
 use crate::correlation::{REFERENCE_PARAM, is_reference};
 use crate::store::{
     DEFAULT_STALE_RESERVATION, DEFAULT_TTL, Operator, ReferenceIndex, Settled, StoreError, settle_reference,
 };
+use crate::webhook::{EventKind, EventObserver, SmsEvent};
 
 /// A store a [`Reconciler`] can settle records in.
 trait Settles: ReferenceIndex + Operator {}
@@ -157,6 +158,19 @@ fn status_provider_id(kind: &EventKind) -> Option<&str> {
         | EventKind::OptedIn(_)
         | EventKind::Help(_)
         | EventKind::Unrecognized { .. } => None,
+    }
+}
+
+/// Feeds the webhook integration's events to the reconciler (`Observer::new(reconciler)`): a
+/// store failure is logged, and the request goes on to its handler (the provider's redelivery, or
+/// `idempotency reconcile`, can still settle the key).
+impl EventObserver for Reconciler {
+    fn on_event<'a>(&'a self, event: &'a SmsEvent, url: &'a str) -> BoxFuture<'a, ()> {
+        Box::pin(async move {
+            if let Err(error) = self.observe(event, url).await {
+                tracing::warn!(%error, provider = event.provider, "reconciling a status webhook failed");
+            }
+        })
     }
 }
 
