@@ -18,6 +18,7 @@ pub trait EventObserver: Send + Sync + 'static {
 /// ([`VerifyLayer::observer`](crate::webhook::tower::VerifyLayer::observer)), or add it as a
 /// request extension (`axum::Extension(observer)`) for the axum extractor.
 #[derive(Clone)]
+#[cfg_attr(not(feature = "tower"), allow(dead_code))] // only the integrations (feature `tower`) call it
 pub struct Observer(pub(crate) Arc<dyn EventObserver>);
 
 impl Observer {
