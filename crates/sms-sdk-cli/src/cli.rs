@@ -101,6 +101,35 @@ enum IdempotencyCommand {
     Show(ShowArgs),
     /// Settle an unresolved key after checking with the provider.
     Resolve(ResolveArgs),
+    /// Look the unresolved keys' messages up at their providers and print how to settle each
+    /// (`--apply`: settle those with exactly one matching message). Never sends.
+    Reconcile(ReconcileArgs),
+}
+
+/// `idempotency reconcile` flags.
+#[derive(Debug, Args)]
+pub(crate) struct ReconcileArgs {
+    /// Only this key (default: every unresolved key, at most 1,000 per run).
+    pub(crate) key: Option<String>,
+    /// The recipient the messages were sent to (E.164): lists the provider's messages to it.
+    #[arg(long, value_name = "E164")]
+    pub(crate) to: Option<String>,
+    /// How far back to look: 30m, 24h, 7d (default 24h, at most 400d).
+    #[arg(long, value_name = "DURATION")]
+    pub(crate) since: Option<String>,
+    /// Settle the keys whose lookup found exactly one matching message (same recipient, text and
+    /// time window) as sent; report the rest.
+    #[arg(long)]
+    pub(crate) apply: bool,
+    /// The stale-reservation limit in seconds (default 300).
+    #[arg(long, value_name = "SECS")]
+    pub(crate) older_than: Option<u64>,
+    /// Store URL.
+    #[arg(long)]
+    pub(crate) store: Option<String>,
+    /// Print JSON.
+    #[arg(long)]
+    pub(crate) json: bool,
 }
 
 /// `idempotency list` flags.
@@ -210,6 +239,7 @@ pub(crate) async fn dispatch(cli: Cli, env: &Env, out: &mut dyn Write, err: &mut
         Command::Idempotency(IdempotencyCommand::List(args)) => crate::store::list(args, env, out, err).await,
         Command::Idempotency(IdempotencyCommand::Show(args)) => crate::store::show(args, env, out, err).await,
         Command::Idempotency(IdempotencyCommand::Resolve(args)) => crate::store::resolve(args, env, out, err).await,
+        Command::Idempotency(IdempotencyCommand::Reconcile(args)) => crate::reconcile::run(args, env, out, err).await,
         Command::Webhook(WebhookCommand::Verify(args)) => crate::webhook::verify(&args, env, out, err),
     }
 }

@@ -1,6 +1,7 @@
 //! Provider configuration from the environment, with the reference doctor's variable names.
 
 use sms_sdk::adapter::AnyAdapter;
+use sms_sdk::lookup::Lookup;
 use sms_sdk::provider::vonage::Vonage;
 use sms_sdk::{Error, Plivo, Sender, Telnyx, Twilio};
 
@@ -192,12 +193,54 @@ macro_rules! with_from {
     };
 }
 
+/// A provider's adapter, built from the environment, as its own type.
+pub(crate) enum Built {
+    /// Twilio.
+    Twilio(Twilio),
+    /// Telnyx.
+    Telnyx(Telnyx),
+    /// Plivo.
+    Plivo(Plivo),
+    /// Vonage.
+    Vonage(Vonage),
+}
+
+impl Built {
+    /// The adapter, boxed for a client.
+    pub(crate) fn any(self) -> AnyAdapter {
+        match self {
+            Self::Twilio(a) => AnyAdapter::new(a),
+            Self::Telnyx(a) => AnyAdapter::new(a),
+            Self::Plivo(a) => AnyAdapter::new(a),
+            Self::Vonage(a) => AnyAdapter::new(a),
+        }
+    }
+
+    /// The adapter's lookup capability.
+    pub(crate) fn lookup(self) -> Box<dyn Lookup> {
+        match self {
+            Self::Twilio(a) => Box::new(a),
+            Self::Telnyx(a) => Box::new(a),
+            Self::Plivo(a) => Box::new(a),
+            Self::Vonage(a) => Box::new(a),
+        }
+    }
+}
+
 /// Builds `provider`'s adapter from the environment, with `from` (or the environment's sender)
 /// as its default sender.
 ///
 /// # Errors
 /// The adapter's configuration error.
 pub(crate) fn adapter(env: &Env, provider: &str, from: Option<Sender>) -> Result<AnyAdapter, Error> {
+    built(env, provider, from).map(Built::any)
+}
+
+/// Builds `provider`'s adapter from the environment, as its own type.
+///
+/// # Errors
+/// The adapter's configuration error.
+pub(crate) fn built(env: &Env, provider: &str, from: Option<Sender>) -> Result<Built, Error> {
     let var = |name: &str| env.get(name).unwrap_or_default().to_owned();
     let from = from.or_else(|| env_sender(env, provider).map(|(sender, _)| sender));
     let base = env.get(&base_url_variable(provider)).map(str::to_owned);
@@ -210,18 +253,18 @@ pub(crate) fn adapter(env: &Env, provider: &str, from: Option<Sender>) -> Result
                 Twilio::with_api_key(var("TWILIO_ACCOUNT_SID"), var("TWILIO_API_KEY_SID"), var("TWILIO_API_KEY_SECRET"))
             };
             let builder = builder.base_url(base);
-            AnyAdapter::new(with_from!(builder, from).build()?)
+            Built::Twilio(with_from!(builder, from).build()?)
         }
         "telnyx" => {
             let mut builder = Telnyx::builder(var("TELNYX_API_KEY")).base_url(base);
             if let Some(profile) = env.get("TELNYX_MESSAGING_PROFILE_ID") {
                 builder = builder.messaging_profile_id(profile);
             }
-            AnyAdapter::new(with_from!(builder, from).build()?)
+            Built::Telnyx(with_from!(builder, from).build()?)
         }
         "plivo" => {
             let builder = Plivo::builder(var("PLIVO_AUTH_ID"), var("PLIVO_AUTH_TOKEN")).base_url(base);
-            AnyAdapter::new(with_from!(builder, from).build()?)
+            Built::Plivo(with_from!(builder, from).build()?)
         }
         _ => {
             let builder = if env.get("VONAGE_API_KEY").is_some() {
@@ -230,7 +273,7 @@ pub(crate) fn adapter(env: &Env, provider: &str, from: Option<Sender>) -> Result
                 Vonage::application(var("VONAGE_APPLICATION_ID"), private_key(&var("VONAGE_PRIVATE_KEY")))
             };
             let builder = builder.base_url(base);
-            AnyAdapter::new(with_from!(builder, from).build()?)
+            Built::Vonage(with_from!(builder, from).build()?)
         }
     })
 }

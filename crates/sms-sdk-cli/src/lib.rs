@@ -13,6 +13,7 @@ pub mod config;
 mod doctor;
 mod emulator;
 mod paths;
+mod reconcile;
 mod send;
 mod store;
 mod webhook;

@@ -20,7 +20,7 @@ pub(crate) fn store_error(error: StoreError) -> sms_sdk::Error {
 
 /// Opens the named store, or the one `send` would use: the data directory's `state.db` when any
 /// provider variable is set, else the embedded emulator's `emulator.db`.
-async fn open(url: Option<&str>, env: &Env, err: &mut dyn Write) -> Result<Arc<dyn Store>, u8> {
+pub(crate) async fn open(url: Option<&str>, env: &Env, err: &mut dyn Write) -> Result<Arc<dyn Store>, u8> {
     let sends = if crate::config::any_mentioned(env) { Sends::Real } else { Sends::Emulated };
     let url = match crate::paths::store_url(url, env, sends) {
         Ok(url) => url,
@@ -35,7 +35,7 @@ async fn open(url: Option<&str>, env: &Env, err: &mut dyn Write) -> Result<Arc<d
     })
 }
 
-fn seconds(secs: Option<u64>) -> Duration {
+pub(crate) fn seconds(secs: Option<u64>) -> Duration {
     secs.map_or(DEFAULT_STALE_RESERVATION, Duration::from_secs)
 }
 

@@ -99,6 +99,7 @@ impl App {
             entry.body.clone_from(&request.body);
             entry.media_urls.clone_from(&request.media_urls);
             entry.callback_url.clone_from(&request.callback_url);
+            entry.client_ref.clone_from(&request.client_ref);
         }
         let delay = self.config.latency.of(&entry);
         let authenticated =

@@ -69,6 +69,9 @@ pub struct ReceivedMessage {
     pub media_urls: Vec<String>,
     /// The message's own status callback URL.
     pub callback_url: Option<String>,
+    /// Vonage's `client_ref`, when the request had one (echoed in its status webhooks).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub client_ref: Option<String>,
     /// Where the message is now.
     pub status: Status,
     /// The HTTP status answered, or `None` when the connection was held, reset or dropped.
@@ -96,6 +99,7 @@ impl ReceivedMessage {
             body: None,
             media_urls: Vec::new(),
             callback_url: None,
+            client_ref: None,
             status: Status::Rejected,
             http_status: None,
             error_code: None,

@@ -30,6 +30,7 @@ use tracing::Instrument;
 use crate::adapter::{Adapter, AdapterInfo, AnyAdapter, DynAdapter, UnknownReason};
 use crate::boxed::BoxFuture;
 use crate::coalesce::{Flight, Flights, follow};
+use crate::correlation::CorrelationSecret;
 use crate::encoding::{SegmentPreview, estimate_segments};
 use crate::error::{Attempt, BoxError, Error};
 use crate::failover::Chain;
@@ -40,8 +41,8 @@ use crate::receipt::{Handoff, Receipt, new_send_id};
 use crate::redact::mask_phone_number;
 use crate::retry::RetryPolicy;
 use crate::store::{
-    DEFAULT_STALE_RESERVATION, DEFAULT_TTL, FinalRecord, Finalized, Fingerprint, IdempotencyStore, Record, Reservation,
-    ReservationId,
+    DEFAULT_REFERENCE_RETENTION, DEFAULT_STALE_RESERVATION, DEFAULT_TTL, FinalRecord, Finalized, Fingerprint,
+    IdempotencyStore, Record, Reservation, ReservationId,
 };
 use crate::validate::{self, Candidate, Validation};
 
@@ -104,6 +105,14 @@ struct Idempotency {
     store: Arc<dyn IdempotencyStore>,
     ttl: Duration,
     stale_after: Duration,
+    correlation: Option<Correlation>,
+}
+
+/// The correlation secret and how long the store remembers each reference.
+#[derive(Clone)]
+struct Correlation {
+    secret: CorrelationSecret,
+    retention: Duration,
 }
 
 /// Builds a [`Client`]; problems are reported by [`ClientBuilder::build`].
@@ -119,6 +128,8 @@ pub struct ClientBuilder {
     ttl: Duration,
     stale_after: Duration,
     limits: crate::gate::LimitOptions,
+    correlation: Option<CorrelationSecret>,
+    correlation_retention: Duration,
     #[cfg(feature = "__http")]
     transport: TransportOptions,
 }
@@ -168,6 +179,8 @@ impl Client {
             ttl: DEFAULT_TTL,
             stale_after: DEFAULT_STALE_RESERVATION,
             limits: crate::gate::LimitOptions::default(),
+            correlation: None,
+            correlation_retention: DEFAULT_REFERENCE_RETENTION,
             #[cfg(feature = "__http")]
             transport: TransportOptions::default(),
         }
@@ -266,6 +279,33 @@ impl Held<'_> {
     }
 }
 
+/// Gives every candidate the key's correlation reference, once the store remembers it. Only a
+/// send that has somewhere for it gets one: a candidate with a per-message callback URL, or
+/// Vonage (whose `client_ref` reaches the application's own status URL). Without a secret, or a
+/// store without a correlation index, the chain is unchanged; a store failure here is logged and
+/// the send goes on without a reference (only automatic reconciliation is lost, never the send).
+async fn correlate(idempotency: &Idempotency, key: &str, mut chain: Vec<Candidate>, now: SystemTime) -> Vec<Candidate> {
+    let (Some(correlation), Some(index)) = (&idempotency.correlation, idempotency.store.references()) else {
+        return chain;
+    };
+    let echoed = |(adapter, outbound): &Candidate| outbound.webhook_url.is_some() || adapter.info().name == "vonage";
+    if !chain.iter().any(echoed) {
+        return chain;
+    }
+    let reference = crate::correlation::reference(&correlation.secret, key);
+    let started = Instant::now();
+    let remembered = index.remember_reference(&reference, key, now, correlation.retention).await;
+    metrics::store_operation("remember_reference", started.elapsed(), remembered.is_ok());
+    if let Err(error) = remembered {
+        tracing::warn!(%error, "correlation reference not stored; sending without one");
+        return chain;
+    }
+    for (_, outbound) in &mut chain {
+        outbound.correlation = Some(reference.clone());
+    }
+    chain
+}
+
 impl Dispatch<'_> {
     /// The store step of a keyed send: reserve the key, or answer from its record.
     async fn with_key(&self, key: &str, fingerprint: &Fingerprint, chain: Vec<Candidate>) -> Result<Receipt, Error> {
@@ -275,7 +315,10 @@ impl Dispatch<'_> {
         let reserved = idempotency.store.reserve(key, fingerprint, now).await;
         metrics::store_operation("reserve", started.elapsed(), reserved.is_ok());
         match reserved {
-            Ok(Reservation::Acquired(id)) => self.execute(chain, Some(Held { key, id, idempotency })).await,
+            Ok(Reservation::Acquired(id)) => {
+                let chain = correlate(idempotency, key, chain, now).await;
+                self.execute(chain, Some(Held { key, id, idempotency })).await
+            }
             Ok(Reservation::Existing(record)) => self.replay(key, fingerprint, *record, now, idempotency.stale_after),
             Err(error) => Err(Error::store(Box::new(error))),
         }
@@ -554,6 +597,26 @@ impl ClientBuilder {
         self
     }
 
+    /// Turns on correlation (see [`crate::correlation`]): each keyed send remembers the
+    /// reference derived from its key with `secret` in the idempotency store, and carries it
+    /// where its provider echoes it in status webhooks (a query parameter of the message's status
+    /// callback URL for Twilio, Telnyx and Plivo; `client_ref` for Vonage), so a
+    /// [`Reconciler`](crate::reconcile::Reconciler) can settle an unknown outcome. Needs
+    /// [`idempotency`](Self::idempotency) with a store that has a correlation index (every
+    /// shipped store); otherwise nothing is attached. The reference is not part of the
+    /// fingerprint.
+    pub fn correlation(mut self, secret: CorrelationSecret) -> Self {
+        self.correlation = Some(secret);
+        self
+    }
+
+    /// How long the store remembers a correlation reference (7 days by default, at most 10
+    /// years): status webhooks that arrive later no longer settle anything.
+    pub fn correlation_retention(mut self, retention: Duration) -> Self {
+        self.correlation_retention = retention;
+        self
+    }
+
     /// Called after every provider request.
     pub fn on_attempt(mut self, hook: impl Fn(&AttemptEvent) + Send + Sync + 'static) -> Self {
         self.hooks.attempt = Some(Arc::new(hook));
@@ -633,6 +696,7 @@ impl ClientBuilder {
             ("idempotency_ttl", self.ttl),
             ("stale_reservation", self.stale_after),
             ("queue_timeout", self.limits.queue_timeout),
+            ("correlation_retention", self.correlation_retention),
         ] {
             if value > MAX_DURATION {
                 return Err(Error::configuration(format!("{name} must be at most 10 years.")));
@@ -654,6 +718,9 @@ impl ClientBuilder {
                     store,
                     ttl: self.ttl,
                     stale_after: self.stale_after,
+                    correlation: self
+                        .correlation
+                        .map(|secret| Correlation { secret, retention: self.correlation_retention }),
                 }),
                 gates,
                 #[cfg(feature = "__http")]
@@ -674,6 +741,7 @@ impl fmt::Debug for Client {
             .field("before_send", &self.inner.before_send.is_some())
             .field("idempotency", &self.inner.idempotency.is_some())
             .field("max_in_flight", &self.inner.gates)
+            .field("correlation", &self.inner.idempotency.as_ref().is_some_and(|i| i.correlation.is_some()))
             .field("hooks", &self.inner.hooks)
             .finish_non_exhaustive()
     }

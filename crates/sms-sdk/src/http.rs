@@ -17,6 +17,8 @@
 // Shared by the four provider features: a build with only some of them leaves some helpers unused.
 #![cfg_attr(not(all(feature = "twilio", feature = "telnyx", feature = "plivo", feature = "vonage")), allow(dead_code))]
 
+mod get;
+
 use std::borrow::Cow;
 use std::fmt;
 use std::sync::Arc;
@@ -117,6 +119,9 @@ pub(crate) struct Transport {
     client: reqwest::Client,
     /// The URL every request goes to: the base URL and the adapter's path, parsed once.
     endpoint: url::Url,
+    /// The base URL (no trailing slash) and the adapter's path under it, for lookups.
+    base_url: Arc<str>,
+    path: Arc<str>,
     origin: String,
     secrets: Arc<[Secret]>,
 }
@@ -135,7 +140,21 @@ impl Transport {
         let endpoint = url::Url::parse(&format!("{base_url}{path}")).map_err(|_| invalid())?;
         let client = http_client(provider, CONNECT_TIMEOUT, DEFAULT_TIMEOUT, HeaderValue::from_static(USER_AGENT))?;
         let origin = parsed.origin().ascii_serialization();
-        Ok(Self { provider, client, endpoint, origin, secrets: secrets.into() })
+        Ok(Self {
+            provider,
+            client,
+            endpoint,
+            base_url: base_url.into(),
+            path: path.into(),
+            origin,
+            secrets: secrets.into(),
+        })
+    }
+
+    /// The adapter's path under the base URL (the one it sends to).
+    #[cfg_attr(not(any(feature = "twilio", feature = "plivo")), allow(dead_code))]
+    pub(crate) fn path(&self) -> &str {
+        &self.path
     }
 
     /// The endpoint requests go to: `scheme://host[:port]`, without credentials or path.

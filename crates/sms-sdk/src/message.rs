@@ -399,6 +399,10 @@ pub struct OutboundMessage {
     /// This adapter's provider options: typed options in spec order, then `extra` in insertion
     /// order. Empty when there are none.
     pub provider_fields: Vec<ProviderField>,
+    /// The correlation reference the provider should echo in its status webhooks (see
+    /// [`crate::correlation`]), set by the client on keyed sends when it has a correlation
+    /// secret. Not part of the fingerprint. Custom adapters may ignore it.
+    pub correlation: Option<String>,
 }
 
 impl OutboundMessage {
@@ -416,6 +420,7 @@ impl OutboundMessage {
             validity_period_secs: None,
             webhook_url: None,
             provider_fields: Vec::new(),
+            correlation: None,
         }
     }
 }
@@ -431,6 +436,7 @@ impl fmt::Debug for OutboundMessage {
             .field("validity_period_secs", &self.validity_period_secs)
             .field("webhook_url", &self.webhook_url.is_some())
             .field("provider_fields", &self.provider_fields.iter().map(|f| f.wire.as_str()).collect::<Vec<_>>())
+            .field("correlation", &self.correlation.is_some())
             .finish()
     }
 }

@@ -25,7 +25,7 @@
 //!   [`UnknownReason`](crate::UnknownReason) (`timeout`, `network`, …); `kind` (failed): the
 //!   error's [`code`](crate::Error::code).
 //! - `provider`: the adapter's name; `none` when no provider was asked.
-//! - `operation`: `reserve` or `finalize`; `result`: `ok` or `error`.
+//! - `operation`: `reserve`, `finalize` or `remember_reference` (correlation on); `result`: `ok` or `error`.
 //! - webhook `result`: `verified`, or why not: the signature failure's
 //!   [`reason`](crate::webhook::WebhookError::reason) (`invalid_signature`, `stale_timestamp`, …) or
 //!   else the error's [`code`](crate::webhook::WebhookError::code) (`webhook_payload`, …).

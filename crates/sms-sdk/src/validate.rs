@@ -211,6 +211,7 @@ pub(crate) fn check_adapter(message: &Message, adapter: &dyn DynAdapter) -> Resu
         validity_period_secs,
         webhook_url: message.webhook_url.clone(),
         provider_fields,
+        correlation: None,
     };
     let own = adapter.validate(&outbound);
     if own.is_empty() { Ok(outbound) } else { Err(own.into_iter().map(|i| i.provider(name)).collect()) }

@@ -96,6 +96,8 @@ pub(crate) struct SendRequest {
     pub(crate) media_urls: Vec<String>,
     /// The message's status callback URL.
     pub(crate) callback_url: Option<String>,
+    /// Vonage's `client_ref`, echoed in the message's status webhooks.
+    pub(crate) client_ref: Option<String>,
     /// A parameter whose value the provider does not accept (Vonage `channel`, …).
     pub(crate) invalid: Option<&'static str>,
 }

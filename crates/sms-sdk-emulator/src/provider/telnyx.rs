@@ -29,6 +29,7 @@ pub(super) fn parse(body: &[u8]) -> Option<SendRequest> {
         body: string_field(&json, "text"),
         media_urls: string_list(&json, "media_urls"),
         callback_url: string_field(&json, "webhook_url"),
+        client_ref: None,
         invalid: None,
     })
 }

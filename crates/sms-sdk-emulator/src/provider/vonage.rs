@@ -80,6 +80,7 @@ pub(super) fn parse(body: &[u8]) -> Option<SendRequest> {
         body: string_field(&json, "text"),
         media_urls: Vec::new(),
         callback_url: string_field(&json, "webhook_url"),
+        client_ref: string_field(&json, "client_ref"),
         invalid,
     })
 }
@@ -211,6 +212,10 @@ pub(super) fn status_webhook(message: &ReceivedMessage, step: Step, url: &str, s
         "channel": "sms",
         "usage": {"currency": "EUR", "price": "0.0333"},
     });
+    // Vonage repeats the request's `client_ref` in every status webhook of the message.
+    if let (Some(client_ref), Some(object)) = (&message.client_ref, body.as_object_mut()) {
+        object.insert("client_ref".into(), client_ref.clone().into());
+    }
     if let (Step::Undelivered, Some(object)) = (step, body.as_object_mut()) {
         object.insert(
             "error".into(),

@@ -244,6 +244,12 @@ pub trait IdempotencyStore: Send + Sync + 'static {
         ttl: Duration,
         now: SystemTime,
     ) -> BoxFuture<'a, Result<Finalized, StoreError>>;
+
+    /// The store's correlation index, when it has one (every shipped store does): a client with
+    /// a correlation secret remembers each keyed send's reference there. `None` by default.
+    fn references(&self) -> Option<&dyn super::ReferenceIndex> {
+        None
+    }
 }
 
 /// Which records [`Operator::list`] returns.
@@ -382,6 +388,9 @@ impl<S: IdempotencyStore + ?Sized> IdempotencyStore for Arc<S> {
         now: SystemTime,
     ) -> BoxFuture<'a, Result<Finalized, StoreError>> {
         (**self).finalize(key, reservation, record, ttl, now)
+    }
+    fn references(&self) -> Option<&dyn super::ReferenceIndex> {
+        (**self).references()
     }
 }
 

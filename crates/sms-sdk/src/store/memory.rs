@@ -13,13 +13,16 @@ use super::{
     ReservationId, Resolution, Resolved, StoreError, later, resolved_receipt,
 };
 use crate::boxed::BoxFuture;
-use crate::store::DedupeStore;
+use crate::store::{DedupeStore, ReferenceIndex};
 
 /// Each key's record and expiry.
 type Entries = BTreeMap<String, (Record, Option<SystemTime>)>;
 
 /// When each webhook dedupe key was last recorded as seen.
 type Sightings = HashMap<String, SystemTime>;
+
+/// Each correlation reference's key and expiry.
+type References = HashMap<String, (String, SystemTime)>;
 
 /// Idempotency records and webhook dedupe keys in this process's memory. Clones share both.
 ///
@@ -33,6 +36,7 @@ type Sightings = HashMap<String, SystemTime>;
 pub struct MemoryStore {
     entries: Arc<Mutex<Entries>>,
     sightings: Arc<Mutex<Sightings>>,
+    references: Arc<Mutex<References>>,
 }
 
 impl MemoryStore {
@@ -134,6 +138,41 @@ impl IdempotencyStore for MemoryStore {
             *expires_at = record.expires_at(ttl, now);
             *held = record.into_record(fingerprint);
             Ok(Finalized::Written)
+        })
+    }
+
+    fn references(&self) -> Option<&dyn ReferenceIndex> {
+        Some(self)
+    }
+}
+
+impl ReferenceIndex for MemoryStore {
+    fn remember_reference<'a>(
+        &'a self,
+        reference: &'a str,
+        key: &'a str,
+        now: SystemTime,
+        retention: Duration,
+    ) -> BoxFuture<'a, Result<(), StoreError>> {
+        Box::pin(async move {
+            let mut references = self.references.lock().unwrap_or_else(PoisonError::into_inner);
+            // Sweep expired references now and then, so the map stays as large as the live ones.
+            if references.len() >= 1024 && references.len().is_power_of_two() {
+                references.retain(|_, (_, expires_at)| *expires_at > now);
+            }
+            references.insert(reference.to_owned(), (key.to_owned(), later(now, retention)));
+            Ok(())
+        })
+    }
+
+    fn find_reference<'a>(
+        &'a self,
+        reference: &'a str,
+        now: SystemTime,
+    ) -> BoxFuture<'a, Result<Option<String>, StoreError>> {
+        Box::pin(async move {
+            let references = self.references.lock().unwrap_or_else(PoisonError::into_inner);
+            Ok(references.get(reference).filter(|(_, expires_at)| *expires_at > now).map(|(key, _)| key.clone()))
         })
     }
 }

@@ -38,6 +38,7 @@ pub mod postgres;
 #[cfg(feature = "redis")]
 #[cfg_attr(docsrs, doc(cfg(feature = "redis")))]
 pub mod redis;
+mod reference;
 #[cfg(any(feature = "sqlite", feature = "postgres", feature = "redis"))]
 mod row;
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
@@ -62,14 +63,16 @@ pub use self::idempotency::{
 pub(crate) use self::idempotency::{MAX_MILLIS, from_millis, millis};
 pub(crate) use self::idempotency::{later, resolved_receipt};
 pub use self::memory::MemoryStore;
+pub use self::reference::{DEFAULT_REFERENCE_RETENTION, ReferenceIndex, Settled, settle_reference};
 pub use self::timeouts::{DEFAULT_CONNECT_TIMEOUT, DEFAULT_OPERATION_TIMEOUT};
 
 pub use crate::boxed::BoxFuture;
 
-/// A store with its operator tools and webhook deduplication, as [`open`] returns it.
-pub trait Store: IdempotencyStore + Operator + DedupeStore {}
+/// A store with its operator tools, correlation index and webhook deduplication, as [`open`]
+/// returns it.
+pub trait Store: IdempotencyStore + Operator + DedupeStore + ReferenceIndex {}
 
-impl<T: IdempotencyStore + Operator + DedupeStore> Store for T {}
+impl<T: IdempotencyStore + Operator + DedupeStore + ReferenceIndex> Store for T {}
 
 /// Opens a store from a URL: `memory`, `sqlite:PATH`, `postgres://…` (or `postgresql://…`),
 /// `redis://…` (or `rediss://…`). Creates the schema on first use.

@@ -47,6 +47,8 @@
 //! BIGINT NOT NULL, expires_at BIGINT NOT NULL` (epoch milliseconds). `first_seen` is one
 //! `INSERT … ON CONFLICT (key) DO UPDATE … WHERE expires_at <= now RETURNING key`.
 
+mod reference;
+
 use std::pin::pin;
 use std::str::FromStr;
 use std::sync::Arc;
@@ -144,6 +146,8 @@ struct Queries {
     resolve_sent: Query,
     resolve_not_sent: Query,
     first_seen: Query,
+    reference_remember: Query,
+    reference_find: Query,
     /// The schema, created under an advisory lock (one implicit transaction).
     schema: String,
 }
@@ -161,7 +165,12 @@ impl Queries {
             resolve_sent: query(sql.resolve_sent, &[T::TEXT, T::INT8, T::TEXT, T::INT8]),
             resolve_not_sent: query(sql.resolve_not_sent, &[T::TEXT, T::INT8]),
             first_seen: query(sql.dedupe_first_seen, &[T::TEXT, T::INT8, T::INT8]),
-            schema: format!("SELECT pg_advisory_xact_lock(7325901); {}; {}", sql.create, sql.dedupe_create),
+            reference_remember: query(sql.reference_remember, &[T::TEXT, T::TEXT, T::INT8]),
+            reference_find: query(sql.reference_find, &[T::TEXT, T::INT8]),
+            schema: format!(
+                "SELECT pg_advisory_xact_lock(7325901); {}; {}; {}",
+                sql.create, sql.dedupe_create, sql.reference_create
+            ),
         }
     }
 }
@@ -447,6 +456,9 @@ impl IdempotencyStore for PostgresStore {
             let written = c.changed(&self.queries.finalize, &values).await?;
             Ok(if written == 1 { Finalized::Written } else { Finalized::NotOwner })
         }))
+    }
+    fn references(&self) -> Option<&dyn crate::store::ReferenceIndex> {
+        Some(self)
     }
 }
 

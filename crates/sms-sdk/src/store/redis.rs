@@ -76,6 +76,7 @@ use crate::redact::redact_url_userinfo;
 use crate::store::DedupeStore;
 
 mod list;
+mod reference;
 
 /// Where idempotency records live under the prefix.
 const RECORD_NAMESPACE: &str = "idempotency:";
@@ -397,6 +398,10 @@ impl IdempotencyStore for RedisStore {
             let written: i64 = self.eval("finalize", script, &command).await?;
             Ok(if written == 1 { Finalized::Written } else { Finalized::NotOwner })
         })
+    }
+
+    fn references(&self) -> Option<&dyn crate::store::ReferenceIndex> {
+        Some(self)
     }
 }
 

@@ -37,6 +37,18 @@ pub(crate) struct Statements {
     /// Records a dedupe key: `$1` key, `$2` now, `$3` expiry (epoch ms); returns a row when the
     /// key was unseen or its sighting expired.
     pub(crate) dedupe_first_seen: String,
+    /// Creates the correlation index table (see [`reference_table`]).
+    pub(crate) reference_create: String,
+    /// Remembers a reference: `$1` reference, `$2` key, `$3` expiry (epoch ms).
+    pub(crate) reference_remember: String,
+    /// The key of a reference: `$1` reference, `$2` now (epoch ms).
+    pub(crate) reference_find: String,
+}
+
+/// The correlation index table that accompanies the idempotency table `table`:
+/// `sms_correlation` for the default `sms_idempotency`, `<table>_references` otherwise.
+pub(crate) fn reference_table(table: &str) -> String {
+    if table == "sms_idempotency" { "sms_correlation".to_owned() } else { format!("{table}_references") }
 }
 
 /// The webhook dedupe table that accompanies the idempotency table `table`:
@@ -93,6 +105,7 @@ impl Statements {
                  WHERE ({table}.expires_at IS NOT NULL AND {table}.expires_at <= $4)
                     OR ({table}.state = 'rejected' AND {table}.fingerprint = excluded.fingerprint)"
         );
+        let references = reference_table(table);
         Ok(Self {
             create: format!(
                 "CREATE TABLE IF NOT EXISTS {table} (
@@ -148,6 +161,19 @@ impl Statements {
                  WHERE {dedupe}.expires_at <= $2
                  RETURNING key"
             ),
+            reference_create: format!(
+                "CREATE TABLE IF NOT EXISTS {references} (
+                    reference TEXT PRIMARY KEY,
+                    key TEXT NOT NULL,
+                    expires_at BIGINT NOT NULL
+                )"
+            ),
+            // A reference always names the same key: writing it again extends its retention.
+            reference_remember: format!(
+                "INSERT INTO {references} (reference, key, expires_at) VALUES ($1, $2, $3)
+                 ON CONFLICT (reference) DO UPDATE SET key = excluded.key, expires_at = excluded.expires_at"
+            ),
+            reference_find: format!("SELECT key FROM {references} WHERE reference = $1 AND expires_at > $2"),
         })
     }
 
@@ -174,6 +200,9 @@ impl Statements {
             resolve_not_sent: convert(self.resolve_not_sent),
             dedupe_create: convert(self.dedupe_create),
             dedupe_first_seen: convert(self.dedupe_first_seen),
+            reference_create: convert(self.reference_create),
+            reference_remember: convert(self.reference_remember),
+            reference_find: convert(self.reference_find),
         }
     }
 }

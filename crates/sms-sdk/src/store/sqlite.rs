@@ -33,6 +33,8 @@
 //! seen_at BIGINT NOT NULL, expires_at BIGINT NOT NULL)` (epoch milliseconds); `first_seen` is one
 //! `INSERT … ON CONFLICT (key) DO UPDATE … WHERE expires_at <= now RETURNING key`.
 
+mod reference;
+
 use std::cell::Cell;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -175,7 +177,7 @@ impl SqliteStoreBuilder {
         let timeouts = self.timeouts.checked()?;
         let place: Arc<str> = Arc::from(format!("SQLite at {}", self.path.display()));
         let sql = Statements::new("sms_idempotency")?.for_sqlite();
-        let schema = [sql.create.clone(), sql.dedupe_create.clone()];
+        let schema = [sql.create.clone(), sql.dedupe_create.clone(), sql.reference_create.clone()];
         let (path, limit) = (self.path, timeouts.connect);
         let task = tokio::task::spawn_blocking(move || -> Result<Connection, StoreError> {
             if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
@@ -310,6 +312,9 @@ impl IdempotencyStore for SqliteStore {
             let written = c.prepare_cached(&sql.finalize)?.execute(values)?;
             Ok(if written == 1 { Finalized::Written } else { Finalized::NotOwner })
         }))
+    }
+    fn references(&self) -> Option<&dyn crate::store::ReferenceIndex> {
+        Some(self)
     }
 }
 

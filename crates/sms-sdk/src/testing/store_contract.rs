@@ -24,7 +24,7 @@ use crate::error::{Attempt, AttemptOutcome, ErrorRecord};
 use crate::receipt::{Handoff, Receipt};
 use crate::store::{
     Entry, Filter, FinalRecord, Finalized, Fingerprint, Page, Record, Reservation, ReservationId, Resolution, Resolved,
-    State, Store,
+    Settled, State, Store, settle_reference,
 };
 
 type Check = Result<(), String>;
@@ -59,6 +59,8 @@ pub async fn run(name: &str, store: Arc<dyn Store>) -> Report {
     record("the operator resolves a key as sent", run.resolves_sent().await);
     record("the operator resolves a key as not sent", run.resolves_not_sent().await);
     record("the operator refuses settled and fresh keys", run.refuses().await);
+    record("a correlation reference finds its key until it expires", run.references().await);
+    record("a reference settles only unknown and stale records, once", run.settles_by_reference().await);
     record(&format!("{RACE_TASKS} tasks reserving {RACE_KEYS} keys: one winner per key"), run.race().await);
     let passed = results.iter().all(|r| r.passed);
     Report { subject: name.to_owned(), passed, results }
@@ -374,6 +376,80 @@ impl Run {
         }
         let missing = self.store.resolve(&self.key("nothing"), Resolution::NotSent, STALE, self.base).await;
         ensure!(matches!(missing, Ok(Resolved::NotFound)), "expected not found, got {missing:?}");
+        Ok(())
+    }
+
+    async fn references(&self) -> Check {
+        let (reference, key) = (self.key("ref-found"), self.key("found"));
+        let store = &self.store;
+        store.remember_reference(&reference, &key, self.base, HOUR).await.map_err(|e| e.to_string())?;
+        let found = store.find_reference(&reference, self.base).await.map_err(|e| e.to_string())?;
+        ensure!(found.as_deref() == Some(key.as_str()), "expected {key}, found {found:?}");
+        store.remember_reference(&reference, &key, self.base, 2 * HOUR).await.map_err(|e| e.to_string())?;
+        let found = store.find_reference(&reference, self.base).await.map_err(|e| e.to_string())?;
+        ensure!(found.as_deref() == Some(key.as_str()), "remembered twice: expected {key}, found {found:?}");
+        let missing = store.find_reference(&self.key("ref-never"), self.base).await.map_err(|e| e.to_string())?;
+        ensure!(missing.is_none(), "an unknown reference found {missing:?}");
+        // Expiry on the clock every backend uses (Redis expires keys on its own clock).
+        let short = self.key("ref-short");
+        store
+            .remember_reference(&short, &key, SystemTime::now(), Duration::from_millis(1))
+            .await
+            .map_err(|e| e.to_string())?;
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        let expired = store.find_reference(&short, SystemTime::now()).await.map_err(|e| e.to_string())?;
+        ensure!(expired.is_none(), "an expired reference found {expired:?}");
+        Ok(())
+    }
+
+    async fn settles_by_reference(&self) -> Check {
+        let [unknown, stale, fresh] = self.unresolved_keys("by-ref").await?;
+        let accepted = self.key("by-ref-accepted");
+        let id = self.acquire(&accepted, &fp("f"), self.base).await?;
+        self.finalize(&accepted, &id, FinalRecord::Accepted(sample_receipt("p-first")), HOUR).await?;
+        let rejected = self.key("by-ref-rejected");
+        let id = self.acquire(&rejected, &fp("f"), self.base).await?;
+        self.finalize(&rejected, &id, FinalRecord::Rejected(sample_error("provider_rejected")), HOUR).await?;
+        let settle = async |key: &str| {
+            let reference = format!("ref:{key}");
+            self.store.remember_reference(&reference, key, self.base, HOUR).await.map_err(|e| e.to_string())?;
+            settle_reference(&*self.store, &reference, "twilio", "SM-settled", HOUR, STALE, self.base)
+                .await
+                .map_err(|e| e.to_string())
+        };
+        for key in [&unknown, &stale] {
+            let settled = settle(key).await?;
+            ensure!(settled == Settled::Accepted { key: key.clone() }, "{key}: expected accepted, got {settled:?}");
+            let record = self.existing(key, &fp("f"), self.base).await?;
+            let Record::Accepted { fingerprint, result } = &record else {
+                return Err(format!("{key}: expected accepted, got {record:?}"));
+            };
+            ensure!(*fingerprint == fp("f"), "{key}: the fingerprint changed");
+            ensure!(
+                result.provider == "twilio" && result.provider_id == "SM-settled",
+                "{key}: wrong result {result:?}"
+            );
+            let again = settle(key).await?;
+            ensure!(
+                again == Settled::Unchanged { key: key.clone(), state: State::Accepted },
+                "{key}: settled twice: {again:?}"
+            );
+        }
+        for (key, state) in [(&fresh, State::Reserved), (&accepted, State::Accepted), (&rejected, State::Rejected)] {
+            let settled = settle(key).await?;
+            ensure!(settled == Settled::Unchanged { key: key.clone(), state }, "{key}: changed: {settled:?}");
+            let got = self.store.get(key).await.map_err(|e| e.to_string())?;
+            ensure!(got.as_ref().map(Record::state) == Some(state), "{key}: now {got:?}");
+        }
+        let got = self.store.get(&accepted).await.map_err(|e| e.to_string())?;
+        ensure!(
+            matches!(&got, Some(Record::Accepted { result, .. }) if result.provider_id == "p-first"),
+            "the accepted record changed: {got:?}"
+        );
+        let unmatched = settle_reference(&*self.store, &self.key("ref-none"), "twilio", "SM-x", HOUR, STALE, self.base)
+            .await
+            .map_err(|e| e.to_string())?;
+        ensure!(unmatched == Settled::NotFound, "an unmatched reference: {unmatched:?}");
         Ok(())
     }
 

@@ -46,7 +46,7 @@ use hyper_util::rt::{TokioIo, TokioTimer};
 use tower::Service as _;
 
 pub use super::receive::{BodyReadTimeout, DEFAULT_BODY_READ_TIMEOUT, INLINE_VERIFY_LIMIT};
-use super::receive::{read_timeout, receive, status};
+use super::receive::{observe, observer_of, read_timeout, receive, status};
 use super::{SmsEvent, WebhookError, WebhookVerifier};
 
 /// How long [`serve`] waits by default for a request's headers: 30 s.
@@ -60,6 +60,12 @@ pub const DEFAULT_HEADER_READ_TIMEOUT: Duration = Duration::from_secs(30);
 /// when the provider calls another one. The body is read up to the verifier's
 /// [`body_limit`](WebhookVerifier::body_limit) within the [`BodyReadTimeout`]; bodies over
 /// [`INLINE_VERIFY_LIMIT`] are verified on the blocking pool.
+///
+/// With an [`Observer`](super::Observer) as a request extension (add
+/// `axum::Extension(Observer::new(reconciler))` to the router), every verified event is shown to
+/// it before the handler runs: a [`Reconciler`](crate::reconcile::Reconciler) settles a send
+/// whose outcome was unknown from its status webhook (a store failure there is logged and the
+/// handler still runs).
 #[derive(Debug)]
 pub struct Verified<V>(pub SmsEvent, pub PhantomData<V>);
 
@@ -85,8 +91,12 @@ where
 
     async fn from_request(request: Request, state: &S) -> Result<Self, Self::Rejection> {
         let timeout = read_timeout(&request, None);
+        let observer = observer_of(&request);
         match receive(Arc::new(V::from_ref(state)), request, timeout).await {
-            Ok(received) => Ok(Self(received.event, PhantomData)),
+            Ok(received) => {
+                observe(observer.as_ref(), &received).await;
+                Ok(Self(received.event, PhantomData))
+            }
             Err(error) => Err(WebhookRejection(error)),
         }
     }

@@ -30,6 +30,7 @@
 #[cfg_attr(docsrs, doc(cfg(feature = "axum")))]
 pub mod axum;
 pub mod event;
+mod observe;
 pub mod ordering;
 mod raw;
 #[cfg(feature = "tower")]
@@ -46,6 +47,7 @@ use std::time::{Duration, SystemTime};
 use http::HeaderMap;
 
 pub use self::event::{EventKind, SmsEvent};
+pub use self::observe::{EventObserver, Observer};
 pub(crate) use self::raw::Raw;
 #[cfg(feature = "__http")]
 pub(crate) use self::support::*;

@@ -13,6 +13,7 @@ use http::request::Parts;
 use http::{Request, StatusCode, header};
 use http_body::Body;
 
+use super::Observer;
 use super::{SmsEvent, WebhookError, WebhookRequest, WebhookVerifier};
 
 /// How long the layer and the extractor wait by default for a request's whole body: 30 s.
@@ -95,6 +96,19 @@ where
         // Cancelled: the runtime is shutting down and nobody is left to answer; refuse.
         Err(_) => Err(WebhookError::BodyUnreadable { provider }),
     }
+}
+
+/// Shows a verified request's event to `observer`, with the URL it was received at (query
+/// included), before the handler runs.
+pub(crate) async fn observe(observer: Option<&Observer>, received: &Received) {
+    let Some(observer) = observer else { return };
+    observer.0.on_event(&received.event, &received_url(&received.parts)).await;
+}
+
+/// The observer a request carries as an extension (for the axum extractor: add it with
+/// `axum::Extension(observer)`).
+pub(crate) fn observer_of<B>(request: &Request<B>) -> Option<Observer> {
+    request.extensions().get::<Observer>().cloned()
 }
 
 /// The URL a request was received at: `{scheme}://{authority}{path and query}`, with the scheme

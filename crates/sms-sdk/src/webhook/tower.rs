@@ -63,8 +63,8 @@ use http::{HeaderValue, Request, Response, header};
 use http_body::{Body, Frame, SizeHint};
 
 pub use super::receive::{BodyReadTimeout, DEFAULT_BODY_READ_TIMEOUT, INLINE_VERIFY_LIMIT};
-use super::receive::{Received, read_timeout, receive, status};
-use super::{WebhookError, WebhookVerifier};
+use super::receive::{Received, observe, observer_of, read_timeout, receive, status};
+use super::{Observer, WebhookError, WebhookVerifier};
 
 /// A [`Layer`] that verifies webhooks with `V` before the inner service sees them (see the
 /// [module](self) documentation).
@@ -75,6 +75,7 @@ use super::{WebhookError, WebhookVerifier};
 pub struct VerifyLayer<V> {
     verifier: Arc<V>,
     body_read_timeout: Option<Duration>,
+    observer: Option<Observer>,
 }
 
 impl<V: WebhookVerifier> VerifyLayer<V> {
@@ -82,7 +83,16 @@ impl<V: WebhookVerifier> VerifyLayer<V> {
     /// ([`body_limit`](WebhookVerifier::body_limit): `max_body_bytes` on the provider verifiers,
     /// [`DEFAULT_MAX_BODY`](super::DEFAULT_MAX_BODY) unless set).
     pub fn new(verifier: V) -> Self {
-        Self { verifier: Arc::new(verifier), body_read_timeout: None }
+        Self { verifier: Arc::new(verifier), body_read_timeout: None, observer: None }
+    }
+
+    /// Shows every verified event to `observer` before the inner service runs: a
+    /// [`Reconciler`](crate::reconcile::Reconciler) settles a send whose outcome was unknown from
+    /// its status webhook (`Observer::new(observer)`). Without it, an [`Observer`] request
+    /// extension is used when there is one.
+    pub fn observer(mut self, observer: Observer) -> Self {
+        self.observer = Some(observer);
+        self
     }
 
     /// How long a client has to send a request's whole body; past it, the request is refused
@@ -96,7 +106,11 @@ impl<V: WebhookVerifier> VerifyLayer<V> {
 
 impl<V> Clone for VerifyLayer<V> {
     fn clone(&self) -> Self {
-        Self { verifier: Arc::clone(&self.verifier), body_read_timeout: self.body_read_timeout }
+        Self {
+            verifier: Arc::clone(&self.verifier),
+            body_read_timeout: self.body_read_timeout,
+            observer: self.observer.clone(),
+        }
     }
 }
 
@@ -105,6 +119,7 @@ impl<V: WebhookVerifier> fmt::Debug for VerifyLayer<V> {
         f.debug_struct("VerifyLayer")
             .field("provider", &self.verifier.provider())
             .field("body_read_timeout", &self.body_read_timeout)
+            .field("observer", &self.observer.is_some())
             .finish_non_exhaustive()
     }
 }
@@ -159,9 +174,12 @@ where
         let mut inner = std::mem::replace(&mut self.inner, clone);
         let verifier = Arc::clone(&self.layer.verifier);
         let timeout = read_timeout(&request, self.layer.body_read_timeout);
+        let observer = self.layer.observer.clone().or_else(|| observer_of(&request));
         ResponseFuture(Box::pin(async move {
             match receive(verifier, request, timeout).await {
-                Ok(Received { event, mut parts, body }) => {
+                Ok(received) => {
+                    observe(observer.as_ref(), &received).await;
+                    let Received { event, mut parts, body } = received;
                     parts.extensions.insert(event);
                     let request = Request::from_parts(parts, VerifiedBody::new(body));
                     let response = inner.call(request).await?;

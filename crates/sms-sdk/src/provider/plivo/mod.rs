@@ -12,6 +12,7 @@
 //! document its error bodies, so only 401 (`Auth`) and a 429 carrying `api_id` (`RateLimited`)
 //! are classified; every other 4xx is `Request` and never fails over.
 
+mod lookup;
 mod request;
 mod response;
 mod webhook;

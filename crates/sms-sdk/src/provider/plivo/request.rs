@@ -4,6 +4,7 @@
 use serde_json::{Map, Value};
 
 use crate::adapter::{ALL_SENDER_TYPES, Capabilities, ValidityRange};
+use crate::correlation::with_reference;
 use crate::message::{OutboundMessage, SenderKind};
 use crate::options::{OptionKind, OptionSpec, OptionsSpec};
 
@@ -62,7 +63,7 @@ pub fn request_body(message: &OutboundMessage) -> Value {
         body.insert("media_urls".into(), message.media_urls.clone().into());
     }
     if let Some(url) = &message.webhook_url {
-        body.insert("url".into(), url.clone().into());
+        body.insert("url".into(), with_reference(url, message.correlation.as_deref()).into_owned().into());
         body.insert("method".into(), "POST".into());
     }
     if let Some(secs) = message.validity_period_secs {

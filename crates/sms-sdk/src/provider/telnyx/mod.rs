@@ -12,6 +12,7 @@
 //! messaging-service sender is a messaging profile id (sent without `from`); alphanumeric senders
 //! need the adapter's messaging profile. No validity period.
 
+mod lookup;
 mod request;
 mod response;
 mod webhook;

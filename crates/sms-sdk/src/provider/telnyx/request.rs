@@ -3,6 +3,7 @@
 use serde_json::{Map, Value};
 
 use crate::adapter::{ALL_SENDER_TYPES, Capabilities};
+use crate::correlation::with_reference;
 use crate::message::{OutboundMessage, SenderKind, format_timestamp};
 use crate::options::{OptionKind, OptionSpec, OptionsSpec};
 
@@ -65,7 +66,7 @@ pub fn request_body(message: &OutboundMessage, messaging_profile_id: Option<&str
         body.insert("type".into(), "MMS".into());
     }
     if let Some(url) = &message.webhook_url {
-        body.insert("webhook_url".into(), url.clone().into());
+        body.insert("webhook_url".into(), with_reference(url, message.correlation.as_deref()).into_owned().into());
     }
     if let Some(at) = message.send_at {
         body.insert("send_at".into(), format_timestamp(at).into());

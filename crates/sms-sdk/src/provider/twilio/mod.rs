@@ -14,6 +14,7 @@
 //! Basic auth (`AccountSid:AuthToken`, or `ApiKeySid:ApiKeySecret`). Scheduling (`send_at`) and
 //! `shortenUrls` need a Messaging Service sender (`MG…`).
 
+mod lookup;
 mod request;
 mod response;
 mod webhook;

@@ -4,6 +4,7 @@
 use url::form_urlencoded;
 
 use crate::adapter::{ALL_SENDER_TYPES, Capabilities, ValidityRange};
+use crate::correlation::with_reference;
 use crate::message::{OutboundMessage, SenderKind, format_timestamp};
 use crate::options::{OptionKind, OptionSpec, OptionsSpec};
 use crate::provider::is_prefixed_hex32;
@@ -106,7 +107,7 @@ pub fn form_body(message: &OutboundMessage) -> String {
         form.append_pair("MediaUrl", url);
     }
     if let Some(url) = &message.webhook_url {
-        form.append_pair("StatusCallback", url);
+        form.append_pair("StatusCallback", &with_reference(url, message.correlation.as_deref()));
     }
     if let Some(secs) = message.validity_period_secs {
         form.append_pair("ValidityPeriod", &secs.to_string());

@@ -13,6 +13,7 @@
 //! fresh RS256 JWT for every request. No short codes, no messaging services, no MMS, and the
 //! body may never be empty.
 
+mod lookup;
 mod request;
 mod response;
 mod webhook;

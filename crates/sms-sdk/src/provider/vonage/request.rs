@@ -90,6 +90,11 @@ pub fn request_body(message: &OutboundMessage) -> Value {
     if let Some(url) = &message.webhook_url {
         body.insert("webhook_url".into(), url.clone().into());
     }
+    // Vonage echoes `client_ref` in every status webhook; a `client_ref` of the caller's provider
+    // options (inserted below) replaces it.
+    if let Some(reference) = &message.correlation {
+        body.insert("client_ref".into(), reference.clone().into());
+    }
     for field in &message.provider_fields {
         match field.wire.strip_prefix("sms.") {
             Some(name) => {

@@ -422,3 +422,36 @@ async fn tower_layer_on_an_axum_router_over_loopback_http() {
     let forged = signed.header("x-twilio-signature", "Zm9yZ2VkIHNpZ25hdHVyZSE=");
     assert_eq!(post(forged).await, (401, "invalid_signature\n".to_owned()));
 }
+
+/// With a reconciler, the layer settles the unknown key a verified status webhook refers to
+/// before the inner service runs; a forged one is refused and changes nothing.
+#[tokio::test]
+async fn reconcile_the_tower_layer_feeds_its_reconciler() {
+    use sms_sdk::reconcile::Reconciler;
+    use sms_sdk::store::{
+        FinalRecord, Fingerprint, IdempotencyStore as _, MemoryStore, Record, ReferenceIndex as _, Reservation,
+    };
+    use sms_sdk::webhook::Observer;
+
+    let store = MemoryStore::new();
+    let at = SystemTime::now();
+    let Reservation::Acquired(id) = store.reserve("k", &Fingerprint::from_canonical("f"), at).await.unwrap() else {
+        panic!("not acquired")
+    };
+    let unknown = FinalRecord::Unknown(sms_sdk::testing::store_contract::sample_error("handoff_unknown"));
+    store.finalize("k", &id, unknown, Duration::from_secs(60), at).await.unwrap();
+    let reference = "ABCDEFGHIJKLMNOPQRSTUV";
+    store.remember_reference(reference, "k", at, Duration::from_secs(60)).await.unwrap();
+    let body = format!(r#"{{"message_uuid":"v-settled","status":"delivered","client_ref":"{reference}"}}"#);
+    let layer = VerifyLayer::new(verifiers().vonage).observer(Observer::new(Reconciler::new(store.clone())));
+
+    let forged = signed_vonage_request("another-secret", VONAGE_URL, &body, now(), "jti-forged");
+    assert_refused(through(layer.clone(), http(&forged)).await, 401, "invalid_signature");
+    assert_eq!(store.get("k").await.unwrap().map(|r| r.state()), Some(sms_sdk::store::State::Unknown));
+
+    let signed = signed_vonage_request("vonage-secret", VONAGE_URL, &body, now(), "jti-real");
+    let (answer, seen) = through(layer, http(&signed)).await;
+    assert_eq!((answer.status, seen.len()), (200, 1));
+    let Some(Record::Accepted { result, .. }) = store.get("k").await.unwrap() else { panic!("not settled") };
+    assert_eq!((result.provider.as_str(), result.provider_id.as_str()), ("vonage", "v-settled"));
+}

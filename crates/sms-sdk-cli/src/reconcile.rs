@@ -1,0 +1,401 @@
+//! `sms-sdk idempotency reconcile`: looks the unresolved keys' messages up at their providers and
+//! says how to settle each one; with `--apply`, settles the keys whose lookup found exactly one
+//! matching message. It never sends anything.
+//!
+//! A message matches a key when it went to the recipient given with `--to`, was created inside
+//! the `--since` window, and its recipient, sender and text give the key's fingerprint (the
+//! fingerprint of a message sent with no callback URL, media, schedule or provider options; a
+//! key sent with any of those can be looked up, but only resolved by hand). Exit codes: 0 when
+//! no unresolved key is left, 3 when some are, 2 for a usage error, 7 for a store or
+//! configuration error.
+
+use std::io::Write;
+use std::sync::Arc;
+use std::time::{Duration, SystemTime};
+
+use serde_json::{Value, json};
+use sms_sdk::error::AttemptOutcome;
+use sms_sdk::lookup::{FoundMessage, Lookup, LookupOutcome};
+use sms_sdk::redact::{mask_phone_number, redact_url};
+use sms_sdk::store::{DEFAULT_TTL, Entry, Filter, Fingerprint, Page, Record, Resolution, Resolved, Store};
+use sms_sdk::{Message, PhoneNumber, Sender};
+use time::OffsetDateTime;
+
+use crate::cli::ReconcileArgs;
+use crate::{EXIT_CONFIGURATION, EXIT_OK, EXIT_UNKNOWN, EXIT_USAGE, Env};
+
+/// The default lookup window: 24 hours.
+const DEFAULT_SINCE: Duration = Duration::from_secs(24 * 3600);
+/// The longest lookup window: 400 days (providers keep message records about that long).
+const MAX_SINCE: Duration = Duration::from_secs(400 * 24 * 3600);
+/// How long one lookup may take.
+const LOOKUP_TIMEOUT: Duration = Duration::from_secs(10);
+/// The most unresolved keys one run looks up (a run looks up at most this many; run it again
+/// for the rest).
+const MAX_KEYS: usize = 1_000;
+/// How far after now a provider's creation time may be (clock skew).
+const SKEW: Duration = Duration::from_secs(300);
+
+/// Parses `30s`, `15m`, `24h`, `7d` or plain seconds.
+fn parse_since(text: &str) -> Option<Duration> {
+    let (number, unit) = match text.find(|c: char| !c.is_ascii_digit()) {
+        Some(at) => text.split_at(at),
+        None => (text, "s"),
+    };
+    let factor = match unit {
+        "s" => 1,
+        "m" => 60,
+        "h" => 3600,
+        "d" => 86_400,
+        _ => return None,
+    };
+    let secs = number.parse::<u64>().ok()?.checked_mul(factor)?;
+    Some(Duration::from_secs(secs)).filter(|d| !d.is_zero() && *d <= MAX_SINCE)
+}
+
+/// What the command decided about one key.
+struct Finding {
+    key: String,
+    state: &'static str,
+    provider: Option<&'static str>,
+    lookup: &'static str,
+    reason: Option<String>,
+    messages: Vec<(FoundMessage, bool)>,
+    resolve: Option<String>,
+    resolved: bool,
+}
+
+/// The command line that settles `key` as sent with `found`.
+fn resolve_command(key: &str, provider: &str, provider_id: &str, store: Option<&str>) -> String {
+    let mut command = format!(
+        "sms-sdk idempotency resolve {} --sent --provider {provider} --provider-id {}",
+        quote(key),
+        quote(provider_id)
+    );
+    if let Some(store) = store {
+        command.push_str(" --store ");
+        command.push_str(&quote(&redact_url(store)));
+    }
+    command
+}
+
+/// `text` quoted for a POSIX shell when it needs it.
+fn quote(text: &str) -> String {
+    let plain = !text.is_empty()
+        && text
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b':' | b'/' | b'@' | b'+'));
+    if plain { text.to_owned() } else { format!("'{}'", text.replace('\'', r"'\''")) }
+}
+
+/// The provider ids the record's attempts were given (an attempt that was accepted before the
+/// send failed).
+fn known_ids(record: &Record) -> Vec<(String, String)> {
+    let Record::Unknown { error, .. } = record else { return Vec::new() };
+    error
+        .attempts
+        .iter()
+        .filter_map(|attempt| match &attempt.outcome {
+            AttemptOutcome::Accepted { provider_id, .. } => Some((attempt.provider.clone(), provider_id.clone())),
+            AttemptOutcome::Rejected { .. } | AttemptOutcome::Unknown { .. } => None,
+        })
+        .collect()
+}
+
+/// The providers the record's send tried, in order.
+fn tried(record: &Record) -> Vec<String> {
+    let Record::Unknown { error, .. } = record else { return Vec::new() };
+    let mut providers: Vec<String> = Vec::new();
+    for attempt in &error.attempts {
+        if !providers.contains(&attempt.provider) {
+            providers.push(attempt.provider.clone());
+        }
+    }
+    providers
+}
+
+/// A configured provider's lookup, by name.
+type NamedLookup = (&'static str, Box<dyn Lookup>);
+
+/// Whether `found` is the message of a key with `fingerprint`, sent to `to` inside the window.
+fn matches(
+    found: &FoundMessage,
+    fingerprint: &Fingerprint,
+    to: Option<&str>,
+    window: (OffsetDateTime, OffsetDateTime),
+) -> bool {
+    let Some(to) = to.filter(|to| found.to.as_deref() == Some(*to)) else { return false };
+    if found.created_at.is_some_and(|at| at < window.0 || at > window.1) {
+        return false;
+    }
+    let Some(body) = &found.body else { return false };
+    let candidates = [None, found.from.as_deref().map(Sender::from)];
+    candidates.into_iter().any(|from| {
+        let mut message = Message::new(to, body.clone());
+        message.from = from;
+        Fingerprint::of(&message, &[]) == *fingerprint
+    })
+}
+
+/// The lookup adapters of the configured providers, by name.
+fn lookups(env: &Env) -> Result<Vec<NamedLookup>, String> {
+    let mut found = Vec::new();
+    for provider in crate::config::PROVIDERS {
+        if !crate::config::is_mentioned(env, provider) {
+            continue;
+        }
+        crate::config::check(env, provider)?;
+        let built = crate::config::built(env, provider, None).map_err(|e| e.to_string())?;
+        found.push((provider, built.lookup()));
+    }
+    Ok(found)
+}
+
+/// Looks one key up and decides.
+async fn examine(
+    (key, record): &(String, Record),
+    args: &ReconcileArgs,
+    lookups: &[NamedLookup],
+    window: (OffsetDateTime, OffsetDateTime),
+) -> Finding {
+    let mut finding = Finding {
+        key: key.clone(),
+        state: record.state().as_str(),
+        provider: None,
+        lookup: "skipped",
+        reason: None,
+        messages: Vec::new(),
+        resolve: None,
+        resolved: false,
+    };
+    let tried = tried(record);
+    let candidates: Vec<&(&'static str, Box<dyn Lookup>)> =
+        lookups.iter().filter(|(name, _)| tried.is_empty() || tried.iter().any(|t| t == name)).collect();
+    if candidates.is_empty() {
+        finding.reason = Some("no configured provider to look it up with".into());
+        return finding;
+    }
+    let ids = known_ids(record);
+    let mut reasons = Vec::new();
+    for (name, lookup) in candidates {
+        let known = ids.iter().find(|(p, _)| p == name).map(|(_, id)| id);
+        let outcome = if let Some(id) = known {
+            lookup.fetch(id, LOOKUP_TIMEOUT).await
+        } else if let Some(to) = args.to.as_deref() {
+            lookup.list_to(to, window.0, LOOKUP_TIMEOUT).await
+        } else {
+            reasons.push(format!("{name}: no provider id is known; give --to to list by recipient"));
+            continue;
+        };
+        finding.provider = Some(name);
+        match outcome {
+            LookupOutcome::Found(messages) => {
+                finding.lookup = "found";
+                let fingerprint = record.fingerprint();
+                finding.messages.extend(messages.into_iter().map(|m| {
+                    let ok = matches(&m, fingerprint, args.to.as_deref(), window);
+                    (m, ok)
+                }));
+                break;
+            }
+            LookupOutcome::NotFound => finding.lookup = "not_found",
+            LookupOutcome::Unsupported => reasons.push(format!("{name}: its API has no such lookup")),
+            LookupOutcome::Failed { reason } => {
+                finding.lookup = "failed";
+                reasons.push(format!("{name}: {reason}"));
+            }
+            // A lookup outcome added later tells nothing more.
+            _ => reasons.push(format!("{name}: no answer")),
+        }
+    }
+    if !reasons.is_empty() {
+        finding.reason = Some(reasons.join("; "));
+    }
+    let matching: Vec<&FoundMessage> = finding.messages.iter().filter(|(_, ok)| *ok).map(|(m, _)| m).collect();
+    let store = args.store.as_deref();
+    let only = match (matching.as_slice(), finding.messages.as_slice()) {
+        ([one], _) => Some(*one),
+        ([], [(one, _)]) => Some(one),
+        _ => None,
+    };
+    finding.resolve = only.map(|one| resolve_command(key, one.provider, &one.provider_id, store));
+    if matching.len() != 1 && finding.lookup == "found" && finding.reason.is_none() {
+        finding.reason = Some(format!(
+            "{} listed, {} matching (recipient, text and time): resolve by hand",
+            finding.messages.len(),
+            matching.len()
+        ));
+    }
+    finding
+}
+
+/// Settles `finding`'s key when exactly one message matched.
+async fn apply(
+    store: &dyn Store,
+    finding: &mut Finding,
+    stale_after: Duration,
+) -> Result<(), sms_sdk::store::StoreError> {
+    let matching: Vec<&FoundMessage> = finding.messages.iter().filter(|(_, ok)| *ok).map(|(m, _)| m).collect();
+    let [one] = matching.as_slice() else { return Ok(()) };
+    let resolution =
+        Resolution::Sent { provider: one.provider.to_owned(), provider_id: one.provider_id.clone(), ttl: DEFAULT_TTL };
+    match store.resolve(&finding.key, resolution, stale_after, SystemTime::now()).await? {
+        Resolved::Done => finding.resolved = true,
+        Resolved::NotFound | Resolved::Refused(_) => {
+            finding.reason = Some("the record changed meanwhile; nothing was done".into());
+        }
+    }
+    Ok(())
+}
+
+fn print_text(finding: &Finding, out: &mut dyn Write) {
+    let provider = finding.provider.unwrap_or("-");
+    let _ = writeln!(out, "{}\t{}\t{provider}\tlookup: {}", finding.key, finding.state, finding.lookup);
+    for (message, ok) in &finding.messages {
+        let to = message.to.as_deref().map_or_else(|| "?".to_owned(), mask_phone_number);
+        let at = message.created_at.map_or_else(|| "?".to_owned(), |at| at.to_string());
+        let tag = if *ok { "match" } else { "no match" };
+        let _ = writeln!(
+            out,
+            "  {} {}\tto {to}\t{}\tcreated {at}\t{tag}",
+            message.provider, message.provider_id, message.status
+        );
+    }
+    if let Some(reason) = &finding.reason {
+        let _ = writeln!(out, "  note: {reason}");
+    }
+    if finding.resolved {
+        let _ = writeln!(out, "  resolved: accepted; later sends replay it");
+    } else if let Some(command) = &finding.resolve {
+        let _ = writeln!(out, "  to settle it: {command}");
+    }
+}
+
+fn finding_json(finding: &Finding) -> Value {
+    let messages: Vec<Value> = finding
+        .messages
+        .iter()
+        .map(|(m, ok)| {
+            json!({
+                "provider": m.provider,
+                "provider_id": m.provider_id,
+                "to": m.to.as_deref().map(mask_phone_number),
+                "status": m.status,
+                "created_at": m.created_at.map(OffsetDateTime::unix_timestamp),
+                "matches": ok,
+            })
+        })
+        .collect();
+    json!({
+        "key": finding.key,
+        "state": finding.state,
+        "provider": finding.provider,
+        "lookup": finding.lookup,
+        "reason": finding.reason,
+        "messages": messages,
+        "resolve_command": finding.resolve,
+        "resolved": finding.resolved,
+    })
+}
+
+/// The unresolved keys to examine, with their records: `KEY`'s, or the first [`MAX_KEYS`] of
+/// the store. `Ok(Err(..))` is a usage error (no such key, or not unresolved).
+async fn unresolved(
+    store: &dyn Store,
+    key: Option<&str>,
+    stale_after: Duration,
+) -> Result<Result<Vec<(String, Record)>, String>, sms_sdk::store::StoreError> {
+    let now = SystemTime::now();
+    let filter = Filter::Unresolved { stale_after };
+    if let Some(key) = key {
+        return Ok(match store.get(key).await? {
+            None => Err(format!("no record for key {key:?}")),
+            Some(record) if !filter.matches(&record, now) => {
+                Err(format!("{key:?} is {}, not unresolved", record.state().as_str()))
+            }
+            Some(record) => Ok(vec![(key.to_owned(), record)]),
+        });
+    }
+    let mut found = Vec::new();
+    let mut page = Page::default();
+    loop {
+        let listing = store.list(filter, now, page.clone()).await?;
+        found.extend(listing.entries.into_iter().map(|Entry { key, record, .. }| (key, record)));
+        match listing.next {
+            Some(cursor) if found.len() < MAX_KEYS => page.cursor = Some(cursor),
+            _ => break,
+        }
+    }
+    found.truncate(MAX_KEYS);
+    Ok(Ok(found))
+}
+
+/// `idempotency reconcile`.
+pub(crate) async fn run(args: ReconcileArgs, env: &Env, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
+    let since = match args.since.as_deref().map(parse_since) {
+        None => DEFAULT_SINCE,
+        Some(Some(since)) => since,
+        Some(None) => {
+            let _ = writeln!(err, "error: --since must be a duration such as 30m, 24h or 7d (at most 400d)");
+            return EXIT_USAGE;
+        }
+    };
+    if let Some(to) = &args.to
+        && PhoneNumber::parse(to).is_err()
+    {
+        let _ = writeln!(err, "error: --to must be an E.164 number (+14155550123)");
+        return EXIT_USAGE;
+    }
+    let lookups = match lookups(env) {
+        Ok(lookups) => lookups,
+        Err(message) => {
+            let _ = writeln!(err, "error: {message}");
+            return EXIT_CONFIGURATION;
+        }
+    };
+    let store: Arc<dyn Store> = match crate::store::open(args.store.as_deref(), env, err).await {
+        Ok(store) => store,
+        Err(code) => return code,
+    };
+    let stale_after = crate::store::seconds(args.older_than);
+    let entries = match unresolved(&*store, args.key.as_deref(), stale_after).await {
+        Ok(Ok(entries)) => entries,
+        Ok(Err(message)) => {
+            let _ = writeln!(err, "error: {message}");
+            return EXIT_USAGE;
+        }
+        Err(error) => {
+            let _ = writeln!(err, "error: store: {error}");
+            return EXIT_CONFIGURATION;
+        }
+    };
+    if lookups.is_empty() && !entries.is_empty() {
+        let _ = writeln!(err, "note: no provider is configured, so nothing can be looked up (set its variables)");
+    }
+    let now = OffsetDateTime::now_utc();
+    let since_time = time::Duration::try_from(since).map_or(OffsetDateTime::UNIX_EPOCH, |d| now.saturating_sub(d));
+    let window = (since_time, now.saturating_add(time::Duration::try_from(SKEW).unwrap_or_default()));
+    let mut findings = Vec::with_capacity(entries.len());
+    for entry in &entries {
+        let mut finding = examine(entry, &args, &lookups, window).await;
+        if args.apply
+            && let Err(error) = apply(&*store, &mut finding, stale_after).await
+        {
+            let _ = writeln!(err, "error: store: {error}");
+            return EXIT_CONFIGURATION;
+        }
+        if !args.json {
+            print_text(&finding, out);
+        }
+        findings.push(finding);
+    }
+    let left = findings.iter().filter(|f| !f.resolved).count();
+    if args.json {
+        let keys: Vec<Value> = findings.iter().map(finding_json).collect();
+        let resolved = findings.len() - left;
+        let _ = writeln!(out, "{}", json!({"keys": keys, "resolved": resolved, "unresolved": left}));
+    } else if findings.is_empty() {
+        let _ = writeln!(out, "no unresolved keys");
+    }
+    if left == 0 { EXIT_OK } else { EXIT_UNKNOWN }
+}
