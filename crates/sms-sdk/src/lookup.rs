@@ -7,6 +7,25 @@
 //! budget, request timeout, 1 MiB answer cap); a refusal keeps only the HTTP status. The adapter
 //! reports what the provider said; deciding what it means (the `idempotency reconcile` command)
 //! is the caller's job.
+//!
+//! ```
+//! # #[cfg(feature = "twilio")]
+//! # async fn demo() -> Result<(), sms_sdk::Error> {
+//! use std::time::Duration;
+//!
+//! use sms_sdk::Twilio;
+//! use sms_sdk::lookup::{Lookup, LookupOutcome, is_plain_id};
+//!
+//! let twilio = Twilio::builder("AC0123456789abcdef0123456789abcdef", "auth-token").build()?;
+//! // An id that cannot be put in a URL path is refused before any request.
+//! assert!(!is_plain_id("SM1/../x"));
+//! let outcome = twilio.fetch("SM1/../x", Duration::from_secs(10)).await;
+//! assert!(matches!(outcome, LookupOutcome::Failed { .. }));
+//! # Ok(())
+//! # }
+//! # #[cfg(feature = "twilio")]
+//! # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(demo()).unwrap();
+//! ```
 
 use std::fmt;
 use std::time::Duration;
