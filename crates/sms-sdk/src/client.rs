@@ -63,6 +63,11 @@ pub struct SendOptions {
     /// Cancels the send: before any request or during a rate-limit wait the send fails with
     /// `Aborted` (retry-safe); while a request is in flight, with `Unknown(Aborted)`.
     pub cancel: Option<CancellationToken>,
+    /// An explicit override of the `before_send` policy for this message, with the reason (for
+    /// example the one confirmation a regulator allows after STOP). The policy sees it in
+    /// [`BeforeSendContext::policy_override`]; the suppression policy then lets the message
+    /// through to a suppressed recipient and logs it.
+    pub policy_override: Option<String>,
 }
 
 impl SendOptions {
@@ -70,6 +75,13 @@ impl SendOptions {
     #[must_use]
     pub fn cancel(mut self, token: CancellationToken) -> Self {
         self.cancel = Some(token);
+        self
+    }
+
+    /// Options that override the `before_send` policy for this message, saying why.
+    #[must_use]
+    pub fn policy_override(mut self, reason: impl Into<String>) -> Self {
+        self.policy_override = Some(reason.into());
         self
     }
 }
@@ -204,7 +216,8 @@ impl Client {
         if cancel.is_cancelled() {
             return Err(Error::aborted(Vec::new()));
         }
-        let send = Dispatch { inner, message, preview: &preview, cancel: &cancel };
+        let policy_override = options.policy_override;
+        let send = Dispatch { inner, message, preview: &preview, cancel: &cancel, policy_override: &policy_override };
         let Some(key) = message.idempotency_key.as_deref() else {
             return send.execute(chain, None).await;
         };
@@ -227,6 +240,7 @@ struct Dispatch<'a> {
     message: &'a Message,
     preview: &'a SegmentPreview,
     cancel: &'a CancellationToken,
+    policy_override: &'a Option<String>,
 }
 
 /// A reservation this send holds in the store.
@@ -342,11 +356,15 @@ impl Dispatch<'_> {
                 message: self.message.clone(),
                 encoding: self.preview.encoding,
                 segments: self.preview.segments,
+                policy_override: self.policy_override.clone(),
             };
             match AssertUnwindSafe(policy(cx)).catch_unwind().await {
                 Ok(Ok(PolicyDecision::Allow)) => {}
                 Ok(Ok(PolicyDecision::Reject { reason })) => {
                     return Err(self.fail(&base, held.as_ref(), Error::policy_rejected(Some(reason))).await);
+                }
+                Ok(Ok(PolicyDecision::Refuse { category, reason })) => {
+                    return Err(self.fail(&base, held.as_ref(), Error::policy_refused(category, reason)).await);
                 }
                 Ok(Err(error)) => return Err(self.policy_failed(held.as_ref(), Error::before_send(error)).await),
                 Err(_panic) => {
