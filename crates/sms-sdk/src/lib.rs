@@ -23,6 +23,7 @@ mod receipt;
 pub mod redact;
 pub mod retry;
 pub mod store;
+pub mod suppression;
 #[cfg(feature = "testing")]
 #[cfg_attr(docsrs, doc(cfg(feature = "testing")))]
 pub mod testing;

@@ -115,7 +115,7 @@ impl PostgresStore {
 
     /// Runs `work` on a pooled connection within the operation timeout. A connection whose work
     /// timed out may still owe the server's answer: it is closed rather than pooled again.
-    async fn run<T>(
+    pub(crate) async fn run<T>(
         &self,
         what: &str,
         work: impl AsyncFnOnce(&Client) -> Result<T, StoreError>,

@@ -1,0 +1,177 @@
+//! The PostgreSQL suppression list, on a [`PostgresStore`]'s pool.
+
+use std::sync::Arc;
+use std::time::SystemTime;
+
+use tokio_postgres::types::ToSql;
+
+use super::sql::{DEFAULT_TABLE, SuppressionSql, check_params, list_params, listing};
+use super::{Applied, Change, EVENT_RETENTION, Entry, Listing, Page, Scope, StoreError, SuppressionStore, bounded};
+use crate::PhoneNumber;
+use crate::boxed::BoxFuture;
+use crate::store::postgres::PostgresStore;
+use crate::store::sql::dedupe_times;
+
+/// A suppression list in PostgreSQL: the tables `sms_suppression (recipient, scope, suppressed,
+/// at, reason, event, PRIMARY KEY (recipient, scope))` and `sms_suppression_events (key PRIMARY
+/// KEY, seen_at, expires_at)`, created under an advisory lock, on the pool and with the timeouts
+/// of a [`PostgresStore`].
+///
+/// Applying a change is one statement (the event's dedupe key and the ordered upsert together);
+/// a batch is pipelined on one connection. `check` is one lookup on the primary key. Cheap to
+/// clone.
+///
+/// ```no_run
+/// # async fn example() -> Result<(), sms_sdk::store::StoreError> {
+/// use sms_sdk::store::postgres::PostgresStore;
+/// use sms_sdk::store::suppression::PostgresSuppressionStore;
+///
+/// let list = PostgresSuppressionStore::new(PostgresStore::connect("postgres://sms@db/app").await?).await?;
+/// # let _ = list; Ok(()) }
+/// ```
+#[derive(Debug, Clone)]
+pub struct PostgresSuppressionStore {
+    store: PostgresStore,
+    sql: Arc<SuppressionSql>,
+    /// The event dedupe key and the ordered upsert, in one statement (see [`apply_statement`]).
+    apply: Arc<str>,
+}
+
+/// One change, whole: `$1`..`$6` as the upsert's, `$7` now and `$8` the event's forget time.
+/// Answers (events recorded, rows written): a change with an event whose key was seen wrote
+/// neither.
+fn apply_statement(table: &str) -> Result<String, StoreError> {
+    let (t, events) = super::sql::tables(table)?;
+    Ok(format!(
+        "WITH seen AS (
+            INSERT INTO {events} (key, seen_at, expires_at)
+            SELECT CAST($6 AS TEXT), CAST($7 AS BIGINT), CAST($8 AS BIGINT) WHERE CAST($6 AS TEXT) IS NOT NULL
+            ON CONFLICT (key) DO UPDATE SET seen_at = excluded.seen_at, expires_at = excluded.expires_at
+            WHERE {events}.expires_at <= CAST($7 AS BIGINT)
+            RETURNING key
+        ), written AS (
+            INSERT INTO {t} (recipient, scope, suppressed, at, reason, event)
+            SELECT CAST($1 AS TEXT), CAST($2 AS TEXT), CAST($3 AS BOOLEAN), CAST($4 AS BIGINT), CAST($5 AS TEXT),
+                CAST($6 AS TEXT)
+            WHERE CAST($6 AS TEXT) IS NULL OR EXISTS (SELECT 1 FROM seen)
+            ON CONFLICT (recipient, scope) DO UPDATE SET
+                suppressed = excluded.suppressed, at = excluded.at, reason = excluded.reason, event = excluded.event
+            WHERE excluded.at > {t}.at OR (excluded.at = {t}.at AND excluded.suppressed AND NOT {t}.suppressed)
+            RETURNING recipient
+        )
+        SELECT (SELECT count(*) FROM seen), (SELECT count(*) FROM written)"
+    ))
+}
+
+impl PostgresSuppressionStore {
+    /// The list beside `store`'s records, creating its tables if needed.
+    ///
+    /// # Errors
+    /// A [`StoreError`] when the tables cannot be created within the timeouts.
+    pub async fn new(store: PostgresStore) -> Result<Self, StoreError> {
+        Self::named(store, DEFAULT_TABLE).await
+    }
+
+    /// The list in the table `table` (a plain SQL identifier; its events table adds `_events`).
+    ///
+    /// # Errors
+    /// A [`StoreError`] when the name is not a plain identifier, or the tables cannot be
+    /// created within the timeouts.
+    pub async fn named(store: PostgresStore, table: &str) -> Result<Self, StoreError> {
+        let sql = SuppressionSql::new(table)?;
+        let apply = Arc::from(apply_statement(table)?);
+        // Concurrent CREATE TABLE IF NOT EXISTS can fail on the catalog's unique index: serialize
+        // it (the batch is one implicit transaction, which holds the lock until it ends).
+        let schema = format!("SELECT pg_advisory_xact_lock(7325902); {}", sql.create.join(";\n"));
+        store.run("creating the suppression tables", async move |c| Ok(c.batch_execute(&schema).await?)).await?;
+        Ok(Self { store, sql: Arc::new(sql), apply })
+    }
+}
+
+/// An entry of a row of [`super::sql::COLUMNS`].
+fn read_entry(row: &tokio_postgres::Row) -> Result<Entry, StoreError> {
+    let recipient: &str = row.try_get(0)?;
+    let scope: &str = row.try_get(1)?;
+    Entry::read(recipient, scope, row.try_get(2)?, row.try_get(3)?, row.try_get(4)?)
+}
+
+/// The parameters of one change, held while its statement runs.
+struct Values<'a> {
+    recipient: &'a str,
+    scope: String,
+    suppressed: bool,
+    at: i64,
+    reason: &'a str,
+    event: Option<&'a str>,
+}
+
+impl SuppressionStore for PostgresSuppressionStore {
+    fn apply<'a>(&'a self, changes: &'a [Change], now: SystemTime) -> BoxFuture<'a, Result<Vec<Applied>, StoreError>> {
+        Box::pin(async move {
+            bounded(changes.len(), 0)?;
+            if changes.is_empty() {
+                return Ok(Vec::new());
+            }
+            let values = changes
+                .iter()
+                .map(|c| {
+                    Ok(Values {
+                        recipient: c.recipient().as_str(),
+                        scope: c.scope().key()?,
+                        suppressed: c.action().suppresses(),
+                        at: c.at_millis(),
+                        reason: c.reason(),
+                        event: c.event_key(),
+                    })
+                })
+                .collect::<Result<Vec<_>, StoreError>>()?;
+            let (seen_at, forget_at) = dedupe_times(now, EVENT_RETENTION);
+            self.store
+                .run("apply", async move |c| {
+                    let statement = c.prepare(&self.apply).await?;
+                    // Pipelined: each statement is sent in order on first poll, and answered in order.
+                    let runs = values.iter().map(|v| {
+                        let params: [&(dyn ToSql + Sync); 8] =
+                            [&v.recipient, &v.scope, &v.suppressed, &v.at, &v.reason, &v.event, &seen_at, &forget_at];
+                        let statement = &statement;
+                        async move {
+                            let row = c.query_one(statement, &params).await?;
+                            let (seen, written): (i64, i64) = (row.try_get(0)?, row.try_get(1)?);
+                            Ok::<_, StoreError>(match (v.event, seen, written) {
+                                (Some(_), 0, _) => Applied::Replayed,
+                                (_, _, 0) => Applied::Stale,
+                                _ => Applied::Recorded,
+                            })
+                        }
+                    });
+                    futures_util::future::try_join_all(runs).await
+                })
+                .await
+        })
+    }
+
+    fn check<'a>(
+        &'a self,
+        recipient: &'a PhoneNumber,
+        scopes: &'a [Scope],
+    ) -> BoxFuture<'a, Result<Option<Entry>, StoreError>> {
+        Box::pin(async move {
+            bounded(0, scopes.len())?;
+            let [a, b, c, d] = check_params(scopes)?;
+            self.store
+                .run("check", async move |client| {
+                    let params: [&(dyn ToSql + Sync); 5] = [&recipient.as_str(), &a, &b, &c, &d];
+                    client.query_opt(&self.sql.check, &params).await?.as_ref().map(read_entry).transpose()
+                })
+                .await
+        })
+    }
+
+    fn list(&self, page: Page) -> BoxFuture<'_, Result<Listing, StoreError>> {
+        Box::pin(self.store.run("list", async move |c| {
+            let (recipient, scope, limit) = list_params(&page);
+            let rows = c.query(&self.sql.list, &[&recipient, &scope, &limit]).await?;
+            listing(rows.iter().map(read_entry).collect::<Result<_, _>>()?, &page)
+        }))
+    }
+}
