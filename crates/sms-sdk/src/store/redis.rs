@@ -191,7 +191,11 @@ impl RedisStore {
     }
 
     /// Runs one command or script, `what`, within the operation timeout.
-    pub(crate) async fn run<T>(&self, what: &str, command: impl Future<Output = Result<T, RedisError>>) -> Result<T, StoreError> {
+    pub(crate) async fn run<T>(
+        &self,
+        what: &str,
+        command: impl Future<Output = Result<T, RedisError>>,
+    ) -> Result<T, StoreError> {
         let (place, limit) = (&self.place, self.timeouts.operation);
         let timed_out = || StoreError::timeout(place, what, Limit::Operation, limit);
         let work = async { command.await.map_err(|e| if e.is_timeout() { timed_out() } else { StoreError::new(e) }) };

@@ -167,7 +167,11 @@ fn reason(message: &KeywordMessage) -> String {
 /// A number as written, with `+` added when a provider sends bare digits (Plivo, Vonage).
 fn e164(number: &str) -> String {
     let number = number.trim();
-    if !number.is_empty() && number.bytes().all(|b| b.is_ascii_digit()) { format!("+{number}") } else { number.to_owned() }
+    if !number.is_empty() && number.bytes().all(|b| b.is_ascii_digit()) {
+        format!("+{number}")
+    } else {
+        number.to_owned()
+    }
 }
 
 /// The messaging service of an inbound payload: Twilio's `MessagingServiceSid`, Telnyx's

@@ -88,7 +88,8 @@ impl SuppressionPolicy {
     /// policy of your own, call [`decide`](Self::decide) from yours.
     pub fn before_send(
         self,
-    ) -> impl Fn(BeforeSendContext) -> BoxFuture<'static, Result<PolicyDecision, StoreError>> + Send + Sync + 'static {
+    ) -> impl Fn(BeforeSendContext) -> BoxFuture<'static, Result<PolicyDecision, StoreError>> + Send + Sync + 'static
+    {
         move |cx| {
             let policy = self.clone();
             Box::pin(async move { policy.decide(&cx).await })

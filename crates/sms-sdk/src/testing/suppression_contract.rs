@@ -15,7 +15,7 @@
 //! against one shared database; listings are checked on this run's recipients only.
 
 use std::sync::Arc;
-use std::time::{Duration, SystemTime};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use super::{CaseResult, Report};
 use crate::PhoneNumber;
@@ -33,7 +33,10 @@ pub const LISTED: usize = 7;
 /// Runs every check against `store`; `name` labels the report.
 pub async fn run(name: &str, store: Arc<dyn SuppressionStore>) -> Report {
     let seed = crate::random::uuid_v4().as_u128();
-    let run = Run { store, seed, base: SystemTime::now() };
+    // Stores keep times to the millisecond.
+    let now = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default();
+    let base = UNIX_EPOCH + Duration::from_millis(u64::try_from(now.as_millis()).unwrap_or(u64::MAX));
+    let run = Run { store, seed, base };
     let mut results = Vec::new();
     let mut record = |check: &str, result: Check| {
         results.push(CaseResult { name: format!("{name}: {check}"), passed: result.is_ok(), error: result.err() });
@@ -97,7 +100,8 @@ impl Run {
 
     async fn own_scope(&self) -> Check {
         let (number, sender) = (self.number(1), Self::sender(1));
-        let change = Change::opt_out(number.clone(), sender.clone(), self.base, "keyword:STOP").event(&self.event("own"));
+        let change =
+            Change::opt_out(number.clone(), sender.clone(), self.base, "keyword:STOP").event(&self.event("own"));
         ensure!(self.one(change).await? == Applied::Recorded, "a first opt-out was not recorded");
         let entry = self.check(&number, &[Scope::Account, sender.clone()]).await?.ok_or("not suppressed")?;
         ensure!(entry.recipient == number && entry.scope == sender, "the entry names another recipient or scope");
@@ -156,7 +160,8 @@ impl Run {
     async fn replayed(&self) -> Check {
         let (number, scope) = (self.number(6), Self::sender(6));
         let (stop, start) = (self.event("stop"), self.event("start"));
-        let change = |action, n, key: &str| Change::new(number.clone(), scope.clone(), action, at(self.base, n), "t").event(key);
+        let change =
+            |action, n, key: &str| Change::new(number.clone(), scope.clone(), action, at(self.base, n), "t").event(key);
         ensure!(self.one(change(Action::OptOut, 1, &stop)).await? == Applied::Recorded, "STOP not recorded");
         ensure!(self.one(change(Action::OptIn, 2, &start)).await? == Applied::Recorded, "START not recorded");
         ensure!(self.one(change(Action::OptOut, 1, &stop)).await? == Applied::Replayed, "a replayed STOP not replayed");
@@ -169,7 +174,8 @@ impl Run {
     async fn batch(&self) -> Check {
         let (number, scope) = (self.number(8), Scope::Account);
         let change = |action, n| Change::new(number.clone(), scope.clone(), action, at(self.base, n), "import");
-        let applied = self.apply(&[change(Action::OptOut, 1), change(Action::OptIn, 2), change(Action::OptOut, 1)]).await?;
+        let applied =
+            self.apply(&[change(Action::OptOut, 1), change(Action::OptIn, 2), change(Action::OptOut, 1)]).await?;
         ensure!(applied == [Applied::Recorded, Applied::Recorded, Applied::Stale], "answered {applied:?}");
         ensure!(self.apply(&[]).await?.is_empty(), "an empty batch answered something");
         ensure!(!self.suppressed(&number, &[scope]).await?, "suppressed after the batch");
@@ -214,7 +220,12 @@ impl Run {
                 None => break,
             }
         }
-        ensure!(listed == expected, "listed {} entries, expected {} (in order, once each)", listed.len(), expected.len());
+        ensure!(
+            listed == expected,
+            "listed {} entries, expected {} (in order, once each)",
+            listed.len(),
+            expected.len()
+        );
         Ok(())
     }
 

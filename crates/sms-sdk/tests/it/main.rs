@@ -21,6 +21,7 @@ mod provider;
 mod redaction;
 mod retry;
 mod stores;
+mod suppression;
 mod validation;
 mod webhooks;
 

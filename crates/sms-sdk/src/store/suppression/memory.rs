@@ -53,7 +53,8 @@ impl Lists {
             }
             self.events.insert(event.to_owned(), later(now, EVENT_RETENTION));
         }
-        let newer = self.entries.get(&key).is_none_or(|old| supersedes((change.at(), change.action()), (old.at, old.action)));
+        let newer =
+            self.entries.get(&key).is_none_or(|old| supersedes((change.at(), change.action()), (old.at, old.action)));
         if !newer {
             return Ok(Applied::Stale);
         }

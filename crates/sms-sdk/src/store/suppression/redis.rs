@@ -97,7 +97,9 @@ fn value(change: &Change) -> Result<String, StoreError> {
 fn entry(recipient: &str, scope: &str, value: &str) -> Result<Option<Entry>, StoreError> {
     let corrupt = || StoreError::corrupt(&mask_phone_number(recipient), "a suppression value does not parse");
     let mut parts = value.splitn(3, '|');
-    let (Some(flag), Some(at), Some(detail)) = (parts.next(), parts.next(), parts.next()) else { return Err(corrupt()) };
+    let (Some(flag), Some(at), Some(detail)) = (parts.next(), parts.next(), parts.next()) else {
+        return Err(corrupt());
+    };
     let at: i64 = at.parse().map_err(|_| corrupt())?;
     let (reason, event): (String, Option<String>) = serde_json::from_str(detail).map_err(|_| corrupt())?;
     match flag {
@@ -212,10 +214,9 @@ impl SuppressionStore for RedisSuppressionStore {
                 from = format!("({last}");
             }
             // Out of rounds: go on after the last recipient read.
-            let next = from.strip_prefix('(').map(|recipient| Cursor {
-                recipient: recipient.to_owned(),
-                scope: AFTER_ALL_SCOPES.to_owned(),
-            });
+            let next = from
+                .strip_prefix('(')
+                .map(|recipient| Cursor { recipient: recipient.to_owned(), scope: AFTER_ALL_SCOPES.to_owned() });
             Ok(Listing { entries, next })
         })
     }

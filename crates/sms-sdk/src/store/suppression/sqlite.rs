@@ -77,7 +77,8 @@ fn apply_one(c: &Connection, sql: &SuppressionSql, change: &Change, now: SystemT
     if let Some(event) = change.event_key() {
         let (seen_at, expires_at) = dedupe_times(now, EVENT_RETENTION);
         let mut statement = c.prepare_cached(&sql.first_seen)?;
-        let first: Option<String> = statement.query_row(params![event, seen_at, expires_at], |r| r.get(0)).optional()?;
+        let first: Option<String> =
+            statement.query_row(params![event, seen_at, expires_at], |r| r.get(0)).optional()?;
         if first.is_none() {
             return Ok(Applied::Replayed);
         }
@@ -102,7 +103,8 @@ impl SuppressionStore for SqliteSuppressionStore {
             let changes = changes.to_vec();
             self.with("apply", move |c, sql| {
                 let tx = c.transaction_with_behavior(TransactionBehavior::Immediate)?;
-                let applied = changes.iter().map(|change| apply_one(&tx, sql, change, now)).collect::<Result<_, _>>()?;
+                let applied =
+                    changes.iter().map(|change| apply_one(&tx, sql, change, now)).collect::<Result<_, _>>()?;
                 tx.commit()?;
                 Ok(applied)
             })
