@@ -15,6 +15,7 @@ mod emulator;
 mod paths;
 mod send;
 mod store;
+mod suppression;
 mod webhook;
 
 use std::collections::HashMap;

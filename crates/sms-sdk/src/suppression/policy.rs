@@ -8,7 +8,7 @@ use time::format_description::well_known::Rfc3339;
 
 use crate::boxed::BoxFuture;
 use crate::hooks::{BeforeSendContext, PolicyDecision};
-use crate::message::{Message, SenderKind};
+use crate::message::Message;
 use crate::outcome::Category;
 use crate::store::StoreError;
 use crate::store::suppression::{Scope, SuppressionStore};
@@ -48,7 +48,7 @@ impl SuppressionPolicy {
     /// opt-outs apply to such messages too.
     #[must_use]
     pub fn default_sender(mut self, sender: impl Into<Sender>) -> Self {
-        self.default_sender = scope_of(&sender.into());
+        self.default_sender = Scope::of_sender(&sender.into());
         self
     }
 
@@ -56,7 +56,7 @@ impl SuppressionPolicy {
     /// the default sender).
     #[must_use]
     pub fn scopes(&self, message: &Message) -> Vec<Scope> {
-        let sender = message.from.as_ref().and_then(scope_of).or_else(|| self.default_sender.clone());
+        let sender = message.from.as_ref().and_then(Scope::of_sender).or_else(|| self.default_sender.clone());
         std::iter::once(Scope::Account).chain(sender).collect()
     }
 
@@ -95,13 +95,4 @@ impl SuppressionPolicy {
             Box::pin(async move { policy.decide(&cx).await })
         }
     }
-}
-
-/// The scope of a sender whose format is valid.
-fn scope_of(sender: &Sender) -> Option<Scope> {
-    let resolved = sender.resolve().ok()?;
-    Some(match resolved.kind {
-        SenderKind::MessagingService => Scope::Service(resolved.value),
-        SenderKind::PhoneNumber | SenderKind::Alphanumeric | SenderKind::ShortCode => Scope::Sender(resolved.value),
-    })
 }

@@ -50,6 +50,21 @@ impl Scope {
     }
 }
 
+impl Scope {
+    /// The scope of the messages from `sender`: its messaging service, or the sender itself;
+    /// `None` when the sender's format is invalid.
+    #[must_use]
+    pub fn of_sender(sender: &crate::Sender) -> Option<Self> {
+        let resolved = sender.resolve().ok()?;
+        Some(match resolved.kind {
+            crate::message::SenderKind::MessagingService => Self::Service(resolved.value),
+            crate::message::SenderKind::PhoneNumber
+            | crate::message::SenderKind::Alphanumeric
+            | crate::message::SenderKind::ShortCode => Self::Sender(resolved.value),
+        })
+    }
+}
+
 impl FromStr for Scope {
     type Err = StoreError;
 
