@@ -118,12 +118,15 @@ mod tests {
         write_record(&mut out, &["+14155550123", "sender:ACME", "said \"stop\", twice", ""]).unwrap();
         let text = String::from_utf8(out).unwrap();
         assert_eq!(text, "+14155550123,sender:ACME,\"said \"\"stop\"\", twice\",\n");
-        assert_eq!(records(&text), [Ok(vec![
-            "+14155550123".to_owned(),
-            "sender:ACME".to_owned(),
-            "said \"stop\", twice".to_owned(),
-            String::new()
-        ])]);
+        assert_eq!(
+            records(&text),
+            [Ok(vec![
+                "+14155550123".to_owned(),
+                "sender:ACME".to_owned(),
+                "said \"stop\", twice".to_owned(),
+                String::new()
+            ])]
+        );
     }
 
     #[test]

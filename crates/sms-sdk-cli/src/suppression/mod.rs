@@ -11,9 +11,7 @@ use std::time::SystemTime;
 
 use clap::{Args, Subcommand};
 use sms_sdk::message::format_timestamp;
-use sms_sdk::store::suppression::{
-    self, Action, Applied, Change, Entry, IMPORT_BATCH, Page, Scope, SuppressionStore,
-};
+use sms_sdk::store::suppression::{self, Action, Applied, Change, Entry, IMPORT_BATCH, Page, Scope, SuppressionStore};
 use sms_sdk::{PhoneNumber, Sender};
 use time::OffsetDateTime;
 use time::format_description::well_known::Rfc3339;
@@ -309,9 +307,8 @@ impl Columns {
     /// The change of one data row.
     fn change(&self, fields: &[String], scope: &Scope, reason: &str, now: SystemTime) -> Result<Change, String> {
         let field = |i: Option<usize>| i.and_then(|i| fields.get(i)).map(|f| f.trim()).filter(|f| !f.is_empty());
-        let number = field(Some(self.recipient))
-            .and_then(recipient)
-            .ok_or("the recipient is missing or not an E.164 number")?;
+        let number =
+            field(Some(self.recipient)).and_then(recipient).ok_or("the recipient is missing or not an E.164 number")?;
         let scope = match field(self.scope) {
             Some(text) => text.parse().map_err(|_| "the scope is not account, sender:<id> or service:<id>")?,
             None => scope.clone(),

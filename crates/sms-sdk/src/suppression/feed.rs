@@ -22,14 +22,18 @@ pub const OPT_IN_KEYWORDS: [&str; 2] = ["START", "UNSTOP"];
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 #[non_exhaustive]
 pub enum ScopeRule {
-    /// The number that received it (the default): messages from other senders still go out.
+    /// Every message of the account (the default: when in doubt, do not text someone who said
+    /// STOP).
     #[default]
+    Account,
+    /// The number that received it: messages from your other senders still go out. Give the
+    /// policy your adapters' default sender
+    /// ([`SuppressionPolicy::default_sender`](super::SuppressionPolicy::default_sender)), so
+    /// that messages that name no sender are checked against it.
     Sender,
     /// The messaging service it came through (Twilio `MessagingServiceSid`, Telnyx
     /// `messaging_profile_id`), else the number that received it.
     Service,
-    /// Every message of the account.
-    Account,
 }
 
 /// What [`Feeder::feed`] did with an event.
@@ -87,7 +91,7 @@ impl fmt::Debug for Feeder {
 }
 
 impl Feeder {
-    /// A feeder into `store`, scoping by the receiving number, with the opt-in keywords on.
+    /// A feeder into `store`, scoping opt-outs to the whole account, with the opt-in keywords on.
     pub fn new(store: impl SuppressionStore) -> Self {
         Self { store: Arc::new(store), rule: ScopeRule::default(), opt_in_keywords: true }
     }

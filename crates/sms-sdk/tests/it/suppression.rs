@@ -227,7 +227,7 @@ mod feeding {
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn suppression_feeder_follows_stop_start_and_replays() {
         let list = MemorySuppressionStore::new();
-        let feeder = Feeder::new(list.clone());
+        let feeder = Feeder::new(list.clone()).scope(ScopeRule::Sender);
         let number = PhoneNumber::parse(TO).unwrap();
         let sender = [Scope::Sender("+15005550006".into())];
         let t0 = SystemTime::now();
@@ -253,7 +253,7 @@ mod feeding {
         let signal = inbound("SM5", "no more", &[("OptOutType", "STOP")]);
         assert_eq!(feeder.feed(&signal, t2).await.unwrap(), applied(Action::OptOut, Applied::Recorded));
         assert_eq!(list.check(&number, &sender).await.unwrap().unwrap().reason, "provider:STOP");
-        let off = Feeder::new(list.clone()).opt_in_keywords(false);
+        let off = Feeder::new(list.clone()).scope(ScopeRule::Sender).opt_in_keywords(false);
         assert_eq!(off.feed(&inbound("SM6", "START", &[]), t2).await.unwrap(), Fed::Ignored);
     }
 
