@@ -5,7 +5,7 @@ use std::time::SystemTime;
 
 use tokio_postgres::types::ToSql;
 
-use super::sql::{DEFAULT_TABLE, SuppressionSql, check_params, list_params, listing};
+use super::sql::{DEFAULT_TABLE, SuppressionSql, check_params, limit, listing};
 use super::{Applied, Change, EVENT_RETENTION, Entry, Listing, Page, Scope, StoreError, SuppressionStore, bounded};
 use crate::PhoneNumber;
 use crate::boxed::BoxFuture;
@@ -169,8 +169,12 @@ impl SuppressionStore for PostgresSuppressionStore {
 
     fn list(&self, page: Page) -> BoxFuture<'_, Result<Listing, StoreError>> {
         Box::pin(self.store.run("list", async move |c| {
-            let (recipient, scope, limit) = list_params(&page);
-            let rows = c.query(&self.sql.list, &[&recipient, &scope, &limit]).await?;
+            let rows = match &page.after {
+                None => c.query(&self.sql.list_first, &[&limit(&page)]).await?,
+                Some(cursor) => {
+                    c.query(&self.sql.list_after, &[&cursor.recipient, &cursor.scope, &limit(&page)]).await?
+                }
+            };
             listing(rows.iter().map(read_entry).collect::<Result<_, _>>()?, &page)
         }))
     }

@@ -79,6 +79,9 @@ impl RedisSuppressionStore {
 
     /// The recipients' hashes, in one pipeline.
     async fn hashes(&self, recipients: &[String]) -> Result<Vec<HashMap<String, String>>, StoreError> {
+        if recipients.is_empty() {
+            return Ok(Vec::new());
+        }
         let mut pipe = redis::pipe();
         for recipient in recipients {
             pipe.cmd("HGETALL").arg(self.hash(recipient));

@@ -26,8 +26,11 @@ pub(crate) struct SuppressionSql {
     pub(crate) upsert: String,
     /// The newest opt-out of `$1` in the scopes `$2`..`$5` (NULL for unused ones).
     pub(crate) check: String,
-    /// A page of opt-outs after (`$1`, `$2`) (NULLs: from the start), at most `$3`.
-    pub(crate) list: String,
+    /// The first page of opt-outs, at most `$1`.
+    pub(crate) list_first: String,
+    /// A page of opt-outs after (`$1`, `$2`), at most `$3`: a range on the primary key (one
+    /// statement with an `IS NULL OR` would scan the table for every page).
+    pub(crate) list_after: String,
 }
 
 /// The columns every read selects, in this order.
@@ -77,9 +80,10 @@ impl SuppressionSql {
                  WHERE recipient = $1 AND scope IN ($2, $3, $4, $5) AND suppressed
                  ORDER BY at DESC LIMIT 1"
             ),
-            list: format!(
+            list_first: format!("SELECT {COLUMNS} FROM {t} WHERE suppressed ORDER BY recipient, scope LIMIT $1"),
+            list_after: format!(
                 "SELECT {COLUMNS} FROM {t}
-                 WHERE suppressed AND (CAST($1 AS TEXT) IS NULL OR (recipient, scope) > (CAST($1 AS TEXT), CAST($2 AS TEXT)))
+                 WHERE (recipient, scope) > (CAST($1 AS TEXT), CAST($2 AS TEXT)) AND suppressed
                  ORDER BY recipient, scope LIMIT $3"
             ),
         })
@@ -94,15 +98,15 @@ impl SuppressionSql {
             first_seen: convert(self.first_seen),
             upsert: convert(self.upsert),
             check: convert(self.check),
-            list: convert(self.list),
+            list_first: convert(self.list_first),
+            list_after: convert(self.list_after),
         }
     }
 }
 
-/// The cursor parameters `$1`, `$2` and the limit `$3` of [`SuppressionSql::list`].
-pub(crate) fn list_params(page: &Page) -> (Option<String>, Option<String>, i64) {
-    let (recipient, scope) = page.after.as_ref().map(|c| (c.recipient.clone(), c.scope.clone())).unzip();
-    (recipient, scope, i64::try_from(page.size()).unwrap_or(i64::MAX))
+/// The limit of a page, as SQL takes it.
+pub(crate) fn limit(page: &Page) -> i64 {
+    i64::try_from(page.size()).unwrap_or(i64::MAX)
 }
 
 /// The check parameters `$2`..`$5`: the scope keys, NULL for unused slots.
@@ -133,6 +137,6 @@ mod tests {
     #[test]
     fn sqlite_placeholders_are_numbered() {
         let sql = SuppressionSql::new("t").unwrap().for_sqlite();
-        assert!(sql.upsert.contains("VALUES (?1, ?2, ?3, ?4, ?5, ?6)") && !sql.list.contains('$'));
+        assert!(sql.upsert.contains("VALUES (?1, ?2, ?3, ?4, ?5, ?6)") && !sql.list_after.contains('$'));
     }
 }

@@ -5,7 +5,7 @@ use std::time::SystemTime;
 
 use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 
-use super::sql::{DEFAULT_TABLE, SuppressionSql, check_params, list_params, listing};
+use super::sql::{DEFAULT_TABLE, SuppressionSql, check_params, limit, listing};
 use super::{Applied, Change, EVENT_RETENTION, Entry, Listing, Page, Scope, StoreError, SuppressionStore, bounded};
 use crate::PhoneNumber;
 use crate::boxed::BoxFuture;
@@ -131,10 +131,14 @@ impl SuppressionStore for SqliteSuppressionStore {
 
     fn list(&self, page: Page) -> BoxFuture<'_, Result<Listing, StoreError>> {
         Box::pin(self.with("list", move |c, sql| {
-            let (recipient, scope, limit) = list_params(&page);
-            let mut statement = c.prepare_cached(&sql.list)?;
-            let rows = statement.query_map(params![recipient, scope, limit], read_entry)?;
-            let entries = rows.collect::<Result<Vec<_>, _>>()?.into_iter().collect::<Result<_, _>>()?;
+            let rows = match &page.after {
+                None => c.prepare_cached(&sql.list_first)?.query_map(params![limit(&page)], read_entry)?.collect(),
+                Some(cursor) => c
+                    .prepare_cached(&sql.list_after)?
+                    .query_map(params![cursor.recipient, cursor.scope, limit(&page)], read_entry)?
+                    .collect::<Result<Vec<_>, _>>(),
+            };
+            let entries = rows?.into_iter().collect::<Result<_, _>>()?;
             listing(entries, &page)
         }))
     }
@@ -160,5 +164,25 @@ mod tests {
             .unwrap();
         assert!(plan.iter().any(|step| step.contains("USING INDEX sqlite_autoindex_sms_suppression_1")), "{plan:?}");
         assert!(!plan.iter().any(|step| step.starts_with("SCAN")), "{plan:?}");
+    }
+
+    #[test]
+    fn later_pages_are_a_range_of_the_primary_key() {
+        let connection = Connection::open_in_memory().unwrap();
+        let sql = SuppressionSql::new(DEFAULT_TABLE).unwrap().for_sqlite();
+        connection.execute_batch(&sql.create.join(";\n")).unwrap();
+        let plan: Vec<String> = connection
+            .prepare(&format!("EXPLAIN QUERY PLAN {}", sql.list_after))
+            .unwrap()
+            .query_map(params!["+14155550123", "account", 500], |r| r.get::<_, String>(3))
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        assert!(
+            plan.iter().any(|step| step
+                .starts_with("SEARCH sms_suppression USING INDEX sqlite_autoindex_sms_suppression_1 (recipient>?)")),
+            "{plan:?}"
+        );
+        assert!(!plan.iter().any(|step| step.contains("TEMP B-TREE")), "{plan:?}");
     }
 }
