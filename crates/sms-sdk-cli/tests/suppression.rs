@@ -7,6 +7,7 @@
 
 mod common;
 
+use std::fmt::Write as _;
 use std::io::{Read as _, Write as _};
 use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
@@ -64,9 +65,9 @@ fn post_raw(address: &str, path: &str, headers: &[(&str, &str)], body: &[u8]) ->
     let mut stream = std::net::TcpStream::connect(address).unwrap();
     let mut head = format!("POST {path} HTTP/1.1\r\nHost: {address}\r\nConnection: close\r\n");
     for (name, value) in headers {
-        head.push_str(&format!("{name}: {value}\r\n"));
+        write!(head, "{name}: {value}\r\n").unwrap();
     }
-    head.push_str(&format!("Content-Length: {}\r\n\r\n", body.len()));
+    write!(head, "Content-Length: {}\r\n\r\n", body.len()).unwrap();
     stream.write_all(head.as_bytes()).unwrap();
     stream.write_all(body).unwrap();
     let mut answer = String::new();
@@ -276,7 +277,7 @@ fn suppression_import_and_export_round_trip_as_csv() {
 fn rows(prefix: u64, count: u64, at: &str, reason: &str) -> String {
     let mut csv = String::from("recipient,scope,at,reason\n");
     for i in 0..count {
-        csv.push_str(&format!("+1{prefix:06}{i:06},account,{at},{reason}\n"));
+        writeln!(csv, "+1{prefix:06}{i:06},account,{at},{reason}").unwrap();
     }
     csv
 }
