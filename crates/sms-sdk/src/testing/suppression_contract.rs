@@ -239,7 +239,8 @@ impl Run {
         let scopes = vec![Scope::Account; MAX_CHECK_SCOPES + 1];
         ensure!(self.store.check(&number, &scopes).await.is_err(), "a check of too many scopes ran");
         let bad = Change::opt_out(number.clone(), Scope::Sender(String::new()), self.base, "x");
-        ensure!(self.store.apply(&[bad], self.base).await.is_err(), "an empty sender id was written");
+        let good = Change::opt_out(number.clone(), Scope::Account, self.base, "x");
+        ensure!(self.store.apply(&[good, bad], self.base).await.is_err(), "an empty sender id was written");
         ensure!(!self.suppressed(&number, &[Scope::Account]).await?, "a refused batch wrote something");
         Ok(())
     }

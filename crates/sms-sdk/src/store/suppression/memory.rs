@@ -78,6 +78,11 @@ impl SuppressionStore for MemorySuppressionStore {
     fn apply<'a>(&'a self, changes: &'a [Change], now: SystemTime) -> BoxFuture<'a, Result<Vec<Applied>, StoreError>> {
         Box::pin(async move {
             bounded(changes.len(), 0)?;
+            // A malformed scope refuses the whole batch before anything is written, as the
+            // durable stores do.
+            for change in changes {
+                change.scope().key()?;
+            }
             let mut lists = self.lists.lock().unwrap_or_else(PoisonError::into_inner);
             lists.events.retain(|_, forget_at| *forget_at > now);
             changes.iter().map(|change| lists.apply(change, now)).collect()

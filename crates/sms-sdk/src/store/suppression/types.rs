@@ -237,9 +237,10 @@ impl Entry {
         reason: String,
         event: Option<String>,
     ) -> Result<Self, StoreError> {
+        let key = crate::redact::mask_phone_number(recipient);
         let number = PhoneNumber::parse(recipient)
-            .map_err(|_| StoreError::corrupt("suppression", "a recipient is not an E.164 number"))?;
-        let scope = scope.parse().map_err(|_| StoreError::corrupt("suppression", "a scope does not parse"))?;
+            .map_err(|_| StoreError::corrupt(&key, "the recipient is not an E.164 number"))?;
+        let scope = scope.parse().map_err(|_| StoreError::corrupt(&key, "a scope does not parse"))?;
         Ok(Self { recipient: number, scope, at: from_millis(at), reason, event })
     }
 }
