@@ -33,34 +33,6 @@ use crate::store::sql::dedupe_times;
 pub struct PostgresSuppressionStore {
     store: PostgresStore,
     sql: Arc<SuppressionSql>,
-    /// The event dedupe key and the ordered upsert, in one statement (see [`apply_statement`]).
-    apply: Arc<str>,
-}
-
-/// One change, whole: `$1`..`$6` as the upsert's, `$7` now and `$8` the event's forget time.
-/// Answers (events recorded, rows written): a change with an event whose key was seen wrote
-/// neither.
-fn apply_statement(table: &str) -> Result<String, StoreError> {
-    let (t, events) = super::sql::tables(table)?;
-    Ok(format!(
-        "WITH seen AS (
-            INSERT INTO {events} (key, seen_at, expires_at)
-            SELECT CAST($6 AS TEXT), CAST($7 AS BIGINT), CAST($8 AS BIGINT) WHERE CAST($6 AS TEXT) IS NOT NULL
-            ON CONFLICT (key) DO UPDATE SET seen_at = excluded.seen_at, expires_at = excluded.expires_at
-            WHERE {events}.expires_at <= CAST($7 AS BIGINT)
-            RETURNING key
-        ), written AS (
-            INSERT INTO {t} (recipient, scope, suppressed, at, reason, event)
-            SELECT CAST($1 AS TEXT), CAST($2 AS TEXT), CAST($3 AS BOOLEAN), CAST($4 AS BIGINT), CAST($5 AS TEXT),
-                CAST($6 AS TEXT)
-            WHERE CAST($6 AS TEXT) IS NULL OR EXISTS (SELECT 1 FROM seen)
-            ON CONFLICT (recipient, scope) DO UPDATE SET
-                suppressed = excluded.suppressed, at = excluded.at, reason = excluded.reason, event = excluded.event
-            WHERE excluded.at > {t}.at OR (excluded.at = {t}.at AND excluded.suppressed AND NOT {t}.suppressed)
-            RETURNING recipient
-        )
-        SELECT (SELECT count(*) FROM seen), (SELECT count(*) FROM written)"
-    ))
 }
 
 impl PostgresSuppressionStore {
@@ -79,12 +51,11 @@ impl PostgresSuppressionStore {
     /// created within the timeouts.
     pub async fn named(store: PostgresStore, table: &str) -> Result<Self, StoreError> {
         let sql = SuppressionSql::new(table)?;
-        let apply = Arc::from(apply_statement(table)?);
         // Concurrent CREATE TABLE IF NOT EXISTS can fail on the catalog's unique index: serialize
         // it (the batch is one implicit transaction, which holds the lock until it ends).
         let schema = format!("SELECT pg_advisory_xact_lock(7325902); {}", sql.create.join(";\n"));
         store.run("creating the suppression tables", async move |c| Ok(c.batch_execute(&schema).await?)).await?;
-        Ok(Self { store, sql: Arc::new(sql), apply })
+        Ok(Self { store, sql: Arc::new(sql) })
     }
 }
 
@@ -128,7 +99,7 @@ impl SuppressionStore for PostgresSuppressionStore {
             let (seen_at, forget_at) = dedupe_times(now, EVENT_RETENTION);
             self.store
                 .run("apply", async move |c| {
-                    let statement = c.prepare(&self.apply).await?;
+                    let statement = c.prepare(&self.sql.apply).await?;
                     // Pipelined: each statement is sent in order on first poll, and answered in order.
                     let runs = values.iter().map(|v| {
                         let params: [&(dyn ToSql + Sync); 8] =

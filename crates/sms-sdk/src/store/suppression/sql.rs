@@ -19,11 +19,18 @@ pub(crate) struct SuppressionSql {
     /// Creates both tables.
     pub(crate) create: Vec<String>,
     /// Records an event key: `$1` key, `$2` now, `$3` forget at (epoch ms); returns a row when it
-    /// was unseen or forgotten.
+    /// was unseen or forgotten. (SQLite runs it and [`upsert`](Self::upsert) in one transaction.)
+    #[cfg(feature = "sqlite")]
     pub(crate) first_seen: String,
     /// Writes a change when it supersedes the entry: `$1` recipient, `$2` scope, `$3`
     /// suppressed, `$4` at, `$5` reason, `$6` event; returns a row when written.
+    #[cfg(feature = "sqlite")]
     pub(crate) upsert: String,
+    /// One change, whole, in one statement: `$1`..`$6` as the upsert's, `$7` now and `$8` the
+    /// event's forget time. Answers (events recorded, rows written): a change whose event key
+    /// was seen writes neither.
+    #[cfg(feature = "postgres")]
+    pub(crate) apply: String,
     /// The newest opt-out of `$1` in the scopes `$2`..`$5` (NULL for unused ones).
     pub(crate) check: String,
     /// The first page of opt-outs, at most `$1`.
@@ -61,19 +68,32 @@ impl SuppressionSql {
                     )"
                 ),
             ],
+            #[cfg(feature = "sqlite")]
             first_seen: format!(
-                "INSERT INTO {events} (key, seen_at, expires_at) VALUES ($1, $2, $3)
-                 ON CONFLICT (key) DO UPDATE SET seen_at = excluded.seen_at, expires_at = excluded.expires_at
-                 WHERE {events}.expires_at <= $2
-                 RETURNING key"
+                "INSERT INTO {events} (key, seen_at, expires_at) VALUES ($1, $2, $3) {}",
+                on_event_conflict(&events, "$2")
             ),
-            // One statement: the ordering rule of `supersedes`, evaluated on the row it locks.
+            #[cfg(feature = "sqlite")]
             upsert: format!(
-                "INSERT INTO {t} (recipient, scope, suppressed, at, reason, event) VALUES ($1, $2, $3, $4, $5, $6)
-                 ON CONFLICT (recipient, scope) DO UPDATE SET
-                    suppressed = excluded.suppressed, at = excluded.at, reason = excluded.reason, event = excluded.event
-                 WHERE excluded.at > {t}.at OR (excluded.at = {t}.at AND excluded.suppressed AND NOT {t}.suppressed)
-                 RETURNING recipient"
+                "INSERT INTO {t} (recipient, scope, suppressed, at, reason, event) VALUES ($1, $2, $3, $4, $5, $6) {}",
+                on_conflict(&t)
+            ),
+            #[cfg(feature = "postgres")]
+            apply: format!(
+                "WITH seen AS (
+                    INSERT INTO {events} (key, seen_at, expires_at)
+                    SELECT CAST($6 AS TEXT), CAST($7 AS BIGINT), CAST($8 AS BIGINT) WHERE CAST($6 AS TEXT) IS NOT NULL
+                    {}
+                ), written AS (
+                    INSERT INTO {t} (recipient, scope, suppressed, at, reason, event)
+                    SELECT CAST($1 AS TEXT), CAST($2 AS TEXT), CAST($3 AS BOOLEAN), CAST($4 AS BIGINT),
+                        CAST($5 AS TEXT), CAST($6 AS TEXT)
+                    WHERE CAST($6 AS TEXT) IS NULL OR EXISTS (SELECT 1 FROM seen)
+                    {}
+                )
+                SELECT (SELECT count(*) FROM seen), (SELECT count(*) FROM written)",
+                on_event_conflict(&events, "CAST($7 AS BIGINT)"),
+                on_conflict(&t)
             ),
             check: format!(
                 "SELECT {COLUMNS} FROM {t}
@@ -97,11 +117,34 @@ impl SuppressionSql {
             create: self.create,
             first_seen: convert(self.first_seen),
             upsert: convert(self.upsert),
+            #[cfg(feature = "postgres")]
+            apply: self.apply,
             check: convert(self.check),
             list_first: convert(self.list_first),
             list_after: convert(self.list_after),
         }
     }
+}
+
+/// The ordering rule of [`supersedes`](super::supersedes) as the conflict clause of an upsert
+/// into `t`, evaluated on the row it locks; returns the recipient when written.
+fn on_conflict(t: &str) -> String {
+    format!(
+        "ON CONFLICT (recipient, scope) DO UPDATE SET
+            suppressed = excluded.suppressed, at = excluded.at, reason = excluded.reason, event = excluded.event
+         WHERE excluded.at > {t}.at OR (excluded.at = {t}.at AND excluded.suppressed AND NOT {t}.suppressed)
+         RETURNING recipient"
+    )
+}
+
+/// The conflict clause of recording an event key in `events` at `now`: a key seen within its
+/// retention is not recorded again; returns the key when recorded.
+fn on_event_conflict(events: &str, now: &str) -> String {
+    format!(
+        "ON CONFLICT (key) DO UPDATE SET seen_at = excluded.seen_at, expires_at = excluded.expires_at
+         WHERE {events}.expires_at <= {now}
+         RETURNING key"
+    )
 }
 
 /// The limit of a page, as SQL takes it.
