@@ -30,6 +30,10 @@ enum Command {
     /// Webhook tools.
     #[command(subcommand)]
     Webhook(WebhookCommand),
+    /// Inspect and edit the suppression list (recipients who opted out); import and export it
+    /// as CSV.
+    #[command(subcommand)]
+    Suppression(crate::suppression::SuppressionCommand),
 }
 
 /// The message flags of `send` and `validate`.
@@ -241,5 +245,6 @@ pub(crate) async fn dispatch(cli: Cli, env: &Env, out: &mut dyn Write, err: &mut
         Command::Idempotency(IdempotencyCommand::Resolve(args)) => crate::store::resolve(args, env, out, err).await,
         Command::Idempotency(IdempotencyCommand::Reconcile(args)) => crate::reconcile::run(args, env, out, err).await,
         Command::Webhook(WebhookCommand::Verify(args)) => crate::webhook::verify(&args, env, out, err),
+        Command::Suppression(command) => crate::suppression::run(command, env, out, err).await,
     }
 }

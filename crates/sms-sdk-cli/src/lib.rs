@@ -16,6 +16,7 @@ mod paths;
 mod reconcile;
 mod send;
 mod store;
+mod suppression;
 mod webhook;
 
 use std::collections::HashMap;

@@ -18,17 +18,19 @@ pub(crate) fn store_error(error: StoreError) -> sms_sdk::Error {
     sms_sdk::Error::from(error)
 }
 
-/// Opens the named store, or the one `send` would use: the data directory's `state.db` when any
-/// provider variable is set, else the embedded emulator's `emulator.db`.
-pub(crate) async fn open(url: Option<&str>, env: &Env, err: &mut dyn Write) -> Result<Arc<dyn Store>, u8> {
+/// The URL of the named store, or of the one `send` would use: the data directory's `state.db`
+/// when any provider variable is set, else the embedded emulator's `emulator.db`.
+pub(crate) fn url(named: Option<&str>, env: &Env, err: &mut dyn Write) -> Result<String, u8> {
     let sends = if crate::config::any_mentioned(env) { Sends::Real } else { Sends::Emulated };
-    let url = match crate::paths::store_url(url, env, sends) {
-        Ok(url) => url,
-        Err(message) => {
-            let _ = writeln!(err, "error: store: {message}");
-            return Err(EXIT_CONFIGURATION);
-        }
-    };
+    crate::paths::store_url(named, env, sends).map_err(|message| {
+        let _ = writeln!(err, "error: store: {message}");
+        EXIT_CONFIGURATION
+    })
+}
+
+/// Opens the named store, or the one `send` would use (see [`url`]).
+pub(crate) async fn open(named: Option<&str>, env: &Env, err: &mut dyn Write) -> Result<Arc<dyn Store>, u8> {
+    let url = url(named, env, err)?;
     store::open(&url).await.map_err(|error| {
         let _ = writeln!(err, "error: store: {error}");
         EXIT_CONFIGURATION

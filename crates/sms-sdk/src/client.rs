@@ -66,6 +66,11 @@ pub struct SendOptions {
     /// rate-limit wait the send fails with `Aborted` (retry-safe); while a request is in flight,
     /// with `Unknown(Aborted)`.
     pub cancel: Option<CancellationToken>,
+    /// An explicit override of the `before_send` policy for this message, with the reason (for
+    /// example the one confirmation a regulator allows after STOP). The policy sees it in
+    /// [`BeforeSendContext::policy_override`]; the suppression policy then lets the message
+    /// through to a suppressed recipient and logs it.
+    pub policy_override: Option<String>,
 }
 
 impl SendOptions {
@@ -73,6 +78,13 @@ impl SendOptions {
     #[must_use]
     pub fn cancel(mut self, token: CancellationToken) -> Self {
         self.cancel = Some(token);
+        self
+    }
+
+    /// Options that override the `before_send` policy for this message, saying why.
+    #[must_use]
+    pub fn policy_override(mut self, reason: impl Into<String>) -> Self {
+        self.policy_override = Some(reason.into());
         self
     }
 }
@@ -228,7 +240,15 @@ impl Client {
             return Err(Error::aborted(Vec::new()));
         }
         let requested = AtomicBool::new(false);
-        let send = Dispatch { inner, message, preview: &preview, cancel, requested: &requested };
+        let policy_override = options.policy_override;
+        let send = Dispatch {
+            inner,
+            message,
+            preview: &preview,
+            cancel,
+            requested: &requested,
+            policy_override: &policy_override,
+        };
         let Some(key) = message.idempotency_key.as_deref() else {
             return send.execute(chain, None).await;
         };
@@ -254,6 +274,8 @@ struct Dispatch<'a> {
     cancel: Option<&'a CancellationToken>,
     /// Set when the first request starts (see [`Flights::join`]).
     requested: &'a AtomicBool,
+    /// Why the caller overrides the `before_send` policies' refusals, if it does.
+    policy_override: &'a Option<String>,
 }
 
 /// A reservation this send holds in the store.
@@ -399,11 +421,15 @@ impl Dispatch<'_> {
                 message: self.message.clone(),
                 encoding: self.preview.encoding,
                 segments: self.preview.segments,
+                policy_override: self.policy_override.clone(),
             };
             match AssertUnwindSafe(policy(cx)).catch_unwind().await {
                 Ok(Ok(PolicyDecision::Allow)) => {}
                 Ok(Ok(PolicyDecision::Reject { reason })) => {
                     return Err(self.fail(&id, held.as_ref(), Error::policy_rejected(Some(reason))).await);
+                }
+                Ok(Ok(PolicyDecision::Refuse { category, reason })) => {
+                    return Err(self.fail(&id, held.as_ref(), Error::policy_refused(category, reason)).await);
                 }
                 Ok(Err(error)) => return Err(self.policy_failed(held.as_ref(), Error::before_send(error)).await),
                 Err(_panic) => {

@@ -229,6 +229,7 @@ struct Inner {
     rejections: Vec<Error>,
     idempotency_key: Option<String>,
     policy_reason: Option<String>,
+    policy_category: Option<Category>,
     source: Option<SharedError>,
 }
 
@@ -277,10 +278,15 @@ impl Error {
         self.inner.retry_after
     }
 
-    /// The rejection category, for a single provider rejection.
+    /// The rejection category, for a single provider rejection, or for a `before_send` policy
+    /// that refused in a category ([`PolicyDecision::Refuse`](crate::hooks::PolicyDecision::Refuse);
+    /// the suppression policy refuses as `Compliance`).
     #[must_use]
     pub fn category(&self) -> Option<Category> {
-        if let ErrorKind::Rejected(category) = self.inner.kind { Some(category) } else { None }
+        if let ErrorKind::Rejected(category) = self.inner.kind {
+            return Some(category);
+        }
+        if self.inner.kind == ErrorKind::PolicyRejected { self.inner.policy_category } else { None }
     }
 
     /// Whether another provider might accept what this one rejected.
@@ -442,6 +448,7 @@ impl Error {
                 rejections: Vec::new(),
                 idempotency_key: None,
                 policy_reason: None,
+                policy_category: None,
                 source: None,
             }),
         }
@@ -485,6 +492,15 @@ impl Error {
     pub(crate) fn policy_rejected(reason: Option<String>) -> Self {
         let mut e = Self::new(ErrorKind::PolicyRejected, "Send blocked by the before_send policy.");
         e.inner.policy_reason = reason;
+        e
+    }
+
+    /// A `before_send` refusal in `category` (a suppressed recipient is `Compliance`).
+    pub(crate) fn policy_refused(category: Category, reason: String) -> Self {
+        let message = format!("Send blocked by the before_send policy ({category}); nothing was sent.");
+        let mut e = Self::new(ErrorKind::PolicyRejected, message);
+        e.inner.policy_reason = Some(reason);
+        e.inner.policy_category = Some(category);
         e
     }
 

@@ -31,6 +31,7 @@ use serde::Serialize;
 use crate::encoding::Encoding;
 use crate::error::Attempt;
 use crate::message::Message;
+use crate::outcome::Category;
 
 /// What `before_send` decides.
 #[derive(Clone, PartialEq, Eq)]
@@ -44,6 +45,15 @@ pub enum PolicyDecision {
         /// Why (never logged or serialized).
         reason: String,
     },
+    /// Refuse in a rejection category, as the [suppression policy](crate::suppression) does
+    /// (`Compliance`): nothing is sent, no failover, and the caller gets `PolicyRejected` whose
+    /// [`category`](crate::Error::category) is this one.
+    Refuse {
+        /// The category (`Compliance` for an opted-out recipient).
+        category: Category,
+        /// Why (never logged or serialized).
+        reason: String,
+    },
 }
 
 impl PolicyDecision {
@@ -52,6 +62,12 @@ impl PolicyDecision {
     pub fn reject(reason: impl Into<String>) -> Self {
         Self::Reject { reason: reason.into() }
     }
+
+    /// A refusal in `category` with `reason`.
+    #[must_use]
+    pub fn refuse(category: Category, reason: impl Into<String>) -> Self {
+        Self::Refuse { category, reason: reason.into() }
+    }
 }
 
 impl fmt::Debug for PolicyDecision {
@@ -59,6 +75,7 @@ impl fmt::Debug for PolicyDecision {
         f.write_str(match self {
             Self::Allow => "Allow",
             Self::Reject { .. } => "Reject",
+            Self::Refuse { .. } => "Refuse",
         })
     }
 }
@@ -75,6 +92,10 @@ pub struct BeforeSendContext {
     pub encoding: Encoding,
     /// The body's estimated segments.
     pub segments: u32,
+    /// The caller's explicit override of the policy for this one message, with its reason
+    /// ([`SendOptions::policy_override`](crate::SendOptions::policy_override)): a ready policy
+    /// (such as the suppression policy) lets the message through and logs that it did.
+    pub policy_override: Option<String>,
 }
 
 /// Fields every hook event has.

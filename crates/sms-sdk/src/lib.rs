@@ -30,6 +30,7 @@ pub mod reconcile;
 pub mod redact;
 pub mod retry;
 pub mod store;
+pub mod suppression;
 #[cfg(feature = "testing")]
 #[cfg_attr(docsrs, doc(cfg(feature = "testing")))]
 pub mod testing;

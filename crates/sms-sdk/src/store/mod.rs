@@ -46,6 +46,7 @@ mod sql;
 #[cfg(feature = "sqlite")]
 #[cfg_attr(docsrs, doc(cfg(feature = "sqlite")))]
 pub mod sqlite;
+pub mod suppression;
 mod timeouts;
 
 use std::sync::Arc;

@@ -131,9 +131,16 @@ impl From<tokio_postgres::Error> for StoreError {
 
 /// One statement of the store, with the types of its parameters (sent along when the statement
 /// is not prepared).
-struct Query {
+pub(crate) struct Query {
     sql: String,
     types: &'static [Type],
+}
+
+impl Query {
+    /// `sql` taking parameters of `types`.
+    pub(crate) fn new(sql: String, types: &'static [Type]) -> Self {
+        Self { sql, types }
+    }
 }
 
 /// The statements the store runs, for its tables.
@@ -177,7 +184,7 @@ impl Queries {
 
 /// A pooled connection lent to one operation: runs the store's statements, prepared once per
 /// connection or unnamed.
-struct Session<'a> {
+pub(crate) struct Session<'a> {
     client: &'a ClientWrapper,
     cache: bool,
     /// The server no longer knows a statement this connection prepared (a pooler moved it to
@@ -188,7 +195,7 @@ struct Session<'a> {
 impl Session<'_> {
     /// Runs `query` with `params` in one round trip (after the first on this connection, which
     /// also prepares it): the rows it returned, and how many rows it changed.
-    async fn run(
+    pub(crate) async fn run(
         &self,
         query: &Query,
         params: &[&(dyn ToSql + Sync)],
@@ -218,7 +225,7 @@ impl Session<'_> {
     }
 
     /// The first row `query` returns, if any.
-    async fn row(
+    pub(crate) async fn row(
         &self,
         query: &Query,
         params: &[&(dyn ToSql + Sync)],
@@ -227,8 +234,14 @@ impl Session<'_> {
     }
 
     /// How many rows `query` changed.
-    async fn changed(&self, query: &Query, params: &[&(dyn ToSql + Sync)]) -> Result<u64, StoreError> {
+    pub(crate) async fn changed(&self, query: &Query, params: &[&(dyn ToSql + Sync)]) -> Result<u64, StoreError> {
         Ok(self.run(query, params).await?.1)
+    }
+
+    /// Runs `sql` (statements separated by `;`, no parameters) as one simple query: one implicit
+    /// transaction, nothing prepared.
+    pub(crate) async fn batch(&self, sql: &str) -> Result<(), StoreError> {
+        Ok(self.client.batch_execute(sql).await?)
     }
 }
 
@@ -257,7 +270,7 @@ impl PostgresStore {
     /// Runs `work` on a pooled connection within the operation timeout. A connection whose work
     /// timed out may still owe the server's answer, and one that lost a prepared statement would
     /// fail again: either is closed rather than pooled again.
-    async fn run<T>(
+    pub(crate) async fn run<T>(
         &self,
         what: &str,
         work: impl AsyncFnOnce(&Session<'_>) -> Result<T, StoreError>,
@@ -346,7 +359,7 @@ impl PostgresStoreBuilder {
         let store = PostgresStore { pool, queries: Arc::new(queries), cache, place, timeouts };
         // Concurrent CREATE TABLE IF NOT EXISTS can fail on the catalog's unique index: serialize
         // it. The batch is one implicit transaction, which holds the lock until it ends.
-        store.run("creating the tables", async |c| Ok(c.client.batch_execute(&store.queries.schema).await?)).await?;
+        store.run("creating the tables", async |c| c.batch(&store.queries.schema).await).await?;
         Ok(store)
     }
 }

@@ -178,9 +178,9 @@ static SCRIPTS: LazyLock<Scripts> =
 /// Idempotency records and webhook dedupe keys in Redis. Cheap to clone; reconnects by itself.
 #[derive(Clone)]
 pub struct RedisStore {
-    connection: ConnectionManager,
-    prefix: String,
-    place: Arc<str>,
+    pub(crate) connection: ConnectionManager,
+    pub(crate) prefix: String,
+    pub(crate) place: Arc<str>,
     timeouts: Timeouts,
 }
 
@@ -241,7 +241,11 @@ impl RedisStore {
     }
 
     /// Runs one command or script, `what`, within the operation timeout.
-    async fn run<T>(&self, what: &str, command: impl Future<Output = Result<T, RedisError>>) -> Result<T, StoreError> {
+    pub(crate) async fn run<T>(
+        &self,
+        what: &str,
+        command: impl Future<Output = Result<T, RedisError>>,
+    ) -> Result<T, StoreError> {
         let (place, limit) = (&self.place, self.timeouts.operation);
         let timed_out = || StoreError::timeout(place, what, Limit::Operation, limit);
         let work = async { command.await.map_err(|e| if e.is_timeout() { timed_out() } else { StoreError::new(e) }) };

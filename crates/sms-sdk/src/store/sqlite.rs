@@ -141,7 +141,7 @@ impl SqliteStore {
     }
 
     /// Runs `f` with the connection on the store's thread, within the operation timeout.
-    async fn with<T: Send + 'static>(
+    pub(crate) async fn with<T: Send + 'static>(
         &self,
         what: &'static str,
         f: impl FnOnce(&mut Connection, &Statements) -> Result<T, StoreError> + Send + 'static,

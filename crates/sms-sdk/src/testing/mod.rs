@@ -30,6 +30,7 @@ pub mod adapter_contract;
 pub mod dedupe_contract;
 mod memory;
 pub mod store_contract;
+pub mod suppression_contract;
 pub mod webhooks;
 
 use std::fmt::Write as _;

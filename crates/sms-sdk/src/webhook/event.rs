@@ -77,13 +77,7 @@ pub struct Keyword {
 /// ```
 #[must_use]
 pub fn detect_keyword(text: &str) -> Option<Keyword> {
-    let word = js_trim(js_trim(text).trim_end_matches(['.', '!', '?']));
-    // Uppercasing never gives fewer characters: a longer word matches no keyword, and is not
-    // uppercased (a message body is rarely a keyword).
-    if word.chars().nth(LONGEST_KEYWORD).is_some() {
-        return None;
-    }
-    let word = word.to_uppercase();
+    let word = keyword_word(text)?;
     let kind = if OPT_OUT_KEYWORDS.contains(&word.as_str()) {
         KeywordKind::OptedOut
     } else if HELP_KEYWORDS.contains(&word.as_str()) {
@@ -92,6 +86,18 @@ pub fn detect_keyword(text: &str) -> Option<Keyword> {
         return None;
     };
     Some(Keyword { kind, keyword: word })
+}
+
+/// The text as a keyword is compared: trimmed, a trailing run of `.`, `!` and `?` removed,
+/// trimmed again and uppercased; `None` when it is longer than any keyword.
+pub(crate) fn keyword_word(text: &str) -> Option<String> {
+    let word = js_trim(js_trim(text).trim_end_matches(['.', '!', '?']));
+    // Uppercasing never gives fewer characters: a longer word matches no keyword, and is not
+    // uppercased (a message body is rarely a keyword).
+    if word.chars().nth(LONGEST_KEYWORD).is_some() {
+        return None;
+    }
+    Some(word.to_uppercase())
 }
 
 /// Where a keyword event came from.

@@ -23,6 +23,7 @@ mod reconcile;
 mod redaction;
 mod retry;
 mod stores;
+mod suppression;
 mod validation;
 mod webhooks;
 

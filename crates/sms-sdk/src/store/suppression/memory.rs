@@ -1,0 +1,132 @@
+//! The in-memory suppression list: one process, gone when it exits (tests, examples).
+
+use std::collections::{BTreeMap, HashMap};
+use std::ops::Bound;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::SystemTime;
+
+use super::{
+    Action, Applied, Change, EVENT_RETENTION, Entry, Listing, Page, Scope, StoreError, SuppressionStore, bounded,
+    supersedes,
+};
+use crate::PhoneNumber;
+use crate::boxed::BoxFuture;
+use crate::store::later;
+
+/// What is recorded for one recipient in one scope.
+#[derive(Debug, Clone)]
+struct Recorded {
+    action: Action,
+    at: SystemTime,
+    reason: String,
+    event: Option<String>,
+}
+
+#[derive(Debug, Default)]
+struct Lists {
+    /// By (recipient, scope key): ordered as listings are.
+    entries: BTreeMap<(String, String), Recorded>,
+    /// Event dedupe keys and when they are forgotten.
+    events: HashMap<String, SystemTime>,
+}
+
+/// A suppression list in this process's memory. Cheap to clone (clones share the list).
+#[derive(Debug, Clone, Default)]
+pub struct MemorySuppressionStore {
+    lists: Arc<Mutex<Lists>>,
+}
+
+impl MemorySuppressionStore {
+    /// An empty list.
+    #[must_use]
+    pub fn new() -> Self {
+        Self::default()
+    }
+}
+
+impl Lists {
+    fn apply(&mut self, change: &Change, now: SystemTime) -> Result<Applied, StoreError> {
+        let key = (change.recipient().as_str().to_owned(), change.scope().key()?);
+        if let Some(event) = change.event_key() {
+            if self.events.get(event).is_some_and(|forget_at| *forget_at > now) {
+                return Ok(Applied::Replayed);
+            }
+            self.events.insert(event.to_owned(), later(now, EVENT_RETENTION));
+        }
+        let newer =
+            self.entries.get(&key).is_none_or(|old| supersedes((change.at(), change.action()), (old.at, old.action)));
+        if !newer {
+            return Ok(Applied::Stale);
+        }
+        let recorded = Recorded {
+            action: change.action(),
+            at: change.at(),
+            reason: change.reason().to_owned(),
+            event: change.event_key().map(str::to_owned),
+        };
+        self.entries.insert(key, recorded);
+        Ok(Applied::Recorded)
+    }
+}
+
+fn entry((recipient, scope): &(String, String), recorded: &Recorded) -> Result<Entry, StoreError> {
+    let at = crate::store::idempotency::millis(recorded.at);
+    Entry::read(recipient, scope, at, recorded.reason.clone(), recorded.event.clone())
+}
+
+impl SuppressionStore for MemorySuppressionStore {
+    fn apply<'a>(&'a self, changes: &'a [Change], now: SystemTime) -> BoxFuture<'a, Result<Vec<Applied>, StoreError>> {
+        Box::pin(async move {
+            bounded(changes.len(), 0)?;
+            // A malformed scope refuses the whole batch before anything is written, as the
+            // durable stores do.
+            for change in changes {
+                change.scope().key()?;
+            }
+            let mut lists = self.lists.lock().unwrap_or_else(PoisonError::into_inner);
+            lists.events.retain(|_, forget_at| *forget_at > now);
+            changes.iter().map(|change| lists.apply(change, now)).collect()
+        })
+    }
+
+    fn check<'a>(
+        &'a self,
+        recipient: &'a PhoneNumber,
+        scopes: &'a [Scope],
+    ) -> BoxFuture<'a, Result<Option<Entry>, StoreError>> {
+        Box::pin(async move {
+            bounded(0, scopes.len())?;
+            let keys = scopes.iter().map(Scope::key).collect::<Result<Vec<_>, _>>()?;
+            let lists = self.lists.lock().unwrap_or_else(PoisonError::into_inner);
+            let mut found: Option<Entry> = None;
+            for scope in keys {
+                let key = (recipient.as_str().to_owned(), scope);
+                if let Some(recorded) = lists.entries.get(&key).filter(|r| r.action.suppresses())
+                    && found.as_ref().is_none_or(|f| f.at < recorded.at)
+                {
+                    found = Some(entry(&key, recorded)?);
+                }
+            }
+            Ok(found)
+        })
+    }
+
+    fn list(&self, page: Page) -> BoxFuture<'_, Result<Listing, StoreError>> {
+        Box::pin(async move {
+            let size = page.size();
+            let start = match &page.after {
+                Some(cursor) => Bound::Excluded((cursor.recipient.clone(), cursor.scope.clone())),
+                None => Bound::Unbounded,
+            };
+            let lists = self.lists.lock().unwrap_or_else(PoisonError::into_inner);
+            let entries = lists
+                .entries
+                .range((start, Bound::Unbounded))
+                .filter(|(_, recorded)| recorded.action.suppresses())
+                .take(size)
+                .map(|(key, recorded)| entry(key, recorded))
+                .collect::<Result<Vec<_>, _>>()?;
+            Listing::of(entries, size)
+        })
+    }
+}

@@ -1,0 +1,43 @@
+//! Opt-outs that enforce themselves: verified STOP and START webhooks feed a suppression list, and
+//! a ready `before_send` policy refuses a send to a suppressed recipient before any request.
+//!
+//! Each provider keeps its own opt-out list, which does not follow traffic that fails over or
+//! moves to another provider. This one does: [`Feeder`] turns verified `opted_out` / `opted_in`
+//! events (provider signals and the STOP keywords the normalizer applies, plus the START and
+//! UNSTOP opt-in keywords) into changes of a [`SuppressionStore`], ordered by event time and
+//! idempotent under replayed webhooks; [`SuppressionPolicy`] checks it before every send and
+//! refuses as a `compliance` rejection (`PolicyRejected`, retry-safe, never failed over).
+//!
+//! ```
+//! use std::time::SystemTime;
+//! use sms_sdk::store::suppression::{Change, MemorySuppressionStore, Scope, SuppressionStore};
+//! use sms_sdk::suppression::SuppressionPolicy;
+//! use sms_sdk::testing::MemoryAdapter;
+//! use sms_sdk::{Category, Client, ErrorKind, Message, PhoneNumber, SendOptions};
+//!
+//! # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+//! let list = MemorySuppressionStore::new();
+//! let number = PhoneNumber::parse("+14155550123")?;
+//! list.apply(&[Change::opt_out(number, Scope::Account, SystemTime::now(), "keyword:STOP")], SystemTime::now()).await?;
+//!
+//! let memory = MemoryAdapter::new();
+//! let client = Client::builder()
+//!     .adapter(memory.clone())
+//!     .before_send(SuppressionPolicy::new(list).before_send())
+//!     .build()?;
+//! let refused = client.send(&Message::new("+14155550123", "Sale!")).await.unwrap_err();
+//! assert_eq!((refused.kind(), refused.category()), (ErrorKind::PolicyRejected, Some(Category::Compliance)));
+//! assert!(refused.is_retry_safe() && memory.sent().is_empty());
+//!
+//! // The one confirmation a regulator allows, sent on purpose and logged.
+//! let confirmation = Message::new("+14155550123", "You are unsubscribed. Reply START to resubscribe.");
+//! client.send_with(&confirmation, SendOptions::default().policy_override("STOP confirmation")).await?;
+//! # Ok::<(), Box<dyn std::error::Error>>(()) }).unwrap();
+//! ```
+
+mod feed;
+mod policy;
+
+pub use self::feed::{Fed, Feeder, OPT_IN_KEYWORDS, ScopeRule};
+pub use self::policy::SuppressionPolicy;
+pub use crate::store::suppression::{Action, Applied, Change, Entry, Scope, SuppressionStore};
