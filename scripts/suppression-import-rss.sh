@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Measures the peak memory (maximum resident set size) of `sms-sdk suppression import` (issue 16):
+# Measures the peak memory (maximum resident set size) of `sms-sdk suppression import`:
 # the import streams, so its peak must stay flat however long the file is. Not a timed test.
 # Usage: scripts/suppression-import-rss.sh [ROWS] [--debug]
 #

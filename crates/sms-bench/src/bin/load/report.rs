@@ -615,6 +615,12 @@ const LIMITS: &str = "### What limits each figure
   responder (core 1) had spare capacity (see below). When the table of runs shows the client's core
   below 100 % in these rows, other processes took the rest of it (the machine is shared): the rates
   are then lower than the machine allows, and CPU per message is the steadier figure.
+- **Memory store row.** The same client as the no-store row, plus the store's work on the same
+  core: the request's fingerprint (SHA-256 over the message), a reservation id, the record
+  inserted into and finalized in one ordered map under a mutex (the map grows by one record per
+  send for its TTL, so lookups go through a deep, cache-cold tree), and the receipt copied into the
+  record. Every microsecond of it is on the client's one core, so the row is CPU-bound like the
+  no-store row and its ratio is (no-store CPU) / (no-store CPU + store CPU).
 - **Sequential rows.** Latency: each send waits for a full loopback round trip, including waking the
   responder's idle thread and then the client's; neither core is busy all the time. Per-message CPU
   is higher than at 32 in flight because every request pays the wake-ups alone.
@@ -622,7 +628,11 @@ const LIMITS: &str = "### What limits each figure
   pair rate is bounded by the server's CPU per statement (parse/plan on every call for unprepared
   statements, execute for prepared ones). `fsync` is off in the throwaway cluster (as in
   `scripts/test.sh`), so no disk wait is measured. The client's CPU per pair is in the table of runs;
-  pgbench's is not (it is another program).
+  pgbench's is not (it is another program). The store's pair alone now runs its statements
+  prepared once per connection, as pgbench does. A send makes three round trips that depend on
+  each other (reserve, the HTTP request, finalize) where a pgbench pair makes two, and with 8 in
+  flight and the client's core mostly idle the rate is set by that latency: about two thirds of the
+  pair rate is the most 8 sends in flight can reach while each waits for three answers in turn.
 - **Redis rows.** The single-threaded `redis-server` on core 1 running the Lua scripts, and the
   round trips: two per pair, which 8 in flight pipeline on one connection; a send makes three that
   depend on each other (reserve, the HTTP request, finalize), to two servers that wake up for each.
