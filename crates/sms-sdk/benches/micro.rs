@@ -3,8 +3,12 @@
 //! - `webhook/<provider>_verify`: `verify_at` of one realistic signed request per provider
 //!   (`benches/support/webhooks.rs`), next to `webhook/<provider>_primitive`: the bare HMAC-SHA1,
 //!   HMAC-SHA256 or Ed25519 verification (`ring`, key prepared once) of the very bytes that
-//!   request signs, and for Telnyx also `webhook/telnyx_primitive_dalek` (`ed25519-dalek`, key
-//!   parsed once).
+//!   request signs, and the same primitive from the crates the verifiers use:
+//!   `webhook/<provider>_primitive_hmac` (`hmac` with `sha1`/`sha2`, keyed once) or
+//!   `webhook/telnyx_primitive_dalek` (`ed25519-dalek`, key parsed once). The report takes the
+//!   faster of the two as the ceiling. `webhook/<provider>_event` is the normalized event built
+//!   from the same request without any check (`parse_unverified`): `verify` less `event` is what
+//!   checking the signature costs.
 //! - `segments/<body>`: `estimate_segments` of a 320-character GSM-7 and UCS-2 body (throughput in
 //!   bytes, so criterion prints MB/s).
 //!
@@ -30,6 +34,7 @@ use std::time::Duration;
 use criterion::measurement::{Measurement, ValueFormatter};
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use sms_sdk::encoding::estimate_segments;
+use sms_sdk::testing::webhooks::parse_unverified;
 
 use support::webhooks::{Primitive, cases, now, segment_bodies};
 
@@ -115,18 +120,47 @@ fn webhooks(c: &mut Criterion<ThreadCpu>) {
         group.bench_function(format!("{}_verify", case.name), |b| {
             b.iter(|| case.verifier.verify_at(black_box(&request), now()).unwrap());
         });
+        group.bench_function(format!("{}_event", case.name), |b| {
+            b.iter(|| parse_unverified(case.verifier.provider(), black_box(&request)).unwrap());
+        });
         group.bench_function(format!("{}_primitive", case.name), |b| {
             b.iter(|| assert!(black_box(&case.primitive).run()));
         });
-        if let Primitive::Ed25519 { public_key, message, signature } = &case.primitive {
-            let key = ed25519_dalek::VerifyingKey::from_bytes(public_key).unwrap();
-            let signature = ed25519_dalek::Signature::from_bytes(signature);
-            group.bench_function(format!("{}_primitive_dalek", case.name), |b| {
-                b.iter(|| ed25519_dalek::Verifier::verify(&key, black_box(message), &signature).unwrap());
-            });
+        match &case.primitive {
+            Primitive::Ed25519 { public_key, message, signature } => {
+                let key = ed25519_dalek::VerifyingKey::from_bytes(public_key).unwrap();
+                let signature = ed25519_dalek::Signature::from_bytes(signature);
+                group.bench_function(format!("{}_primitive_dalek", case.name), |b| {
+                    b.iter(|| ed25519_dalek::Verifier::verify(&key, black_box(message), &signature).unwrap());
+                });
+            }
+            Primitive::HmacSha1 { secret, data, .. } => {
+                bench_hmac_crate::<hmac::Hmac<sha1::Sha1>>(&mut group, case.name, secret, data);
+            }
+            Primitive::HmacSha256 { secret, data, .. } => {
+                bench_hmac_crate::<hmac::Hmac<sha2::Sha256>>(&mut group, case.name, secret, data);
+            }
         }
     }
     group.finish();
+}
+
+/// `{name}_primitive_hmac`: the HMAC of the `hmac` crate (the one the verifiers use), keyed once
+/// and cloned per message, as the verifiers do.
+fn bench_hmac_crate<M: hmac::Mac + hmac::digest::KeyInit + Clone>(
+    group: &mut criterion::BenchmarkGroup<'_, ThreadCpu>,
+    name: &str,
+    secret: &str,
+    data: &[u8],
+) {
+    let keyed = <M as hmac::digest::KeyInit>::new_from_slice(secret.as_bytes()).unwrap();
+    group.bench_function(format!("{name}_primitive_hmac"), |b| {
+        b.iter(|| {
+            let mut mac = keyed.clone();
+            mac.update(black_box(data));
+            mac.finalize().into_bytes()
+        });
+    });
 }
 
 fn segments(c: &mut Criterion<ThreadCpu>) {

@@ -228,14 +228,16 @@ pub fn parse_unverified(
     request: &WebhookRequest<'_>,
 ) -> Result<crate::webhook::SmsEvent, crate::webhook::WebhookError> {
     #[cfg(any(feature = "twilio", feature = "plivo"))]
-    let form = |provider| crate::webhook::Settings::default().request_params(provider, request);
+    let encoded = crate::webhook::Settings::encoded_params(request);
+    #[cfg(any(feature = "twilio", feature = "plivo"))]
+    let form = |provider| crate::webhook::Settings::default().form_params(provider, encoded);
     match provider {
         #[cfg(feature = "twilio")]
-        "twilio" => crate::provider::twilio::parse_fields(&form("twilio")?, true),
+        "twilio" => crate::provider::twilio::parse_fields(encoded, &form("twilio")?, true),
         #[cfg(feature = "telnyx")]
         "telnyx" => crate::provider::telnyx::parse_body(request.body, true),
         #[cfg(feature = "plivo")]
-        "plivo" => crate::provider::plivo::parse_fields(&form("plivo")?, true),
+        "plivo" => crate::provider::plivo::parse_fields(encoded, &form("plivo")?, true),
         #[cfg(feature = "vonage")]
         "vonage" => crate::provider::vonage::parse_body(request.body, true),
         _ => {

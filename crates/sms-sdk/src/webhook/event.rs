@@ -6,6 +6,7 @@ use serde::Serialize;
 use serde_json::Value;
 use time::OffsetDateTime;
 
+use super::Raw;
 use crate::redact::{js_trim, mask_phone_number};
 
 /// Whole-message opt-out keywords, in order.
@@ -89,14 +90,36 @@ pub struct SmsEvent {
     /// When the provider says it happened.
     #[serde(with = "time::serde::rfc3339::option")]
     pub occurred_at: Option<OffsetDateTime>,
-    /// The provider's payload: the form fields as an object, or the JSON body.
-    pub raw: Value,
+    /// The provider's payload (see [`SmsEvent::raw`]).
+    raw: Raw,
     /// What happened.
     #[serde(flatten)]
     pub kind: EventKind,
 }
 
 impl SmsEvent {
+    #[cfg_attr(not(feature = "__http"), allow(dead_code))]
+    pub(crate) fn new(
+        provider: &'static str,
+        dedupe_key: String,
+        occurred_at: Option<OffsetDateTime>,
+        raw: Raw,
+        kind: EventKind,
+    ) -> Self {
+        Self { provider, dedupe_key, occurred_at, raw, kind }
+    }
+
+    /// The provider's payload, with every field it sent: the form parameters as an object of
+    /// strings (the first value of each, in the order they came), or the JSON body.
+    ///
+    /// A form payload is decoded into this object the first time it is read (verification and
+    /// normalization read the fields they need in place), so a server that never reads it does
+    /// not pay for it.
+    #[must_use]
+    pub fn raw(&self) -> &Value {
+        self.raw.get()
+    }
+
     /// The event's type name: `message.received`, `message.delivered`, `recipient.opted_out`, …
     #[must_use]
     pub fn type_name(&self) -> &'static str {

@@ -31,6 +31,7 @@
 pub mod axum;
 pub mod event;
 pub mod ordering;
+mod raw;
 #[cfg(feature = "tower")]
 mod receive;
 #[cfg(feature = "__http")]
@@ -45,6 +46,7 @@ use std::time::{Duration, SystemTime};
 use http::HeaderMap;
 
 pub use self::event::{EventKind, SmsEvent};
+pub(crate) use self::raw::Raw;
 #[cfg(feature = "__http")]
 pub(crate) use self::support::*;
 
@@ -307,7 +309,7 @@ mod tests {
         let headers = HeaderMap::new();
         let request =
             WebhookRequest { method: "GET", url: "https://h/p??MessageSid=SM1", headers: &headers, body: b"" };
-        let params = Settings::default().request_params("twilio", &request).unwrap();
+        let params = Settings::default().form_params("twilio", Settings::encoded_params(&request)).unwrap();
         assert_eq!(params, [("?MessageSid".into(), "SM1".into())]);
     }
 

@@ -148,18 +148,10 @@ impl Settings {
         Ok(form_pairs_counted(input, count))
     }
 
-    /// The parameters a form webhook carries: the URL query for GET, the form body otherwise,
-    /// counted against the limit before any is decoded.
-    pub(crate) fn request_params<'a>(
-        &self,
-        provider: &'static str,
-        request: &WebhookRequest<'a>,
-    ) -> Result<Pairs<'a>, WebhookError> {
-        if request.method.eq_ignore_ascii_case("GET") {
-            self.form_params(provider, query(request.url).as_bytes())
-        } else {
-            self.form_params(provider, request.body)
-        }
+    /// The form-encoded parameters a form webhook carries: the URL query for GET, the body
+    /// otherwise (count them with [`Settings::form_params`] before decoding).
+    pub(crate) fn encoded_params<'a>(request: &WebhookRequest<'a>) -> &'a [u8] {
+        if request.method.eq_ignore_ascii_case("GET") { query(request.url).as_bytes() } else { request.body }
     }
 
     /// The URL the provider signed: the public URL (with the request's query appended when it
@@ -297,28 +289,56 @@ pub(crate) fn form_pairs_counted(input: &[u8], count: usize) -> Pairs<'_> {
     pairs
 }
 
-/// The first value of each key, as a JSON object (the `raw` of form webhooks). A key that
-/// `read` says the normalizer reads may appear once only: a repeat is ambiguous (which one is
-/// meant?) and refused as a payload error naming the key.
-pub(crate) fn unique_fields(
-    provider: &'static str,
-    pairs: &[(Cow<'_, str>, Cow<'_, str>)],
-    read: impl Fn(&str) -> bool,
-) -> Result<serde_json::Map<String, serde_json::Value>, WebhookError> {
-    let mut map = serde_json::Map::with_capacity(pairs.len());
-    for (key, value) in pairs {
-        // One hash per parameter: the entry is looked up once, with the key it will keep.
-        match map.entry(key.as_ref()) {
-            serde_json::map::Entry::Vacant(entry) => {
-                entry.insert(serde_json::Value::String(value.as_ref().to_owned()));
+/// Verified form parameters as a normalizer reads them: the first value of each key, looked up
+/// in place (nothing is copied; the event's `raw` object is built only when read). A key that
+/// the normalizer reads may appear once only: a repeat is ambiguous (which one is meant?).
+pub(crate) struct FormFields<'p, 'a> {
+    pairs: &'p [(Cow<'a, str>, Cow<'a, str>)],
+}
+
+/// Up to this many distinct read keys are remembered in a list; more go to a hash set, so a
+/// body of many media fields is checked in linear time.
+const LISTED_KEYS: usize = 32;
+
+impl<'p, 'a> FormFields<'p, 'a> {
+    /// The fields of `pairs`, refusing as a payload error naming the key a repeat of a key that
+    /// `read` says the normalizer reads.
+    pub(crate) fn new(
+        provider: &'static str,
+        pairs: &'p [(Cow<'a, str>, Cow<'a, str>)],
+        read: impl Fn(&str) -> bool,
+    ) -> Result<Self, WebhookError> {
+        let mut listed: Vec<&str> = Vec::new();
+        let mut hashed: std::collections::HashSet<&str> = std::collections::HashSet::new();
+        for (key, _) in pairs {
+            let key = key.as_ref();
+            if !read(key) {
+                continue;
             }
-            serde_json::map::Entry::Occupied(_) if read(key) => {
+            let repeated = if listed.len() < LISTED_KEYS {
+                let repeated = listed.contains(&key);
+                listed.push(key);
+                repeated
+            } else {
+                listed.contains(&key) || !hashed.insert(key)
+            };
+            if repeated {
                 return Err(WebhookError::payload(provider, format!("the parameter {key} appears more than once")));
             }
-            serde_json::map::Entry::Occupied(_) => {}
         }
+        Ok(Self { pairs })
     }
-    Ok(map)
+
+    /// The first value of `key`.
+    pub(crate) fn get(&self, key: &str) -> Option<&'p str> {
+        self.pairs.iter().find(|(k, _)| k == key).map(|(_, value)| value.as_ref())
+    }
+
+    /// Every parameter in order, repeats included (a repeated key is never one the normalizer
+    /// reads).
+    pub(crate) fn iter(&self) -> impl Iterator<Item = (&'p str, &'p str)> + Clone + use<'p, 'a> {
+        self.pairs.iter().map(|(key, value)| (key.as_ref(), value.as_ref()))
+    }
 }
 
 /// The index of a key `{prefix}{index}` written as `format!` writes numbers (`Media0`,
@@ -333,11 +353,11 @@ pub(crate) fn key_index(key: &str, prefix: &str) -> Option<usize> {
 /// The string values of the keys `{prefix}{index}`, in index order: one pass over the fields,
 /// never a loop up to a number taken from the payload.
 pub(crate) fn indexed_values<'a>(
-    fields: &'a serde_json::Map<String, serde_json::Value>,
+    fields: impl IntoIterator<Item = (&'a str, &'a str)>,
     prefix: &str,
 ) -> Vec<(usize, &'a str)> {
     let mut values: Vec<(usize, &str)> =
-        fields.iter().filter_map(|(key, value)| Some((key_index(key, prefix)?, value.as_str()?))).collect();
+        fields.into_iter().filter_map(|(key, value)| Some((key_index(key, prefix)?, value))).collect();
     values.sort_unstable_by_key(|&(index, _)| index);
     values
 }

@@ -150,7 +150,7 @@ pub(crate) fn fuzz_forms(name: &'static str, ci: u64) {
 
 /// Every field of an event's `raw` is the first decoded value of its name.
 fn same_fields(event: &SmsEvent, params: &[(String, String)]) -> Result<(), String> {
-    let raw = event.raw.as_object().ok_or("raw is not an object")?;
+    let raw = event.raw().as_object().ok_or("raw is not an object")?;
     for (key, value) in raw {
         let first = params.iter().find(|(k, _)| k == key).map(|(_, v)| v.as_str());
         if first != value.as_str() {

@@ -5,16 +5,15 @@ use std::borrow::Cow;
 use std::time::SystemTime;
 
 use hmac::Mac as _;
-use serde_json::Value;
 
 use super::NAME;
 use crate::error::Error;
 use crate::redact::Secret;
 use crate::webhook::event::{DeliveryStatus, EventKind, Inbound, StatusUpdate};
 use crate::webhook::{
-    KeyedMac, Pairs, Settings, SmsEvent, SortEntry, WebhookError, WebhookRequest, WebhookVerifier, count_params,
-    decode_signature, encode_base64, form_pairs, form_pairs_counted, header, indexed_values, key_index, query,
-    same_bytes, sort_entry, split_url, unique_fields,
+    FormFields, KeyedMac, Pairs, Raw, Settings, SmsEvent, SortEntry, WebhookError, WebhookRequest, WebhookVerifier,
+    count_params, decode_signature, encode_base64, form_pairs, form_pairs_counted, header, indexed_values, key_index,
+    query, same_bytes, sort_entry, split_url,
 };
 
 /// The longest signature decoded: an HMAC-SHA256 is 32 bytes.
@@ -222,11 +221,12 @@ impl PlivoWebhook {
     /// The verification [`WebhookVerifier::verify_at`] counts.
     fn check(&self, request: &WebhookRequest<'_>, _now: SystemTime) -> Result<SmsEvent, WebhookError> {
         self.settings.check_size(NAME, request)?;
+        let encoded = Settings::encoded_params(request);
         let params = match self.verify_signature(request)? {
             Some(params) => params,
-            None => self.settings.request_params(NAME, request)?,
+            None => self.settings.form_params(NAME, encoded)?,
         };
-        parse(&params, self.settings.detect_keywords)
+        parse(encoded, &params, self.settings.detect_keywords)
     }
 }
 
@@ -249,15 +249,15 @@ fn read_by_normalizer(key: &str) -> bool {
     matches!(key, "MessageUUID" | "Status" | "Text" | "From" | "To" | "ErrorCode") || key_index(key, "Media").is_some()
 }
 
-/// Normalizes verified form parameters: the first value of each, a repeat of a parameter the
-/// normalizer reads refused.
-pub(crate) fn parse(params: &[(Cow<'_, str>, Cow<'_, str>)], detect_keywords: bool) -> Result<SmsEvent, WebhookError> {
-    parse_map(unique_fields(NAME, params, read_by_normalizer)?, detect_keywords)
-}
-
-/// Normalizes a verified Plivo field record.
-fn parse_map(fields: serde_json::Map<String, Value>, detect_keywords: bool) -> Result<SmsEvent, WebhookError> {
-    let get = |key: &str| fields.get(key).and_then(Value::as_str);
+/// Normalizes verified form parameters (decoded from `encoded`, which the event keeps as its
+/// raw payload): the first value of each, a repeat of a parameter the normalizer reads refused.
+pub(crate) fn parse(
+    encoded: &[u8],
+    params: &[(Cow<'_, str>, Cow<'_, str>)],
+    detect_keywords: bool,
+) -> Result<SmsEvent, WebhookError> {
+    let fields = FormFields::new(NAME, params, read_by_normalizer)?;
+    let get = |key: &str| fields.get(key);
     let non_empty = |key: &str| get(key).filter(|v| !v.is_empty()).map(str::to_owned);
     let uuid = non_empty("MessageUUID").ok_or_else(|| WebhookError::payload(NAME, "missing MessageUUID"))?;
     let (dedupe_key, kind) = match get("Status") {
@@ -266,7 +266,7 @@ fn parse_map(fields: serde_json::Map<String, Value>, detect_keywords: bool) -> R
             let from = non_empty("From").ok_or_else(|| WebhookError::payload(NAME, "missing From"))?;
             let to = non_empty("To").ok_or_else(|| WebhookError::payload(NAME, "missing To"))?;
             // `Media0`, `Media1`, … up to the first missing index, from the fields the body holds.
-            let media_urls = indexed_values(&fields, "Media")
+            let media_urls = indexed_values(fields.iter(), "Media")
                 .into_iter()
                 .enumerate()
                 .take_while(|&(position, (index, _))| position == index)
@@ -299,7 +299,7 @@ fn parse_map(fields: serde_json::Map<String, Value>, detect_keywords: bool) -> R
             (format!("plivo:{uuid}:{status}"), kind)
         }
     };
-    Ok(SmsEvent { provider: NAME, dedupe_key, occurred_at: None, raw: Value::Object(fields), kind })
+    Ok(SmsEvent::new(NAME, dedupe_key, None, Raw::form(encoded), kind))
 }
 
 #[cfg(test)]

@@ -169,7 +169,7 @@ pub(crate) fn parse(body: &[u8], detect_keywords: bool) -> Result<SmsEvent, Webh
         (format!("telnyx:{event_id}"), occurred_at, kind(data, event_type, detect_keywords)?)
     };
     // The record moves into the event: it is not copied.
-    Ok(SmsEvent { provider: NAME, dedupe_key, occurred_at, raw, kind })
+    Ok(SmsEvent::new(NAME, dedupe_key, occurred_at, crate::webhook::Raw::ready(raw), kind))
 }
 
 fn payload_error(message: &str) -> WebhookError {

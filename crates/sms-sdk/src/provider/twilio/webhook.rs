@@ -14,11 +14,12 @@ use crate::digest::is_sha256_hex_of;
 use crate::digest::sha256_hex;
 use crate::error::Error;
 use crate::redact::{Secret, js_trim};
+use crate::webhook::Raw;
 use crate::webhook::event::{DeliveryStatus, EventKind, Inbound, Keyword, KeywordKind, StatusUpdate};
 use crate::webhook::{
-    KeyedMac, Settings, SmsEvent, SortEntry, WebhookError, WebhookRequest, WebhookVerifier, check_json_duplicates,
-    decode_signature, encode_base64, header, indexed_values, key_index, query, same_bytes, sort_entry, split_url,
-    unique_fields,
+    FormFields, KeyedMac, Settings, SmsEvent, SortEntry, WebhookError, WebhookRequest, WebhookVerifier,
+    check_json_duplicates, decode_signature, encode_base64, header, indexed_values, key_index, query, same_bytes,
+    sort_entry, split_url,
 };
 
 /// HMAC-SHA1 of the `hmac` and `sha1` crates (with the CPU's SHA extensions where it has them).
@@ -195,17 +196,18 @@ impl TwilioWebhook {
             }
             self.check_signature(given, &url, &[])?;
             check_json_duplicates(NAME, request.body, &|path| matches!(path, [key] if read_by_normalizer(key)))?;
-            return parse_map(json_fields(request.body)?, self.settings.detect_keywords);
+            return parse_json(request.body, self.settings.detect_keywords);
         }
         if request.method.eq_ignore_ascii_case("GET") {
             // The parameters are in the signed URL; they are decoded once it is verified.
             self.check_signature(given, &url, &[])?;
-            let params = self.settings.request_params(NAME, request)?;
-            return parse(&params, self.settings.detect_keywords);
+            let encoded = Settings::encoded_params(request);
+            let params = self.settings.form_params(NAME, encoded)?;
+            return parse(encoded, &params, self.settings.detect_keywords);
         }
         let params = self.settings.form_params(NAME, request.body)?;
         self.check_signature(given, &url, &params)?;
-        parse(&params, self.settings.detect_keywords)
+        parse(request.body, &params, self.settings.detect_keywords)
     }
 }
 
@@ -232,6 +234,14 @@ impl WebhookVerifier for TwilioWebhook {
     fn verify_at(&self, request: &WebhookRequest<'_>, now: SystemTime) -> Result<SmsEvent, WebhookError> {
         crate::metrics::webhook_verified(NAME, self.check(request, now))
     }
+}
+
+/// Normalizes a verified JSON body: its string and number fields are the record.
+fn parse_json(body: &[u8], detect_keywords: bool) -> Result<SmsEvent, WebhookError> {
+    let fields = json_fields(body)?;
+    let (dedupe_key, kind) =
+        normalize(fields.iter().filter_map(|(k, v)| Some((k.as_str(), v.as_str()?))), detect_keywords)?;
+    Ok(SmsEvent::new(NAME, dedupe_key, None, Raw::ready(Value::Object(fields)), kind))
 }
 
 /// The string and number fields of a JSON object body.
@@ -265,10 +275,16 @@ fn read_by_normalizer(key: &str) -> bool {
     ) || key_index(key, "MediaUrl").is_some()
 }
 
-/// Normalizes verified form parameters: the first value of each, a repeat of a parameter the
-/// normalizer reads refused.
-pub(crate) fn parse(params: &[(Cow<'_, str>, Cow<'_, str>)], detect_keywords: bool) -> Result<SmsEvent, WebhookError> {
-    parse_map(unique_fields(NAME, params, read_by_normalizer)?, detect_keywords)
+/// Normalizes verified form parameters (decoded from `encoded`, which the event keeps as its
+/// raw payload): the first value of each, a repeat of a parameter the normalizer reads refused.
+pub(crate) fn parse(
+    encoded: &[u8],
+    params: &[(Cow<'_, str>, Cow<'_, str>)],
+    detect_keywords: bool,
+) -> Result<SmsEvent, WebhookError> {
+    let fields = FormFields::new(NAME, params, read_by_normalizer)?;
+    let (dedupe_key, kind) = normalize(fields.iter(), detect_keywords)?;
+    Ok(SmsEvent::new(NAME, dedupe_key, None, Raw::form(encoded), kind))
 }
 
 /// The fields the normalizer reads, found in one pass over the record (no lookup per field).
@@ -290,11 +306,11 @@ struct Read<'a> {
 }
 
 impl<'a> Read<'a> {
-    fn of(fields: &'a serde_json::Map<String, Value>) -> Self {
+    fn of(fields: impl IntoIterator<Item = (&'a str, &'a str)>) -> Self {
         let mut read = Self::default();
         for (key, value) in fields {
-            let text = value.as_str();
-            match key.as_str() {
+            let text = Some(value);
+            match key {
                 "MessageSid" => read.message_sid = text,
                 "SmsSid" => read.sms_sid = text,
                 "MessageStatus" => read.message_status = text,
@@ -317,9 +333,13 @@ fn non_empty(value: Option<&str>) -> Option<&str> {
     value.filter(|v| !v.is_empty())
 }
 
-/// Normalizes a verified field record.
-fn parse_map(fields: serde_json::Map<String, Value>, detect_keywords: bool) -> Result<SmsEvent, WebhookError> {
-    let read = Read::of(&fields);
+/// The dedupe key and the event of a verified record's string fields (in order; a key the
+/// normalizer reads appears once).
+fn normalize<'a>(
+    fields: impl Iterator<Item = (&'a str, &'a str)> + Clone,
+    detect_keywords: bool,
+) -> Result<(String, EventKind), WebhookError> {
+    let read = Read::of(fields.clone());
     let sid = non_empty(read.message_sid)
         .or_else(|| non_empty(read.sms_sid))
         .ok_or_else(|| WebhookError::payload(NAME, "missing MessageSid"))?;
@@ -333,7 +353,7 @@ fn parse_map(fields: serde_json::Map<String, Value>, detect_keywords: bool) -> R
         // fields are taken, it is never looped up to.
         let count = read.num_media.and_then(|n| n.parse::<usize>().ok()).unwrap_or(0);
         let media_urls = if read.media && count > 0 {
-            indexed_values(&fields, "MediaUrl")
+            indexed_values(fields, "MediaUrl")
                 .into_iter()
                 .take_while(|&(index, _)| index < count)
                 .map(|(_, url)| url.to_owned())
@@ -379,7 +399,7 @@ fn parse_map(fields: serde_json::Map<String, Value>, detect_keywords: bool) -> R
         };
         (format!("twilio:{sid}:{status}"), kind)
     };
-    Ok(SmsEvent { provider: NAME, dedupe_key, occurred_at: None, raw: Value::Object(fields), kind })
+    Ok((dedupe_key, kind))
 }
 
 #[cfg(test)]

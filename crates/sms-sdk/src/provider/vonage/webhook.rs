@@ -410,7 +410,7 @@ pub(crate) fn parse(body: &[u8], detect_keywords: bool) -> Result<SmsEvent, Webh
             (format!("vonage:{uuid}:{status}"), kind)
         }
     };
-    Ok(SmsEvent { provider: NAME, dedupe_key, occurred_at, raw, kind })
+    Ok(SmsEvent::new(NAME, dedupe_key, occurred_at, crate::webhook::Raw::ready(raw), kind))
 }
 
 #[cfg(test)]

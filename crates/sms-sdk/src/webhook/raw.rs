@@ -1,0 +1,116 @@
+//! An event's `raw` payload, built when first read.
+//!
+//! A form webhook's normalizer reads its few fields straight from the decoded pairs; turning every
+//! parameter into an owned JSON object costs more than verifying the signature, and most servers
+//! never look at it. So a form event keeps the verified bytes and builds the object on demand;
+//! a JSON event keeps the value its normalizer already parsed.
+
+#[cfg(feature = "__http")]
+use std::borrow::Cow;
+use std::fmt;
+use std::sync::OnceLock;
+
+use serde::{Serialize, Serializer};
+use serde_json::{Map, Value};
+
+#[cfg(feature = "__http")]
+use super::support::form_pairs;
+
+/// The provider's payload as JSON: ready, or form bytes decoded on first read.
+#[derive(Clone)]
+pub(crate) struct Raw {
+    /// The form-encoded parameters the event came from, when `value` is not built yet.
+    #[cfg(feature = "__http")]
+    form: Option<Box<[u8]>>,
+    value: OnceLock<Value>,
+}
+
+impl Raw {
+    /// A payload already parsed.
+    #[cfg_attr(not(feature = "__http"), allow(dead_code))]
+    pub(crate) fn ready(value: Value) -> Self {
+        Self {
+            #[cfg(feature = "__http")]
+            form: None,
+            value: OnceLock::from(value),
+        }
+    }
+
+    /// The parameters of a verified form (a body or a URL query), kept as bytes: the object of
+    /// their first values is built when [`Raw::get`] first asks for it.
+    #[cfg(feature = "__http")]
+    pub(crate) fn form(encoded: &[u8]) -> Self {
+        Self { form: Some(encoded.into()), value: OnceLock::new() }
+    }
+
+    /// The payload: the form's parameters as an object of the first value of each (in the order
+    /// they came), or the JSON body.
+    pub(crate) fn get(&self) -> &Value {
+        self.value.get_or_init(|| Value::Object(self.decode_form()))
+    }
+
+    #[cfg(feature = "__http")]
+    fn decode_form(&self) -> Map<String, Value> {
+        first_values(&form_pairs(self.form.as_deref().unwrap_or_default()))
+    }
+
+    /// Without an adapter no event is made, and every payload is ready.
+    #[cfg(not(feature = "__http"))]
+    #[allow(clippy::unused_self)]
+    fn decode_form(&self) -> Map<String, Value> {
+        Map::new()
+    }
+}
+
+/// The first value of each key, in order of first appearance.
+#[cfg(feature = "__http")]
+pub(crate) fn first_values(pairs: &[(Cow<'_, str>, Cow<'_, str>)]) -> Map<String, Value> {
+    let mut map = Map::with_capacity(pairs.len());
+    for (key, value) in pairs {
+        if let serde_json::map::Entry::Vacant(entry) = map.entry(key.as_ref()) {
+            entry.insert(Value::String(value.as_ref().to_owned()));
+        }
+    }
+    map
+}
+
+impl PartialEq for Raw {
+    fn eq(&self, other: &Self) -> bool {
+        self.get() == other.get()
+    }
+}
+
+impl Serialize for Raw {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        self.get().serialize(serializer)
+    }
+}
+
+/// Shows nothing of the payload (it holds message bodies and phone numbers).
+impl fmt::Debug for Raw {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Raw(..)")
+    }
+}
+
+#[cfg(all(test, feature = "__http"))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_form_becomes_its_first_values_in_order_when_read() {
+        let raw = Raw::form(b"b=2&a=1&b=3&c=%E2%9C%93+x&d");
+        assert!(raw.value.get().is_none(), "nothing is decoded before it is read");
+        assert_eq!(raw.get(), &serde_json::json!({"b": "2", "a": "1", "c": "\u{2713} x", "d": ""}));
+        let keys: Vec<&str> = raw.get().as_object().unwrap().keys().map(String::as_str).collect();
+        assert_eq!(keys, ["b", "a", "c", "d"]);
+    }
+
+    #[test]
+    fn equal_payloads_compare_equal_whichever_form_they_are_kept_in() {
+        let ready = Raw::ready(serde_json::json!({"a": "1"}));
+        assert_eq!(Raw::form(b"a=1"), ready);
+        assert_ne!(Raw::form(b"a=2"), ready);
+        assert_eq!(serde_json::to_string(&Raw::form(b"a=1&a=2")).unwrap(), r#"{"a":"1"}"#);
+    }
+}
