@@ -22,7 +22,9 @@
 //!   a full failover chain (queueing, four adapters × two attempts × the 10 s request timeout,
 //!   backoffs) stays under the 300 s after which a reservation reads as stale.
 
+use std::cell::Cell;
 use std::fmt;
+use std::sync::Arc;
 use std::time::Duration;
 
 use tokio::sync::{Semaphore, SemaphorePermit};
@@ -32,6 +34,7 @@ use tokio_util::sync::CancellationToken;
 use crate::client::{ClientBuilder, MAX_DURATION};
 use crate::error::{Error, Limit};
 use crate::metrics;
+use crate::rate::{AdapterRate, RateLimit, SharedRateLimiter, Waiting};
 
 /// The requests each adapter has in flight at most, by default.
 pub(crate) const DEFAULT_MAX_IN_FLIGHT: usize = 100;
@@ -44,6 +47,10 @@ pub(crate) struct LimitOptions {
     max_in_flight: Option<usize>,
     per_adapter: Vec<(String, Option<usize>)>,
     queue_timeout: Duration,
+    rate: Option<RateLimit>,
+    per_adapter_rate: Vec<(String, Option<RateLimit>)>,
+    sender_rate: Option<RateLimit>,
+    shared: Option<Arc<dyn SharedRateLimiter>>,
 }
 
 impl Default for LimitOptions {
@@ -52,7 +59,27 @@ impl Default for LimitOptions {
             max_in_flight: Some(DEFAULT_MAX_IN_FLIGHT),
             per_adapter: Vec::new(),
             queue_timeout: DEFAULT_QUEUE_TIMEOUT,
+            rate: None,
+            per_adapter_rate: Vec::new(),
+            sender_rate: None,
+            shared: None,
         }
+    }
+}
+
+/// The setting of `name` in `own` (the last one wins), else `default`.
+fn own_or<T: Copy>(own: &[(String, T)], name: &str, default: T) -> T {
+    own.iter().rev().find(|(adapter, _)| adapter == name).map_or(default, |(_, value)| *value)
+}
+
+/// A configuration error when a per-adapter setting (`what`) names no adapter.
+fn check_names<T>(own: &[(String, T)], names: &[&str], what: &str) -> Result<(), Error> {
+    match own.iter().find(|(name, _)| !names.contains(&name.as_str())) {
+        None => Ok(()),
+        Some((name, _)) => Err(Error::configuration(format!(
+            "{what} names no configured adapter: {name} (configured: {}).",
+            names.join(", ")
+        ))),
     }
 }
 
@@ -62,17 +89,14 @@ impl LimitOptions {
         if self.queue_timeout > MAX_DURATION {
             return Err(Error::configuration("queue_timeout must be at most 10 years."));
         }
-        if let Some((name, _)) = self.per_adapter.iter().find(|(name, _)| !names.contains(&name.as_str())) {
-            return Err(Error::configuration(format!(
-                "adapter_max_in_flight names no configured adapter: {name} (configured: {}).",
-                names.join(", ")
-            )));
-        }
+        check_names(&self.per_adapter, names, "adapter_max_in_flight")?;
+        check_names(&self.per_adapter_rate, names, "adapter_rate_limit")?;
         let gates = names
             .iter()
             .map(|name| {
-                let own = self.per_adapter.iter().rev().find(|(adapter, _)| adapter == name).map(|(_, limit)| *limit);
-                Gate::new(name, own.unwrap_or(self.max_in_flight))
+                let rate = own_or(&self.per_adapter_rate, name, self.rate);
+                let rate = AdapterRate::new(name, rate, self.sender_rate, self.shared.as_ref())?;
+                Gate::new(name, own_or(&self.per_adapter, name, self.max_in_flight), rate)
             })
             .collect::<Result<_, _>>()?;
         Ok(Gates { gates, queue_timeout: self.queue_timeout })
@@ -85,15 +109,16 @@ pub(crate) struct Gates {
     queue_timeout: Duration,
 }
 
-/// One adapter's request slots; `None` when it has no limit.
+/// One adapter's request slots (`None` when it has no limit) and rate limits.
 struct Gate {
     name: String,
     slots: Option<Semaphore>,
     limit: usize,
+    rate: Option<AdapterRate>,
 }
 
 impl Gate {
-    fn new(name: &str, limit: Option<usize>) -> Result<Self, Error> {
+    fn new(name: &str, limit: Option<usize>, rate: Option<AdapterRate>) -> Result<Self, Error> {
         let slots = match limit {
             None => None,
             Some(0) => {
@@ -109,7 +134,16 @@ impl Gate {
             }
             Some(n) => Some(Semaphore::new(n)),
         };
-        Ok(Self { name: name.to_owned(), slots, limit: limit.unwrap_or(0) })
+        Ok(Self { name: name.to_owned(), slots, limit: limit.unwrap_or(0), rate })
+    }
+
+    /// What a send still waiting for `limit` waited for, for its error.
+    fn describe(&self, limit: Limit) -> String {
+        match (limit, &self.rate) {
+            (Limit::Rate, Some(rate)) => rate.describe(Waiting::Adapter),
+            (Limit::SenderRate, Some(rate)) => rate.describe(Waiting::Sender),
+            _ => format!("one of the {} request slots of {} (max_in_flight)", self.limit, self.name),
+        }
     }
 }
 
@@ -123,8 +157,9 @@ pub(crate) struct Admission<'a>(#[allow(dead_code)] Option<SemaphorePermit<'a>>)
 pub(crate) enum Refusal {
     /// The caller cancelled while the send waited.
     Cancelled,
-    /// The send's queue budget ran out; the error says which limit.
-    TimedOut(Error),
+    /// The send's queue budget ran out (the error says which limit), or a shared rate limiter
+    /// failed (a store error): nothing was sent.
+    Stopped(Error),
 }
 
 impl Gates {
@@ -133,34 +168,59 @@ impl Gates {
         self.queue_timeout
     }
 
-    /// Waits for a slot of `adapter` for at most `budget`, which is reduced by the time waited.
-    /// A free slot is taken at once, without reading the clock. An adapter the client does not
-    /// know (never the case) has no limit.
+    /// Waits for a slot of `adapter`, then for a turn under its rate limits (its own, then
+    /// `sender`'s), for at most `budget`, which is reduced by the time waited. The slot is
+    /// taken first so the rate counts requests as they start. A free slot and no rate limit
+    /// are taken at once, without reading the clock. An adapter the client does not know
+    /// (never the case) has no limit.
     pub(crate) async fn admit(
         &self,
         adapter: &str,
+        sender: &str,
         cancel: &CancellationToken,
         budget: &mut Duration,
     ) -> Result<Admission<'_>, Refusal> {
         let Some(gate) = self.gates.iter().find(|gate| gate.name == adapter) else { return Ok(Admission(None)) };
-        let Some(slots) = &gate.slots else { return Ok(Admission(None)) };
-        if let Ok(permit) = slots.try_acquire() {
-            metrics::queue_wait(adapter, Duration::ZERO);
-            return Ok(Admission(Some(permit)));
-        }
+        let free = match &gate.slots {
+            None => Some(None),
+            Some(slots) => slots.try_acquire().ok().map(Some),
+        };
+        let free = match (free, &gate.rate) {
+            (Some(permit), None) => {
+                metrics::queue_wait(adapter, Duration::ZERO);
+                return Ok(Admission(permit));
+            }
+            (free, _) => free,
+        };
+        let waiting = Cell::new(Limit::InFlight);
+        let rate_turn = Cell::new(Waiting::Adapter);
+        let wait = async {
+            let permit = match (free, &gate.slots) {
+                (Some(permit), _) => permit,
+                // The semaphore is never closed; were it, the request would go without a slot.
+                (None, Some(slots)) => slots.acquire().await.ok(),
+                (None, None) => None,
+            };
+            if let Some(rate) = &gate.rate {
+                waiting.set(Limit::Rate);
+                rate.wait(sender, &rate_turn).await.map_err(Refusal::Stopped)?;
+            }
+            Ok(Admission(permit))
+        };
         let started = Instant::now();
         let waited = tokio::select! {
             biased;
             () = cancel.cancelled() => Err(Refusal::Cancelled),
-            acquired = tokio::time::timeout(*budget, slots.acquire()) => match acquired {
-                // The semaphore is never closed; were it, the request would go without a slot.
-                Ok(permit) => Ok(Admission(permit.ok())),
-                Err(_elapsed) => Err(Refusal::TimedOut(Error::queue_timeout(
-                    Limit::InFlight,
-                    adapter,
-                    gate.limit,
-                    self.queue_timeout,
-                ))),
+            waited = tokio::time::timeout(*budget, wait) => match waited {
+                Ok(admitted) => admitted,
+                Err(_elapsed) => {
+                    let limit = match (waiting.get(), rate_turn.get()) {
+                        (Limit::Rate, Waiting::Sender) => Limit::SenderRate,
+                        (limit, _) => limit,
+                    };
+                    let what = gate.describe(limit);
+                    Err(Refusal::Stopped(Error::queue_timeout(limit, adapter, &what, self.queue_timeout)))
+                }
             },
         };
         let elapsed = started.elapsed();
@@ -175,7 +235,10 @@ impl fmt::Debug for Gates {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let mut map = f.debug_map();
         for gate in &self.gates {
-            map.entry(&gate.name, &gate.slots.as_ref().map(|_| gate.limit));
+            match &gate.rate {
+                None => map.entry(&gate.name, &gate.slots.as_ref().map(|_| gate.limit)),
+                Some(rate) => map.entry(&gate.name, &(gate.slots.as_ref().map(|_| gate.limit), rate)),
+            };
         }
         map.finish()
     }
@@ -210,6 +273,43 @@ impl ClientBuilder {
     /// [`stale_reservation`](Self::stale_reservation) limit.
     pub fn queue_timeout(mut self, timeout: Duration) -> Self {
         self.limits.queue_timeout = timeout;
+        self
+    }
+
+    /// Sets the rate limit of every adapter (none by default): its requests start at most at
+    /// this rate, whatever the number of concurrent sends (see [`rate`](crate::rate)).
+    /// [`adapter_rate_limit`](Self::adapter_rate_limit) sets one adapter's own. A send waits
+    /// for its turn after taking a request slot; the wait is not an attempt, can be cancelled
+    /// (`Aborted`) and counts against the [`queue_timeout`](Self::queue_timeout)
+    /// ([`Limit::Rate`]). [`build`](Self::build) refuses a limit of zero.
+    pub fn rate_limit(mut self, limit: Option<RateLimit>) -> Self {
+        self.limits.rate = limit;
+        self
+    }
+
+    /// Sets the rate limit of the adapter called `adapter` (see
+    /// [`rate_limit`](Self::rate_limit)); `None` removes it. [`build`](Self::build) refuses a
+    /// name no adapter has.
+    pub fn adapter_rate_limit(mut self, adapter: impl Into<String>, limit: Option<RateLimit>) -> Self {
+        self.limits.per_adapter_rate.push((adapter.into(), limit));
+        self
+    }
+
+    /// Sets a rate limit per sender (number, short code, sender ID or service) of each adapter,
+    /// for providers that limit each number (a US long code: about 1 message per second). A
+    /// send waits for it after the adapter's own limit ([`Limit::SenderRate`]).
+    pub fn sender_rate_limit(mut self, limit: Option<RateLimit>) -> Self {
+        self.limits.sender_rate = limit;
+        self
+    }
+
+    /// Keeps the rate limits ([`rate_limit`](Self::rate_limit),
+    /// [`sender_rate_limit`](Self::sender_rate_limit)) in `shared` instead of in this process,
+    /// so that every client using the same limiter shares them (for example
+    /// [`RedisRateLimiter`](crate::rate::redis::RedisRateLimiter)). Its failure fails the send
+    /// with a `store` error before the request (nothing was sent).
+    pub fn shared_rate_limiter(mut self, shared: Arc<dyn SharedRateLimiter>) -> Self {
+        self.limits.shared = Some(shared);
         self
     }
 }
@@ -248,19 +348,19 @@ mod tests {
         let gates = gates(options).unwrap();
         let cancel = CancellationToken::new();
         let mut budget = Duration::from_secs(5);
-        let held = gates.admit("a", &cancel, &mut budget).await.unwrap();
+        let held = gates.admit("a", "", &cancel, &mut budget).await.unwrap();
         assert_eq!(budget, Duration::from_secs(5), "a free slot costs no budget");
-        let Err(Refusal::TimedOut(error)) = gates.admit("a", &cancel, &mut budget).await else { panic!() };
+        let Err(Refusal::Stopped(error)) = gates.admit("a", "", &cancel, &mut budget).await else { panic!() };
         assert_eq!(error.kind(), crate::ErrorKind::QueueTimeout(Limit::InFlight));
         assert_eq!(budget, Duration::ZERO);
-        let _other = gates.admit("b", &cancel, &mut budget).await.unwrap();
+        let _other = gates.admit("b", "", &cancel, &mut budget).await.unwrap();
         cancel.cancel();
         let mut budget = Duration::from_secs(5);
-        assert!(matches!(gates.admit("a", &cancel, &mut budget).await, Err(Refusal::Cancelled)));
+        assert!(matches!(gates.admit("a", "", &cancel, &mut budget).await, Err(Refusal::Cancelled)));
         drop(held);
         let mut none_left = Duration::ZERO;
         assert!(
-            gates.admit("a", &CancellationToken::new(), &mut none_left).await.is_ok(),
+            gates.admit("a", "", &CancellationToken::new(), &mut none_left).await.is_ok(),
             "a free slot needs no budget"
         );
     }

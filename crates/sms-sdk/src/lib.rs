@@ -2,6 +2,7 @@
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
 pub mod adapter;
+pub mod batch;
 mod boxed;
 mod client;
 mod coalesce;
@@ -20,6 +21,7 @@ pub mod options;
 mod outcome;
 pub mod provider;
 mod random;
+pub mod rate;
 mod receipt;
 pub mod redact;
 pub mod retry;
