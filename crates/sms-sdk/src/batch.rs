@@ -215,7 +215,8 @@ impl Client {
     /// Sends every message of `messages` (each with a caller's tag), at most
     /// [`concurrency`](BatchOptions::concurrency) at once and at the options' pace, and yields
     /// each result as its send finishes. The stream of messages is read only as sends finish, so
-    /// memory stays flat however many there are. See [`batch`](crate::batch).
+    /// memory stays flat however many there are. The result stream is `Unpin` when `messages`
+    /// is. See [`batch`](crate::batch).
     pub fn send_batch<T, S>(&self, messages: S, options: BatchOptions) -> impl Stream<Item = BatchResult<T>> + use<T, S>
     where
         S: Stream<Item = (T, Message)>,
@@ -224,7 +225,7 @@ impl Client {
         let client = self.clone();
         let pacer = options.pacer;
         messages
-            .take_until(stop.cancelled_owned())
+            .take_until(Box::pin(stop.cancelled_owned()))
             .map(move |(tag, message)| one(client.clone(), pacer.clone(), tag, message))
             .buffer_unordered(options.concurrency)
     }

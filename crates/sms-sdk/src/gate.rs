@@ -22,7 +22,6 @@
 //!   a full failover chain (queueing, four adapters × two attempts × the 10 s request timeout,
 //!   backoffs) stays under the 300 s after which a reservation reads as stale.
 
-use std::cell::Cell;
 use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
@@ -34,7 +33,7 @@ use tokio_util::sync::CancellationToken;
 use crate::client::{ClientBuilder, MAX_DURATION};
 use crate::error::{Error, Limit};
 use crate::metrics;
-use crate::rate::{AdapterRate, RateLimit, SharedRateLimiter, Waiting};
+use crate::rate::{AdapterRate, Phase, RateLimit, SharedRateLimiter};
 
 /// The requests each adapter has in flight at most, by default.
 pub(crate) const DEFAULT_MAX_IN_FLIGHT: usize = 100;
@@ -140,8 +139,7 @@ impl Gate {
     /// What a send still waiting for `limit` waited for, for its error.
     fn describe(&self, limit: Limit) -> String {
         match (limit, &self.rate) {
-            (Limit::Rate, Some(rate)) => rate.describe(Waiting::Adapter),
-            (Limit::SenderRate, Some(rate)) => rate.describe(Waiting::Sender),
+            (Limit::Rate | Limit::SenderRate, Some(rate)) => rate.describe(limit),
             _ => format!("one of the {} request slots of {} (max_in_flight)", self.limit, self.name),
         }
     }
@@ -192,8 +190,7 @@ impl Gates {
             }
             (free, _) => free,
         };
-        let waiting = Cell::new(Limit::InFlight);
-        let rate_turn = Cell::new(Waiting::Adapter);
+        let waiting = Phase::default();
         let wait = async {
             let permit = match (free, &gate.slots) {
                 (Some(permit), _) => permit,
@@ -202,8 +199,7 @@ impl Gates {
                 (None, None) => None,
             };
             if let Some(rate) = &gate.rate {
-                waiting.set(Limit::Rate);
-                rate.wait(sender, &rate_turn).await.map_err(Refusal::Stopped)?;
+                rate.wait(sender, &waiting).await.map_err(Refusal::Stopped)?;
             }
             Ok(Admission(permit))
         };
@@ -214,10 +210,7 @@ impl Gates {
             waited = tokio::time::timeout(*budget, wait) => match waited {
                 Ok(admitted) => admitted,
                 Err(_elapsed) => {
-                    let limit = match (waiting.get(), rate_turn.get()) {
-                        (Limit::Rate, Waiting::Sender) => Limit::SenderRate,
-                        (limit, _) => limit,
-                    };
+                    let limit = waiting.get();
                     let what = gate.describe(limit);
                     Err(Refusal::Stopped(Error::queue_timeout(limit, adapter, &what, self.queue_timeout)))
                 }

@@ -30,6 +30,7 @@
 use std::collections::HashMap;
 use std::fmt;
 use std::num::NonZeroU32;
+use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
@@ -41,7 +42,7 @@ use tokio::time::Instant;
 
 use crate::boxed::BoxFuture;
 use crate::client::MAX_DURATION;
-use crate::error::Error;
+use crate::error::{Error, Limit};
 use crate::store::StoreError;
 
 #[cfg(feature = "redis")]
@@ -276,11 +277,27 @@ pub(crate) struct AdapterRate {
     shared_senders: Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>,
 }
 
-/// Which rate limit a send is waiting for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Waiting {
-    Adapter,
-    Sender,
+/// Which limit a send is waiting for (so a queue timeout can name it).
+#[derive(Debug, Default)]
+pub(crate) struct Phase(AtomicU8);
+
+impl Phase {
+    pub(crate) fn set(&self, limit: Limit) {
+        let value = match limit {
+            Limit::Rate => 1,
+            Limit::SenderRate => 2,
+            _ => 0,
+        };
+        self.0.store(value, Ordering::Relaxed);
+    }
+
+    pub(crate) fn get(&self) -> Limit {
+        match self.0.load(Ordering::Relaxed) {
+            1 => Limit::Rate,
+            2 => Limit::SenderRate,
+            _ => Limit::InFlight,
+        }
+    }
 }
 
 impl AdapterRate {
@@ -320,13 +337,13 @@ impl AdapterRate {
     }
 
     /// The limit a send waits for, described for an error.
-    pub(crate) fn describe(&self, waiting: Waiting) -> String {
+    pub(crate) fn describe(&self, waiting: Limit) -> String {
         let shared = if self.shared.is_some() { ", shared" } else { "" };
         match (waiting, &self.own, &self.sender) {
-            (Waiting::Adapter, Some(pacer), _) => {
+            (Limit::Rate, Some(pacer), _) => {
                 format!("a turn under the rate limit of {} ({}{shared})", self.adapter, pacer.limit)
             }
-            (Waiting::Sender, _, Some((limit, _))) => {
+            (Limit::SenderRate, _, Some((limit, _))) => {
                 format!("a turn under the per-sender rate limit of {} ({limit}{shared})", self.adapter)
             }
             _ => format!("a turn under a rate limit of {}", self.adapter),
@@ -336,13 +353,13 @@ impl AdapterRate {
     /// Waits for a turn of the adapter's limit, then of `sender`'s; `waiting` says which one the
     /// send is waiting for at each moment. A shared limiter's failure is a store error (nothing
     /// was sent).
-    pub(crate) async fn wait(&self, sender: &str, waiting: &std::cell::Cell<Waiting>) -> Result<(), Error> {
-        waiting.set(Waiting::Adapter);
+    pub(crate) async fn wait(&self, sender: &str, waiting: &Phase) -> Result<(), Error> {
+        waiting.set(Limit::Rate);
         if let Some(pacer) = &self.own {
             pacer.wait().await?;
         }
         let Some((limit, quota)) = &self.sender else { return Ok(()) };
-        waiting.set(Waiting::Sender);
+        waiting.set(Limit::SenderRate);
         if let Some(shared) = &self.shared {
             let turn = self.shared_turn(sender)?;
             let _turn = turn.lock().await;

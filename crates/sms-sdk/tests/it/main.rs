@@ -18,6 +18,7 @@ mod metrics;
 mod properties;
 #[cfg(any(feature = "twilio", feature = "telnyx", feature = "plivo", feature = "vonage"))]
 mod provider;
+mod rate;
 mod redaction;
 mod retry;
 mod stores;

@@ -48,7 +48,7 @@ pub(crate) fn temp_db() -> std::path::PathBuf {
     std::env::temp_dir().join(format!("sms-sdk-test-{}", uuid_suffix())).join("state.db")
 }
 
-fn uuid_suffix() -> String {
+pub(crate) fn uuid_suffix() -> String {
     format!(
         "{:x}{:x}",
         SystemTime::now().duration_since(SystemTime::UNIX_EPOCH).unwrap().as_nanos(),
