@@ -30,6 +30,8 @@ enum Command {
     /// Webhook tools.
     #[command(subcommand)]
     Webhook(WebhookCommand),
+    /// Send one message per row of a CSV file, resumably, within a rate.
+    Batch(crate::batch::BatchArgs),
 }
 
 /// The message flags of `send` and `validate`.
@@ -211,5 +213,6 @@ pub(crate) async fn dispatch(cli: Cli, env: &Env, out: &mut dyn Write, err: &mut
         Command::Idempotency(IdempotencyCommand::Show(args)) => crate::store::show(args, env, out, err).await,
         Command::Idempotency(IdempotencyCommand::Resolve(args)) => crate::store::resolve(args, env, out, err).await,
         Command::Webhook(WebhookCommand::Verify(args)) => crate::webhook::verify(&args, env, out, err),
+        Command::Batch(args) => crate::batch::run(args, env, out, err).await,
     }
 }
