@@ -153,7 +153,10 @@ async fn go(args: &BatchArgs, env: &Env, out: &mut dyn Write, err: &mut dyn Writ
                 .map_err(|e| Stop(EXIT_CONFIGURATION, format!("configuration: could not start the emulator: {e}")))?;
             let adapter = crate::emulator::embedded_adapter(&emulator.base_url())
                 .map_err(|e| Stop(EXIT_CONFIGURATION, format!("{}: {e}", e.code())))?;
-            let _ = writeln!(err, "no provider is configured: sending to the embedded emulator (nothing leaves this machine)");
+            let _ = writeln!(
+                err,
+                "no provider is configured: sending to the embedded emulator (nothing leaves this machine)"
+            );
             (vec![adapter], Some(emulator))
         }
     };

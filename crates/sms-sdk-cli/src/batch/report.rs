@@ -127,10 +127,8 @@ impl Progress {
     pub(crate) fn new(total: u64) -> Self {
         let bar = std::io::stderr().is_terminal().then(|| {
             let bar = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::stderr());
-            let style = ProgressStyle::with_template(
-                "{bar:40} {pos}/{len} rows  {per_sec}  ETA {eta}  accepted {msg}",
-            )
-            .unwrap_or_else(|_| ProgressStyle::default_bar());
+            let style = ProgressStyle::with_template("{bar:40} {pos}/{len} rows  {per_sec}  ETA {eta}  accepted {msg}")
+                .unwrap_or_else(|_| ProgressStyle::default_bar());
             bar.set_style(style);
             bar
         });

@@ -96,9 +96,10 @@ impl Rows {
         let header = reader.headers().map_err(|e| csv_error(&display, 0, &e))?.clone();
         let names: Vec<&str> = header.iter().collect();
         let find = |name: &str| {
-            names.iter().position(|column| *column == name).ok_or_else(|| {
-                format!("{display}: the header has no column `{name}` (columns: {})", names.join(", "))
-            })
+            names
+                .iter()
+                .position(|column| *column == name)
+                .ok_or_else(|| format!("{display}: the header has no column `{name}` (columns: {})", names.join(", ")))
         };
         let body = match (columns.body_column, columns.body_template) {
             (Some(column), _) => vec![Part::Column(find(column)?)],
@@ -163,10 +164,7 @@ impl Layout {
 }
 
 /// The parts of a template: `{column}` placeholders, `{{` and `}}` for literal braces.
-fn parse_template(
-    template: &str,
-    find: &dyn Fn(&str) -> Result<usize, InputError>,
-) -> Result<Vec<Part>, InputError> {
+fn parse_template(template: &str, find: &dyn Fn(&str) -> Result<usize, InputError>) -> Result<Vec<Part>, InputError> {
     let mut parts = Vec::new();
     let mut text = String::new();
     let mut chars = template.chars().peekable();
