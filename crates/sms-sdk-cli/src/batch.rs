@@ -23,6 +23,7 @@ use sms_sdk::batch::{BatchOptions, Outcome, Summary};
 use sms_sdk::rate::RateLimit;
 use sms_sdk::rate::redis::RedisRateLimiter;
 use sms_sdk::{CancellationToken, Client, Failover, Message};
+use sms_sdk_emulator::RunningEmulator;
 
 use self::report::{Format, Line, Progress, Report, advice, lossy};
 use self::rows::{Columns, Rows};
@@ -144,31 +145,7 @@ async fn go(args: &BatchArgs, env: &Env, out: &mut dyn Write, err: &mut dyn Writ
         let _ = writeln!(err, "warning: the memory store forgets every key when the command ends: not resumable");
     }
     let options = options(args).await?;
-    // The embedded emulator (no provider configured) lives as long as the batch.
-    let (adapters, emulator) = match adapters {
-        Some(adapters) => (adapters, None),
-        None => {
-            let emulator = sms_sdk_emulator::Emulator::start()
-                .await
-                .map_err(|e| Stop(EXIT_CONFIGURATION, format!("configuration: could not start the emulator: {e}")))?;
-            let adapter = crate::emulator::embedded_adapter(&emulator.base_url())
-                .map_err(|e| Stop(EXIT_CONFIGURATION, format!("{}: {e}", e.code())))?;
-            let _ = writeln!(
-                err,
-                "no provider is configured: sending to the embedded emulator (nothing leaves this machine)"
-            );
-            (vec![adapter], Some(emulator))
-        }
-    };
-    let mut builder = Client::builder().adapters(adapters).idempotency(store);
-    builder = builder.max_in_flight(Some(usize::from(args.concurrency).max(100)));
-    if args.fallback {
-        builder = builder.failover(Failover::OnEligibleRejection);
-    }
-    if let Some(ms) = args.timeout_ms {
-        builder = builder.timeout(Duration::from_millis(ms));
-    }
-    let client = builder.build().map_err(|e| Stop(crate::exit_code(e.kind()), format!("{}: {e}", e.code())))?;
+    let (client, emulator) = client(args, adapters, store, err).await?;
 
     let stop = CancellationToken::new();
     let interrupted = Arc::new(std::sync::atomic::AtomicBool::new(false));
@@ -235,6 +212,38 @@ async fn go(args: &BatchArgs, env: &Env, out: &mut dyn Write, err: &mut dyn Writ
     } else {
         EXIT_OK
     })
+}
+
+/// The batch's client (with the store) and, when no provider is configured, the embedded
+/// emulator it sends to, which lives as long as the batch.
+async fn client(
+    args: &BatchArgs,
+    adapters: Option<Vec<AnyAdapter>>,
+    store: Arc<dyn sms_sdk::store::Store>,
+    err: &mut dyn Write,
+) -> Result<(Client, Option<RunningEmulator>), Stop> {
+    let configuration = |e: sms_sdk::Error| Stop(EXIT_CONFIGURATION, format!("{}: {e}", e.code()));
+    let (adapters, emulator) = if let Some(adapters) = adapters {
+        (adapters, None)
+    } else {
+        let emulator = sms_sdk_emulator::Emulator::start()
+            .await
+            .map_err(|e| Stop(EXIT_CONFIGURATION, format!("configuration: could not start the emulator: {e}")))?;
+        let adapter = crate::emulator::embedded_adapter(&emulator.base_url()).map_err(configuration)?;
+        let _ =
+            writeln!(err, "no provider is configured: sending to the embedded emulator (nothing leaves this machine)");
+        (vec![adapter], Some(emulator))
+    };
+    let mut builder = Client::builder().adapters(adapters).idempotency(store);
+    builder = builder.max_in_flight(Some(usize::from(args.concurrency).max(100)));
+    if args.fallback {
+        builder = builder.failover(Failover::OnEligibleRejection);
+    }
+    if let Some(ms) = args.timeout_ms {
+        builder = builder.timeout(Duration::from_millis(ms));
+    }
+    let client = builder.build().map_err(|e| Stop(crate::exit_code(e.kind()), format!("{}: {e}", e.code())))?;
+    Ok((client, emulator))
 }
 
 /// The batch options of the flags: concurrency, and the rate in process or in Redis.

@@ -194,7 +194,8 @@ fn batch_reads_quotes_and_embedded_newlines_and_names_the_row_of_a_short_one() {
 #[test]
 fn batch_ctrl_c_stops_taking_rows_finishes_the_sends_and_writes_the_report() {
     let setup = Setup::new();
-    let rows: String = (0..400).map(|n| format!("+1415555{n:04},row {n}\n")).collect();
+    let rows: Vec<String> = (0..400).map(|n| format!("+1415555{n:04},row {n}\n")).collect();
+    let rows = rows.concat();
     let csv = setup.file("rows.csv", &format!("to,body\n{rows}"));
     let report = setup.dir.join("report.jsonl");
     let child = Command::new(env!("CARGO_BIN_EXE_sms-sdk"))

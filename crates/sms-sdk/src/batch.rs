@@ -37,7 +37,6 @@
 //! the reservation; use them for sends that do not come in batches.)
 
 use std::fmt;
-use std::future::Future;
 use std::sync::Arc;
 
 use futures_util::{Stream, StreamExt};
@@ -232,20 +231,18 @@ impl Client {
 }
 
 /// One message of a batch: refused without a key, else paced, then sent.
-fn one<T>(client: Client, pacer: Option<Arc<Pacer>>, tag: T, message: Message) -> impl Future<Output = BatchResult<T>> {
-    async move {
-        let key = message.idempotency_key.clone();
-        let result = match (&key, &pacer) {
-            (None, _) => Err(Error::invalid_message(
-                Field::IdempotencyKey,
-                "Every message of a batch needs an idempotency key, so that the batch can be run again safely.",
-            )),
-            (Some(_), Some(pacer)) => match pacer.wait().await {
-                Ok(()) => client.send(&message).await,
-                Err(error) => Err(error),
-            },
-            (Some(_), None) => client.send(&message).await,
-        };
-        BatchResult { tag, key, result }
-    }
+async fn one<T>(client: Client, pacer: Option<Arc<Pacer>>, tag: T, message: Message) -> BatchResult<T> {
+    let key = message.idempotency_key.clone();
+    let result = match (&key, &pacer) {
+        (None, _) => Err(Error::invalid_message(
+            Field::IdempotencyKey,
+            "Every message of a batch needs an idempotency key, so that the batch can be run again safely.",
+        )),
+        (Some(_), Some(pacer)) => match pacer.wait().await {
+            Ok(()) => client.send(&message).await,
+            Err(error) => Err(error),
+        },
+        (Some(_), None) => client.send(&message).await,
+    };
+    BatchResult { tag, key, result }
 }

@@ -1,5 +1,6 @@
 //! Admission before each provider request: every adapter has a limit on its requests in flight,
-//! and a send waits for one of its adapter's slots before each attempt.
+//! and a send waits for one of its adapter's slots before each attempt, then for its turn under
+//! the adapter's rate limits when it has any (`rate`: the adapter's own, then the sender's).
 //!
 //! Each request in flight holds a connection (HTTP/1.1) or a stream (HTTP/2) and its buffers;
 //! without a limit, 10,000 concurrent sends open 10,000 connections. With one, the sends beyond

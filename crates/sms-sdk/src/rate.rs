@@ -286,7 +286,7 @@ impl Phase {
         let value = match limit {
             Limit::Rate => 1,
             Limit::SenderRate => 2,
-            _ => 0,
+            Limit::InFlight => 0,
         };
         self.0.store(value, Ordering::Relaxed);
     }
@@ -436,7 +436,7 @@ impl fmt::Debug for AdapterRate {
             .field("limit", &self.own.as_ref().map(|pacer| pacer.limit))
             .field("per_sender", &self.sender.as_ref().map(|(limit, _)| limit))
             .field("shared", &self.shared.is_some())
-            .finish()
+            .finish_non_exhaustive()
     }
 }
 

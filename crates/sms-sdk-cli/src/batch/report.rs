@@ -76,7 +76,7 @@ impl<'a> Line<'a> {
 
 /// The report file, written as results come in.
 pub(crate) enum Report {
-    Csv(csv::Writer<BufWriter<File>>),
+    Csv(Box<csv::Writer<BufWriter<File>>>),
     JsonLines(BufWriter<File>),
 }
 
@@ -86,7 +86,7 @@ impl Report {
         let file = File::create(path).map_err(|e| format!("cannot create the report {}: {e}", path.display()))?;
         let file = BufWriter::new(file);
         Ok(match format {
-            Format::Csv => Self::Csv(csv::Writer::from_writer(file)),
+            Format::Csv => Self::Csv(Box::new(csv::Writer::from_writer(file))),
             Format::JsonLines => Self::JsonLines(file),
         })
     }

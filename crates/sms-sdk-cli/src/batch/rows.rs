@@ -76,6 +76,7 @@ pub(crate) fn count(path: &Path) -> Result<u64, InputError> {
 }
 
 /// A CSV error, naming the row.
+#[allow(clippy::wildcard_enum_match_arm)] // `csv::ErrorKind` is non-exhaustive: other kinds say what they are
 fn csv_error(path: &str, row: u64, error: &csv::Error) -> InputError {
     let what = match error.kind() {
         csv::ErrorKind::UnequalLengths { expected_len, len, .. } => {
