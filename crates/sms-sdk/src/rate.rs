@@ -81,6 +81,11 @@ impl RateLimit {
 
     /// Allows bursts of up to `burst` requests at once after an idle time (the rate over time is
     /// unchanged). Zero is refused when the client is built.
+    ///
+    /// Timers fire on whole milliseconds, so a strictly spaced limit (burst 1) of a few hundred
+    /// per second or more runs below its rate: a turn taken late is lost. A burst worth about
+    /// 20 ms of requests (`rate / 50`) lets late turns be made up, and keeps any second at most
+    /// that many requests over the rate (`sms-sdk batch --rate` does this).
     #[must_use]
     pub const fn burst(mut self, burst: u32) -> Self {
         self.burst = burst;
