@@ -588,9 +588,12 @@ impl ClientBuilder {
         if self.timeout.is_zero() {
             return Err(Error::configuration("The request timeout must be greater than zero."));
         }
-        for (name, value) in
-            [("timeout", self.timeout), ("idempotency_ttl", self.ttl), ("stale_reservation", self.stale_after)]
-        {
+        for (name, value) in [
+            ("timeout", self.timeout),
+            ("idempotency_ttl", self.ttl),
+            ("stale_reservation", self.stale_after),
+            ("queue_timeout", self.limits.queue_timeout),
+        ] {
             if value > MAX_DURATION {
                 return Err(Error::configuration(format!("{name} must be at most 10 years.")));
             }

@@ -31,7 +31,6 @@ use tokio::sync::{Semaphore, SemaphorePermit};
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
-use crate::client::{ClientBuilder, MAX_DURATION};
 use crate::error::{Error, Limit};
 use crate::metrics;
 use crate::rate::{AdapterRate, Phase, RateLimit, SharedRateLimiter};
@@ -41,16 +40,16 @@ pub(crate) const DEFAULT_MAX_IN_FLIGHT: usize = 100;
 /// The longest a send waits for request slots by default, over all its attempts.
 pub(crate) const DEFAULT_QUEUE_TIMEOUT: Duration = Duration::from_secs(120);
 
-/// The limits a [`ClientBuilder`] collects.
+/// The limits a [`ClientBuilder`](crate::ClientBuilder) collects (its setters are in `limits`).
 #[derive(Debug, Clone)]
 pub(crate) struct LimitOptions {
-    max_in_flight: Option<usize>,
-    per_adapter: Vec<(String, Option<usize>)>,
-    queue_timeout: Duration,
-    rate: Option<RateLimit>,
-    per_adapter_rate: Vec<(String, Option<RateLimit>)>,
-    sender_rate: Option<RateLimit>,
-    shared: Option<Arc<dyn SharedRateLimiter>>,
+    pub(crate) max_in_flight: Option<usize>,
+    pub(crate) per_adapter: Vec<(String, Option<usize>)>,
+    pub(crate) queue_timeout: Duration,
+    pub(crate) rate: Option<RateLimit>,
+    pub(crate) per_adapter_rate: Vec<(String, Option<RateLimit>)>,
+    pub(crate) sender_rate: Option<RateLimit>,
+    pub(crate) shared: Option<Arc<dyn SharedRateLimiter>>,
 }
 
 impl Default for LimitOptions {
@@ -86,9 +85,6 @@ fn check_names<T>(own: &[(String, T)], names: &[&str], what: &str) -> Result<(),
 impl LimitOptions {
     /// The gates of the adapters called `names`.
     pub(crate) fn build(self, names: &[&str]) -> Result<Gates, Error> {
-        if self.queue_timeout > MAX_DURATION {
-            return Err(Error::configuration("queue_timeout must be at most 10 years."));
-        }
         check_names(&self.per_adapter, names, "adapter_max_in_flight")?;
         check_names(&self.per_adapter_rate, names, "adapter_rate_limit")?;
         let gates = names
@@ -238,76 +234,6 @@ impl fmt::Debug for Gates {
     }
 }
 
-impl ClientBuilder {
-    /// Sets the most requests each adapter has in flight at once: 100 by default, `None` for no
-    /// limit. A send waits for a free slot before each request; the wait is not an attempt, can
-    /// be cancelled (`Aborted`) and is bounded by [`queue_timeout`](Self::queue_timeout).
-    /// [`adapter_max_in_flight`](Self::adapter_max_in_flight) sets one adapter's own limit.
-    ///
-    /// Each request in flight holds an HTTP connection (or an HTTP/2 stream): the limit bounds
-    /// the memory of many concurrent sends, and keeps a burst under a provider's concurrency
-    /// limit (Twilio's error 20429). `Some(0)` is refused by [`build`](Self::build).
-    pub fn max_in_flight(mut self, limit: Option<usize>) -> Self {
-        self.limits.max_in_flight = limit;
-        self
-    }
-
-    /// Sets the limit on requests in flight of the adapter called `adapter` (see
-    /// [`max_in_flight`](Self::max_in_flight)); [`build`](Self::build) refuses a name no adapter
-    /// has.
-    pub fn adapter_max_in_flight(mut self, adapter: impl Into<String>, limit: Option<usize>) -> Self {
-        self.limits.per_adapter.push((adapter.into(), limit));
-        self
-    }
-
-    /// Sets the longest a send may wait for request slots, in total over all its attempts (120 s
-    /// by default, at most 10 years; zero never waits). A send still waiting then fails with
-    /// [`ErrorKind::QueueTimeout`](crate::ErrorKind::QueueTimeout), retry-safe, before the
-    /// request it waited for. Keep it, plus the time of the requests, under the
-    /// [`stale_reservation`](Self::stale_reservation) limit.
-    pub fn queue_timeout(mut self, timeout: Duration) -> Self {
-        self.limits.queue_timeout = timeout;
-        self
-    }
-
-    /// Sets the rate limit of every adapter (none by default): its requests start at most at
-    /// this rate, whatever the number of concurrent sends (see [`rate`](crate::rate)).
-    /// [`adapter_rate_limit`](Self::adapter_rate_limit) sets one adapter's own. A send waits
-    /// for its turn after taking a request slot; the wait is not an attempt, can be cancelled
-    /// (`Aborted`) and counts against the [`queue_timeout`](Self::queue_timeout)
-    /// ([`Limit::Rate`]). [`build`](Self::build) refuses a limit of zero.
-    pub fn rate_limit(mut self, limit: Option<RateLimit>) -> Self {
-        self.limits.rate = limit;
-        self
-    }
-
-    /// Sets the rate limit of the adapter called `adapter` (see
-    /// [`rate_limit`](Self::rate_limit)); `None` removes it. [`build`](Self::build) refuses a
-    /// name no adapter has.
-    pub fn adapter_rate_limit(mut self, adapter: impl Into<String>, limit: Option<RateLimit>) -> Self {
-        self.limits.per_adapter_rate.push((adapter.into(), limit));
-        self
-    }
-
-    /// Sets a rate limit per sender (number, short code, sender ID or service) of each adapter,
-    /// for providers that limit each number (a US long code: about 1 message per second). A
-    /// send waits for it after the adapter's own limit ([`Limit::SenderRate`]).
-    pub fn sender_rate_limit(mut self, limit: Option<RateLimit>) -> Self {
-        self.limits.sender_rate = limit;
-        self
-    }
-
-    /// Keeps the rate limits ([`rate_limit`](Self::rate_limit),
-    /// [`sender_rate_limit`](Self::sender_rate_limit)) in `shared` instead of in this process,
-    /// so that every client using the same limiter shares them (for example
-    /// [`RedisRateLimiter`](crate::rate::redis::RedisRateLimiter)). Its failure fails the send
-    /// with a `store` error before the request (nothing was sent).
-    pub fn shared_rate_limiter(mut self, shared: Arc<dyn SharedRateLimiter>) -> Self {
-        self.limits.shared = Some(shared);
-        self
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -322,8 +248,6 @@ mod tests {
         assert!(gates(zero).unwrap_err().to_string().contains("at least 1"));
         let unknown = LimitOptions { per_adapter: vec![("c".into(), Some(1))], ..LimitOptions::default() };
         assert!(gates(unknown).unwrap_err().to_string().contains("names no configured adapter: c"));
-        let long = LimitOptions { queue_timeout: MAX_DURATION + Duration::from_secs(1), ..LimitOptions::default() };
-        assert!(gates(long).is_err());
         let huge = LimitOptions { max_in_flight: Some(usize::MAX), ..LimitOptions::default() };
         assert!(gates(huge).is_err());
     }

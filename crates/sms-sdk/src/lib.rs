@@ -15,6 +15,7 @@ pub mod hooks;
 #[cfg(feature = "__http")]
 mod http;
 mod issue;
+mod limits;
 pub mod message;
 pub mod metrics;
 pub mod options;

@@ -41,7 +41,6 @@ use governor::{Quota, RateLimiter};
 use tokio::time::Instant;
 
 use crate::boxed::BoxFuture;
-use crate::client::MAX_DURATION;
 use crate::error::{Error, Limit};
 use crate::store::StoreError;
 
@@ -52,6 +51,8 @@ pub mod redis;
 /// The most senders whose own limits are kept at once, per adapter (a bound on memory: the
 /// limits of senders idle long enough to be fully replenished are forgotten first).
 const MAX_SENDERS: usize = 10_000;
+/// The longest period of a limit (10 years, as every duration of a client).
+const MAX_PERIOD: Duration = Duration::from_secs(10 * 366 * 24 * 60 * 60);
 /// The fastest rate a limit may have (one request per microsecond): the shared limiter counts
 /// in microseconds.
 const MIN_INTERVAL: Duration = Duration::from_micros(1);
@@ -113,7 +114,7 @@ impl RateLimit {
     /// The limit as a quota, or a configuration error saying what is wrong with it.
     fn quota(self, what: &str) -> Result<Quota, Error> {
         let burst = NonZeroU32::new(self.burst);
-        if self.count == 0 || self.period.is_zero() || self.period > MAX_DURATION || burst.is_none() {
+        if self.count == 0 || self.period.is_zero() || self.period > MAX_PERIOD || burst.is_none() {
             return Err(Error::configuration(format!(
                 "The {what} must allow at least 1 request per period (period above zero, at most 10 years, burst at \
                  least 1)."
