@@ -69,7 +69,7 @@ impl ClientBuilder {
     /// Keeps the rate limits ([`rate_limit`](Self::rate_limit),
     /// [`sender_rate_limit`](Self::sender_rate_limit)) in `shared` instead of in this process,
     /// so that every client using the same limiter shares them (for example
-    /// [`RedisRateLimiter`](crate::rate::redis::RedisRateLimiter)). Its failure fails the send
+    /// `rate::redis::RedisRateLimiter`, `redis` feature). Its failure fails the send
     /// with a `store` error before the request (nothing was sent).
     pub fn shared_rate_limiter(mut self, shared: Arc<dyn SharedRateLimiter>) -> Self {
         self.limits.shared = Some(shared);

@@ -25,7 +25,7 @@
 //! Waiting is not an attempt, can be cancelled (`Aborted`) and counts against the send's queue
 //! timeout; a send that runs out of it fails with
 //! [`ErrorKind::QueueTimeout`](crate::ErrorKind::QueueTimeout) naming the limit
-//! ([`Limit::Rate`](crate::Limit::Rate), [`Limit::SenderRate`](crate::Limit::SenderRate)).
+//! ([`Limit::Rate`], [`Limit::SenderRate`]).
 
 use std::collections::HashMap;
 use std::fmt;
@@ -149,8 +149,9 @@ pub enum Admit {
 }
 
 /// A rate limit kept outside the process, shared by every client that uses the same one (for
-/// example [`redis::RedisRateLimiter`]). One call decides one request of `bucket` (an adapter's
-/// name, or an adapter's name and a sender) under `limit`, atomically for all instances.
+/// example `redis::RedisRateLimiter`, `redis` feature). One call decides one request of
+/// `bucket` (an adapter's name, or an adapter's name and a sender) under `limit`, atomically for
+/// all instances.
 pub trait SharedRateLimiter: fmt::Debug + Send + Sync + 'static {
     /// Takes a turn of `bucket` under `limit` now, or says how long to wait before asking again.
     fn admit<'a>(&'a self, bucket: &'a str, limit: &'a RateLimit) -> BoxFuture<'a, Result<Admit, StoreError>>;
