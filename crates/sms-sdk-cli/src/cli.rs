@@ -34,6 +34,8 @@ enum Command {
     /// as CSV.
     #[command(subcommand)]
     Suppression(crate::suppression::SuppressionCommand),
+    /// Send one message per row of a CSV file, resumably, within a rate.
+    Batch(crate::batch::BatchArgs),
 }
 
 /// The message flags of `send` and `validate`.
@@ -246,5 +248,6 @@ pub(crate) async fn dispatch(cli: Cli, env: &Env, out: &mut dyn Write, err: &mut
         Command::Idempotency(IdempotencyCommand::Reconcile(args)) => crate::reconcile::run(args, env, out, err).await,
         Command::Webhook(WebhookCommand::Verify(args)) => crate::webhook::verify(&args, env, out, err),
         Command::Suppression(command) => crate::suppression::run(command, env, out, err).await,
+        Command::Batch(args) => crate::batch::run(args, env, out, err).await,
     }
 }

@@ -31,10 +31,15 @@ fn message(args: &MessageArgs) -> Result<Message, Error> {
 /// provider variable is set at all (the embedded emulator stands in). A provider that is named
 /// or mentioned must be complete: what is missing is a configuration error naming it.
 fn adapters(args: &MessageArgs, env: &Env) -> Result<Option<Vec<AnyAdapter>>, (u8, String)> {
-    let names: Vec<&str> = if args.providers.is_empty() {
+    configured_adapters(&args.providers, env)
+}
+
+/// The adapters of `--provider` flags (`providers`), as [`adapters`] describes.
+pub(crate) fn configured_adapters(providers: &[String], env: &Env) -> Result<Option<Vec<AnyAdapter>>, (u8, String)> {
+    let names: Vec<&str> = if providers.is_empty() {
         PROVIDERS.into_iter().filter(|p| config::is_mentioned(env, p)).collect()
     } else {
-        args.providers.iter().map(String::as_str).collect()
+        providers.iter().map(String::as_str).collect()
     };
     if names.is_empty() {
         return Ok(None);

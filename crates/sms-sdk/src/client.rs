@@ -139,7 +139,7 @@ pub struct ClientBuilder {
     store: Option<Arc<dyn IdempotencyStore>>,
     ttl: Duration,
     stale_after: Duration,
-    limits: crate::gate::LimitOptions,
+    pub(crate) limits: crate::gate::LimitOptions,
     correlation: Option<CorrelationSecret>,
     correlation_retention: Duration,
     #[cfg(feature = "__http")]
@@ -550,37 +550,6 @@ impl ClientBuilder {
     /// years).
     pub fn timeout(mut self, timeout: Duration) -> Self {
         self.timeout = timeout;
-        self
-    }
-
-    /// Sets the most requests each adapter has in flight at once: 100 by default, `None` for no
-    /// limit. A send waits for a free slot before each request; the wait is not an attempt, can
-    /// be cancelled (`Aborted`) and is bounded by [`queue_timeout`](Self::queue_timeout).
-    /// [`adapter_max_in_flight`](Self::adapter_max_in_flight) sets one adapter's own limit.
-    ///
-    /// Each request in flight holds an HTTP connection (or an HTTP/2 stream): the limit bounds
-    /// the memory of many concurrent sends, and keeps a burst under a provider's concurrency
-    /// limit (Twilio's error 20429). `Some(0)` is refused by [`build`](Self::build).
-    pub fn max_in_flight(mut self, limit: Option<usize>) -> Self {
-        self.limits.max_in_flight = limit;
-        self
-    }
-
-    /// Sets the limit on requests in flight of the adapter called `adapter` (see
-    /// [`max_in_flight`](Self::max_in_flight)); [`build`](Self::build) refuses a name no adapter
-    /// has.
-    pub fn adapter_max_in_flight(mut self, adapter: impl Into<String>, limit: Option<usize>) -> Self {
-        self.limits.per_adapter.push((adapter.into(), limit));
-        self
-    }
-
-    /// Sets the longest a send may wait for request slots, in total over all its attempts (120 s
-    /// by default, at most 10 years; zero never waits). A send still waiting then fails with
-    /// [`ErrorKind::QueueTimeout`](crate::ErrorKind::QueueTimeout), retry-safe, before the
-    /// request it waited for. Keep it, plus the time of the requests, under the
-    /// [`stale_reservation`](Self::stale_reservation) limit.
-    pub fn queue_timeout(mut self, timeout: Duration) -> Self {
-        self.limits.queue_timeout = timeout;
         self
     }
 

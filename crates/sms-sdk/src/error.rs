@@ -62,8 +62,8 @@ pub enum ErrorKind {
     Unknown(UnknownReason),
     /// Cancelled before any request, or during a rate-limit wait (`aborted`).
     Aborted,
-    /// The send waited for a limit of this client (the adapter's requests in flight) longer than
-    /// its queue timeout, and gave up before the request it waited for (`queue_timeout`).
+    /// The send waited for a limit of this client (the adapter's requests in flight or its rate
+    /// limits) longer than its queue timeout, and gave up before the request it waited for (`queue_timeout`).
     QueueTimeout(Limit),
     /// The idempotency key was used for a different message (`idempotency_conflict`).
     IdempotencyConflict,
@@ -127,13 +127,18 @@ impl ErrorKind {
 }
 
 /// A limit of the client that a send waits for before a request (see
-/// [`ClientBuilder::max_in_flight`](crate::ClientBuilder::max_in_flight)).
+/// [`ClientBuilder::max_in_flight`](crate::ClientBuilder::max_in_flight) and
+/// [`ClientBuilder::rate_limit`](crate::ClientBuilder::rate_limit)).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 #[non_exhaustive]
 pub enum Limit {
     /// The adapter's limit on requests in flight (`in_flight`).
     InFlight,
+    /// The adapter's rate limit, in process or shared (`rate`).
+    Rate,
+    /// The adapter's rate limit per sender, in process or shared (`sender_rate`).
+    SenderRate,
 }
 
 impl Limit {
@@ -142,6 +147,8 @@ impl Limit {
     pub const fn as_str(self) -> &'static str {
         match self {
             Self::InFlight => "in_flight",
+            Self::Rate => "rate",
+            Self::SenderRate => "sender_rate",
         }
     }
 }
@@ -564,12 +571,9 @@ impl Error {
             .with_attempts(attempts)
     }
 
-    /// `adapter`'s `limit` (of `slots` requests in flight) kept the send waiting for all of its
+    /// `adapter`'s `limit` (`what` the send waited for) kept the send waiting for all of its
     /// queue budget, `queue_timeout`.
-    pub(crate) fn queue_timeout(limit: Limit, adapter: &str, slots: usize, queue_timeout: Duration) -> Self {
-        let what = match limit {
-            Limit::InFlight => format!("one of the {slots} request slots of {adapter} (max_in_flight)"),
-        };
+    pub(crate) fn queue_timeout(limit: Limit, adapter: &str, what: &str, queue_timeout: Duration) -> Self {
         let message = format!(
             "The send waited {} s for {what}, its whole queue timeout, and gave up; the message was not sent.",
             queue_timeout.as_secs_f64()

@@ -47,7 +47,8 @@ enum AdapterEnd {
     Accepted(Accepted),
     Rejected(Error),
     Unknown(Error),
-    /// The send waited for a slot longer than its queue timeout: nothing more is tried.
+    /// The send waited for a slot or a rate limit longer than its queue timeout, or a shared
+    /// rate limiter failed: nothing more is tried.
     QueueTimeout(Error),
     Aborted,
 }
@@ -108,10 +109,10 @@ impl Chain<'_> {
                 return AdapterEnd::Aborted;
             }
             // Waiting for a slot is not an attempt; the slot is freed when the request is over.
-            let admission = match self.gates.admit(name, self.cancel, queue_budget).await {
+            let admission = match self.gates.admit(name, &message.from.value, self.cancel, queue_budget).await {
                 Ok(admission) => admission,
                 Err(Refusal::Cancelled) => return AdapterEnd::Aborted,
-                Err(Refusal::TimedOut(error)) => {
+                Err(Refusal::Stopped(error)) => {
                     return AdapterEnd::QueueTimeout(error.with_attempts(attempts.clone()));
                 }
             };

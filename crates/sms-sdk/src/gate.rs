@@ -1,5 +1,6 @@
 //! Admission before each provider request: every adapter has a limit on its requests in flight,
-//! and a send waits for one of its adapter's slots before each attempt.
+//! and a send waits for one of its adapter's slots before each attempt, then for its turn under
+//! the adapter's rate limits when it has any (`rate`: the adapter's own, then the sender's).
 //!
 //! Each request in flight holds a connection (HTTP/1.1) or a stream (HTTP/2) and its buffers;
 //! without a limit, 10,000 concurrent sends open 10,000 connections. With one, the sends beyond
@@ -23,6 +24,7 @@
 //!   backoffs) stays under the 300 s after which a reservation reads as stale.
 
 use std::fmt;
+use std::sync::Arc;
 use std::time::Duration;
 
 use tokio::sync::{Semaphore, SemaphorePermit};
@@ -31,13 +33,14 @@ use tokio_util::sync::CancellationToken;
 
 use crate::error::{Error, Limit};
 use crate::metrics;
+use crate::rate::{AdapterRate, Phase, RateLimit, SharedRateLimiter};
 
 /// The requests each adapter has in flight at most, by default.
 pub(crate) const DEFAULT_MAX_IN_FLIGHT: usize = 100;
 /// The longest a send waits for request slots by default, over all its attempts.
 pub(crate) const DEFAULT_QUEUE_TIMEOUT: Duration = Duration::from_secs(120);
 
-/// The limits a [`ClientBuilder`](crate::ClientBuilder) collects.
+/// The limits a [`ClientBuilder`](crate::ClientBuilder) collects (its setters are in `limits`).
 #[derive(Debug, Clone)]
 pub(crate) struct LimitOptions {
     /// Every adapter's limit, unless it has its own.
@@ -46,6 +49,14 @@ pub(crate) struct LimitOptions {
     pub(crate) per_adapter: Vec<(String, Option<usize>)>,
     /// A send's whole queue budget (checked against the longest duration by the builder).
     pub(crate) queue_timeout: Duration,
+    /// Every adapter's rate, unless it has its own.
+    pub(crate) rate: Option<RateLimit>,
+    /// Rates of single adapters, by name (the last one set wins).
+    pub(crate) per_adapter_rate: Vec<(String, Option<RateLimit>)>,
+    /// Each sender's rate, within its adapter.
+    pub(crate) sender_rate: Option<RateLimit>,
+    /// A rate shared with other processes (through Redis).
+    pub(crate) shared: Option<Arc<dyn SharedRateLimiter>>,
 }
 
 impl Default for LimitOptions {
@@ -54,24 +65,41 @@ impl Default for LimitOptions {
             max_in_flight: Some(DEFAULT_MAX_IN_FLIGHT),
             per_adapter: Vec::new(),
             queue_timeout: DEFAULT_QUEUE_TIMEOUT,
+            rate: None,
+            per_adapter_rate: Vec::new(),
+            sender_rate: None,
+            shared: None,
         }
+    }
+}
+
+/// The setting of `name` in `own` (the last one wins), else `default`.
+fn own_or<T: Copy>(own: &[(String, T)], name: &str, default: T) -> T {
+    own.iter().rev().find(|(adapter, _)| adapter == name).map_or(default, |(_, value)| *value)
+}
+
+/// A configuration error when a per-adapter setting (`what`) names no adapter.
+fn check_names<T>(own: &[(String, T)], names: &[&str], what: &str) -> Result<(), Error> {
+    match own.iter().find(|(name, _)| !names.contains(&name.as_str())) {
+        None => Ok(()),
+        Some((name, _)) => Err(Error::configuration(format!(
+            "{what} names no configured adapter: {name} (configured: {}).",
+            names.join(", ")
+        ))),
     }
 }
 
 impl LimitOptions {
     /// The gates of the adapters called `names`.
     pub(crate) fn build(self, names: &[&str]) -> Result<Gates, Error> {
-        if let Some((name, _)) = self.per_adapter.iter().find(|(name, _)| !names.contains(&name.as_str())) {
-            return Err(Error::configuration(format!(
-                "adapter_max_in_flight names no configured adapter: {name} (configured: {}).",
-                names.join(", ")
-            )));
-        }
+        check_names(&self.per_adapter, names, "adapter_max_in_flight")?;
+        check_names(&self.per_adapter_rate, names, "adapter_rate_limit")?;
         let gates = names
             .iter()
             .map(|name| {
-                let own = self.per_adapter.iter().rev().find(|(adapter, _)| adapter == name).map(|(_, limit)| *limit);
-                Gate::new(name, own.unwrap_or(self.max_in_flight))
+                let rate = own_or(&self.per_adapter_rate, name, self.rate);
+                let rate = AdapterRate::new(name, rate, self.sender_rate, self.shared.as_ref())?;
+                Gate::new(name, own_or(&self.per_adapter, name, self.max_in_flight), rate)
             })
             .collect::<Result<_, _>>()?;
         Ok(Gates { gates, queue_timeout: self.queue_timeout })
@@ -84,15 +112,16 @@ pub(crate) struct Gates {
     queue_timeout: Duration,
 }
 
-/// One adapter's request slots; `None` when it has no limit.
+/// One adapter's request slots (`None` when it has no limit) and rate limits.
 struct Gate {
     name: String,
     slots: Option<Semaphore>,
     limit: usize,
+    rate: Option<AdapterRate>,
 }
 
 impl Gate {
-    fn new(name: &str, limit: Option<usize>) -> Result<Self, Error> {
+    fn new(name: &str, limit: Option<usize>, rate: Option<AdapterRate>) -> Result<Self, Error> {
         let slots = match limit {
             None => None,
             Some(0) => {
@@ -108,7 +137,15 @@ impl Gate {
             }
             Some(n) => Some(Semaphore::new(n)),
         };
-        Ok(Self { name: name.to_owned(), slots, limit: limit.unwrap_or(0) })
+        Ok(Self { name: name.to_owned(), slots, limit: limit.unwrap_or(0), rate })
+    }
+
+    /// What a send still waiting for `limit` waited for, for its error.
+    fn describe(&self, limit: Limit) -> String {
+        match (limit, &self.rate) {
+            (Limit::Rate | Limit::SenderRate, Some(rate)) => rate.describe(limit),
+            _ => format!("one of the {} request slots of {} (max_in_flight)", self.limit, self.name),
+        }
     }
 }
 
@@ -122,8 +159,9 @@ pub(crate) struct Admission<'a>(#[allow(dead_code)] Option<SemaphorePermit<'a>>)
 pub(crate) enum Refusal {
     /// The caller cancelled while the send waited.
     Cancelled,
-    /// The send's queue budget ran out; the error says which limit.
-    TimedOut(Error),
+    /// The send's queue budget ran out (the error says which limit), or a shared rate limiter
+    /// failed (a store error): nothing was sent.
+    Stopped(Error),
 }
 
 impl Gates {
@@ -132,34 +170,54 @@ impl Gates {
         self.queue_timeout
     }
 
-    /// Waits for a slot of `adapter` for at most `budget`, which is reduced by the time waited.
-    /// A free slot is taken at once, without reading the clock. An adapter the client does not
-    /// know (never the case) has no limit.
+    /// Waits for a slot of `adapter`, then for a turn under its rate limits (its own, then
+    /// `sender`'s), for at most `budget`, which is reduced by the time waited. The slot is
+    /// taken first so the rate counts requests as they start. A free slot and no rate limit
+    /// are taken at once, without reading the clock. An adapter the client does not know
+    /// (never the case) has no limit.
     pub(crate) async fn admit(
         &self,
         adapter: &str,
+        sender: &str,
         cancel: Option<&CancellationToken>,
         budget: &mut Duration,
     ) -> Result<Admission<'_>, Refusal> {
         let Some(gate) = self.gates.iter().find(|gate| gate.name == adapter) else { return Ok(Admission(None)) };
-        let Some(slots) = &gate.slots else { return Ok(Admission(None)) };
-        if let Ok(permit) = slots.try_acquire() {
-            metrics::queue_wait(adapter, Duration::ZERO);
-            return Ok(Admission(Some(permit)));
-        }
+        let free = match &gate.slots {
+            None => Some(None),
+            Some(slots) => slots.try_acquire().ok().map(Some),
+        };
+        let free = match (free, &gate.rate) {
+            (Some(permit), None) => {
+                metrics::queue_wait(adapter, Duration::ZERO);
+                return Ok(Admission(permit));
+            }
+            (free, _) => free,
+        };
+        let waiting = Phase::default();
+        let wait = async {
+            let permit = match (free, &gate.slots) {
+                (Some(permit), _) => permit,
+                // The semaphore is never closed; were it, the request would go without a slot.
+                (None, Some(slots)) => slots.acquire().await.ok(),
+                (None, None) => None,
+            };
+            if let Some(rate) = &gate.rate {
+                rate.wait(sender, &waiting).await.map_err(Refusal::Stopped)?;
+            }
+            Ok(Admission(permit))
+        };
         let started = Instant::now();
         let waited = tokio::select! {
             biased;
             () = cancelled(cancel) => Err(Refusal::Cancelled),
-            acquired = tokio::time::timeout(*budget, slots.acquire()) => match acquired {
-                // The semaphore is never closed; were it, the request would go without a slot.
-                Ok(permit) => Ok(Admission(permit.ok())),
-                Err(_elapsed) => Err(Refusal::TimedOut(Error::queue_timeout(
-                    Limit::InFlight,
-                    adapter,
-                    gate.limit,
-                    self.queue_timeout,
-                ))),
+            waited = tokio::time::timeout(*budget, wait) => match waited {
+                Ok(admitted) => admitted,
+                Err(_elapsed) => {
+                    let limit = waiting.get();
+                    let what = gate.describe(limit);
+                    Err(Refusal::Stopped(Error::queue_timeout(limit, adapter, &what, self.queue_timeout)))
+                }
             },
         };
         let elapsed = started.elapsed();
@@ -183,7 +241,10 @@ impl fmt::Debug for Gates {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let mut map = f.debug_map();
         for gate in &self.gates {
-            map.entry(&gate.name, &gate.slots.as_ref().map(|_| gate.limit));
+            match &gate.rate {
+                None => map.entry(&gate.name, &gate.slots.as_ref().map(|_| gate.limit)),
+                Some(rate) => map.entry(&gate.name, &(gate.slots.as_ref().map(|_| gate.limit), rate)),
+            };
         }
         map.finish()
     }
@@ -221,19 +282,19 @@ mod tests {
         let gates = gates(options).unwrap();
         let cancel = CancellationToken::new();
         let mut budget = Duration::from_secs(5);
-        let held = gates.admit("a", Some(&cancel), &mut budget).await.unwrap();
+        let held = gates.admit("a", "", Some(&cancel), &mut budget).await.unwrap();
         assert_eq!(budget, Duration::from_secs(5), "a free slot costs no budget");
-        let Err(Refusal::TimedOut(error)) = gates.admit("a", Some(&cancel), &mut budget).await else { panic!() };
+        let Err(Refusal::Stopped(error)) = gates.admit("a", "", Some(&cancel), &mut budget).await else { panic!() };
         assert_eq!(error.kind(), crate::ErrorKind::QueueTimeout(Limit::InFlight));
         assert_eq!(budget, Duration::ZERO);
-        let _other = gates.admit("b", Some(&cancel), &mut budget).await.unwrap();
+        let _other = gates.admit("b", "", Some(&cancel), &mut budget).await.unwrap();
         cancel.cancel();
         let mut budget = Duration::from_secs(5);
-        assert!(matches!(gates.admit("a", Some(&cancel), &mut budget).await, Err(Refusal::Cancelled)));
+        assert!(matches!(gates.admit("a", "", Some(&cancel), &mut budget).await, Err(Refusal::Cancelled)));
         drop(held);
         let mut none_left = Duration::ZERO;
         assert!(
-            gates.admit("a", Some(&CancellationToken::new()), &mut none_left).await.is_ok(),
+            gates.admit("a", "", Some(&CancellationToken::new()), &mut none_left).await.is_ok(),
             "a free slot needs no budget"
         );
     }

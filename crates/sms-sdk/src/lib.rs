@@ -3,6 +3,7 @@
 #![deny(missing_docs)]
 
 pub mod adapter;
+pub mod batch;
 mod boxed;
 mod client;
 mod coalesce;
@@ -18,6 +19,7 @@ mod http;
 mod issue;
 #[cfg(feature = "__http")]
 mod lenient;
+mod limits;
 pub mod lookup;
 pub mod message;
 pub mod metrics;
@@ -25,6 +27,7 @@ pub mod options;
 mod outcome;
 pub mod provider;
 mod random;
+pub mod rate;
 mod receipt;
 pub mod reconcile;
 pub mod redact;

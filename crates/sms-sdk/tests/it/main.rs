@@ -19,6 +19,7 @@ mod metrics;
 mod properties;
 #[cfg(any(feature = "twilio", feature = "telnyx", feature = "plivo", feature = "vonage"))]
 mod provider;
+mod rate;
 mod reconcile;
 mod redaction;
 mod retry;

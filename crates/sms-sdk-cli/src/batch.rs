@@ -1,0 +1,391 @@
+//! `sms-sdk batch`: one message per row of a CSV file, at most `--rate` per second, resumable.
+//!
+//! Every row has an idempotency key (its key column, or the prefix and its row number) and the
+//! sends go through a durable store, so running the same batch again after a crash sends only
+//! the rows that were never accepted: accepted rows replay without a request, and rows whose
+//! outcome is unknown are reported, never resent. The file is read as a stream (a first pass
+//! counts its rows for the progress), results are written to the report as they come, and at
+//! most `--concurrency` rows are in memory at once.
+
+mod report;
+mod rows;
+
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use clap::Args;
+use futures_util::StreamExt;
+use sms_sdk::adapter::AnyAdapter;
+use sms_sdk::batch::{BatchOptions, Outcome, Summary};
+use sms_sdk::rate::RateLimit;
+use sms_sdk::rate::redis::RedisRateLimiter;
+use sms_sdk::{CancellationToken, Client, Failover, Message};
+use sms_sdk_emulator::RunningEmulator;
+
+use self::report::{Format, Line, Progress, Report, advice, lossy};
+use self::rows::{Columns, Rows};
+use crate::paths::Sends;
+use crate::{EXIT_CONFIGURATION, EXIT_FAILED, EXIT_OK, EXIT_UNKNOWN, EXIT_USAGE, Env};
+
+/// How many rows about unknown outcomes (or invalid rows in a dry run) are printed one by one;
+/// the report has them all.
+const LISTED: u64 = 20;
+/// The shared limit's bucket: every `batch` using the same `--rate-redis` shares one rate.
+const SHARED_BUCKET: &str = "batch";
+
+/// `sms-sdk batch` flags.
+#[derive(Debug, Args)]
+pub(crate) struct BatchArgs {
+    /// The CSV file (RFC 4180; the first line is the header).
+    #[arg(long, value_name = "FILE")]
+    csv: PathBuf,
+    /// The column of the recipients (E.164).
+    #[arg(long, value_name = "NAME", default_value = "to")]
+    to_column: String,
+    /// The column of the message text.
+    #[arg(long, value_name = "NAME", required_unless_present = "body_template", conflicts_with = "body_template")]
+    body_column: Option<String>,
+    /// The message text, with `{column}` placeholders (`{{` and `}}` for braces).
+    #[arg(long, value_name = "TEXT")]
+    body_template: Option<String>,
+    /// The column of each row's idempotency key.
+    #[arg(long, value_name = "NAME", required_unless_present = "key_prefix", conflicts_with = "key_prefix")]
+    key_column: Option<String>,
+    /// Each row's key is this prefix followed by the row's number (1 = the first row after the
+    /// header).
+    #[arg(long, value_name = "TEXT")]
+    key_prefix: Option<String>,
+    /// Sender: +E164 number, short code, or alphanumeric sender ID.
+    #[arg(long)]
+    from: Option<String>,
+    /// Provider to use; repeat for a failover order (default: every configured provider).
+    #[arg(long = "provider", value_name = "NAME")]
+    providers: Vec<String>,
+    /// Fail over to the next provider after an eligible rejection.
+    #[arg(long)]
+    fallback: bool,
+    /// At most this many messages per second, over all workers.
+    #[arg(long, value_name = "N")]
+    rate: Option<u32>,
+    /// Keep the `--rate` limit in this Redis, shared by every batch that uses it.
+    #[arg(long, value_name = "URL", requires = "rate")]
+    rate_redis: Option<String>,
+    /// Sends at once (1–10,000).
+    #[arg(long, value_name = "N", default_value_t = 16, value_parser = clap::value_parser!(u16).range(1..=10_000))]
+    concurrency: u16,
+    /// Idempotency store URL (default: `SMS_SDK_STORE`, else state.db in the user's data
+    /// directory, or emulator.db there when no provider is configured).
+    #[arg(long)]
+    store: Option<String>,
+    /// Write one line per row (row, key, masked recipient, outcome, provider, provider id,
+    /// error code, reason) to this file.
+    #[arg(long, value_name = "FILE")]
+    report: Option<PathBuf>,
+    /// The report's format: csv or jsonl (default: csv for a `.csv` file, else jsonl).
+    #[arg(long, value_name = "FORMAT", requires = "report")]
+    report_format: Option<String>,
+    /// Per-request timeout in milliseconds.
+    #[arg(long, value_name = "N")]
+    timeout_ms: Option<u64>,
+    /// Check every row and print the cost in segments per encoding; send nothing.
+    #[arg(long)]
+    dry_run: bool,
+    /// Print the summary as one JSON object.
+    #[arg(long)]
+    json: bool,
+}
+
+impl BatchArgs {
+    fn columns(&self) -> Columns<'_> {
+        Columns {
+            to: &self.to_column,
+            body_column: self.body_column.as_deref(),
+            body_template: self.body_template.as_deref(),
+            key_column: self.key_column.as_deref(),
+            key_prefix: self.key_prefix.as_deref(),
+            from: self.from.as_deref(),
+        }
+    }
+}
+
+/// A failure that ends the command with `code` and a message for stderr.
+struct Stop(u8, String);
+
+/// `sms-sdk batch`.
+pub(crate) async fn run(args: BatchArgs, env: &Env, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
+    match go(&args, env, out, err).await {
+        Ok(code) => code,
+        Err(Stop(code, message)) => {
+            let _ = writeln!(err, "error: {message}");
+            code
+        }
+    }
+}
+
+async fn go(args: &BatchArgs, env: &Env, out: &mut dyn Write, err: &mut dyn Write) -> Result<u8, Stop> {
+    let usage = |message: String| Stop(EXIT_USAGE, message);
+    let rows = Rows::new(&args.csv, args.columns()).map_err(usage)?;
+    let total = rows::count(&args.csv).map_err(usage)?;
+    let adapters = crate::send::configured_adapters(&args.providers, env).map_err(|(code, text)| Stop(code, text))?;
+    if args.dry_run {
+        return dry_run(args, adapters, rows, out, err);
+    }
+    let format = args.report.as_deref().map(|path| Format::of(args.report_format.as_deref(), path)).transpose();
+    let mut report = match (&args.report, format.map_err(usage)?) {
+        (Some(path), Some(format)) => Some(Report::create(path, format).map_err(usage)?),
+        _ => None,
+    };
+    let sends = if adapters.is_some() { Sends::Real } else { Sends::Emulated };
+    let url = crate::paths::store_url(args.store.as_deref(), env, sends).map_err(|m| Stop(EXIT_CONFIGURATION, m))?;
+    let store = sms_sdk::store::open(&url).await.map_err(|e| Stop(EXIT_CONFIGURATION, format!("store: {e}")))?;
+    if url == "memory" {
+        let _ = writeln!(err, "warning: the memory store forgets every key when the command ends: not resumable");
+    }
+    let options = options(args).await?;
+    let (client, emulator) = client(args, adapters, store, err).await?;
+
+    let stop = CancellationToken::new();
+    let interrupted = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let watcher = {
+        let (stop, interrupted) = (stop.clone(), Arc::clone(&interrupted));
+        tokio::spawn(async move {
+            if tokio::signal::ctrl_c().await.is_ok() {
+                interrupted.store(true, std::sync::atomic::Ordering::Relaxed);
+                stop.cancel();
+            }
+        })
+    };
+    let input_error: Arc<Mutex<Option<String>>> = Arc::default();
+    let messages = messages(rows, &input_error, &stop);
+    let mut results = client.send_batch(messages, options.stop(stop.clone()));
+    let mut summary = Summary::default();
+    let mut progress = Progress::new(total);
+    let mut report_failed = None;
+    while let Some(result) = results.next().await {
+        let outcome = result.outcome();
+        summary.add(outcome);
+        let line = Line::of(&result);
+        if outcome == Outcome::Unknown && summary.unknown <= LISTED {
+            let _ = writeln!(err, "row {} (key {}): unknown, {}", line.row, line.key, advice(outcome));
+        }
+        if let Some(report) = &mut report
+            && report_failed.is_none()
+            && let Err(error) = report.write(&line)
+        {
+            report_failed = Some(error);
+            stop.cancel();
+        }
+        progress.step(&summary, err);
+    }
+    progress.finish();
+    watcher.abort();
+    if let Some(report) = &mut report
+        && let Err(error) = report.finish()
+    {
+        report_failed.get_or_insert(error);
+    }
+    if let Some(emulator) = emulator {
+        emulator.shutdown().await;
+    }
+    let input_error = input_error.lock().unwrap_or_else(PoisonError::into_inner).take();
+    let interrupted = interrupted.load(std::sync::atomic::Ordering::Relaxed);
+    print_summary(args, &summary, total, progress.elapsed(), interrupted, out);
+    if let Some(error) = report_failed {
+        return Err(Stop(EXIT_CONFIGURATION, format!("the report could not be written: {error}")));
+    }
+    if let Some(message) = input_error {
+        return Err(usage(format!("{message}; the rows before it were sent (see the summary), run again to go on")));
+    }
+    if summary.unknown > LISTED {
+        let _ = writeln!(err, "… and {} more unknown rows (see the report)", summary.unknown.saturating_sub(LISTED));
+    }
+    if interrupted {
+        let _ = writeln!(err, "interrupted: no more rows were taken; run the same command again to send the rest");
+    }
+    Ok(if summary.unknown > 0 {
+        EXIT_UNKNOWN
+    } else if summary.rejected > 0 || interrupted || summary.total() < total {
+        EXIT_FAILED
+    } else {
+        EXIT_OK
+    })
+}
+
+/// The batch's client (with the store) and, when no provider is configured, the embedded
+/// emulator it sends to, which lives as long as the batch.
+async fn client(
+    args: &BatchArgs,
+    adapters: Option<Vec<AnyAdapter>>,
+    store: Arc<dyn sms_sdk::store::Store>,
+    err: &mut dyn Write,
+) -> Result<(Client, Option<RunningEmulator>), Stop> {
+    let configuration = |e: sms_sdk::Error| Stop(EXIT_CONFIGURATION, format!("{}: {e}", e.code()));
+    let (adapters, emulator) = if let Some(adapters) = adapters {
+        (adapters, None)
+    } else {
+        let emulator = sms_sdk_emulator::Emulator::start()
+            .await
+            .map_err(|e| Stop(EXIT_CONFIGURATION, format!("configuration: could not start the emulator: {e}")))?;
+        let adapter = crate::emulator::embedded_adapter(&emulator.base_url()).map_err(configuration)?;
+        let _ =
+            writeln!(err, "no provider is configured: sending to the embedded emulator (nothing leaves this machine)");
+        (vec![adapter], Some(emulator))
+    };
+    let mut builder = Client::builder().adapters(adapters).idempotency(store);
+    builder = builder.max_in_flight(Some(usize::from(args.concurrency).max(100)));
+    if args.fallback {
+        builder = builder.failover(Failover::OnEligibleRejection);
+    }
+    if let Some(ms) = args.timeout_ms {
+        builder = builder.timeout(Duration::from_millis(ms));
+    }
+    let client = builder.build().map_err(|e| Stop(crate::exit_code(e.kind()), format!("{}: {e}", e.code())))?;
+    Ok((client, emulator))
+}
+
+/// The batch options of the flags: concurrency, and the rate in process or in Redis.
+async fn options(args: &BatchArgs) -> Result<BatchOptions, Stop> {
+    let options = BatchOptions::default().concurrency(usize::from(args.concurrency));
+    let Some(rate) = args.rate else { return Ok(options) };
+    // Bursts of up to 20 ms of sends let a turn taken late (timers fire on whole milliseconds)
+    // be made up, so the rate over any second is `--rate`, not what the timer allows.
+    let limit = RateLimit::per_second(rate).burst((rate / 50).max(1));
+    let configured = match &args.rate_redis {
+        None => options.rate(limit),
+        Some(url) => {
+            let shared = RedisRateLimiter::builder(url.as_str())
+                .connect()
+                .await
+                .map_err(|e| Stop(EXIT_CONFIGURATION, format!("--rate-redis: {e}")))?;
+            options.shared_rate(limit, Arc::new(shared), SHARED_BUCKET)
+        }
+    };
+    configured.map_err(|e| Stop(EXIT_USAGE, format!("--rate: {e}")))
+}
+
+/// The rows as a stream of (row number and recipient, message); an input error ends it and is
+/// kept in `input_error`.
+fn messages(
+    rows: Rows,
+    input_error: &Arc<Mutex<Option<String>>>,
+    stop: &CancellationToken,
+) -> impl futures_util::Stream<Item = ((u64, String), Message)> + Unpin + use<> {
+    let (input_error, stop) = (Arc::clone(input_error), stop.clone());
+    futures_util::stream::iter(rows.map_while(move |row| match row {
+        Ok((number, message)) => Some(((number, message.to.clone()), message)),
+        Err(error) => {
+            *input_error.lock().unwrap_or_else(PoisonError::into_inner) = Some(error);
+            stop.cancel();
+            None
+        }
+    }))
+}
+
+/// Prints the summary: text, or one JSON object.
+fn print_summary(
+    args: &BatchArgs,
+    summary: &Summary,
+    total: u64,
+    elapsed: Duration,
+    interrupted: bool,
+    out: &mut dyn Write,
+) {
+    let seconds = elapsed.as_secs_f64();
+    let rate = if seconds > 0.0 { lossy(summary.total()) / seconds } else { 0.0 };
+    if args.json {
+        let body = serde_json::json!({
+            "rows": total,
+            "done": summary.total(),
+            "accepted": summary.accepted,
+            "replayed": summary.replayed,
+            "rejected": summary.rejected,
+            "unknown": summary.unknown,
+            "interrupted": interrupted,
+            "elapsed_ms": u64::try_from(elapsed.as_millis()).unwrap_or(u64::MAX),
+            "rows_per_second": (rate * 10.0).round() / 10.0,
+            "report": args.report.as_deref().map(Path::display).map(|p| p.to_string()),
+        });
+        let _ = writeln!(out, "{body}");
+        return;
+    }
+    let _ = writeln!(
+        out,
+        "{} of {total} rows: {} accepted, {} replayed, {} rejected, {} unknown, in {seconds:.1} s ({rate:.1} rows/s)",
+        summary.total(),
+        summary.accepted,
+        summary.replayed,
+        summary.rejected,
+        summary.unknown
+    );
+}
+
+/// `--dry-run`: every row checked against the adapters, the cost in segments per encoding.
+fn dry_run(
+    args: &BatchArgs,
+    adapters: Option<Vec<AnyAdapter>>,
+    rows: Rows,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> Result<u8, Stop> {
+    let adapters = match adapters {
+        Some(adapters) => adapters,
+        None => vec![
+            crate::emulator::embedded_adapter("http://127.0.0.1:9")
+                .map_err(|e| Stop(EXIT_CONFIGURATION, format!("{}: {e}", e.code())))?,
+        ],
+    };
+    let client = Client::builder()
+        .adapters(adapters)
+        .build()
+        .map_err(|e| Stop(crate::exit_code(e.kind()), format!("{}: {e}", e.code())))?;
+    // Per encoding: messages and segments.
+    let mut cost: BTreeMap<&'static str, (u64, u64)> = BTreeMap::new();
+    let (mut checked, mut invalid) = (0_u64, 0_u64);
+    for row in rows {
+        let (number, message) = row.map_err(|message| Stop(EXIT_USAGE, message))?;
+        checked = checked.saturating_add(1);
+        let validation = client.validate(&message);
+        if !validation.supported {
+            invalid = invalid.saturating_add(1);
+            if invalid <= LISTED {
+                let issues: Vec<&str> = validation.issues.iter().map(|issue| issue.message.as_str()).collect();
+                let _ = writeln!(err, "row {number}: {}", issues.join("; "));
+            }
+            continue;
+        }
+        let entry = cost.entry(validation.preview.encoding.as_str()).or_default();
+        entry.0 = entry.0.saturating_add(1);
+        entry.1 = entry.1.saturating_add(u64::from(validation.preview.segments));
+    }
+    if invalid > LISTED {
+        let _ = writeln!(err, "… and {} more invalid rows", invalid.saturating_sub(LISTED));
+    }
+    let segments: u64 = cost.values().map(|(_, segments)| segments).sum();
+    if args.json {
+        let encodings: serde_json::Map<String, serde_json::Value> = cost
+            .iter()
+            .map(|(encoding, (messages, segments))| {
+                ((*encoding).to_owned(), serde_json::json!({"messages": messages, "segments": segments}))
+            })
+            .collect();
+        let body = serde_json::json!({
+            "dry_run": true, "rows": checked, "valid": checked.saturating_sub(invalid), "invalid": invalid,
+            "segments": segments, "encodings": encodings,
+        });
+        let _ = writeln!(out, "{body}");
+    } else {
+        let _ = writeln!(
+            out,
+            "dry run: {checked} rows, {} valid, {invalid} invalid; nothing was sent",
+            checked.saturating_sub(invalid)
+        );
+        for (encoding, (messages, segments)) in &cost {
+            let _ = writeln!(out, "{encoding}: {messages} messages, {segments} segments");
+        }
+        let _ = writeln!(out, "total: {segments} segments (an estimate, not a price quote)");
+    }
+    Ok(if invalid > 0 { EXIT_FAILED } else { EXIT_OK })
+}
