@@ -1,6 +1,7 @@
 //! The Redis store's scripts on a server of the test's own: loaded once and run by `EVALSHA`,
 //! loaded again after `SCRIPT FLUSH` (as after a restart or failover), and each call touching
-//! the one key of its idempotency key (one hash slot, for Redis Cluster).
+//! the one key of its idempotency key (one hash slot, for Redis Cluster); and the shared rate
+//! limiter's script, reloaded after `SCRIPT FLUSH` too.
 
 use std::collections::HashMap;
 use std::time::{Duration, SystemTime};
@@ -94,4 +95,27 @@ async fn redis_each_key_is_one_hash_under_the_prefix() {
     let mut names: Vec<_> = fields.keys().map(String::as_str).collect();
     names.sort_unstable();
     assert_eq!(names, ["expires_at", "fingerprint", "record", "state"]);
+}
+
+/// The shared rate limiter's script after `SCRIPT FLUSH` (a failover to a replica that never
+/// saw it): the next decision reloads it and is still right.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rate_redis_script_reloads_after_script_flush() {
+    use sms_sdk::rate::redis::RedisRateLimiter;
+    use sms_sdk::rate::{Admit, RateLimit};
+
+    let server = RedisServer::start();
+    let mut raw = redis::Client::open(server.url.as_str()).unwrap().get_multiplexed_async_connection().await.unwrap();
+    let limiter = RedisRateLimiter::builder(server.url.as_str()).connect().await.unwrap();
+    let limit = RateLimit::per_second(10).burst(1);
+    let at = |ms: u64| Some(ms * 1000 + 1_000_000_000);
+    assert_eq!(limiter.admit_at("a", &limit, at(0)).await.unwrap(), Admit::Now);
+    let before = command_calls(&mut raw).await;
+    let () = redis::cmd("SCRIPT").arg("FLUSH").query_async(&mut raw).await.unwrap();
+    assert_eq!(limiter.admit_at("a", &limit, at(0)).await.unwrap(), Admit::After(Duration::from_millis(100)));
+    assert_eq!(limiter.admit_at("a", &limit, at(100)).await.unwrap(), Admit::Now);
+    let after = command_calls(&mut raw).await;
+    let loads = |calls: &HashMap<String, u64>| calls.get("script|load").copied().unwrap_or(0);
+    assert_eq!(loads(&after), loads(&before) + 1, "loaded once more after the flush: {after:?}");
+    assert_eq!(after.get("eval"), None, "the script text is not sent with each call: {after:?}");
 }
