@@ -1,9 +1,11 @@
 //! The stores' reserve + finalize pair: through the store API, and the same SQL or Lua run by a
 //! minimal client (statements prepared once, scripts loaded once), plus `pgbench -M prepared`.
 //!
-//! The minimal clients run copies of the stores' statements and scripts. They are checked
-//! against the store sources this binary was built from ([`in_sync`]): a store that changed its
-//! SQL or Lua shows up as "out of sync" in the report instead of being compared with stale text.
+//! The Redis minimal client runs the store's scripts read from its source ([`lua_script`]). The
+//! SQL one runs copies of the store's statements (the store builds them with `format!`), checked
+//! against the store source this binary was built from ([`in_sync`]): a store that changed its SQL
+//! (or lost a script) shows up as "out of sync" in the report instead of being compared with stale
+//! text.
 
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -44,35 +46,6 @@ const SQL_CREATE: &str = "CREATE TABLE IF NOT EXISTS {table} (
                     expires_at BIGINT
                 )";
 
-/// `RESERVE` of `store/redis.rs`.
-const LUA_RESERVE: &str = r"
-if redis.call('EXISTS', KEYS[1]) == 1 then
-  local state = redis.call('HGET', KEYS[1], 'state')
-  local expires = tonumber(redis.call('HGET', KEYS[1], 'expires_at'))
-  local expired = expires and expires <= tonumber(ARGV[3])
-  local retry = state == 'rejected' and redis.call('HGET', KEYS[1], 'fingerprint') == ARGV[1]
-  if not (expired or retry) then
-    return redis.call('HGETALL', KEYS[1])
-  end
-  redis.call('DEL', KEYS[1])
-end
-redis.call('HSET', KEYS[1], 'state', 'reserved', 'fingerprint', ARGV[1], 'reservation_id', ARGV[2], 'reserved_at', ARGV[3])
-return 1
-";
-/// `FINALIZE` of `store/redis.rs`.
-const LUA_FINALIZE: &str = r"
-if redis.call('HGET', KEYS[1], 'state') ~= 'reserved' or redis.call('HGET', KEYS[1], 'reservation_id') ~= ARGV[1] then
-  return 0
-end
-local fingerprint = redis.call('HGET', KEYS[1], 'fingerprint')
-redis.call('DEL', KEYS[1])
-redis.call('HSET', KEYS[1], 'state', ARGV[2], 'fingerprint', fingerprint, 'record', ARGV[3])
-if ARGV[4] ~= '' then
-  redis.call('HSET', KEYS[1], 'expires_at', ARGV[4])
-  redis.call('PEXPIRE', KEYS[1], ARGV[5])
-end
-return 1
-";
 /// The key prefix of the Redis store's records (default prefix + record namespace).
 const REDIS_PREFIX: &str = "sms-sdk:idempotency:";
 
@@ -80,18 +53,25 @@ const REDIS_PREFIX: &str = "sms-sdk:idempotency:";
 const SQL_SOURCE: &str = include_str!("../../../../sms-sdk/src/store/sql.rs");
 const REDIS_SOURCE: &str = include_str!("../../../../sms-sdk/src/store/redis.rs");
 
+/// The Lua script the Redis store runs as its constant `name` (`const NAME: &str = r"…";` in
+/// `store/redis.rs`), read from the store's source: the minimal client runs the very same text.
+pub(crate) fn lua_script(name: &str) -> Option<&'static str> {
+    let (_, rest) = REDIS_SOURCE.split_once(&format!("const {name}: &str = r\""))?;
+    rest.split_once("\";").map(|(script, _)| script)
+}
+
 fn squeeze(text: &str) -> String {
     text.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
 /// Which copies still match the store sources: `(what, in sync)`.
 pub(crate) fn in_sync() -> Vec<(&'static str, bool)> {
-    let (sql, lua) = (squeeze(SQL_SOURCE), squeeze(REDIS_SOURCE));
+    let sql = squeeze(SQL_SOURCE);
     vec![
         ("SQL reserve (store/sql.rs)", sql.contains(&squeeze(SQL_UPSERT)) && sql.contains(&squeeze(SQL_RESERVE))),
         ("SQL finalize (store/sql.rs)", sql.contains(&squeeze(SQL_FINALIZE))),
-        ("Lua reserve (store/redis.rs)", lua.contains(&squeeze(LUA_RESERVE))),
-        ("Lua finalize (store/redis.rs)", lua.contains(&squeeze(LUA_FINALIZE))),
+        ("Lua reserve (store/redis.rs)", lua_script("RESERVE").is_some()),
+        ("Lua finalize (store/redis.rs)", lua_script("FINALIZE").is_some()),
     ]
 }
 
@@ -227,7 +207,7 @@ pub(crate) mod postgres {
 
 /// Redis: the minimal client (one multiplexed connection, both scripts loaded once, `EVALSHA`).
 pub(crate) mod redis_min {
-    use super::{LUA_FINALIZE, LUA_RESERVE, PairData, REDIS_PREFIX, TTL, millis};
+    use super::{PairData, REDIS_PREFIX, TTL, lua_script, millis};
     use redis::aio::MultiplexedConnection;
     use std::time::SystemTime;
 
@@ -250,9 +230,12 @@ pub(crate) mod redis_min {
     impl Minimal {
         pub(crate) async fn connect(url: &str) -> Result<Self, String> {
             let mut connection = connect(url).await?;
+            let script = |name: &str| lua_script(name).ok_or(format!("store/redis.rs has no {name} script"));
             let load = |script: &str| redis::cmd("SCRIPT").arg("LOAD").arg(script).clone();
-            let reserve: String = load(LUA_RESERVE).query_async(&mut connection).await.map_err(|e| e.to_string())?;
-            let finalize: String = load(LUA_FINALIZE).query_async(&mut connection).await.map_err(|e| e.to_string())?;
+            let reserve: String =
+                load(script("RESERVE")?).query_async(&mut connection).await.map_err(|e| e.to_string())?;
+            let finalize: String =
+                load(script("FINALIZE")?).query_async(&mut connection).await.map_err(|e| e.to_string())?;
             Ok(Self { connection, reserve, finalize })
         }
 
@@ -343,5 +326,16 @@ pub(crate) mod sqlite_min {
                 .map_err(|e| e.to_string())?;
             if written == 1 { Ok(()) } else { Err("finalize wrote nothing".to_owned()) }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_store_scripts_are_read_from_its_source() {
+        let reserve = super::lua_script("RESERVE").expect("the store has a RESERVE script");
+        assert!(reserve.contains("'reserved'") && reserve.trim_end().ends_with("return 1"), "{reserve}");
+        assert!(super::lua_script("FINALIZE").is_some_and(|s| s.contains("PEXPIRE")));
+        assert_eq!(super::lua_script("NO_SUCH"), None);
     }
 }
