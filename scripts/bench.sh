@@ -36,30 +36,8 @@ fi
 
 step() { printf '\n==> %s\n' "$*" >&2; }
 
-as_root() {
-  if [ "$(id -u)" = 0 ]; then "$@"; elif command -v sudo >/dev/null; then sudo "$@"; else
-    echo "error: installing $* needs root" >&2; return 1
-  fi
-}
-
-apt_install() {
-  step "installing $* (Debian packages)"
-  as_root env DEBIAN_FRONTEND=noninteractive apt-get update -qq
-  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@" >/dev/null
-}
-
-free_port() {
-  python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
-}
-
-pg_bin() {
-  ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1
-}
-
-# PostgreSQL refuses to run as root: run it as the `postgres` user then.
-run_pg() {
-  if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi
-}
+# as_root, apt_install, free_port, pg_bin, run_pg.
+. scripts/lib/servers.sh
 
 work="$(mktemp -d /tmp/sms-bench.XXXXXX)"
 chmod 755 "$work"

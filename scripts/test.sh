@@ -22,25 +22,8 @@ cd "$(dirname "$0")/.."
 # Each step shows the time since the start.
 step() { printf '\n==> %s [%dm%02ds]\n' "$*" $((SECONDS / 60)) $((SECONDS % 60)); }
 
-as_root() {
-  if [ "$(id -u)" = 0 ]; then "$@"; elif command -v sudo >/dev/null; then sudo "$@"; else
-    echo "error: installing $* needs root" >&2; return 1
-  fi
-}
-
-apt_install() {
-  step "installing $* (Debian packages)"
-  as_root env DEBIAN_FRONTEND=noninteractive apt-get update -qq
-  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@" >/dev/null
-}
-
-free_port() {
-  python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
-}
-
-pg_bin() {
-  ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1
-}
+# as_root, apt_install, free_port, pg_bin, run_pg.
+. scripts/lib/servers.sh
 
 services_dir=""
 stop_services() {
@@ -53,11 +36,6 @@ stop_services() {
   rm -rf "$services_dir"
 }
 trap stop_services EXIT
-
-# PostgreSQL and PgBouncer refuse to run as root: run them as the `postgres` user then.
-run_pg() {
-  if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi
-}
 
 install_servers() {
   [ -n "$(pg_bin)" ] || apt_install postgresql
