@@ -679,7 +679,10 @@ fn leaks(places: &[(&str, &str)]) -> Vec<String> {
 fn redact_end_to_end_audit() {
     let mut seen = Seen::default();
     capture_everything(&seen.logs);
+    // Process ids come round again: a directory an earlier run left under this one's id would
+    // hold its records (keys made from the same id, another emulator's port).
     let dir = std::env::temp_dir().join(format!("sms-sdk-redaction-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
     let (emulator, hooks, verified) = runtime.block_on(async {
@@ -720,5 +723,6 @@ fn redact_end_to_end_audit() {
     let canary = leaks(&[&places[..], &[("planted", planted.as_str())]].concat());
     assert!(canary.len() == 1 && canary[0].contains("in planted"), "{canary:?}");
     let leaks = leaks(&places);
+    let _ = std::fs::remove_dir_all(&dir);
     assert!(leaks.is_empty(), "{} leaks:\n{}", leaks.len(), leaks.join("\n"));
 }
