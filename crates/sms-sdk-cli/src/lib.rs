@@ -54,13 +54,17 @@ pub const EXIT_CONFIGURATION: u8 = 7;
 pub struct Env {
     vars: HashMap<String, String>,
     not_utf8: Vec<String>,
+    stdout_terminal: bool,
+    stderr_terminal: bool,
 }
 
 impl Env {
     /// The process environment.
     #[must_use]
     pub fn from_process() -> Self {
+        use std::io::IsTerminal as _;
         Self::from_os(std::env::vars_os())
+            .with_terminals(std::io::stdout().is_terminal(), std::io::stderr().is_terminal())
     }
 
     /// An environment from raw name and value pairs, as the operating system gives them.
@@ -77,6 +81,29 @@ impl Env {
             }
         }
         env
+    }
+
+    /// The same environment, with whether standard output and standard error are terminals (the
+    /// command then colours its output and draws spinners and progress bars on standard error).
+    /// [`Env::from_process`] asks the operating system; every other environment is not a
+    /// terminal, so output written to buffers stays plain.
+    #[must_use]
+    pub fn with_terminals(mut self, stdout: bool, stderr: bool) -> Self {
+        self.stdout_terminal = stdout;
+        self.stderr_terminal = stderr;
+        self
+    }
+
+    /// Whether standard output is a terminal.
+    #[must_use]
+    pub fn stdout_is_terminal(&self) -> bool {
+        self.stdout_terminal
+    }
+
+    /// Whether standard error is a terminal.
+    #[must_use]
+    pub fn stderr_is_terminal(&self) -> bool {
+        self.stderr_terminal
     }
 
     /// A variable's value, `None` when unset or empty.
@@ -101,7 +128,7 @@ impl Env {
 
 impl<K: Into<String>, V: Into<String>> FromIterator<(K, V)> for Env {
     fn from_iter<I: IntoIterator<Item = (K, V)>>(iter: I) -> Self {
-        Self { vars: iter.into_iter().map(|(k, v)| (k.into(), v.into())).collect(), not_utf8: Vec::new() }
+        Self { vars: iter.into_iter().map(|(k, v)| (k.into(), v.into())).collect(), ..Self::default() }
     }
 }
 
