@@ -30,6 +30,8 @@
 #[cfg_attr(docsrs, doc(cfg(feature = "axum")))]
 pub mod axum;
 pub mod event;
+#[cfg(feature = "__http")]
+mod fields;
 mod observe;
 pub mod ordering;
 mod raw;
@@ -47,6 +49,8 @@ use std::time::{Duration, SystemTime};
 use http::HeaderMap;
 
 pub use self::event::{EventKind, SmsEvent};
+#[cfg(feature = "__http")]
+pub(crate) use self::fields::{Field, Items, Present};
 pub use self::observe::{EventObserver, Observer};
 pub(crate) use self::raw::Raw;
 #[cfg(feature = "__http")]
