@@ -31,7 +31,7 @@
 pub mod axum;
 pub mod event;
 #[cfg(feature = "__http")]
-mod fields;
+pub(crate) mod fields;
 mod observe;
 pub mod ordering;
 mod raw;
