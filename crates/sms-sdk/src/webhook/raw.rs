@@ -129,6 +129,18 @@ mod tests {
     }
 
     #[test]
+    fn a_json_body_becomes_its_value_when_read() {
+        let body = br#"{"b":{"x":1,"x":[2.5,null]},"a":"\u00e9","b":true}"#;
+        let raw = Raw::json(body);
+        assert!(raw.value.get().is_none(), "nothing is decoded before it is read");
+        assert_eq!(raw.get(), &serde_json::from_slice::<Value>(body).unwrap());
+        let keys: Vec<&str> = raw.get().as_object().unwrap().keys().map(String::as_str).collect();
+        assert_eq!(keys, ["b", "a"]);
+        assert_eq!(Raw::json(br#"{"a":"1"}"#), Raw::form(b"a=1"));
+        assert_eq!(raw.clone(), Raw::ready(serde_json::json!({"b": true, "a": "\u{e9}"})));
+    }
+
+    #[test]
     fn equal_payloads_compare_equal_whichever_form_they_are_kept_in() {
         let ready = Raw::ready(serde_json::json!({"a": "1"}));
         assert_eq!(Raw::form(b"a=1"), ready);
