@@ -19,7 +19,8 @@ use sms_sdk_emulator::{Emulator, credentials};
 use tokio::sync::mpsc;
 
 use crate::cli::{EmulatorArgs, MessageArgs};
-use crate::send::{report_error, report_receipt};
+use crate::send::{report_error, report_receipt, watch_retries};
+use crate::spinner::Spinners;
 use crate::{EXIT_CONFIGURATION, EXIT_OK};
 
 /// The emulator's default sender.
@@ -102,6 +103,7 @@ pub(crate) async fn embedded_send(
     args: &MessageArgs,
     message: Message,
     store: Option<Arc<dyn sms_sdk::store::Store>>,
+    spinners: Spinners,
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> u8 {
@@ -112,15 +114,17 @@ pub(crate) async fn embedded_send(
             return EXIT_CONFIGURATION;
         }
     };
-    let emulator = match Emulator::builder().webhook_url(&receiver_url).start().await {
+    let starting = Emulator::builder().webhook_url(&receiver_url).start();
+    let emulator = match spinners.during("starting the local emulator", starting).await {
         Ok(emulator) => emulator,
         Err(error) => {
             let _ = writeln!(err, "error: configuration: could not start the emulator: {error}");
             return EXIT_CONFIGURATION;
         }
     };
+    let spinner = spinners.spinner("sending through the local emulator");
     let built = embedded_adapter(&emulator.base_url()).and_then(|adapter| {
-        let mut builder = Client::builder().adapter(adapter);
+        let mut builder = watch_retries(Client::builder().adapter(adapter), &spinner);
         if let Some(ms) = args.timeout_ms {
             builder = builder.timeout(Duration::from_millis(ms));
         }
@@ -130,14 +134,14 @@ pub(crate) async fn embedded_send(
         builder.build()
     });
     let result = match built {
-        Ok(client) => client.send(&message).await,
+        Ok(client) => spinner.during(client.send(&message)).await,
         Err(error) => Err(error),
     };
     let code = match result {
         Ok(receipt) => {
             report_receipt(&receipt, args.json, true, out);
             if !receipt.replayed && !args.json {
-                timeline(&receipt.provider_id, &mut events, out).await;
+                timeline(&receipt.provider_id, &mut events, spinners, out).await;
             }
             EXIT_OK
         }
@@ -154,11 +158,18 @@ pub(crate) async fn embedded_send(
 }
 
 /// Prints the verified status webhooks of `provider_id` until a final one, or for 5 s.
-async fn timeline(provider_id: &str, events: &mut mpsc::UnboundedReceiver<SmsEvent>, out: &mut dyn Write) {
+async fn timeline(
+    provider_id: &str,
+    events: &mut mpsc::UnboundedReceiver<SmsEvent>,
+    spinners: Spinners,
+    out: &mut dyn Write,
+) {
     let _ = writeln!(out, "status timeline (signed webhooks, verified):");
     let _ = writeln!(out, "  queued       (send response)");
     let deadline = tokio::time::Instant::now() + TIMELINE_WAIT;
-    while let Ok(Some(event)) = tokio::time::timeout_at(deadline, events.recv()).await {
+    let waiting = format!("waiting for the delivery status webhook (up to {} s)", TIMELINE_WAIT.as_secs());
+    while let Ok(Some(event)) = spinners.during(waiting.clone(), tokio::time::timeout_at(deadline, events.recv())).await
+    {
         let Some(status) = event.kind.delivery_status() else { continue };
         if !event.dedupe_key.contains(provider_id) {
             continue;
