@@ -3,8 +3,10 @@
 //! `sms-sdk emulator` command.
 
 use std::fmt::Write as _;
+use std::future::Future;
 use std::io::Write;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use axum::Router;
@@ -15,7 +17,7 @@ use sms_sdk::adapter::{Adapter, AdapterInfo, AnyAdapter, Outcome, SendContext};
 use sms_sdk::webhook::SmsEvent;
 use sms_sdk::webhook::axum::Verified;
 use sms_sdk::{Client, Issue, Message, OutboundMessage, Twilio, TwilioWebhook};
-use sms_sdk_emulator::{Emulator, credentials};
+use sms_sdk_emulator::{Emulator, credentials, magic};
 use tokio::sync::mpsc;
 
 use crate::cli::{EmulatorArgs, MessageArgs};
@@ -27,6 +29,9 @@ use crate::{EXIT_CONFIGURATION, EXIT_OK};
 const SENDER: &str = "+15005550006";
 /// How long the embedded default waits for the final status webhook.
 const TIMELINE_WAIT: Duration = Duration::from_secs(5);
+/// How many request log lines may wait to be written (beyond them, lines are dropped and
+/// counted).
+const LOG_BUFFER: usize = 1024;
 /// The path of the in-process webhook receiver.
 const STATUS_PATH: &str = "/sms/status";
 
@@ -184,8 +189,32 @@ async fn timeline(
 
 /// `sms-sdk emulator`: runs until interrupted.
 pub(crate) async fn run(args: EmulatorArgs, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
+    serve(args, out, err, |_| async {
+        let _ = tokio::signal::ctrl_c().await;
+    })
+    .await
+}
+
+/// Runs the emulator until the future `until` makes of its base URL ends, logging each request
+/// it serves and each webhook it posts to `err` (one line each) unless `--quiet`.
+async fn serve<F: Future<Output = ()>>(
+    args: EmulatorArgs,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+    until: impl FnOnce(String) -> F,
+) -> u8 {
+    let (log, mut lines) = mpsc::channel::<String>(LOG_BUFFER);
+    let dropped = Arc::new(AtomicU64::new(0));
     let mut builder =
         Emulator::builder().listen(&args.listen).status_delay(Duration::from_millis(args.status_delay_ms));
+    if !args.quiet {
+        let dropped = Arc::clone(&dropped);
+        builder = builder.observe(move |event| {
+            if log.try_send(event.to_string()).is_err() {
+                dropped.fetch_add(1, Ordering::Relaxed);
+            }
+        });
+    }
     if let Some(url) = &args.webhook_url {
         builder = builder.webhook_url(url);
     }
@@ -201,9 +230,49 @@ pub(crate) async fn run(args: EmulatorArgs, out: &mut dyn Write, err: &mut dyn W
     };
     let _ = out.write_all(setup_text(&emulator.base_url()).as_bytes());
     let _ = out.flush();
-    let _ = tokio::signal::ctrl_c().await;
+    let mut stop = std::pin::pin!(until(emulator.base_url()));
+    loop {
+        tokio::select! {
+            biased;
+            () = &mut stop => break,
+            Some(line) = lines.recv() => log_line(&line, &dropped, err),
+        }
+    }
     emulator.shutdown().await;
+    while let Ok(line) = lines.try_recv() {
+        log_line(&line, &dropped, err);
+    }
     EXIT_OK
+}
+
+/// Writes one request log line, after a note of the lines dropped since the last one.
+fn log_line(line: &str, dropped: &AtomicU64, err: &mut dyn Write) {
+    let skipped = dropped.swap(0, Ordering::Relaxed);
+    if skipped > 0 {
+        let _ = writeln!(err, "({skipped} request log line(s) dropped: the log fell behind)");
+    }
+    let _ = writeln!(err, "{line}");
+    let _ = err.flush();
+}
+
+/// The magic recipients, one line each: the number, then what a send to it gets.
+fn magic_lines() -> Vec<String> {
+    let mut lines = vec!["Magic recipients (a send to any other number is accepted and delivered):".to_owned()];
+    for recipient in magic::recipients() {
+        let fault = recipient.fault.map(|f| format!("fault={f}: ")).unwrap_or_default();
+        lines.push(format!("  {}  {fault}{}", recipient.number, recipient.meaning));
+    }
+    lines
+}
+
+/// The after-help of `sms-sdk emulator`: its magic recipients and faults, and its request log.
+pub(crate) fn magic_help() -> String {
+    let mut text = magic_lines().join("\n");
+    text.push_str(
+        "\n\nEach request served and each webhook posted is logged on stderr, one line each \
+         (provider, operation, masked recipient, status and outcome or fault); --quiet silences it.",
+    );
+    text
 }
 
 /// What `sms-sdk emulator` prints at start: valid shell as a whole (comments and one `export`
@@ -248,6 +317,9 @@ fn setup_text(base: &str) -> String {
         let _ = writeln!(text, "#   {line}");
     }
     let _ = writeln!(text, "# Every credential and secret as JSON: GET {base}/_emulator/keys");
+    for line in magic_lines() {
+        let _ = writeln!(text, "# {line}");
+    }
     text
 }
 

@@ -93,7 +93,7 @@ const TABLE: &[(&str, Behavior, &str)] = &[
     (CANNOT_RECEIVE, Behavior::Reject(Reason::CannotReceive), "rejected: cannot receive SMS (category recipient)"),
     (UNDELIVERED, Behavior::Undeliver, "accepted, then undelivered in the status webhooks"),
     (SERVER_ERROR, Behavior::ServerError, "answered HTTP 500"),
-    (HOLD, Behavior::Hold, "never answered: the connection is held until the client gives up"),
+    (HOLD, Behavior::Hold, "never answered (the connection is held until the client gives up)"),
     (RESET, Behavior::Reset, "the connection is reset before any response"),
     (
         RATE_LIMITED_ONCE,
