@@ -348,6 +348,76 @@ mod tests {
     }
 
     #[test]
+    fn every_magic_number_is_in_the_help_and_the_banner() {
+        let banner = setup_text("http://127.0.0.1:4010");
+        let help = magic_help();
+        for recipient in magic::recipients() {
+            assert!(help.contains(recipient.number), "help: {}", recipient.number);
+            assert!(banner.contains(&format!("#   {}  ", recipient.number)), "banner: {}", recipient.number);
+            if let Some(fault) = recipient.fault {
+                assert!(help.contains(&format!("{}  fault={fault}", recipient.number)), "{fault}");
+            }
+        }
+    }
+
+    /// The emulator's flags as the command line gives them.
+    fn emulator_args(flags: &[&str]) -> EmulatorArgs {
+        #[derive(clap::Parser)]
+        struct Command {
+            #[command(flatten)]
+            args: EmulatorArgs,
+        }
+        let argv = ["emulator", "--listen", "127.0.0.1:0"].into_iter().chain(flags.iter().copied());
+        <Command as clap::Parser>::try_parse_from(argv).map(|c| c.args).expect("valid flags")
+    }
+
+    /// Runs `sms-sdk emulator` with `flags` in-process, sends to an ordinary and a magic
+    /// recipient through it, stops it, and returns what it wrote on stdout and stderr.
+    async fn serve_and_send(flags: &[&str]) -> (String, String) {
+        let (mut out, mut err) = (Vec::new(), Vec::new());
+        let sends = |base: String| async move {
+            let twilio = Twilio::builder(credentials::TWILIO_ACCOUNT_SID, credentials::TWILIO_AUTH_TOKEN)
+                .from(SENDER)
+                .base_url(base)
+                .build()
+                .expect("the adapter builds");
+            let client = Client::builder().adapter(twilio).build().expect("the client builds");
+            assert!(client.send(&Message::new("+14155550123", "a private text")).await.is_ok());
+            assert!(client.send(&Message::new(magic::OPTED_OUT, "a private text")).await.is_err());
+            assert!(client.send(&Message::new(magic::RESET, "a private text")).await.is_err());
+        };
+        let code = serve(emulator_args(flags), &mut out, &mut err, sends).await;
+        assert_eq!(code, EXIT_OK);
+        (String::from_utf8(out).expect("UTF-8"), String::from_utf8(err).expect("UTF-8"))
+    }
+
+    #[tokio::test]
+    async fn each_request_is_logged_masked_on_stderr() {
+        let (out, err) = serve_and_send(&[]).await;
+        let lines: Vec<&str> = err.lines().collect();
+        assert_eq!(
+            lines,
+            [
+                "twilio send to=+1********23 201 accepted",
+                "twilio send to=+1********04 400 rejected category=compliance",
+                "twilio send to=+1********03 fault=reset",
+            ]
+        );
+        for full in ["+14155550123", magic::OPTED_OUT, magic::RESET, "a private text", credentials::TWILIO_AUTH_TOKEN] {
+            assert!(!err.contains(full), "{full}");
+        }
+        assert!(out.starts_with("# sms-sdk emulator listening on http://127.0.0.1:"));
+        assert!(!out.contains(" send to="), "the log is not on stdout");
+    }
+
+    #[tokio::test]
+    async fn quiet_logs_nothing() {
+        let (out, err) = serve_and_send(&["--quiet"]).await;
+        assert_eq!(err, "");
+        assert!(out.contains("export TWILIO_ACCOUNT_SID="));
+    }
+
+    #[test]
     fn every_line_is_a_comment_or_one_export() {
         for line in setup_text("http://127.0.0.1:4010").lines() {
             assert!(line.starts_with("# ") || line.starts_with("export "), "{line}");
