@@ -132,8 +132,11 @@ struct Report {
 
 impl Report {
     fn to_json(&self, options: &Options, code: u8) -> serde_json::Value {
-        let checks: Vec<serde_json::Value> =
-            self.checks.iter().map(|(status, message)| serde_json::json!({"status": status, "message": message})).collect();
+        let checks: Vec<serde_json::Value> = self
+            .checks
+            .iter()
+            .map(|(status, message)| serde_json::json!({"status": status, "message": message}))
+            .collect();
         serde_json::json!({
             "adapter": options.adapter,
             "mode": if options.live { "live" } else { "dry_run" },
@@ -338,7 +341,8 @@ impl Doctor<'_> {
             return self.live_refused(err, 2, &needs, &needs);
         }
         if self.options.confirm_from.as_deref() != Some(sender_text) {
-            let needs = |sender: &str| format!("Live send needs --confirm-from {sender} (the sender that will be used).");
+            let needs =
+                |sender: &str| format!("Live send needs --confirm-from {sender} (the sender that will be used).");
             return self.live_refused(err, 2, &needs(sender_text), &needs(&display_sender(sender_text)));
         }
         let provider = adapter.info().name.clone();

@@ -17,7 +17,7 @@ use sms_sdk::adapter::{Adapter, AdapterInfo, AnyAdapter, Outcome, SendContext};
 use sms_sdk::webhook::SmsEvent;
 use sms_sdk::webhook::axum::Verified;
 use sms_sdk::{Client, Issue, Message, OutboundMessage, Twilio, TwilioWebhook};
-use sms_sdk_emulator::{Emulator, credentials, magic};
+use sms_sdk_emulator::{Emulator, StartError, StartErrorKind, credentials, magic};
 use tokio::sync::mpsc;
 
 use crate::cli::{EmulatorArgs, MessageArgs};
@@ -224,7 +224,7 @@ async fn serve<F: Future<Output = ()>>(
     let emulator = match builder.start().await {
         Ok(emulator) => emulator,
         Err(error) => {
-            let _ = writeln!(err, "error: could not start the emulator: {error}");
+            let _ = writeln!(err, "error: could not start the emulator: {}", start_error(&error));
             return EXIT_CONFIGURATION;
         }
     };
@@ -243,6 +243,18 @@ async fn serve<F: Future<Output = ()>>(
         log_line(&line, &dropped, err);
     }
     EXIT_OK
+}
+
+/// Why `sms-sdk emulator` could not start, naming the flag at fault.
+fn start_error(error: &StartError) -> String {
+    #[allow(clippy::wildcard_enum_match_arm)] // `StartErrorKind` is non-exhaustive: new kinds name no flag yet
+    let flag = match error.kind() {
+        StartErrorKind::InvalidAddress | StartErrorKind::NotLoopback | StartErrorKind::Bind => "--listen: ",
+        StartErrorKind::InvalidSetting => "--status-delay-ms: ",
+        StartErrorKind::InvalidUrl => "--webhook-url or --inbound-url: ",
+        _ => "",
+    };
+    format!("{flag}{error}")
 }
 
 /// Writes one request log line, after a note of the lines dropped since the last one.

@@ -146,7 +146,8 @@ fn lookups(env: &Env) -> Result<Vec<NamedLookup>, String> {
             continue;
         }
         crate::config::check(env, provider)?;
-        let built = crate::config::built(env, provider, None).map_err(|e| e.to_string())?;
+        let built =
+            crate::config::built(env, provider, None).map_err(|e| crate::config::spelled(provider, &e.to_string()))?;
         found.push((provider, built.lookup()));
     }
     Ok(found)

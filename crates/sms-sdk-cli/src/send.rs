@@ -52,8 +52,9 @@ pub(crate) fn configured_adapters(providers: &[String], env: &Env) -> Result<Opt
             return Err((EXIT_USAGE, format!("unknown --provider `{name}` (twilio, telnyx, plivo, vonage)")));
         }
         config::check(env, name).map_err(|message| (EXIT_CONFIGURATION, format!("configuration: {message}")))?;
-        let adapter =
-            config::adapter(env, name, None).map_err(|e| (EXIT_CONFIGURATION, format!("{}: {name}: {e}", e.code())))?;
+        let adapter = config::adapter(env, name, None).map_err(|e| {
+            (EXIT_CONFIGURATION, format!("{}: {name}: {}", e.code(), config::spelled(name, &e.to_string())))
+        })?;
         adapters.push(adapter);
     }
     Ok(Some(adapters))

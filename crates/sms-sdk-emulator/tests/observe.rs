@@ -43,9 +43,10 @@ async fn each_request_and_webhook_is_reported_with_masked_numbers() {
     let status = http().get(format!("{}/_emulator/messages", emulator.base_url())).send().await.expect("GET").status();
     assert_eq!(status, 200);
 
-    let requests = lines(&events);
+    // Status webhooks come from background tasks, at their own pace.
+    let requests: Vec<String> = lines(&events).into_iter().filter(|l| !l.contains(" webhook ")).collect();
     assert_eq!(
-        requests[..5],
+        requests,
         [
             "twilio send to=+1********23 201 accepted",
             "twilio send to=+1********04 400 rejected category=compliance",
