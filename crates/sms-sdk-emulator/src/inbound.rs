@@ -35,12 +35,9 @@ impl App {
     /// [`App::inbound`]'s answer, with the provider and receiving number when the request named
     /// them.
     async fn deliver_inbound(&self, body: &[u8]) -> (Response, Option<Provider>, Option<String>) {
-        let request: InboundRequest = match serde_json::from_slice(body) {
-            Ok(request) => request,
-            Err(_) => {
-                let message = "expected a JSON object {provider, from, to, text, inbound_url?}";
-                return (error_response(StatusCode::BAD_REQUEST, message), None, None);
-            }
+        let Ok(request) = serde_json::from_slice::<InboundRequest>(body) else {
+            let message = "expected a JSON object {provider, from, to, text, inbound_url?}";
+            return (error_response(StatusCode::BAD_REQUEST, message), None, None);
         };
         let to = Some(with_plus(&request.to));
         let provider: Provider = match request.provider.parse() {

@@ -143,11 +143,13 @@ impl App {
             Err(failure) => return (Reply::Respond(self.refuse(entry, failure)), failure.outcome()),
         };
         let reply = self.act(entry, behavior);
-        let outcome = match behavior {
-            Behavior::Reject(reason) => Outcome::Rejected(reason.category()),
+        let outcome = if let Behavior::Reject(reason) = behavior {
+            Outcome::Rejected(reason.category())
+        } else if behavior == Behavior::RateLimitOnce && reply.status().is_some_and(|s| s < 300) {
             // The second request of a rate-limited-once recipient is accepted.
-            Behavior::RateLimitOnce if reply.status().is_some_and(|s| s < 300) => Outcome::Accepted,
-            _ => behavior.fault().map_or(Outcome::Accepted, Outcome::Fault),
+            Outcome::Accepted
+        } else {
+            behavior.fault().map_or(Outcome::Accepted, Outcome::Fault)
         };
         (reply, outcome)
     }
