@@ -84,6 +84,7 @@ pub(crate) struct MessageArgs {
 
 /// `sms-sdk emulator` flags.
 #[derive(Debug, Args)]
+#[command(after_help = crate::emulator::magic_help())]
 pub(crate) struct EmulatorArgs {
     /// Loopback address to listen on.
     #[arg(long, default_value = "127.0.0.1:4010")]
@@ -97,6 +98,9 @@ pub(crate) struct EmulatorArgs {
     /// Milliseconds between status webhook steps.
     #[arg(long, default_value_t = 200)]
     pub(crate) status_delay_ms: u64,
+    /// Do not log the requests served and the webhooks posted (one line each on stderr).
+    #[arg(long, short)]
+    pub(crate) quiet: bool,
 }
 
 #[derive(Debug, Subcommand)]

@@ -28,6 +28,7 @@ Options:
   --live                  send ONE real, billable message (needs --to, --confirm-to, --confirm-from)
   --confirm-to <+E164>    must equal --to for --live
   --confirm-from <sender> must equal the sender in use for --live
+  --json                  print one JSON object (checks, estimate, live result, exit code)
   -h, --help              show this help
 ";
 
@@ -47,6 +48,7 @@ struct Options {
     live: bool,
     confirm_to: Option<String>,
     confirm_from: Option<String>,
+    json: bool,
 }
 
 /// What the arguments ask for.
@@ -68,6 +70,10 @@ fn parse(args: &[String]) -> Result<Parsed, String> {
         let slot = match arg.as_str() {
             "--live" => {
                 options.live = true;
+                continue;
+            }
+            "--json" => {
+                options.json = true;
                 continue;
             }
             "--adapter" => &mut adapter,
@@ -101,7 +107,54 @@ pub(crate) fn run(args: &[String], env: &Env, out: &mut dyn Write, err: &mut dyn
             let _ = writeln!(err, "error: {message}\n\n{USAGE}");
             2
         }
-        Ok(Parsed::Run(options)) => Doctor { options, env, out, failed: false }.run(err),
+        Ok(Parsed::Run(options)) => {
+            let json = options.json;
+            let mut doctor = Doctor { options, env, out, failed: false, report: json.then(Report::default) };
+            let code = doctor.run(err);
+            if let Some(report) = doctor.report.take() {
+                let _ = writeln!(doctor.out, "{}", report.to_json(&doctor.options, code));
+            }
+            code
+        }
+    }
+}
+
+/// What `--json` prints, gathered as the doctor goes.
+#[derive(Default)]
+struct Report {
+    /// Each check: its status (`ok`, `fail`, `info`, `not_verified`) and message.
+    checks: Vec<(&'static str, String)>,
+    /// The body's encoding and segments.
+    estimate: Option<serde_json::Value>,
+    /// What the live send did.
+    live: Option<serde_json::Value>,
+}
+
+impl Report {
+    fn to_json(&self, options: &Options, code: u8) -> serde_json::Value {
+        let checks: Vec<serde_json::Value> = self
+            .checks
+            .iter()
+            .map(|(status, message)| serde_json::json!({"status": status, "message": message}))
+            .collect();
+        serde_json::json!({
+            "adapter": options.adapter,
+            "mode": if options.live { "live" } else { "dry_run" },
+            "checks": checks,
+            "estimate": self.estimate,
+            "live": self.live,
+            "exit_code": code,
+        })
+    }
+}
+
+/// A label's status in the JSON report.
+fn status_name(label: &str) -> &'static str {
+    match label {
+        OK => "ok",
+        FAIL => "fail",
+        NOT_VERIFIED => "not_verified",
+        _ => "info",
     }
 }
 
@@ -110,6 +163,8 @@ struct Doctor<'a> {
     env: &'a Env,
     out: &'a mut dyn Write,
     failed: bool,
+    /// With `--json`: the report, printed at the end instead of the lines.
+    report: Option<Report>,
 }
 
 impl Doctor<'_> {
@@ -117,13 +172,40 @@ impl Doctor<'_> {
         if label == FAIL {
             self.failed = true;
         }
-        let _ = writeln!(self.out, "{label}{text}");
+        match &mut self.report {
+            Some(report) => report.checks.push((status_name(label), text.to_owned())),
+            None => {
+                let _ = writeln!(self.out, "{label}{text}");
+            }
+        }
     }
 
-    fn run(mut self, err: &mut dyn Write) -> u8 {
+    /// A line that is not a check (the header, the result): not in the JSON report.
+    fn say(&mut self, text: &str) {
+        if self.report.is_none() {
+            let _ = writeln!(self.out, "{text}");
+        }
+    }
+
+    /// Records what the live send did, for the JSON report.
+    fn live_result(&mut self, live: serde_json::Value) {
+        if let Some(report) = &mut self.report {
+            report.live = Some(live);
+        }
+    }
+
+    /// Refuses the live send: `message` on stderr (and, numbers masked as `masked`, in the JSON
+    /// report); returns `code`.
+    fn live_refused(&mut self, err: &mut dyn Write, code: u8, message: &str, masked: &str) -> u8 {
+        let _ = writeln!(err, "{message}");
+        self.live_result(serde_json::json!({"attempted": false, "reason": masked}));
+        code
+    }
+
+    fn run(&mut self, err: &mut dyn Write) -> u8 {
         let provider = self.options.adapter.clone();
         let mode = if self.options.live { "LIVE: will send one billable message" } else { "dry run, no network calls" };
-        let _ = writeln!(self.out, "SMS SDK doctor: {provider} ({mode})");
+        self.say(&format!("SMS SDK doctor: {provider} ({mode})"));
 
         self.environment(&provider);
         let sender = match &self.options.from {
@@ -170,12 +252,12 @@ impl Doctor<'_> {
         if !self.options.live {
             let result =
                 if self.failed { "Result: problems found." } else { "Result: local checks passed. Nothing was sent." };
-            let _ = writeln!(self.out, "{result}");
+            self.say(result);
             return u8::from(self.failed);
         }
         let (Some(adapter), Some((_, sender_text)), false) = (adapter, sender, self.failed) else {
-            let _ = writeln!(err, "Live send skipped: fix the failed checks first.");
-            return 1;
+            let skipped = "Live send skipped: fix the failed checks first.";
+            return self.live_refused(err, 1, skipped, skipped);
         };
         self.live(adapter, &sender_text, &body, err)
     }
@@ -208,6 +290,14 @@ impl Doctor<'_> {
             Encoding::Gsm7 => ("GSM7", "septets"),
             Encoding::Ucs2 => ("UCS2", "UTF-16 units"),
         };
+        if let Some(report) = &mut self.report {
+            report.estimate = Some(serde_json::json!({
+                "encoding": encoding,
+                "units": preview.units,
+                "segments": preview.segments,
+                "non_gsm_characters": preview.non_gsm_characters,
+            }));
+        }
         let plural = if preview.segments == 1 { "" } else { "s" };
         self.line(
             INFO,
@@ -243,24 +333,24 @@ impl Doctor<'_> {
 
     fn live(&mut self, adapter: AnyAdapter, sender_text: &str, body: &str, err: &mut dyn Write) -> u8 {
         let Some(to) = self.options.to.clone().filter(|to| is_e164(to)) else {
-            let _ = writeln!(err, "Live send needs --to with an E.164 recipient.");
-            return 2;
+            let needs = "Live send needs --to with an E.164 recipient.";
+            return self.live_refused(err, 2, needs, needs);
         };
         if self.options.confirm_to.as_deref() != Some(to.as_str()) {
-            let _ = writeln!(err, "Live send needs --confirm-to {} (the recipient, repeated).", mask_phone_number(&to));
-            return 2;
+            let needs = format!("Live send needs --confirm-to {} (the recipient, repeated).", mask_phone_number(&to));
+            return self.live_refused(err, 2, &needs, &needs);
         }
         if self.options.confirm_from.as_deref() != Some(sender_text) {
-            let _ = writeln!(err, "Live send needs --confirm-from {sender_text} (the sender that will be used).");
-            return 2;
+            let needs =
+                |sender: &str| format!("Live send needs --confirm-from {sender} (the sender that will be used).");
+            return self.live_refused(err, 2, &needs(sender_text), &needs(&display_sender(sender_text)));
         }
         let provider = adapter.info().name.clone();
-        let _ = writeln!(
-            self.out,
+        self.say(&format!(
             "Sending one message to {} from {} via {provider}...",
             mask_phone_number(&to),
             display_sender(sender_text)
-        );
+        ));
         let client = match Client::builder().adapter(adapter).retry(sms_sdk::RetryPolicy::none()).build() {
             Ok(client) => client,
             Err(error) => return self.live_failed(&error),
@@ -276,6 +366,13 @@ impl Doctor<'_> {
         match result {
             Ok(receipt) => {
                 let delivery = serde_json::to_value(receipt.delivery).ok().and_then(|v| v.as_str().map(str::to_owned));
+                self.live_result(serde_json::json!({
+                    "attempted": true,
+                    "accepted": true,
+                    "provider": receipt.provider,
+                    "provider_id": receipt.provider_id,
+                    "delivery": delivery,
+                }));
                 self.line(
                     OK,
                     &format!(
@@ -292,6 +389,13 @@ impl Doctor<'_> {
     }
 
     fn live_failed(&mut self, error: &sms_sdk::Error) -> u8 {
+        self.live_result(serde_json::json!({
+            "attempted": true,
+            "accepted": false,
+            "error_code": error.code(),
+            "message": error.to_string(),
+            "retry_safe": error.is_retry_safe(),
+        }));
         self.line(FAIL, &format!("{}: {error} (retrySafe: {})", error.code(), error.is_retry_safe()));
         1
     }

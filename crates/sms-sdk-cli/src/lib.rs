@@ -16,6 +16,7 @@ mod emulator;
 mod paths;
 mod reconcile;
 mod send;
+mod spinner;
 mod store;
 mod suppression;
 mod webhook;

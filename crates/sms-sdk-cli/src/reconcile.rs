@@ -22,6 +22,7 @@ use sms_sdk::{Message, PhoneNumber, Sender};
 use time::OffsetDateTime;
 
 use crate::cli::ReconcileArgs;
+use crate::spinner::Spinners;
 use crate::{EXIT_CONFIGURATION, EXIT_OK, EXIT_UNKNOWN, EXIT_USAGE, Env};
 
 /// The default lookup window: 24 hours.
@@ -145,7 +146,8 @@ fn lookups(env: &Env) -> Result<Vec<NamedLookup>, String> {
             continue;
         }
         crate::config::check(env, provider)?;
-        let built = crate::config::built(env, provider, None).map_err(|e| e.to_string())?;
+        let built =
+            crate::config::built(env, provider, None).map_err(|e| crate::config::spelled(provider, &e.to_string()))?;
         found.push((provider, built.lookup()));
     }
     Ok(found)
@@ -353,7 +355,7 @@ pub(crate) async fn run(args: ReconcileArgs, env: &Env, out: &mut dyn Write, err
             return EXIT_CONFIGURATION;
         }
     };
-    let store: Arc<dyn Store> = match crate::store::open(args.store.as_deref(), env, err).await {
+    let store: Arc<dyn Store> = match crate::store::open(args.store.as_deref(), env, args.json, err).await {
         Ok(store) => store,
         Err(code) => return code,
     };
@@ -376,8 +378,10 @@ pub(crate) async fn run(args: ReconcileArgs, env: &Env, out: &mut dyn Write, err
     let since_time = time::Duration::try_from(since).map_or(OffsetDateTime::UNIX_EPOCH, |d| now.saturating_sub(d));
     let window = (since_time, now.saturating_add(time::Duration::try_from(SKEW).unwrap_or_default()));
     let mut findings = Vec::with_capacity(entries.len());
-    for entry in &entries {
-        let mut finding = examine(entry, &args, &lookups, window).await;
+    let spinners = Spinners::new(env, args.json);
+    for (done, entry) in entries.iter().enumerate() {
+        let looking = format!("looking up key {} of {} at the provider", done.saturating_add(1), entries.len());
+        let mut finding = spinners.during(looking, examine(entry, &args, &lookups, window)).await;
         if args.apply
             && let Err(error) = apply(&*store, &mut finding, stale_after).await
         {

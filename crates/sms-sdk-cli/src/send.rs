@@ -3,8 +3,9 @@
 use std::io::Write;
 use std::time::Duration;
 
+use sms_sdk::error::AttemptOutcome;
 use sms_sdk::redact::mask_phone_number;
-use sms_sdk::{Client, ClientBuilder, Error, Failover, Message, Receipt};
+use sms_sdk::{Category, Client, ClientBuilder, Error, Failover, Message, Receipt};
 
 use sms_sdk::validate::Field;
 
@@ -13,6 +14,7 @@ use sms_sdk::adapter::AnyAdapter;
 
 use crate::config::{self, PROVIDERS};
 use crate::paths::Sends;
+use crate::spinner::{CONNECTING, Spinner, Spinners};
 use crate::{EXIT_CONFIGURATION, EXIT_FAILED, EXIT_OK, EXIT_USAGE, Env, exit_code};
 
 /// The message the flags describe.
@@ -50,8 +52,9 @@ pub(crate) fn configured_adapters(providers: &[String], env: &Env) -> Result<Opt
             return Err((EXIT_USAGE, format!("unknown --provider `{name}` (twilio, telnyx, plivo, vonage)")));
         }
         config::check(env, name).map_err(|message| (EXIT_CONFIGURATION, format!("configuration: {message}")))?;
-        let adapter =
-            config::adapter(env, name, None).map_err(|e| (EXIT_CONFIGURATION, format!("{}: {name}: {e}", e.code())))?;
+        let adapter = config::adapter(env, name, None).map_err(|e| {
+            (EXIT_CONFIGURATION, format!("{}: {name}: {}", e.code(), config::spelled(name, &e.to_string())))
+        })?;
         adapters.push(adapter);
     }
     Ok(Some(adapters))
@@ -67,6 +70,23 @@ fn builder(args: &MessageArgs, adapters: Vec<AnyAdapter>) -> ClientBuilder {
         builder = builder.timeout(Duration::from_millis(ms));
     }
     builder
+}
+
+/// `builder` with a hook that tells `spinner` when a provider rate-limited the send and the
+/// client waits before retrying (the `Retry-After` wait happens inside [`Client::send`]).
+pub(crate) fn watch_retries(builder: ClientBuilder, spinner: &Spinner) -> ClientBuilder {
+    let message = spinner.handle();
+    builder.on_attempt(move |event| {
+        if let AttemptOutcome::Rejected { category: Category::RateLimited, retry_after, .. } = &event.attempt.outcome {
+            let provider = &event.attempt.provider;
+            message.set(match retry_after {
+                Some(wait) => {
+                    format!("rate-limited by {provider}: waiting {} s (Retry-After) to retry", wait.as_secs())
+                }
+                None => format!("rate-limited by {provider}: backing off to retry"),
+            });
+        }
+    })
 }
 
 /// The flag that sets `field`, when the command has one.
@@ -150,12 +170,13 @@ async fn store(
     env: &Env,
     sends: Sends,
 ) -> Result<Option<std::sync::Arc<dyn sms_sdk::store::Store>>, Error> {
+    let spinners = Spinners::new(env, args.json);
     if args.idempotency_key.is_none() {
         return Ok(None);
     }
     let url = crate::paths::store_url(args.store.as_deref(), env, sends)
         .map_err(|message| crate::store::store_error(sms_sdk::store::StoreError::new(message)))?;
-    sms_sdk::store::open(&url).await.map(Some).map_err(crate::store::store_error)
+    spinners.during(CONNECTING, sms_sdk::store::open(&url)).await.map(Some).map_err(crate::store::store_error)
 }
 
 /// `sms-sdk send`.
@@ -176,10 +197,12 @@ pub(crate) async fn send(args: MessageArgs, env: &Env, out: &mut dyn Write, err:
         Ok(store) => store,
         Err(error) => return report_error(&error, args.json, sends == Sends::Emulated, out, err),
     };
+    let spinners = Spinners::new(env, args.json);
     let Some(adapters) = adapters else {
-        return crate::emulator::embedded_send(&args, message, store, out, err).await;
+        return crate::emulator::embedded_send(&args, message, store, spinners, out, err).await;
     };
-    let mut builder = builder(&args, adapters);
+    let spinner = spinners.spinner("sending");
+    let mut builder = watch_retries(builder(&args, adapters), &spinner);
     if let Some(store) = store {
         builder = builder.idempotency(store);
     }
@@ -187,7 +210,7 @@ pub(crate) async fn send(args: MessageArgs, env: &Env, out: &mut dyn Write, err:
         Ok(client) => client,
         Err(error) => return report_error(&error, args.json, false, out, err),
     };
-    match client.send(&message).await {
+    match spinner.during(client.send(&message)).await {
         Ok(receipt) => {
             report_receipt(&receipt, args.json, false, out);
             EXIT_OK
