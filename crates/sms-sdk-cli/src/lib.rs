@@ -13,18 +13,22 @@ mod cli;
 pub mod config;
 mod doctor;
 mod emulator;
+mod generate;
 mod paths;
 mod reconcile;
 mod send;
 mod store;
+mod style;
 mod suppression;
+mod values;
+mod variables;
 mod webhook;
 
 use std::collections::HashMap;
 use std::ffi::OsString;
 use std::io::Write;
 
-use clap::Parser as _;
+use clap::FromArgMatches as _;
 use sms_sdk::ErrorKind;
 
 pub use crate::cli::Cli;
@@ -112,6 +116,12 @@ impl Env {
         self.vars.get(name).map(String::as_str).filter(|v| !v.is_empty())
     }
 
+    /// Whether a variable is set to anything, a value that is not UTF-8 included.
+    #[must_use]
+    pub fn is_set(&self, name: &str) -> bool {
+        self.get(name).is_some() || self.not_utf8.iter().any(|n| n == name)
+    }
+
     /// Whether the command reads a variable of this name (the providers', `SMS_SDK_*`, and the
     /// data directory variables).
     #[must_use]
@@ -156,6 +166,16 @@ fn text_args(args: Vec<OsString>) -> Result<Vec<String>, String> {
     Ok(text)
 }
 
+/// The arguments after the global flags that may come before a command's name (`--color
+/// WHEN`).
+fn after_global_flags(args: &[String]) -> &[String] {
+    match args.split_first() {
+        Some((first, rest)) if first == "--color" => after_global_flags(rest.get(1..).unwrap_or_default()),
+        Some((first, rest)) if first.starts_with("--color=") => after_global_flags(rest),
+        _ => args,
+    }
+}
+
 /// The exit code of a send error (docs/behavior.md, "Errors: one table").
 #[must_use]
 #[allow(clippy::wildcard_enum_match_arm)] // `ErrorKind` is non-exhaustive: new kinds are failures
@@ -192,27 +212,31 @@ where
         let _ = writeln!(err, "error: the environment variable {name} is not valid UTF-8");
         return EXIT_USAGE;
     }
-    if let Some((first, rest)) = args.split_first()
+    if let Some((first, rest)) = after_global_flags(&args).split_first()
         && first == "doctor"
     {
         return doctor::run(rest, env, out, err);
     }
+    let colour = style::requested(&args);
     let argv = std::iter::once("sms-sdk".to_owned()).chain(args.iter().cloned());
-    let cli = match Cli::try_parse_from(argv) {
+    let parsed = cli::command(colour).try_get_matches_from(argv).and_then(|matches| Cli::from_arg_matches(&matches));
+    let cli = match parsed {
         Ok(cli) => cli,
         Err(error) => {
             let help =
                 matches!(error.kind(), clap::error::ErrorKind::DisplayHelp | clap::error::ErrorKind::DisplayVersion)
                     || matches!(error.kind(), clap::error::ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand)
                         && args.is_empty();
-            let text = error.render().to_string();
-            return if help {
-                let _ = out.write_all(text.as_bytes());
-                EXIT_OK
+            let (stream, terminal): (&mut dyn Write, bool) =
+                if help { (out, env.stdout_is_terminal()) } else { (err, env.stderr_is_terminal()) };
+            let rendered = error.render();
+            let text = if style::Style::decide(colour, env, terminal).is_on() {
+                rendered.ansi().to_string()
             } else {
-                let _ = err.write_all(text.as_bytes());
-                EXIT_USAGE
+                rendered.to_string()
             };
+            let _ = stream.write_all(text.as_bytes());
+            return if help { EXIT_OK } else { EXIT_USAGE };
         }
     };
     let runtime = match tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build() {
