@@ -60,6 +60,9 @@ pub struct Env {
     not_utf8: Vec<String>,
     stdout_terminal: bool,
     stderr_terminal: bool,
+    /// Only in the crate's own tests: every name [`Env::get`] was asked for.
+    #[cfg(test)]
+    reads: Option<std::sync::Arc<std::sync::Mutex<std::collections::BTreeSet<String>>>>,
 }
 
 impl Env {
@@ -113,6 +116,10 @@ impl Env {
     /// A variable's value, `None` when unset or empty.
     #[must_use]
     pub fn get(&self, name: &str) -> Option<&str> {
+        #[cfg(test)]
+        if let Some(reads) = &self.reads {
+            reads.lock().unwrap_or_else(std::sync::PoisonError::into_inner).insert(name.to_owned());
+        }
         self.vars.get(name).map(String::as_str).filter(|v| !v.is_empty())
     }
 
@@ -128,6 +135,14 @@ impl Env {
     pub fn is_ours(name: &str) -> bool {
         const PREFIXES: [&str; 6] = ["TWILIO_", "TELNYX_", "PLIVO_", "VONAGE_", "SMS_SDK_", "LIVE_SMS_"];
         PREFIXES.iter().any(|p| name.starts_with(p)) || crate::paths::VARIABLES.contains(&name)
+    }
+
+    /// The same environment, recording the names it is asked for (the crate's tests).
+    #[cfg(test)]
+    pub(crate) fn recording(mut self) -> (Self, std::sync::Arc<std::sync::Mutex<std::collections::BTreeSet<String>>>) {
+        let reads = std::sync::Arc::default();
+        self.reads = Some(std::sync::Arc::clone(&reads));
+        (self, reads)
     }
 
     /// The first variable the command reads whose value is not UTF-8.

@@ -131,3 +131,112 @@ fn annotate_at(mut command: Command, path: &mut Vec<String>) -> Command {
     };
     command.after_help(text)
 }
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic is a failed test
+
+    use std::collections::BTreeSet;
+    use std::sync::{Arc, Mutex};
+
+    use crate::Env;
+
+    /// A directory of its own for the default stores the commands open.
+    struct Home(std::path::PathBuf);
+
+    impl Drop for Home {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
+
+    fn home() -> Home {
+        let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos();
+        let dir = std::env::temp_dir().join(format!("sms-sdk-variables-{}-{nanos}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        Home(dir)
+    }
+
+    fn run(args: &[&str], env: &Env) -> (u8, String) {
+        let (mut out, mut err) = (Vec::new(), Vec::new());
+        let code = crate::run(args.iter().copied(), env, &mut out, &mut err);
+        (code, String::from_utf8_lossy(&out).into_owned())
+    }
+
+    /// The names `args` read, run with `vars` set.
+    fn reads(args: &[&str], vars: &[(&str, &str)]) -> BTreeSet<String> {
+        let env: Env = vars.iter().copied().collect();
+        let (env, reads): (Env, Arc<Mutex<BTreeSet<String>>>) = env.recording();
+        run(args, &env);
+        reads.lock().unwrap().clone()
+    }
+
+    /// Every variable a command reads (recorded while it runs, along the paths that read the
+    /// most) is named in its help.
+    #[test]
+    fn every_variable_read_is_in_the_help_of_the_command_that_reads_it() {
+        let home = home();
+        let home_dir = home.0.to_str().unwrap();
+        let csv = home.0.join("rows.csv");
+        std::fs::write(&csv, "to,body\n+14155550123,hi\n").unwrap();
+        let csv = csv.to_str().unwrap();
+        let twilio = [
+            ("TWILIO_ACCOUNT_SID", "AC0123456789abcdef0123456789abcdef"),
+            ("TWILIO_AUTH_TOKEN", "token"),
+            ("TWILIO_FROM", "+15005550006"),
+            ("SMS_SDK_TWILIO_BASE_URL", "http://127.0.0.1:9"),
+            ("HOME", home_dir),
+        ];
+        let home_only = [("HOME", home_dir)];
+        let to = "+14155550123";
+        let mut cases: Vec<(Vec<&str>, Vec<&str>, &[(&str, &str)])> = vec![
+            (vec!["send"], vec!["--to", to, "--body", "hi", "--idempotency-key", "k", "--timeout-ms", "200"], &twilio),
+            (vec!["validate"], vec!["--to", to, "--body", "hi"], &[]),
+            (vec!["validate"], vec!["--to", to, "--body", "hi"], &twilio),
+            (vec!["idempotency", "list"], vec![], &home_only),
+            (vec!["idempotency", "show"], vec!["k"], &home_only),
+            (vec!["idempotency", "resolve"], vec!["k", "--not-sent"], &home_only),
+            (vec!["idempotency", "reconcile"], vec![], &twilio),
+            (vec!["suppression", "list"], vec![], &home_only),
+            (vec!["suppression", "check"], vec![to], &home_only),
+            (vec!["batch"], vec!["--csv", csv, "--body-column", "body", "--key-prefix", "k", "--dry-run"], &twilio),
+        ];
+        for provider in ["twilio", "telnyx", "plivo", "vonage"] {
+            cases.push((vec!["webhook", "verify"], vec!["--provider", provider, "--url", "https://example.com/"], &[]));
+        }
+        for (path, args, vars) in cases {
+            let read = reads(&[path.as_slice(), args.as_slice()].concat(), vars);
+            assert!(!read.is_empty(), "{path:?} read nothing");
+            let (code, help) = run(&[path.as_slice(), &["--help"]].concat(), &Env::default());
+            assert_eq!(code, 0, "{path:?}");
+            for name in &read {
+                assert!(help.contains(name), "{path:?} reads {name}, which its help does not name:\n{help}");
+            }
+        }
+        // The doctor parses its own flags: its help, and clap's for `sms-sdk help doctor`.
+        for provider in ["twilio", "telnyx", "plivo", "vonage"] {
+            let read = reads(&["doctor", "--adapter", provider, "--to", to], &twilio);
+            for help in [run(&["doctor", "--help"], &Env::default()).1, run(&["help", "doctor"], &Env::default()).1] {
+                for name in &read {
+                    assert!(help.contains(name), "doctor reads {name}, which its help does not name:\n{help}");
+                }
+            }
+        }
+    }
+
+    /// Each group's names are ones the command may read (a variable of ours, or `NO_COLOR`).
+    #[test]
+    fn the_table_names_only_variables_of_ours() {
+        for group in [
+            super::Group::Credentials,
+            super::Group::BaseUrls,
+            super::Group::Store,
+            super::Group::DataDirectory,
+            super::Group::WebhookSecrets,
+        ] {
+            for name in super::names(group) {
+                assert!(Env::is_ours(&name), "{name}");
+            }
+        }
+    }
+}
