@@ -16,7 +16,7 @@ use crate::values::{Provider, StateFilter};
 #[derive(Debug, Parser)]
 #[command(name = "sms-sdk", version, arg_required_else_help = true)]
 pub struct Cli {
-    /// Colour: auto (on terminals, unless NO_COLOR is set), always or never. JSON is never
+    /// Colour: auto (on terminals, unless `NO_COLOR` is set), always or never. JSON is never
     /// coloured.
     #[arg(long, global = true, value_name = "WHEN", value_enum, default_value_t = ColorChoice::Auto)]
     color: ColorChoice,
@@ -157,7 +157,8 @@ impl Args for DoctorArgs {
                 Some(value) => arg.value_name(value).action(ArgAction::Set),
                 None => arg.action(ArgAction::SetTrue),
             };
-            let arg = if flag.long == "adapter" { arg.required(true).value_parser(value_parser!(Provider)) } else { arg };
+            let arg =
+                if flag.long == "adapter" { arg.required(true).value_parser(value_parser!(Provider)) } else { arg };
             command.arg(arg)
         });
         // The doctor's parser takes no `--color`: the global flag stays out of its help.
@@ -172,8 +173,8 @@ impl Args for DoctorArgs {
 /// `sms-sdk emulator` flags.
 #[derive(Debug, Args)]
 pub(crate) struct EmulatorArgs {
-    /// Loopback address to listen on: 127.0.0.1:PORT, [::1]:PORT or localhost:PORT (port 0:
-    /// any free port).
+    /// Loopback address to listen on: `127.0.0.1:PORT`, `[::1]:PORT` or `localhost:PORT` (port
+    /// 0: any free port).
     #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:4010")]
     pub(crate) listen: String,
     /// Where status webhooks go when a message has no callback URL.

@@ -35,8 +35,16 @@ pub(crate) const FLAGS: [Flag; 7] = [
         help: "message body to estimate (default: \"Test message from SMS SDK doctor.\")",
     },
     Flag { long: "to", value: Some("+E164"), help: "recipient to check (format only)" },
-    Flag { long: "from", value: Some("sender"), help: "sender: +E164 number, 3-8 digit short code, or alphanumeric ID" },
-    Flag { long: "live", value: None, help: "send ONE real, billable message (needs --to, --confirm-to, --confirm-from)" },
+    Flag {
+        long: "from",
+        value: Some("sender"),
+        help: "sender: +E164 number, 3-8 digit short code, or alphanumeric ID",
+    },
+    Flag {
+        long: "live",
+        value: None,
+        help: "send ONE real, billable message (needs --to, --confirm-to, --confirm-from)",
+    },
     Flag { long: "confirm-to", value: Some("+E164"), help: "must equal --to for --live" },
     Flag { long: "confirm-from", value: Some("sender"), help: "must equal the sender in use for --live" },
 ];
@@ -46,18 +54,18 @@ const ABOUT: &str = "Checks one provider's configuration without sending anythin
 
 /// The usage text, printed after a usage error.
 fn usage() -> String {
-    let mut text = format!(
-        "Usage: sms-sdk doctor --adapter <{}> [options]\n\n{ABOUT}\n\nOptions:\n",
-        PROVIDERS.join("|")
-    );
+    use std::fmt::Write as _;
+
+    let mut text =
+        format!("Usage: sms-sdk doctor --adapter <{}> [options]\n\n{ABOUT}\n\nOptions:\n", PROVIDERS.join("|"));
     for flag in &FLAGS {
         let name = match flag.value {
             Some(value) => format!("--{} <{value}>", flag.long),
             None => format!("--{}", flag.long),
         };
-        text.push_str(&format!("  {name:<23} {}\n", flag.help));
+        let _ = writeln!(text, "  {name:<23} {}", flag.help);
     }
-    text.push_str(&format!("  {:<23} show this help\n", "-h, --help"));
+    let _ = writeln!(text, "  {:<23} show this help", "-h, --help");
     text
 }
 

@@ -11,9 +11,11 @@ use crate::{EXIT_OK, EXIT_USAGE};
 
 /// `sms-sdk completions` flags.
 #[derive(Debug, Args)]
-#[command(after_help = "Examples:\n  sms-sdk completions bash > ~/.local/share/bash-completion/completions/sms-sdk\n  \
+#[command(
+    after_help = "Examples:\n  sms-sdk completions bash > ~/.local/share/bash-completion/completions/sms-sdk\n  \
                         sms-sdk completions zsh > \"${fpath[1]}/_sms-sdk\"\n  \
-                        sms-sdk completions fish > ~/.config/fish/completions/sms-sdk.fish")]
+                        sms-sdk completions fish > ~/.config/fish/completions/sms-sdk.fish"
+)]
 pub(crate) struct CompletionsArgs {
     /// The shell.
     #[arg(value_enum)]

@@ -33,10 +33,7 @@ fn message(args: &MessageFields) -> Result<Message, Error> {
 /// set; `None` when no provider variable is set at all (the embedded emulator stands in). A
 /// provider that is named or mentioned must be complete: what is missing is a configuration
 /// error naming it.
-pub(crate) fn configured_adapters(
-    providers: &[Provider],
-    env: &Env,
-) -> Result<Option<Vec<AnyAdapter>>, (u8, String)> {
+pub(crate) fn configured_adapters(providers: &[Provider], env: &Env) -> Result<Option<Vec<AnyAdapter>>, (u8, String)> {
     let names: Vec<&str> = if providers.is_empty() {
         PROVIDERS.into_iter().filter(|p| config::is_mentioned(env, p)).collect()
     } else {
@@ -244,8 +241,11 @@ pub(crate) fn validate(args: &ValidateArgs, env: &Env, out: &mut dyn Write, err:
         }
         let _ = writeln!(out, "candidates: {}", report.adapter_candidates.join(", "));
         let style = args.streams.out;
-        let verdict =
-            if report.supported { style.paint("supported", Colour::Green) } else { style.paint("not supported", Colour::Red) };
+        let verdict = if report.supported {
+            style.paint("supported", Colour::Green)
+        } else {
+            style.paint("not supported", Colour::Red)
+        };
         let _ = writeln!(out, "{verdict}");
     }
     if report.supported { EXIT_OK } else { EXIT_FAILED }

@@ -36,7 +36,7 @@ pub(crate) struct Style {
 
 impl Style {
     /// The style of a stream: `always` and `never` decide; `auto` colours a terminal unless
-    /// `NO_COLOR` is set to anything (https://no-color.org).
+    /// `NO_COLOR` is set to anything (<https://no-color.org>).
     pub(crate) fn decide(when: ColorChoice, env: &Env, terminal: bool) -> Self {
         let on = match when {
             ColorChoice::Always => true,

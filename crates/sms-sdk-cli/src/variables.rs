@@ -1,6 +1,8 @@
 //! The environment variables each command reads, in one table, and the "Environment:" section
 //! of each command's help written from it.
 
+use std::fmt::Write as _;
+
 use clap::Command;
 
 use crate::config::{self, PROVIDERS};
@@ -97,13 +99,17 @@ pub(crate) fn section(groups: &[Group], colour: bool) -> String {
         let names = names(group);
         match (group, names.as_slice()) {
             (Group::Credentials | Group::Configured, _) => {
-                text.push_str(&format!("  {}:\n", about(group)));
+                let _ = writeln!(text, "  {}:", about(group));
                 for provider in PROVIDERS {
-                    text.push_str(&format!("    {provider:<7} {}\n", provider_names(provider).join(" ")));
+                    let _ = writeln!(text, "    {provider:<7} {}", provider_names(provider).join(" "));
                 }
             }
-            (_, [name]) => text.push_str(&format!("  {name}: {}\n", about(group))),
-            (_, names) => text.push_str(&format!("  {}:\n    {}\n", about(group), names.join(" "))),
+            (_, [name]) => {
+                let _ = writeln!(text, "  {name}: {}", about(group));
+            }
+            (_, names) => {
+                let _ = writeln!(text, "  {}:\n    {}", about(group), names.join(" "));
+            }
         }
     }
     text
@@ -140,6 +146,9 @@ mod tests {
     use std::sync::{Arc, Mutex};
 
     use crate::Env;
+
+    /// A command's path, its arguments, and the variables set.
+    type Case<'a> = (Vec<&'a str>, Vec<&'a str>, &'a [(&'a str, &'a str)]);
 
     /// A directory of its own for the default stores the commands open.
     struct Home(std::path::PathBuf);
@@ -189,7 +198,7 @@ mod tests {
         ];
         let home_only = [("HOME", home_dir)];
         let to = "+14155550123";
-        let mut cases: Vec<(Vec<&str>, Vec<&str>, &[(&str, &str)])> = vec![
+        let mut cases: Vec<Case<'_>> = vec![
             (vec!["send"], vec!["--to", to, "--body", "hi", "--idempotency-key", "k", "--timeout-ms", "200"], &twilio),
             (vec!["validate"], vec!["--to", to, "--body", "hi"], &[]),
             (vec!["validate"], vec!["--to", to, "--body", "hi"], &twilio),

@@ -35,8 +35,16 @@ const COMMANDS: [(&[&str], &[&str]); 10] = [
 ];
 
 /// The flags `validate` takes (the message's, without how to send it).
-const VALIDATE_FLAGS: &[&str] =
-    &["--from", "--provider", "--idempotency-key", "--media-url", "--send-at", "--validity-sec", "--webhook-url", "--json"];
+const VALIDATE_FLAGS: &[&str] = &[
+    "--from",
+    "--provider",
+    "--idempotency-key",
+    "--media-url",
+    "--send-at",
+    "--validity-sec",
+    "--webhook-url",
+    "--json",
+];
 
 const MESSAGE_FLAGS: &[&str] = &[
     "--from",
