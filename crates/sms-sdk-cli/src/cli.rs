@@ -178,10 +178,10 @@ pub(crate) struct EmulatorArgs {
     #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:4010")]
     pub(crate) listen: String,
     /// Where status webhooks go when a message has no callback URL.
-    #[arg(long, value_name = "URL", value_hint = ValueHint::Url)]
+    #[arg(long, value_name = "URL")]
     pub(crate) webhook_url: Option<String>,
     /// Where injected inbound messages go.
-    #[arg(long, value_name = "URL", value_hint = ValueHint::Url)]
+    #[arg(long, value_name = "URL")]
     pub(crate) inbound_url: Option<String>,
     /// Milliseconds between status webhook steps.
     #[arg(long, default_value_t = 200)]

@@ -182,11 +182,12 @@ fn text_args(args: Vec<OsString>) -> Result<Vec<String>, String> {
 }
 
 /// The arguments after the global flags that may come before a command's name (`--color
-/// WHEN`).
+/// WHEN`, with a valid `WHEN`: clap reports an invalid one).
 fn after_global_flags(args: &[String]) -> &[String] {
-    match args.split_first() {
-        Some((first, rest)) if first == "--color" => after_global_flags(rest.get(1..).unwrap_or_default()),
-        Some((first, rest)) if first.starts_with("--color=") => after_global_flags(rest),
+    let valid = |when: &str| matches!(when, "auto" | "always" | "never");
+    match args {
+        [flag, when, rest @ ..] if flag == "--color" && valid(when) => after_global_flags(rest),
+        [flag, rest @ ..] if flag.strip_prefix("--color=").is_some_and(valid) => after_global_flags(rest),
         _ => args,
     }
 }

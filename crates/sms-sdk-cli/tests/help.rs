@@ -41,6 +41,12 @@ fn the_doctor_s_help_names_its_flags_and_variables() {
     let routed = command(&["--color", "never", "doctor", "--adapter", "nope"], &env);
     assert_eq!(routed.code, 2);
     assert!(routed.err.contains("--adapter must be one of twilio, telnyx, plivo, vonage"), "{}", routed.err);
+    let routed = command(&["--color=always", "doctor", "--adapter", "nope"], &env);
+    assert_eq!(routed.code, 2);
+    assert!(routed.err.contains("--adapter must be one of"), "{}", routed.err);
+    let refused = command(&["--color", "sometimes", "doctor", "--adapter", "twilio"], &env);
+    assert_eq!(refused.code, 2);
+    assert!(refused.err.contains("invalid value 'sometimes' for '--color <WHEN>'"), "{}", refused.err);
 }
 
 #[test]
