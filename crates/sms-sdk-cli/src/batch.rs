@@ -63,8 +63,8 @@ pub(crate) struct BatchArgs {
     #[arg(long)]
     from: Option<String>,
     /// Provider to use; repeat for a failover order (default: every configured provider).
-    #[arg(long = "provider", value_name = "NAME")]
-    providers: Vec<String>,
+    #[arg(long = "provider", value_name = "NAME", value_enum)]
+    providers: Vec<crate::values::Provider>,
     /// Fail over to the next provider after an eligible rejection.
     #[arg(long)]
     fallback: bool,

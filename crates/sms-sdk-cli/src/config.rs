@@ -77,7 +77,7 @@ fn send_variables(provider: &str) -> impl Iterator<Item = String> {
 }
 
 /// `SMS_SDK_<PROVIDER>_BASE_URL`.
-fn base_url_variable(provider: &str) -> String {
+pub(crate) fn base_url_variable(provider: &str) -> String {
     format!("SMS_SDK_{}_BASE_URL", provider.to_ascii_uppercase())
 }
 

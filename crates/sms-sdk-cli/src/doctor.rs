@@ -15,22 +15,66 @@ use sms_sdk::adapter::AnyAdapter;
 
 use crate::config::{self, PROVIDERS};
 
-const USAGE: &str = "\
-Usage: sms-sdk doctor --adapter <twilio|telnyx|plivo|vonage> [options]
+/// One of the doctor's flags: the usage text and `sms-sdk help doctor` are written from these.
+#[derive(Debug)]
+pub(crate) struct Flag {
+    /// The flag without its dashes.
+    pub(crate) long: &'static str,
+    /// The placeholder of its value; `None` for a switch.
+    pub(crate) value: Option<&'static str>,
+    /// What it does.
+    pub(crate) help: &'static str,
+}
 
-Checks one provider's configuration without sending anything (a dry run, no network calls).
+/// The doctor's flags, in the order of its usage text (`-h, --help` follows them).
+pub(crate) const FLAGS: [Flag; 8] = [
+    Flag { long: "adapter", value: Some("name"), help: "twilio, telnyx, plivo or vonage (required)" },
+    Flag {
+        long: "body",
+        value: Some("text"),
+        help: "message body to estimate (default: \"Test message from SMS SDK doctor.\")",
+    },
+    Flag { long: "to", value: Some("+E164"), help: "recipient to check (format only)" },
+    Flag {
+        long: "from",
+        value: Some("sender"),
+        help: "sender: +E164 number, 3-8 digit short code, or alphanumeric ID",
+    },
+    Flag {
+        long: "live",
+        value: None,
+        help: "send ONE real, billable message (needs --to, --confirm-to, --confirm-from)",
+    },
+    Flag { long: "confirm-to", value: Some("+E164"), help: "must equal --to for --live" },
+    Flag { long: "confirm-from", value: Some("sender"), help: "must equal the sender in use for --live" },
+    Flag { long: "json", value: None, help: "print one JSON object (checks, estimate, live result, exit code)" },
+];
 
-Options:
-  --adapter <name>        twilio, telnyx, plivo or vonage (required)
-  --body <text>           message body to estimate (default: \"Test message from SMS SDK doctor.\")
-  --to <+E164>            recipient to check (format only)
-  --from <sender>         sender: +E164 number, 3-8 digit short code, or alphanumeric ID
-  --live                  send ONE real, billable message (needs --to, --confirm-to, --confirm-from)
-  --confirm-to <+E164>    must equal --to for --live
-  --confirm-from <sender> must equal the sender in use for --live
-  --json                  print one JSON object (checks, estimate, live result, exit code)
-  -h, --help              show this help
-";
+/// What the doctor does.
+const ABOUT: &str = "Checks one provider's configuration without sending anything (a dry run, no network calls).";
+
+/// The usage text, printed after a usage error.
+fn usage() -> String {
+    use std::fmt::Write as _;
+
+    let mut text =
+        format!("Usage: sms-sdk doctor --adapter <{}> [options]\n\n{ABOUT}\n\nOptions:\n", PROVIDERS.join("|"));
+    for flag in &FLAGS {
+        let name = match flag.value {
+            Some(value) => format!("--{} <{value}>", flag.long),
+            None => format!("--{}", flag.long),
+        };
+        let _ = writeln!(text, "  {name:<23} {}", flag.help);
+    }
+    let _ = writeln!(text, "  {:<23} show this help", "-h, --help");
+    text
+}
+
+/// The help: the usage text and the variables the doctor reads.
+fn help() -> String {
+    let groups = crate::variables::groups(&["doctor"]);
+    format!("{}\n{}", usage(), crate::variables::section(groups, false))
+}
 
 const DEFAULT_BODY: &str = "Test message from SMS SDK doctor.";
 const OK: &str = "[ok]           ";
@@ -100,11 +144,11 @@ fn parse(args: &[String]) -> Result<Parsed, String> {
 pub(crate) fn run(args: &[String], env: &Env, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
     match parse(args) {
         Ok(Parsed::Help) => {
-            let _ = out.write_all(USAGE.as_bytes());
+            let _ = out.write_all(help().as_bytes());
             0
         }
         Err(message) => {
-            let _ = writeln!(err, "error: {message}\n\n{USAGE}");
+            let _ = writeln!(err, "error: {message}\n\n{}", usage());
             2
         }
         Ok(Parsed::Run(options)) => {
@@ -442,5 +486,42 @@ mod tests {
         assert!(parse(&args(&["--adapter", "--to"])).is_err());
         let Ok(Parsed::Run(options)) = parse(&args(&["--adapter", "twilio", "--to", "+14155550123"])) else { panic!() };
         assert_eq!((options.adapter.as_str(), options.to.as_deref()), ("twilio", Some("+14155550123")));
+    }
+
+    /// The usage text the reference prints (plus our `--json`), written from the flag table.
+    #[test]
+    fn the_usage_text_is_the_reference_s() {
+        const REFERENCE: &str = "\
+Usage: sms-sdk doctor --adapter <twilio|telnyx|plivo|vonage> [options]
+
+Checks one provider's configuration without sending anything (a dry run, no network calls).
+
+Options:
+  --adapter <name>        twilio, telnyx, plivo or vonage (required)
+  --body <text>           message body to estimate (default: \"Test message from SMS SDK doctor.\")
+  --to <+E164>            recipient to check (format only)
+  --from <sender>         sender: +E164 number, 3-8 digit short code, or alphanumeric ID
+  --live                  send ONE real, billable message (needs --to, --confirm-to, --confirm-from)
+  --confirm-to <+E164>    must equal --to for --live
+  --confirm-from <sender> must equal the sender in use for --live
+  --json                  print one JSON object (checks, estimate, live result, exit code)
+  -h, --help              show this help
+";
+        assert_eq!(usage(), REFERENCE);
+        assert!(help().starts_with(REFERENCE));
+    }
+
+    /// Every flag of the table is one the parser takes, with a value exactly when the table
+    /// gives it one.
+    #[test]
+    fn the_parser_takes_every_flag_of_the_table() {
+        for flag in &FLAGS {
+            let mut words = vec!["--adapter".to_owned(), "twilio".to_owned(), format!("--{}", flag.long)];
+            if flag.value.is_some() {
+                assert_eq!(parse(&words), Err(format!("--{} needs a value", flag.long)));
+                words.push("twilio".to_owned());
+            }
+            assert!(matches!(parse(&words), Ok(Parsed::Run(_))), "--{}", flag.long);
+        }
     }
 }

@@ -27,8 +27,6 @@ use crate::{EXIT_CONFIGURATION, EXIT_OK, EXIT_UNKNOWN, EXIT_USAGE, Env};
 
 /// The default lookup window: 24 hours.
 const DEFAULT_SINCE: Duration = Duration::from_secs(24 * 3600);
-/// The longest lookup window: 400 days (providers keep message records about that long).
-const MAX_SINCE: Duration = Duration::from_secs(400 * 24 * 3600);
 /// How long one lookup may take.
 const LOOKUP_TIMEOUT: Duration = Duration::from_secs(10);
 /// The most unresolved keys one run looks up (a run looks up at most this many; run it again
@@ -36,23 +34,6 @@ const LOOKUP_TIMEOUT: Duration = Duration::from_secs(10);
 const MAX_KEYS: usize = 1_000;
 /// How far after now a provider's creation time may be (clock skew).
 const SKEW: Duration = Duration::from_secs(300);
-
-/// Parses `30s`, `15m`, `24h`, `7d` or plain seconds.
-fn parse_since(text: &str) -> Option<Duration> {
-    let (number, unit) = match text.find(|c: char| !c.is_ascii_digit()) {
-        Some(at) => text.split_at(at),
-        None => (text, "s"),
-    };
-    let factor = match unit {
-        "s" => 1,
-        "m" => 60,
-        "h" => 3600,
-        "d" => 86_400,
-        _ => return None,
-    };
-    let secs = number.parse::<u64>().ok()?.checked_mul(factor)?;
-    Some(Duration::from_secs(secs)).filter(|d| !d.is_zero() && *d <= MAX_SINCE)
-}
 
 /// What the command decided about one key.
 struct Finding {
@@ -334,14 +315,7 @@ async fn unresolved(
 
 /// `idempotency reconcile`.
 pub(crate) async fn run(args: ReconcileArgs, env: &Env, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
-    let since = match args.since.as_deref().map(parse_since) {
-        None => DEFAULT_SINCE,
-        Some(Some(since)) => since,
-        Some(None) => {
-            let _ = writeln!(err, "error: --since must be a duration such as 30m, 24h or 7d (at most 400d)");
-            return EXIT_USAGE;
-        }
-    };
+    let since = args.since.unwrap_or(DEFAULT_SINCE);
     if let Some(to) = &args.to
         && PhoneNumber::parse(to).is_err()
     {

@@ -9,16 +9,18 @@ use sms_sdk::{Category, Client, ClientBuilder, Error, Failover, Message, Receipt
 
 use sms_sdk::validate::Field;
 
-use crate::cli::MessageArgs;
+use crate::cli::{MessageArgs, MessageFields, ValidateArgs};
 use sms_sdk::adapter::AnyAdapter;
 
 use crate::config::{self, PROVIDERS};
 use crate::paths::Sends;
 use crate::spinner::{CONNECTING, Spinner, Spinners};
-use crate::{EXIT_CONFIGURATION, EXIT_FAILED, EXIT_OK, EXIT_USAGE, Env, exit_code};
+use crate::style::{Colour, Output};
+use crate::values::Provider;
+use crate::{EXIT_CONFIGURATION, EXIT_FAILED, EXIT_OK, EXIT_UNKNOWN, Env, exit_code};
 
 /// The message the flags describe.
-fn message(args: &MessageArgs) -> Result<Message, Error> {
+fn message(args: &MessageFields) -> Result<Message, Error> {
     let mut message = Message::new(&args.to, &args.body);
     message.from = args.from.as_deref().map(config::parse_sender);
     message.media_urls.clone_from(&args.media_urls);
@@ -29,28 +31,21 @@ fn message(args: &MessageArgs) -> Result<Message, Error> {
     Ok(message)
 }
 
-/// The adapters to use: the named ones, or every provider with any variable set; `None` when no
-/// provider variable is set at all (the embedded emulator stands in). A provider that is named
-/// or mentioned must be complete: what is missing is a configuration error naming it.
-fn adapters(args: &MessageArgs, env: &Env) -> Result<Option<Vec<AnyAdapter>>, (u8, String)> {
-    configured_adapters(&args.providers, env)
-}
-
-/// The adapters of `--provider` flags (`providers`), as [`adapters`] describes.
-pub(crate) fn configured_adapters(providers: &[String], env: &Env) -> Result<Option<Vec<AnyAdapter>>, (u8, String)> {
+/// The adapters of the `--provider` flags (`providers`), or of every provider with any variable
+/// set; `None` when no provider variable is set at all (the embedded emulator stands in). A
+/// provider that is named or mentioned must be complete: what is missing is a configuration
+/// error naming it.
+pub(crate) fn configured_adapters(providers: &[Provider], env: &Env) -> Result<Option<Vec<AnyAdapter>>, (u8, String)> {
     let names: Vec<&str> = if providers.is_empty() {
         PROVIDERS.into_iter().filter(|p| config::is_mentioned(env, p)).collect()
     } else {
-        providers.iter().map(String::as_str).collect()
+        providers.iter().map(|p| p.as_str()).collect()
     };
     if names.is_empty() {
         return Ok(None);
     }
     let mut adapters = Vec::new();
     for name in names {
-        if !PROVIDERS.contains(&name) {
-            return Err((EXIT_USAGE, format!("unknown --provider `{name}` (twilio, telnyx, plivo, vonage)")));
-        }
         config::check(env, name).map_err(|message| (EXIT_CONFIGURATION, format!("configuration: {message}")))?;
         let adapter = config::adapter(env, name, None).map_err(|e| {
             (EXIT_CONFIGURATION, format!("{}: {name}: {}", e.code(), config::spelled(name, &e.to_string())))
@@ -115,10 +110,17 @@ fn command_text(message: &str, field: Option<Field>) -> String {
 
 /// Reports an error as JSON or text and returns its exit code. `emulated` says that the
 /// embedded emulator stood in for the providers.
-pub(crate) fn report_error(error: &Error, json: bool, emulated: bool, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
+pub(crate) fn report_error(
+    error: &Error,
+    output: Output,
+    emulated: bool,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> u8 {
     let record = error.to_record();
     let flag = record.field.and_then(flag);
-    if json {
+    let code = exit_code(error.kind());
+    if output.json {
         let mut body = serde_json::to_value(&record).unwrap_or_default();
         if let (Some(flag), Some(object)) = (flag, body.as_object_mut()) {
             object.insert("flag".into(), flag.into());
@@ -126,7 +128,8 @@ pub(crate) fn report_error(error: &Error, json: bool, emulated: bool, out: &mut 
         let _ = writeln!(out, "{}", serde_json::json!({ "error": body, "emulated": emulated }));
     } else {
         let text = command_text(&error.to_string(), record.field);
-        let _ = writeln!(err, "error: {}: {text}", error.code());
+        let colour = if code == EXIT_UNKNOWN { Colour::Yellow } else { Colour::Red };
+        let _ = writeln!(err, "error: {}: {text}", output.streams.err.paint(error.code(), colour));
         if let Some(reason) = record.reason {
             let _ = writeln!(err, "reason: {reason}; the message may have been sent: reconcile before resending");
         }
@@ -135,12 +138,12 @@ pub(crate) fn report_error(error: &Error, json: bool, emulated: bool, out: &mut 
         }
         let _ = writeln!(err, "retry safe: {}", error.is_retry_safe());
     }
-    exit_code(error.kind())
+    code
 }
 
 /// Prints an accepted (or replayed) result; `emulated` marks one the embedded emulator gave.
-pub(crate) fn report_receipt(receipt: &Receipt, json: bool, emulated: bool, out: &mut dyn Write) {
-    if json {
+pub(crate) fn report_receipt(receipt: &Receipt, output: Output, emulated: bool, out: &mut dyn Write) {
+    if output.json {
         let mut body = serde_json::to_value(receipt).unwrap_or_default();
         if let Some(object) = body.as_object_mut() {
             object.insert("emulated".into(), emulated.into());
@@ -151,7 +154,8 @@ pub(crate) fn report_receipt(receipt: &Receipt, json: bool, emulated: bool, out:
     let marker = if emulated { " [emulated: nothing left this machine]" } else { "" };
     let _ = writeln!(
         out,
-        "accepted by {}{marker}: provider id {}, delivery {} (not handset delivery)",
+        "{} by {}{marker}: provider id {}, delivery {} (not handset delivery)",
+        output.streams.out.paint("accepted", Colour::Green),
         receipt.provider,
         receipt.provider_id,
         serde_json::to_value(receipt.delivery).ok().and_then(|v| v.as_str().map(str::to_owned)).unwrap_or_default()
@@ -171,7 +175,7 @@ async fn store(
     sends: Sends,
 ) -> Result<Option<std::sync::Arc<dyn sms_sdk::store::Store>>, Error> {
     let spinners = Spinners::new(env, args.json);
-    if args.idempotency_key.is_none() {
+    if args.message.idempotency_key.is_none() {
         return Ok(None);
     }
     let url = crate::paths::store_url(args.store.as_deref(), env, sends)
@@ -181,11 +185,11 @@ async fn store(
 
 /// `sms-sdk send`.
 pub(crate) async fn send(args: MessageArgs, env: &Env, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
-    let message = match message(&args) {
+    let message = match message(&args.message) {
         Ok(message) => message,
-        Err(error) => return report_error(&error, args.json, false, out, err),
+        Err(error) => return report_error(&error, args.output(), false, out, err),
     };
-    let adapters = match adapters(&args, env) {
+    let adapters = match configured_adapters(&args.message.providers, env) {
         Ok(adapters) => adapters,
         Err((code, text)) => {
             let _ = writeln!(err, "error: {text}");
@@ -195,7 +199,7 @@ pub(crate) async fn send(args: MessageArgs, env: &Env, out: &mut dyn Write, err:
     let sends = if adapters.is_some() { Sends::Real } else { Sends::Emulated };
     let store = match store(&args, env, sends).await {
         Ok(store) => store,
-        Err(error) => return report_error(&error, args.json, sends == Sends::Emulated, out, err),
+        Err(error) => return report_error(&error, args.output(), sends == Sends::Emulated, out, err),
     };
     let spinners = Spinners::new(env, args.json);
     let Some(adapters) = adapters else {
@@ -208,37 +212,37 @@ pub(crate) async fn send(args: MessageArgs, env: &Env, out: &mut dyn Write, err:
     }
     let client = match builder.build() {
         Ok(client) => client,
-        Err(error) => return report_error(&error, args.json, false, out, err),
+        Err(error) => return report_error(&error, args.output(), false, out, err),
     };
     match spinner.during(client.send(&message)).await {
         Ok(receipt) => {
-            report_receipt(&receipt, args.json, false, out);
+            report_receipt(&receipt, args.output(), false, out);
             EXIT_OK
         }
-        Err(error) => report_error(&error, args.json, false, out, err),
+        Err(error) => report_error(&error, args.output(), false, out, err),
     }
 }
 
 /// `sms-sdk validate`.
-pub(crate) fn validate(args: &MessageArgs, env: &Env, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
-    let message = match message(args) {
+pub(crate) fn validate(args: &ValidateArgs, env: &Env, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
+    let message = match message(&args.message) {
         Ok(message) => message,
-        Err(error) => return report_error(&error, args.json, false, out, err),
+        Err(error) => return report_error(&error, args.output(), false, out, err),
     };
-    let adapters = match adapters(args, env) {
+    let adapters = match configured_adapters(&args.message.providers, env) {
         Ok(Some(adapters)) => adapters,
         Ok(None) => match crate::emulator::embedded_adapter("http://127.0.0.1:9") {
             Ok(adapter) => vec![adapter],
-            Err(error) => return report_error(&error, args.json, true, out, err),
+            Err(error) => return report_error(&error, args.output(), true, out, err),
         },
         Err((code, text)) => {
             let _ = writeln!(err, "error: {text}");
             return code;
         }
     };
-    let client = match builder(args, adapters).build() {
+    let client = match Client::builder().adapters(adapters).build() {
         Ok(client) => client,
-        Err(error) => return report_error(&error, args.json, false, out, err),
+        Err(error) => return report_error(&error, args.output(), false, out, err),
     };
     let report = client.validate(&message);
     if args.json {
@@ -259,7 +263,13 @@ pub(crate) fn validate(args: &MessageArgs, env: &Env, out: &mut dyn Write, err: 
             let _ = writeln!(out, "issue: {provider}{field}: {}", command_text(&issue.message, Some(issue.field)));
         }
         let _ = writeln!(out, "candidates: {}", report.adapter_candidates.join(", "));
-        let _ = writeln!(out, "{}", if report.supported { "supported" } else { "not supported" });
+        let style = args.streams.out;
+        let verdict = if report.supported {
+            style.paint("supported", Colour::Green)
+        } else {
+            style.paint("not supported", Colour::Red)
+        };
+        let _ = writeln!(out, "{verdict}");
     }
     if report.supported { EXIT_OK } else { EXIT_FAILED }
 }

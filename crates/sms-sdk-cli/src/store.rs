@@ -12,6 +12,7 @@ use sms_sdk::store::{
 use crate::cli::{ListArgs, ResolveArgs, ShowArgs};
 use crate::paths::Sends;
 use crate::spinner::{CONNECTING, Spinners};
+use crate::values::StateFilter;
 use crate::{EXIT_CONFIGURATION, EXIT_OK, EXIT_USAGE, Env};
 
 /// A store failure as the library's typed error (code `store`).
@@ -97,16 +98,13 @@ fn entry_json(
 
 /// `idempotency list`.
 pub(crate) async fn list(args: ListArgs, env: &Env, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
-    let filter = match args.state.as_deref() {
+    let filter = match args.state {
         None => Filter::All,
-        Some("unresolved") => Filter::Unresolved { stale_after: seconds(args.older_than) },
-        Some(state) => {
-            let Some(state) = State::parse(state) else {
-                let _ = writeln!(err, "error: --state must be reserved, accepted, rejected, unknown or unresolved");
-                return EXIT_USAGE;
-            };
-            Filter::State(state)
-        }
+        Some(StateFilter::Unresolved) => Filter::Unresolved { stale_after: seconds(args.older_than) },
+        Some(StateFilter::Reserved) => Filter::State(State::Reserved),
+        Some(StateFilter::Accepted) => Filter::State(State::Accepted),
+        Some(StateFilter::Rejected) => Filter::State(State::Rejected),
+        Some(StateFilter::Unknown) => Filter::State(State::Unknown),
     };
     let store = match open(args.store.as_deref(), env, args.json, err).await {
         Ok(store) => store,
