@@ -675,6 +675,12 @@ const LIMITS: &str = "### What limits each figure
 - **Redis rows.** The single-threaded `redis-server` on core 1 running the Lua scripts, and the
   round trips: two per pair, which 8 in flight pipeline on one connection; a send makes three that
   depend on each other (reserve, the HTTP request, finalize), to two servers that wake up for each.
+  A send's client CPU is about the sum of a keyed send without a store at the same 8 in flight
+  (row `sdk_8`: the HTTP part) and the store's pair alone, and a profile of either shows about
+  half of it in the kernel: loopback TCP and waking the other core's idle server (the store's
+  calls themselves are two `EVALSHA`s, with no other round trip). Core 1 pays the two scripts
+  and the HTTP request of every send, where a pair pays only the scripts, so even a free client
+  core cannot carry the send as far as the pair rate.
 - **SQLite rows.** The file is on tmpfs (`/dev/shm`), so `fsync` is nearly free and the rows measure
   CPU: SQLite runs inside the client process (on the store's connection thread, counted in the
   client's CPU, which takes the calls in turn: 8 in flight queue for it, and each call is two
