@@ -329,6 +329,13 @@ fn setup_text(base: &str) -> String {
         let _ = writeln!(text, "#   {line}");
     }
     let _ = writeln!(text, "# Every credential and secret as JSON: GET {base}/_emulator/keys");
+    let _ =
+        writeln!(text, "# Every message request received, in order: GET {base}/_emulator/messages (DELETE clears it)");
+    let _ = writeln!(
+        text,
+        "# The sms-sdk command reads the SMS_SDK_*_BASE_URL lines; the library does not: pass them to\n\
+         # each adapter's builder (.base_url(...)) in your own program."
+    );
     for line in magic_lines() {
         let _ = writeln!(text, "# {line}");
     }
