@@ -15,9 +15,29 @@ apt_install() {
   as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@" >/dev/null
 }
 
-# A free TCP port on loopback.
+# Whether something listens on a loopback TCP port (bash's /dev/tcp: no other tool needed).
+listening() {
+  (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null
+}
+
+# A free TCP port on loopback: a random one in 20000-59999 that nothing listens on.
 free_port() {
-  python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+  local port
+  for _ in $(seq 1 100); do
+    port=$((20000 + (RANDOM * 32768 + RANDOM) % 40000))
+    if ! listening "$port"; then echo "$port"; return 0; fi
+  done
+  echo "error: no free loopback port found" >&2
+  return 1
+}
+
+# Waits up to 5 s for something to listen on a loopback port.
+wait_listening() {
+  for _ in $(seq 1 50); do
+    listening "$1" && return 0
+    sleep 0.1
+  done
+  return 1
 }
 
 # The newest installed PostgreSQL's bin directory.

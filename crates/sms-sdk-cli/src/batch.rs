@@ -28,6 +28,7 @@ use sms_sdk_emulator::RunningEmulator;
 use self::report::{Format, Line, Progress, Report, advice, lossy};
 use self::rows::{Columns, Rows};
 use crate::paths::Sends;
+use crate::spinner::{CONNECTING, Spinners};
 use crate::{EXIT_CONFIGURATION, EXIT_FAILED, EXIT_OK, EXIT_UNKNOWN, EXIT_USAGE, Env};
 
 /// How many rows about unknown outcomes (or invalid rows in a dry run) are printed one by one;
@@ -62,8 +63,8 @@ pub(crate) struct BatchArgs {
     #[arg(long)]
     from: Option<String>,
     /// Provider to use; repeat for a failover order (default: every configured provider).
-    #[arg(long = "provider", value_name = "NAME")]
-    providers: Vec<String>,
+    #[arg(long = "provider", value_name = "NAME", value_enum)]
+    providers: Vec<crate::values::Provider>,
     /// Fail over to the next provider after an eligible rejection.
     #[arg(long)]
     fallback: bool,
@@ -140,12 +141,14 @@ async fn go(args: &BatchArgs, env: &Env, out: &mut dyn Write, err: &mut dyn Writ
     };
     let sends = if adapters.is_some() { Sends::Real } else { Sends::Emulated };
     let url = crate::paths::store_url(args.store.as_deref(), env, sends).map_err(|m| Stop(EXIT_CONFIGURATION, m))?;
-    let store = sms_sdk::store::open(&url).await.map_err(|e| Stop(EXIT_CONFIGURATION, format!("store: {e}")))?;
+    let opening = Spinners::new(env, args.json).during(CONNECTING, sms_sdk::store::open(&url));
+    let store = opening.await.map_err(|e| Stop(EXIT_CONFIGURATION, format!("store: {e}")))?;
     if url == "memory" {
         let _ = writeln!(err, "warning: the memory store forgets every key when the command ends: not resumable");
     }
     let options = options(args).await?;
-    let (client, emulator) = client(args, adapters, store, err).await?;
+    let spinners = Spinners::new(env, args.json);
+    let (client, emulator) = client(args, adapters, store, spinners, err).await?;
 
     let stop = CancellationToken::new();
     let interrupted = Arc::new(std::sync::atomic::AtomicBool::new(false));
@@ -162,7 +165,7 @@ async fn go(args: &BatchArgs, env: &Env, out: &mut dyn Write, err: &mut dyn Writ
     let messages = messages(rows, &input_error, &stop);
     let mut results = client.send_batch(messages, options.stop(stop.clone()));
     let mut summary = Summary::default();
-    let mut progress = Progress::new(total);
+    let mut progress = Progress::new(total, env.stderr_is_terminal() && !args.json);
     let mut report_failed = None;
     while let Some(result) = results.next().await {
         let outcome = result.outcome();
@@ -220,13 +223,15 @@ async fn client(
     args: &BatchArgs,
     adapters: Option<Vec<AnyAdapter>>,
     store: Arc<dyn sms_sdk::store::Store>,
+    spinners: Spinners,
     err: &mut dyn Write,
 ) -> Result<(Client, Option<RunningEmulator>), Stop> {
     let configuration = |e: sms_sdk::Error| Stop(EXIT_CONFIGURATION, format!("{}: {e}", e.code()));
     let (adapters, emulator) = if let Some(adapters) = adapters {
         (adapters, None)
     } else {
-        let emulator = sms_sdk_emulator::Emulator::start()
+        let emulator = spinners
+            .during("starting the local emulator", sms_sdk_emulator::Emulator::start())
             .await
             .map_err(|e| Stop(EXIT_CONFIGURATION, format!("configuration: could not start the emulator: {e}")))?;
         let adapter = crate::emulator::embedded_adapter(&emulator.base_url()).map_err(configuration)?;

@@ -1,15 +1,25 @@
 //! The command line: arguments (clap) and dispatch to the commands.
 
 use std::io::Write;
+use std::time::Duration;
 
-use clap::{Args, Parser, Subcommand};
+use clap::{
+    Arg, ArgAction, ArgMatches, Args, ColorChoice, CommandFactory as _, FromArgMatches, Parser, Subcommand, ValueHint,
+    value_parser,
+};
 
 use crate::Env;
+use crate::style::{Output, Streams, Style};
+use crate::values::{Provider, StateFilter};
 
 /// Send SMS through Twilio, Telnyx, Plivo and Vonage; validate, diagnose, emulate, reconcile.
 #[derive(Debug, Parser)]
 #[command(name = "sms-sdk", version, arg_required_else_help = true)]
 pub struct Cli {
+    /// Colour: auto (on terminals, unless `NO_COLOR` is set), always or never. JSON is never
+    /// coloured.
+    #[arg(long, global = true, value_name = "WHEN", value_enum, default_value_t = ColorChoice::Auto)]
+    color: ColorChoice,
     #[command(subcommand)]
     command: Command,
 }
@@ -19,9 +29,10 @@ enum Command {
     /// Send one message (through the embedded emulator when no provider is configured).
     Send(MessageArgs),
     /// Check a message locally against the configured adapters (no network).
-    Validate(MessageArgs),
-    /// Check one provider's configuration (the reference doctor; see `sms-sdk doctor --help`).
-    Doctor,
+    Validate(ValidateArgs),
+    /// Check one provider's configuration without sending anything (or, with --live, send one
+    /// message).
+    Doctor(DoctorArgs),
     /// Run the local provider emulator until interrupted.
     Emulator(EmulatorArgs),
     /// Inspect and settle idempotency keys.
@@ -36,11 +47,15 @@ enum Command {
     Suppression(crate::suppression::SuppressionCommand),
     /// Send one message per row of a CSV file, resumably, within a rate.
     Batch(crate::batch::BatchArgs),
+    /// Print the shell completion script for bash, zsh, fish, powershell or elvish.
+    Completions(crate::generate::CompletionsArgs),
+    /// Print the manual page (roff), or write one page per command to a directory.
+    Man(crate::generate::ManArgs),
 }
 
 /// The message flags of `send` and `validate`.
 #[derive(Debug, Args)]
-pub(crate) struct MessageArgs {
+pub(crate) struct MessageFields {
     /// Recipient, E.164 (+14155550123).
     #[arg(long)]
     pub(crate) to: String,
@@ -51,19 +66,13 @@ pub(crate) struct MessageArgs {
     #[arg(long)]
     pub(crate) from: Option<String>,
     /// Provider to use; repeat for a failover order (default: every configured provider).
-    #[arg(long = "provider", value_name = "NAME")]
-    pub(crate) providers: Vec<String>,
-    /// Fail over to the next provider after an eligible rejection.
-    #[arg(long)]
-    pub(crate) fallback: bool,
+    #[arg(long = "provider", value_name = "NAME", value_enum)]
+    pub(crate) providers: Vec<Provider>,
     /// Idempotency key naming this message.
     #[arg(long)]
     pub(crate) idempotency_key: Option<String>,
-    /// Idempotency store URL (memory, sqlite:PATH, postgres://…, redis://…).
-    #[arg(long)]
-    pub(crate) store: Option<String>,
     /// Media URL (repeatable).
-    #[arg(long = "media-url", value_name = "URL")]
+    #[arg(long = "media-url", value_name = "URL", value_hint = ValueHint::Url)]
     pub(crate) media_urls: Vec<String>,
     /// When to send (RFC 3339).
     #[arg(long, value_name = "RFC3339")]
@@ -72,21 +81,117 @@ pub(crate) struct MessageArgs {
     #[arg(long, value_name = "N", allow_negative_numbers = true)]
     pub(crate) validity_sec: Option<i64>,
     /// Per-message status callback URL.
-    #[arg(long, value_name = "URL")]
+    #[arg(long, value_name = "URL", value_hint = ValueHint::Url)]
     pub(crate) webhook_url: Option<String>,
+}
+
+/// `sms-sdk send` flags: the message, and how to send it.
+#[derive(Debug, Args)]
+pub(crate) struct MessageArgs {
+    #[command(flatten)]
+    pub(crate) message: MessageFields,
+    /// Fail over to the next provider after an eligible rejection.
+    #[arg(long)]
+    pub(crate) fallback: bool,
+    /// Idempotency store URL: memory, sqlite:PATH, postgres://… (or postgresql://…), redis://…
+    #[arg(long, value_name = "URL")]
+    pub(crate) store: Option<String>,
     /// Per-request timeout in milliseconds.
     #[arg(long, value_name = "N")]
     pub(crate) timeout_ms: Option<u64>,
     /// Print exactly one JSON object.
     #[arg(long)]
     pub(crate) json: bool,
+    /// How the output is styled (set by the dispatch, not a flag).
+    #[arg(skip)]
+    pub(crate) streams: Streams,
+}
+
+/// `sms-sdk validate` flags: the message only (nothing is sent).
+#[derive(Debug, Args)]
+pub(crate) struct ValidateArgs {
+    #[command(flatten)]
+    pub(crate) message: MessageFields,
+    /// Print exactly one JSON object.
+    #[arg(long)]
+    pub(crate) json: bool,
+    /// `send`'s delivery flags, accepted so that a script can validate with the very flags it
+    /// sends with; validation reads none of them, so they stay out of the help.
+    #[command(flatten)]
+    pub(crate) ignored: SendOnlyFlags,
+    /// How the output is styled (set by the dispatch, not a flag).
+    #[arg(skip)]
+    pub(crate) streams: Streams,
+}
+
+/// The flags of `send` that `validate` accepts and ignores (hidden from its help).
+#[derive(Debug, Args)]
+pub(crate) struct SendOnlyFlags {
+    #[arg(long, hide = true)]
+    fallback: bool,
+    #[arg(long, hide = true, value_name = "URL")]
+    store: Option<String>,
+    #[arg(long, hide = true, value_name = "N")]
+    timeout_ms: Option<u64>,
+}
+
+impl MessageArgs {
+    /// How results and errors are printed.
+    pub(crate) fn output(&self) -> Output {
+        Output { json: self.json, streams: self.streams }
+    }
+}
+
+impl ValidateArgs {
+    /// How results and errors are printed.
+    pub(crate) fn output(&self) -> Output {
+        Output { json: self.json, streams: self.streams }
+    }
+}
+
+/// `sms-sdk doctor`'s flags, from the doctor's own table: for its help, completions and manual
+/// page only, since `run` hands `doctor …` to the doctor's parser.
+#[derive(Debug)]
+pub(crate) struct DoctorArgs;
+
+impl FromArgMatches for DoctorArgs {
+    fn from_arg_matches(_: &ArgMatches) -> Result<Self, clap::Error> {
+        Ok(Self)
+    }
+
+    fn update_from_arg_matches(&mut self, _: &ArgMatches) -> Result<(), clap::Error> {
+        Ok(())
+    }
+}
+
+impl Args for DoctorArgs {
+    fn augment_args(command: clap::Command) -> clap::Command {
+        let command = crate::doctor::FLAGS.iter().fold(command, |command, flag| {
+            let arg = Arg::new(flag.long).long(flag.long).help(flag.help);
+            let arg = match flag.value {
+                Some(value) => arg.value_name(value).action(ArgAction::Set),
+                None => arg.action(ArgAction::SetTrue),
+            };
+            let arg =
+                if flag.long == "adapter" { arg.required(true).value_parser(value_parser!(Provider)) } else { arg };
+            command.arg(arg)
+        });
+        // The doctor's parser takes no `--color`: the global flag stays out of its help.
+        command.arg(Arg::new("color").long("color").value_parser(value_parser!(ColorChoice)).hide(true))
+    }
+
+    fn augment_args_for_update(command: clap::Command) -> clap::Command {
+        Self::augment_args(command)
+    }
 }
 
 /// `sms-sdk emulator` flags.
 #[derive(Debug, Args)]
+#[command(after_help = crate::emulator::magic_help())]
 pub(crate) struct EmulatorArgs {
-    /// Loopback address to listen on.
-    #[arg(long, default_value = "127.0.0.1:4010")]
+    /// Loopback address to listen on: `127.0.0.1:PORT`, `[::1]:PORT` or `localhost:PORT` (port
+    /// 0: any free port).
+    #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:4010")]
     pub(crate) listen: String,
     /// Where status webhooks go when a message has no callback URL.
     #[arg(long, value_name = "URL")]
@@ -97,6 +202,9 @@ pub(crate) struct EmulatorArgs {
     /// Milliseconds between status webhook steps.
     #[arg(long, default_value_t = 200)]
     pub(crate) status_delay_ms: u64,
+    /// Do not log the requests served and the webhooks posted (one line each on stderr).
+    #[arg(long, short)]
+    pub(crate) quiet: bool,
 }
 
 #[derive(Debug, Subcommand)]
@@ -120,9 +228,9 @@ pub(crate) struct ReconcileArgs {
     /// The recipient the messages were sent to (E.164): lists the provider's messages to it.
     #[arg(long, value_name = "E164")]
     pub(crate) to: Option<String>,
-    /// How far back to look: 30m, 24h, 7d (default 24h, at most 400d).
-    #[arg(long, value_name = "DURATION")]
-    pub(crate) since: Option<String>,
+    /// How far back to look: 30m, 24h, 7d or seconds (default 24h, at most 400d).
+    #[arg(long, value_name = "DURATION", value_parser = crate::values::since)]
+    pub(crate) since: Option<Duration>,
     /// Settle the keys whose lookup found exactly one matching message (same recipient, text and
     /// time window) as sent; report the rest.
     #[arg(long)]
@@ -130,8 +238,8 @@ pub(crate) struct ReconcileArgs {
     /// The stale-reservation limit in seconds (default 300).
     #[arg(long, value_name = "SECS")]
     pub(crate) older_than: Option<u64>,
-    /// Store URL.
-    #[arg(long)]
+    /// Store URL (default as for `idempotency list`).
+    #[arg(long, value_name = "URL")]
     pub(crate) store: Option<String>,
     /// Print JSON.
     #[arg(long)]
@@ -141,14 +249,15 @@ pub(crate) struct ReconcileArgs {
 /// `idempotency list` flags.
 #[derive(Debug, Args)]
 pub(crate) struct ListArgs {
-    /// Store URL (default: `SMS_SDK_STORE`, else state.db in the user's data directory, or
-    /// emulator.db there when no provider is configured).
-    #[arg(long)]
+    /// Store URL: memory, sqlite:PATH, postgres://… (or postgresql://…), redis://… (default:
+    /// `SMS_SDK_STORE`, else state.db in the user's data directory, or emulator.db there when no
+    /// provider is configured).
+    #[arg(long, value_name = "URL")]
     pub(crate) store: Option<String>,
-    /// A state (reserved, accepted, rejected, unknown) or `unresolved` (unknown and stale
-    /// reserved keys, plus reservations still in progress, with their age).
-    #[arg(long)]
-    pub(crate) state: Option<String>,
+    /// A state, or `unresolved`: unknown and stale reserved keys, plus reservations still in
+    /// progress, with their age.
+    #[arg(long, value_enum)]
+    pub(crate) state: Option<StateFilter>,
     /// The stale limit in seconds for `unresolved` (default 300); for other listings, only
     /// reservations older than this.
     #[arg(long, value_name = "SECS")]
@@ -167,8 +276,8 @@ pub(crate) struct ShowArgs {
     /// resolvable.
     #[arg(long, value_name = "SECS")]
     pub(crate) older_than: Option<u64>,
-    /// Store URL.
-    #[arg(long)]
+    /// Store URL (default as for `idempotency list`).
+    #[arg(long, value_name = "URL")]
     pub(crate) store: Option<String>,
     /// Print JSON.
     #[arg(long)]
@@ -195,8 +304,8 @@ pub(crate) struct ResolveArgs {
     /// The stale-reservation limit in seconds (default 300).
     #[arg(long, value_name = "SECS")]
     pub(crate) older_than: Option<u64>,
-    /// Store URL.
-    #[arg(long)]
+    /// Store URL (default as for `idempotency list`).
+    #[arg(long, value_name = "URL")]
     pub(crate) store: Option<String>,
     /// Print JSON.
     #[arg(long)]
@@ -212,11 +321,11 @@ enum WebhookCommand {
 /// `webhook verify` flags.
 #[derive(Debug, Args)]
 pub(crate) struct VerifyArgs {
-    /// twilio, telnyx, plivo or vonage.
-    #[arg(long)]
-    pub(crate) provider: String,
+    /// The provider that sent the request.
+    #[arg(long, value_name = "NAME", value_enum)]
+    pub(crate) provider: Provider,
     /// The public URL the provider called.
-    #[arg(long)]
+    #[arg(long, value_hint = ValueHint::Url)]
     pub(crate) url: String,
     /// POST, or GET for callbacks whose parameters are in the URL.
     #[arg(long, default_value = "POST")]
@@ -225,7 +334,7 @@ pub(crate) struct VerifyArgs {
     #[arg(short = 'H', long = "header", value_name = "NAME: VALUE")]
     pub(crate) headers: Vec<String>,
     /// The raw body: a file, or `-` for standard input.
-    #[arg(long, value_name = "PATH")]
+    #[arg(long, value_name = "PATH", value_hint = ValueHint::FilePath)]
     pub(crate) body_file: Option<String>,
     /// Verify as of this Unix time (seconds).
     #[arg(long, value_name = "UNIX_SECONDS")]
@@ -235,12 +344,30 @@ pub(crate) struct VerifyArgs {
     pub(crate) json: bool,
 }
 
+/// The command's definition: the arguments, each command's "Environment:" help section, and
+/// `colour` for clap's own help and errors.
+pub(crate) fn command(colour: ColorChoice) -> clap::Command {
+    crate::variables::annotate(Cli::command()).color(colour)
+}
+
 /// Runs the parsed command.
 pub(crate) async fn dispatch(cli: Cli, env: &Env, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
+    let streams = Streams {
+        out: Style::decide(cli.color, env, env.stdout_is_terminal()),
+        err: Style::decide(cli.color, env, env.stderr_is_terminal()),
+    };
     match cli.command {
-        Command::Send(args) => crate::send::send(args, env, out, err).await,
-        Command::Validate(args) => crate::send::validate(&args, env, out, err),
-        Command::Doctor => crate::doctor::run(&[], env, out, err),
+        Command::Send(mut args) => {
+            args.streams = streams;
+            crate::send::send(args, env, out, err).await
+        }
+        Command::Validate(mut args) => {
+            args.streams = streams;
+            crate::send::validate(&args, env, out, err)
+        }
+        // Reached only through `sms-sdk help doctor` or a global flag before it: `run` hands
+        // `doctor …` to the doctor's own parser.
+        Command::Doctor(DoctorArgs) => crate::doctor::run(&[], env, out, err),
         Command::Emulator(args) => crate::emulator::run(args, out, err).await,
         Command::Idempotency(IdempotencyCommand::List(args)) => crate::store::list(args, env, out, err).await,
         Command::Idempotency(IdempotencyCommand::Show(args)) => crate::store::show(args, env, out, err).await,
@@ -249,5 +376,7 @@ pub(crate) async fn dispatch(cli: Cli, env: &Env, out: &mut dyn Write, err: &mut
         Command::Webhook(WebhookCommand::Verify(args)) => crate::webhook::verify(&args, env, out, err),
         Command::Suppression(command) => crate::suppression::run(command, env, out, err).await,
         Command::Batch(args) => crate::batch::run(args, env, out, err).await,
+        Command::Completions(args) => crate::generate::completions(&args, out),
+        Command::Man(args) => crate::generate::man(&args, out, err),
     }
 }

@@ -77,7 +77,7 @@ fn send_variables(provider: &str) -> impl Iterator<Item = String> {
 }
 
 /// `SMS_SDK_<PROVIDER>_BASE_URL`.
-fn base_url_variable(provider: &str) -> String {
+pub(crate) fn base_url_variable(provider: &str) -> String {
     format!("SMS_SDK_{}_BASE_URL", provider.to_ascii_uppercase())
 }
 
@@ -131,6 +131,25 @@ pub(crate) fn missing(env: &Env, provider: &str) -> Vec<&'static str> {
         }
     }
     missing
+}
+
+/// An adapter's configuration message as the command spells things: the library's field names
+/// (`Twilio account_sid`, `private_key`) become the variables that set them
+/// (`TWILIO_ACCOUNT_SID`, `VONAGE_PRIVATE_KEY`).
+pub(crate) fn spelled(provider: &str, message: &str) -> String {
+    let table = provider_env(provider);
+    let prefix = format!("{}_", provider.to_ascii_uppercase());
+    let title =
+        provider.get(..1).map(str::to_ascii_uppercase).unwrap_or_default() + provider.get(1..).unwrap_or_default();
+    let mut text = message.to_owned();
+    for name in table.required.iter().flat_map(|group| group.iter()).chain(table.optional) {
+        let Some(field) = name.strip_prefix(&prefix).map(str::to_ascii_lowercase) else { continue };
+        // Plain words (`from`) are English in a message, not field names.
+        if field.contains('_') {
+            text = text.replace(&format!("{title} {field}"), name).replace(&field, name);
+        }
+    }
+    text
 }
 
 /// Checks that `provider`'s environment is complete and sendable: every missing variable, or a
@@ -293,4 +312,19 @@ fn private_key(value: &str) -> String {
         Ok(text)
     };
     read().unwrap_or_else(|_| value.to_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn library_field_names_become_the_variables() {
+        assert_eq!(
+            spelled("twilio", "Twilio account_sid must be AC followed by 32 hex characters."),
+            "TWILIO_ACCOUNT_SID must be AC followed by 32 hex characters."
+        );
+        assert_eq!(spelled("vonage", "Vonage private_key is not PEM."), "VONAGE_PRIVATE_KEY is not PEM.");
+        assert_eq!(spelled("telnyx", "from is required"), "from is required");
+    }
 }

@@ -15,21 +15,66 @@ use sms_sdk::adapter::AnyAdapter;
 
 use crate::config::{self, PROVIDERS};
 
-const USAGE: &str = "\
-Usage: sms-sdk doctor --adapter <twilio|telnyx|plivo|vonage> [options]
+/// One of the doctor's flags: the usage text and `sms-sdk help doctor` are written from these.
+#[derive(Debug)]
+pub(crate) struct Flag {
+    /// The flag without its dashes.
+    pub(crate) long: &'static str,
+    /// The placeholder of its value; `None` for a switch.
+    pub(crate) value: Option<&'static str>,
+    /// What it does.
+    pub(crate) help: &'static str,
+}
 
-Checks one provider's configuration without sending anything (a dry run, no network calls).
+/// The doctor's flags, in the order of its usage text (`-h, --help` follows them).
+pub(crate) const FLAGS: [Flag; 8] = [
+    Flag { long: "adapter", value: Some("name"), help: "twilio, telnyx, plivo or vonage (required)" },
+    Flag {
+        long: "body",
+        value: Some("text"),
+        help: "message body to estimate (default: \"Test message from SMS SDK doctor.\")",
+    },
+    Flag { long: "to", value: Some("+E164"), help: "recipient to check (format only)" },
+    Flag {
+        long: "from",
+        value: Some("sender"),
+        help: "sender: +E164 number, 3-8 digit short code, or alphanumeric ID",
+    },
+    Flag {
+        long: "live",
+        value: None,
+        help: "send ONE real, billable message (needs --to, --confirm-to, --confirm-from)",
+    },
+    Flag { long: "confirm-to", value: Some("+E164"), help: "must equal --to for --live" },
+    Flag { long: "confirm-from", value: Some("sender"), help: "must equal the sender in use for --live" },
+    Flag { long: "json", value: None, help: "print one JSON object (checks, estimate, live result, exit code)" },
+];
 
-Options:
-  --adapter <name>        twilio, telnyx, plivo or vonage (required)
-  --body <text>           message body to estimate (default: \"Test message from SMS SDK doctor.\")
-  --to <+E164>            recipient to check (format only)
-  --from <sender>         sender: +E164 number, 3-8 digit short code, or alphanumeric ID
-  --live                  send ONE real, billable message (needs --to, --confirm-to, --confirm-from)
-  --confirm-to <+E164>    must equal --to for --live
-  --confirm-from <sender> must equal the sender in use for --live
-  -h, --help              show this help
-";
+/// What the doctor does.
+const ABOUT: &str = "Checks one provider's configuration without sending anything (a dry run, no network calls).";
+
+/// The usage text, printed after a usage error.
+fn usage() -> String {
+    use std::fmt::Write as _;
+
+    let mut text =
+        format!("Usage: sms-sdk doctor --adapter <{}> [options]\n\n{ABOUT}\n\nOptions:\n", PROVIDERS.join("|"));
+    for flag in &FLAGS {
+        let name = match flag.value {
+            Some(value) => format!("--{} <{value}>", flag.long),
+            None => format!("--{}", flag.long),
+        };
+        let _ = writeln!(text, "  {name:<23} {}", flag.help);
+    }
+    let _ = writeln!(text, "  {:<23} show this help", "-h, --help");
+    text
+}
+
+/// The help: the usage text and the variables the doctor reads.
+fn help() -> String {
+    let groups = crate::variables::groups(&["doctor"]);
+    format!("{}\n{}", usage(), crate::variables::section(groups, false))
+}
 
 const DEFAULT_BODY: &str = "Test message from SMS SDK doctor.";
 const OK: &str = "[ok]           ";
@@ -47,6 +92,7 @@ struct Options {
     live: bool,
     confirm_to: Option<String>,
     confirm_from: Option<String>,
+    json: bool,
 }
 
 /// What the arguments ask for.
@@ -68,6 +114,10 @@ fn parse(args: &[String]) -> Result<Parsed, String> {
         let slot = match arg.as_str() {
             "--live" => {
                 options.live = true;
+                continue;
+            }
+            "--json" => {
+                options.json = true;
                 continue;
             }
             "--adapter" => &mut adapter,
@@ -94,14 +144,61 @@ fn parse(args: &[String]) -> Result<Parsed, String> {
 pub(crate) fn run(args: &[String], env: &Env, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
     match parse(args) {
         Ok(Parsed::Help) => {
-            let _ = out.write_all(USAGE.as_bytes());
+            let _ = out.write_all(help().as_bytes());
             0
         }
         Err(message) => {
-            let _ = writeln!(err, "error: {message}\n\n{USAGE}");
+            let _ = writeln!(err, "error: {message}\n\n{}", usage());
             2
         }
-        Ok(Parsed::Run(options)) => Doctor { options, env, out, failed: false }.run(err),
+        Ok(Parsed::Run(options)) => {
+            let json = options.json;
+            let mut doctor = Doctor { options, env, out, failed: false, report: json.then(Report::default) };
+            let code = doctor.run(err);
+            if let Some(report) = doctor.report.take() {
+                let _ = writeln!(doctor.out, "{}", report.to_json(&doctor.options, code));
+            }
+            code
+        }
+    }
+}
+
+/// What `--json` prints, gathered as the doctor goes.
+#[derive(Default)]
+struct Report {
+    /// Each check: its status (`ok`, `fail`, `info`, `not_verified`) and message.
+    checks: Vec<(&'static str, String)>,
+    /// The body's encoding and segments.
+    estimate: Option<serde_json::Value>,
+    /// What the live send did.
+    live: Option<serde_json::Value>,
+}
+
+impl Report {
+    fn to_json(&self, options: &Options, code: u8) -> serde_json::Value {
+        let checks: Vec<serde_json::Value> = self
+            .checks
+            .iter()
+            .map(|(status, message)| serde_json::json!({"status": status, "message": message}))
+            .collect();
+        serde_json::json!({
+            "adapter": options.adapter,
+            "mode": if options.live { "live" } else { "dry_run" },
+            "checks": checks,
+            "estimate": self.estimate,
+            "live": self.live,
+            "exit_code": code,
+        })
+    }
+}
+
+/// A label's status in the JSON report.
+fn status_name(label: &str) -> &'static str {
+    match label {
+        OK => "ok",
+        FAIL => "fail",
+        NOT_VERIFIED => "not_verified",
+        _ => "info",
     }
 }
 
@@ -110,6 +207,8 @@ struct Doctor<'a> {
     env: &'a Env,
     out: &'a mut dyn Write,
     failed: bool,
+    /// With `--json`: the report, printed at the end instead of the lines.
+    report: Option<Report>,
 }
 
 impl Doctor<'_> {
@@ -117,13 +216,40 @@ impl Doctor<'_> {
         if label == FAIL {
             self.failed = true;
         }
-        let _ = writeln!(self.out, "{label}{text}");
+        match &mut self.report {
+            Some(report) => report.checks.push((status_name(label), text.to_owned())),
+            None => {
+                let _ = writeln!(self.out, "{label}{text}");
+            }
+        }
     }
 
-    fn run(mut self, err: &mut dyn Write) -> u8 {
+    /// A line that is not a check (the header, the result): not in the JSON report.
+    fn say(&mut self, text: &str) {
+        if self.report.is_none() {
+            let _ = writeln!(self.out, "{text}");
+        }
+    }
+
+    /// Records what the live send did, for the JSON report.
+    fn live_result(&mut self, live: serde_json::Value) {
+        if let Some(report) = &mut self.report {
+            report.live = Some(live);
+        }
+    }
+
+    /// Refuses the live send: `message` on stderr (and, numbers masked as `masked`, in the JSON
+    /// report); returns `code`.
+    fn live_refused(&mut self, err: &mut dyn Write, code: u8, message: &str, masked: &str) -> u8 {
+        let _ = writeln!(err, "{message}");
+        self.live_result(serde_json::json!({"attempted": false, "reason": masked}));
+        code
+    }
+
+    fn run(&mut self, err: &mut dyn Write) -> u8 {
         let provider = self.options.adapter.clone();
         let mode = if self.options.live { "LIVE: will send one billable message" } else { "dry run, no network calls" };
-        let _ = writeln!(self.out, "SMS SDK doctor: {provider} ({mode})");
+        self.say(&format!("SMS SDK doctor: {provider} ({mode})"));
 
         self.environment(&provider);
         let sender = match &self.options.from {
@@ -170,12 +296,12 @@ impl Doctor<'_> {
         if !self.options.live {
             let result =
                 if self.failed { "Result: problems found." } else { "Result: local checks passed. Nothing was sent." };
-            let _ = writeln!(self.out, "{result}");
+            self.say(result);
             return u8::from(self.failed);
         }
         let (Some(adapter), Some((_, sender_text)), false) = (adapter, sender, self.failed) else {
-            let _ = writeln!(err, "Live send skipped: fix the failed checks first.");
-            return 1;
+            let skipped = "Live send skipped: fix the failed checks first.";
+            return self.live_refused(err, 1, skipped, skipped);
         };
         self.live(adapter, &sender_text, &body, err)
     }
@@ -208,6 +334,14 @@ impl Doctor<'_> {
             Encoding::Gsm7 => ("GSM7", "septets"),
             Encoding::Ucs2 => ("UCS2", "UTF-16 units"),
         };
+        if let Some(report) = &mut self.report {
+            report.estimate = Some(serde_json::json!({
+                "encoding": encoding,
+                "units": preview.units,
+                "segments": preview.segments,
+                "non_gsm_characters": preview.non_gsm_characters,
+            }));
+        }
         let plural = if preview.segments == 1 { "" } else { "s" };
         self.line(
             INFO,
@@ -243,24 +377,24 @@ impl Doctor<'_> {
 
     fn live(&mut self, adapter: AnyAdapter, sender_text: &str, body: &str, err: &mut dyn Write) -> u8 {
         let Some(to) = self.options.to.clone().filter(|to| is_e164(to)) else {
-            let _ = writeln!(err, "Live send needs --to with an E.164 recipient.");
-            return 2;
+            let needs = "Live send needs --to with an E.164 recipient.";
+            return self.live_refused(err, 2, needs, needs);
         };
         if self.options.confirm_to.as_deref() != Some(to.as_str()) {
-            let _ = writeln!(err, "Live send needs --confirm-to {} (the recipient, repeated).", mask_phone_number(&to));
-            return 2;
+            let needs = format!("Live send needs --confirm-to {} (the recipient, repeated).", mask_phone_number(&to));
+            return self.live_refused(err, 2, &needs, &needs);
         }
         if self.options.confirm_from.as_deref() != Some(sender_text) {
-            let _ = writeln!(err, "Live send needs --confirm-from {sender_text} (the sender that will be used).");
-            return 2;
+            let needs =
+                |sender: &str| format!("Live send needs --confirm-from {sender} (the sender that will be used).");
+            return self.live_refused(err, 2, &needs(sender_text), &needs(&display_sender(sender_text)));
         }
         let provider = adapter.info().name.clone();
-        let _ = writeln!(
-            self.out,
+        self.say(&format!(
             "Sending one message to {} from {} via {provider}...",
             mask_phone_number(&to),
             display_sender(sender_text)
-        );
+        ));
         let client = match Client::builder().adapter(adapter).retry(sms_sdk::RetryPolicy::none()).build() {
             Ok(client) => client,
             Err(error) => return self.live_failed(&error),
@@ -276,6 +410,13 @@ impl Doctor<'_> {
         match result {
             Ok(receipt) => {
                 let delivery = serde_json::to_value(receipt.delivery).ok().and_then(|v| v.as_str().map(str::to_owned));
+                self.live_result(serde_json::json!({
+                    "attempted": true,
+                    "accepted": true,
+                    "provider": receipt.provider,
+                    "provider_id": receipt.provider_id,
+                    "delivery": delivery,
+                }));
                 self.line(
                     OK,
                     &format!(
@@ -292,6 +433,13 @@ impl Doctor<'_> {
     }
 
     fn live_failed(&mut self, error: &sms_sdk::Error) -> u8 {
+        self.live_result(serde_json::json!({
+            "attempted": true,
+            "accepted": false,
+            "error_code": error.code(),
+            "message": error.to_string(),
+            "retry_safe": error.is_retry_safe(),
+        }));
         self.line(FAIL, &format!("{}: {error} (retrySafe: {})", error.code(), error.is_retry_safe()));
         1
     }
@@ -338,5 +486,42 @@ mod tests {
         assert!(parse(&args(&["--adapter", "--to"])).is_err());
         let Ok(Parsed::Run(options)) = parse(&args(&["--adapter", "twilio", "--to", "+14155550123"])) else { panic!() };
         assert_eq!((options.adapter.as_str(), options.to.as_deref()), ("twilio", Some("+14155550123")));
+    }
+
+    /// The usage text the reference prints (plus our `--json`), written from the flag table.
+    #[test]
+    fn the_usage_text_is_the_reference_s() {
+        const REFERENCE: &str = "\
+Usage: sms-sdk doctor --adapter <twilio|telnyx|plivo|vonage> [options]
+
+Checks one provider's configuration without sending anything (a dry run, no network calls).
+
+Options:
+  --adapter <name>        twilio, telnyx, plivo or vonage (required)
+  --body <text>           message body to estimate (default: \"Test message from SMS SDK doctor.\")
+  --to <+E164>            recipient to check (format only)
+  --from <sender>         sender: +E164 number, 3-8 digit short code, or alphanumeric ID
+  --live                  send ONE real, billable message (needs --to, --confirm-to, --confirm-from)
+  --confirm-to <+E164>    must equal --to for --live
+  --confirm-from <sender> must equal the sender in use for --live
+  --json                  print one JSON object (checks, estimate, live result, exit code)
+  -h, --help              show this help
+";
+        assert_eq!(usage(), REFERENCE);
+        assert!(help().starts_with(REFERENCE));
+    }
+
+    /// Every flag of the table is one the parser takes, with a value exactly when the table
+    /// gives it one.
+    #[test]
+    fn the_parser_takes_every_flag_of_the_table() {
+        for flag in &FLAGS {
+            let mut words = vec!["--adapter".to_owned(), "twilio".to_owned(), format!("--{}", flag.long)];
+            if flag.value.is_some() {
+                assert_eq!(parse(&words), Err(format!("--{} needs a value", flag.long)));
+                words.push("twilio".to_owned());
+            }
+            assert!(matches!(parse(&words), Ok(Parsed::Run(_))), "--{}", flag.long);
+        }
     }
 }

@@ -3,8 +3,10 @@
 //! `sms-sdk emulator` command.
 
 use std::fmt::Write as _;
+use std::future::Future;
 use std::io::Write;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use axum::Router;
@@ -15,17 +17,21 @@ use sms_sdk::adapter::{Adapter, AdapterInfo, AnyAdapter, Outcome, SendContext};
 use sms_sdk::webhook::SmsEvent;
 use sms_sdk::webhook::axum::Verified;
 use sms_sdk::{Client, Issue, Message, OutboundMessage, Twilio, TwilioWebhook};
-use sms_sdk_emulator::{Emulator, credentials};
+use sms_sdk_emulator::{Emulator, StartError, StartErrorKind, credentials, magic};
 use tokio::sync::mpsc;
 
 use crate::cli::{EmulatorArgs, MessageArgs};
-use crate::send::{report_error, report_receipt};
+use crate::send::{report_error, report_receipt, watch_retries};
+use crate::spinner::Spinners;
 use crate::{EXIT_CONFIGURATION, EXIT_OK};
 
 /// The emulator's default sender.
 const SENDER: &str = "+15005550006";
 /// How long the embedded default waits for the final status webhook.
 const TIMELINE_WAIT: Duration = Duration::from_secs(5);
+/// How many request log lines may wait to be written (beyond them, lines are dropped and
+/// counted).
+const LOG_BUFFER: usize = 1024;
 /// The path of the in-process webhook receiver.
 const STATUS_PATH: &str = "/sms/status";
 
@@ -102,6 +108,7 @@ pub(crate) async fn embedded_send(
     args: &MessageArgs,
     message: Message,
     store: Option<Arc<dyn sms_sdk::store::Store>>,
+    spinners: Spinners,
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> u8 {
@@ -112,15 +119,17 @@ pub(crate) async fn embedded_send(
             return EXIT_CONFIGURATION;
         }
     };
-    let emulator = match Emulator::builder().webhook_url(&receiver_url).start().await {
+    let starting = Emulator::builder().webhook_url(&receiver_url).start();
+    let emulator = match spinners.during("starting the local emulator", starting).await {
         Ok(emulator) => emulator,
         Err(error) => {
             let _ = writeln!(err, "error: configuration: could not start the emulator: {error}");
             return EXIT_CONFIGURATION;
         }
     };
+    let spinner = spinners.spinner("sending through the local emulator");
     let built = embedded_adapter(&emulator.base_url()).and_then(|adapter| {
-        let mut builder = Client::builder().adapter(adapter);
+        let mut builder = watch_retries(Client::builder().adapter(adapter), &spinner);
         if let Some(ms) = args.timeout_ms {
             builder = builder.timeout(Duration::from_millis(ms));
         }
@@ -130,18 +139,18 @@ pub(crate) async fn embedded_send(
         builder.build()
     });
     let result = match built {
-        Ok(client) => client.send(&message).await,
+        Ok(client) => spinner.during(client.send(&message)).await,
         Err(error) => Err(error),
     };
     let code = match result {
         Ok(receipt) => {
-            report_receipt(&receipt, args.json, true, out);
+            report_receipt(&receipt, args.output(), true, out);
             if !receipt.replayed && !args.json {
-                timeline(&receipt.provider_id, &mut events, out).await;
+                timeline(&receipt.provider_id, &mut events, spinners, out).await;
             }
             EXIT_OK
         }
-        Err(error) => report_error(&error, args.json, true, out, err),
+        Err(error) => report_error(&error, args.output(), true, out, err),
     };
     let _ = writeln!(
         err,
@@ -154,11 +163,18 @@ pub(crate) async fn embedded_send(
 }
 
 /// Prints the verified status webhooks of `provider_id` until a final one, or for 5 s.
-async fn timeline(provider_id: &str, events: &mut mpsc::UnboundedReceiver<SmsEvent>, out: &mut dyn Write) {
+async fn timeline(
+    provider_id: &str,
+    events: &mut mpsc::UnboundedReceiver<SmsEvent>,
+    spinners: Spinners,
+    out: &mut dyn Write,
+) {
     let _ = writeln!(out, "status timeline (signed webhooks, verified):");
     let _ = writeln!(out, "  queued       (send response)");
     let deadline = tokio::time::Instant::now() + TIMELINE_WAIT;
-    while let Ok(Some(event)) = tokio::time::timeout_at(deadline, events.recv()).await {
+    let waiting = format!("waiting for the delivery status webhook (up to {} s)", TIMELINE_WAIT.as_secs());
+    while let Ok(Some(event)) = spinners.during(waiting.clone(), tokio::time::timeout_at(deadline, events.recv())).await
+    {
         let Some(status) = event.kind.delivery_status() else { continue };
         if !event.dedupe_key.contains(provider_id) {
             continue;
@@ -173,8 +189,32 @@ async fn timeline(provider_id: &str, events: &mut mpsc::UnboundedReceiver<SmsEve
 
 /// `sms-sdk emulator`: runs until interrupted.
 pub(crate) async fn run(args: EmulatorArgs, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
+    serve(args, out, err, |_| async {
+        let _ = tokio::signal::ctrl_c().await;
+    })
+    .await
+}
+
+/// Runs the emulator until the future `until` makes of its base URL ends, logging each request
+/// it serves and each webhook it posts to `err` (one line each) unless `--quiet`.
+async fn serve<F: Future<Output = ()>>(
+    args: EmulatorArgs,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+    until: impl FnOnce(String) -> F,
+) -> u8 {
+    let (log, mut lines) = mpsc::channel::<String>(LOG_BUFFER);
+    let dropped = Arc::new(AtomicU64::new(0));
     let mut builder =
         Emulator::builder().listen(&args.listen).status_delay(Duration::from_millis(args.status_delay_ms));
+    if !args.quiet {
+        let dropped = Arc::clone(&dropped);
+        builder = builder.observe(move |event| {
+            if log.try_send(event.to_string()).is_err() {
+                dropped.fetch_add(1, Ordering::Relaxed);
+            }
+        });
+    }
     if let Some(url) = &args.webhook_url {
         builder = builder.webhook_url(url);
     }
@@ -184,15 +224,67 @@ pub(crate) async fn run(args: EmulatorArgs, out: &mut dyn Write, err: &mut dyn W
     let emulator = match builder.start().await {
         Ok(emulator) => emulator,
         Err(error) => {
-            let _ = writeln!(err, "error: could not start the emulator: {error}");
+            let _ = writeln!(err, "error: could not start the emulator: {}", start_error(&error));
             return EXIT_CONFIGURATION;
         }
     };
     let _ = out.write_all(setup_text(&emulator.base_url()).as_bytes());
     let _ = out.flush();
-    let _ = tokio::signal::ctrl_c().await;
+    let mut stop = std::pin::pin!(until(emulator.base_url()));
+    loop {
+        tokio::select! {
+            biased;
+            () = &mut stop => break,
+            Some(line) = lines.recv() => log_line(&line, &dropped, err),
+        }
+    }
     emulator.shutdown().await;
+    while let Ok(line) = lines.try_recv() {
+        log_line(&line, &dropped, err);
+    }
     EXIT_OK
+}
+
+/// Why `sms-sdk emulator` could not start, naming the flag at fault.
+fn start_error(error: &StartError) -> String {
+    #[allow(clippy::wildcard_enum_match_arm)] // `StartErrorKind` is non-exhaustive: new kinds name no flag yet
+    let flag = match error.kind() {
+        StartErrorKind::InvalidAddress | StartErrorKind::NotLoopback | StartErrorKind::Bind => "--listen: ",
+        StartErrorKind::InvalidSetting => "--status-delay-ms: ",
+        StartErrorKind::InvalidUrl => "--webhook-url or --inbound-url: ",
+        _ => "",
+    };
+    format!("{flag}{error}")
+}
+
+/// Writes one request log line, after a note of the lines dropped since the last one.
+fn log_line(line: &str, dropped: &AtomicU64, err: &mut dyn Write) {
+    let skipped = dropped.swap(0, Ordering::Relaxed);
+    if skipped > 0 {
+        let _ = writeln!(err, "({skipped} request log line(s) dropped: the log fell behind)");
+    }
+    let _ = writeln!(err, "{line}");
+    let _ = err.flush();
+}
+
+/// The magic recipients, one line each: the number, then what a send to it gets.
+fn magic_lines() -> Vec<String> {
+    let mut lines = vec!["Magic recipients (a send to any other number is accepted and delivered):".to_owned()];
+    for recipient in magic::recipients() {
+        let fault = recipient.fault.map(|f| format!("fault={f}: ")).unwrap_or_default();
+        lines.push(format!("  {}  {fault}{}", recipient.number, recipient.meaning));
+    }
+    lines
+}
+
+/// The after-help of `sms-sdk emulator`: its magic recipients and faults, and its request log.
+pub(crate) fn magic_help() -> String {
+    let mut text = magic_lines().join("\n");
+    text.push_str(
+        "\n\nEach request served and each webhook posted is logged on stderr, one line each \
+         (provider, operation, masked recipient, status and outcome or fault); --quiet silences it.",
+    );
+    text
 }
 
 /// What `sms-sdk emulator` prints at start: valid shell as a whole (comments and one `export`
@@ -237,6 +329,16 @@ fn setup_text(base: &str) -> String {
         let _ = writeln!(text, "#   {line}");
     }
     let _ = writeln!(text, "# Every credential and secret as JSON: GET {base}/_emulator/keys");
+    let _ =
+        writeln!(text, "# Every message request received, in order: GET {base}/_emulator/messages (DELETE clears it)");
+    let _ = writeln!(
+        text,
+        "# The sms-sdk command reads the SMS_SDK_*_BASE_URL lines; the library does not: pass them to\n\
+         # each adapter's builder (.base_url(...)) in your own program."
+    );
+    for line in magic_lines() {
+        let _ = writeln!(text, "# {line}");
+    }
     text
 }
 
@@ -262,6 +364,76 @@ mod tests {
         assert_eq!(shell_quote("two words"), "'two words'");
         assert_eq!(shell_quote("it's $HOME"), "'it'\\''s $HOME'");
         assert_eq!(shell_quote("a\nb"), "'a\nb'");
+    }
+
+    #[test]
+    fn every_magic_number_is_in_the_help_and_the_banner() {
+        let banner = setup_text("http://127.0.0.1:4010");
+        let help = magic_help();
+        for recipient in magic::recipients() {
+            assert!(help.contains(recipient.number), "help: {}", recipient.number);
+            assert!(banner.contains(&format!("#   {}  ", recipient.number)), "banner: {}", recipient.number);
+            if let Some(fault) = recipient.fault {
+                assert!(help.contains(&format!("{}  fault={fault}", recipient.number)), "{fault}");
+            }
+        }
+    }
+
+    /// The emulator's flags as the command line gives them.
+    fn emulator_args(flags: &[&str]) -> EmulatorArgs {
+        #[derive(clap::Parser)]
+        struct Command {
+            #[command(flatten)]
+            args: EmulatorArgs,
+        }
+        let argv = ["emulator", "--listen", "127.0.0.1:0"].into_iter().chain(flags.iter().copied());
+        <Command as clap::Parser>::try_parse_from(argv).map(|c| c.args).expect("valid flags")
+    }
+
+    /// Runs `sms-sdk emulator` with `flags` in-process, sends to an ordinary and a magic
+    /// recipient through it, stops it, and returns what it wrote on stdout and stderr.
+    async fn serve_and_send(flags: &[&str]) -> (String, String) {
+        let (mut out, mut err) = (Vec::new(), Vec::new());
+        let sends = |base: String| async move {
+            let twilio = Twilio::builder(credentials::TWILIO_ACCOUNT_SID, credentials::TWILIO_AUTH_TOKEN)
+                .from(SENDER)
+                .base_url(base)
+                .build()
+                .expect("the adapter builds");
+            let client = Client::builder().adapter(twilio).build().expect("the client builds");
+            assert!(client.send(&Message::new("+14155550123", "a private text")).await.is_ok());
+            assert!(client.send(&Message::new(magic::OPTED_OUT, "a private text")).await.is_err());
+            assert!(client.send(&Message::new(magic::RESET, "a private text")).await.is_err());
+        };
+        let code = serve(emulator_args(flags), &mut out, &mut err, sends).await;
+        assert_eq!(code, EXIT_OK);
+        (String::from_utf8(out).expect("UTF-8"), String::from_utf8(err).expect("UTF-8"))
+    }
+
+    #[tokio::test]
+    async fn each_request_is_logged_masked_on_stderr() {
+        let (out, err) = serve_and_send(&[]).await;
+        let lines: Vec<&str> = err.lines().collect();
+        assert_eq!(
+            lines,
+            [
+                "twilio send to=+1********23 201 accepted",
+                "twilio send to=+1********04 400 rejected category=compliance",
+                "twilio send to=+1********03 fault=reset",
+            ]
+        );
+        for full in ["+14155550123", magic::OPTED_OUT, magic::RESET, "a private text", credentials::TWILIO_AUTH_TOKEN] {
+            assert!(!err.contains(full), "{full}");
+        }
+        assert!(out.starts_with("# sms-sdk emulator listening on http://127.0.0.1:"));
+        assert!(!out.contains(" send to="), "the log is not on stdout");
+    }
+
+    #[tokio::test]
+    async fn quiet_logs_nothing() {
+        let (out, err) = serve_and_send(&["--quiet"]).await;
+        assert_eq!(err, "");
+        assert!(out.contains("export TWILIO_ACCOUNT_SID="));
     }
 
     #[test]

@@ -13,18 +13,23 @@ mod cli;
 pub mod config;
 mod doctor;
 mod emulator;
+mod generate;
 mod paths;
 mod reconcile;
 mod send;
+mod spinner;
 mod store;
+mod style;
 mod suppression;
+mod values;
+mod variables;
 mod webhook;
 
 use std::collections::HashMap;
 use std::ffi::OsString;
 use std::io::Write;
 
-use clap::Parser as _;
+use clap::FromArgMatches as _;
 use sms_sdk::ErrorKind;
 
 pub use crate::cli::Cli;
@@ -56,6 +61,9 @@ pub struct Env {
     not_utf8: Vec<String>,
     stdout_terminal: bool,
     stderr_terminal: bool,
+    /// Only in the crate's own tests: every name [`Env::get`] was asked for.
+    #[cfg(test)]
+    reads: Option<std::sync::Arc<std::sync::Mutex<std::collections::BTreeSet<String>>>>,
 }
 
 impl Env {
@@ -109,7 +117,17 @@ impl Env {
     /// A variable's value, `None` when unset or empty.
     #[must_use]
     pub fn get(&self, name: &str) -> Option<&str> {
+        #[cfg(test)]
+        if let Some(reads) = &self.reads {
+            reads.lock().unwrap_or_else(std::sync::PoisonError::into_inner).insert(name.to_owned());
+        }
         self.vars.get(name).map(String::as_str).filter(|v| !v.is_empty())
+    }
+
+    /// Whether a variable is set to anything, a value that is not UTF-8 included.
+    #[must_use]
+    pub fn is_set(&self, name: &str) -> bool {
+        self.get(name).is_some() || self.not_utf8.iter().any(|n| n == name)
     }
 
     /// Whether the command reads a variable of this name (the providers', `SMS_SDK_*`, and the
@@ -118,6 +136,14 @@ impl Env {
     pub fn is_ours(name: &str) -> bool {
         const PREFIXES: [&str; 6] = ["TWILIO_", "TELNYX_", "PLIVO_", "VONAGE_", "SMS_SDK_", "LIVE_SMS_"];
         PREFIXES.iter().any(|p| name.starts_with(p)) || crate::paths::VARIABLES.contains(&name)
+    }
+
+    /// The same environment, recording the names it is asked for (the crate's tests).
+    #[cfg(test)]
+    pub(crate) fn recording(mut self) -> (Self, std::sync::Arc<std::sync::Mutex<std::collections::BTreeSet<String>>>) {
+        let reads = std::sync::Arc::default();
+        self.reads = Some(std::sync::Arc::clone(&reads));
+        (self, reads)
     }
 
     /// The first variable the command reads whose value is not UTF-8.
@@ -156,6 +182,17 @@ fn text_args(args: Vec<OsString>) -> Result<Vec<String>, String> {
     Ok(text)
 }
 
+/// The arguments after the global flags that may come before a command's name (`--color
+/// WHEN`, with a valid `WHEN`: clap reports an invalid one).
+fn after_global_flags(args: &[String]) -> &[String] {
+    let valid = |when: &str| matches!(when, "auto" | "always" | "never");
+    match args {
+        [flag, when, rest @ ..] if flag == "--color" && valid(when) => after_global_flags(rest),
+        [flag, rest @ ..] if flag.strip_prefix("--color=").is_some_and(valid) => after_global_flags(rest),
+        _ => args,
+    }
+}
+
 /// The exit code of a send error (docs/behavior.md, "Errors: one table").
 #[must_use]
 #[allow(clippy::wildcard_enum_match_arm)] // `ErrorKind` is non-exhaustive: new kinds are failures
@@ -192,27 +229,31 @@ where
         let _ = writeln!(err, "error: the environment variable {name} is not valid UTF-8");
         return EXIT_USAGE;
     }
-    if let Some((first, rest)) = args.split_first()
+    if let Some((first, rest)) = after_global_flags(&args).split_first()
         && first == "doctor"
     {
         return doctor::run(rest, env, out, err);
     }
+    let colour = style::requested(&args);
     let argv = std::iter::once("sms-sdk".to_owned()).chain(args.iter().cloned());
-    let cli = match Cli::try_parse_from(argv) {
+    let parsed = cli::command(colour).try_get_matches_from(argv).and_then(|matches| Cli::from_arg_matches(&matches));
+    let cli = match parsed {
         Ok(cli) => cli,
         Err(error) => {
             let help =
                 matches!(error.kind(), clap::error::ErrorKind::DisplayHelp | clap::error::ErrorKind::DisplayVersion)
                     || matches!(error.kind(), clap::error::ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand)
                         && args.is_empty();
-            let text = error.render().to_string();
-            return if help {
-                let _ = out.write_all(text.as_bytes());
-                EXIT_OK
+            let (stream, terminal): (&mut dyn Write, bool) =
+                if help { (out, env.stdout_is_terminal()) } else { (err, env.stderr_is_terminal()) };
+            let rendered = error.render();
+            let text = if style::Style::decide(colour, env, terminal).is_on() {
+                rendered.ansi().to_string()
             } else {
-                let _ = err.write_all(text.as_bytes());
-                EXIT_USAGE
+                rendered.to_string()
             };
+            let _ = stream.write_all(text.as_bytes());
+            return if help { EXIT_OK } else { EXIT_USAGE };
         }
     };
     let runtime = match tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build() {

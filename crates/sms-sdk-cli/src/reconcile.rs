@@ -22,12 +22,11 @@ use sms_sdk::{Message, PhoneNumber, Sender};
 use time::OffsetDateTime;
 
 use crate::cli::ReconcileArgs;
+use crate::spinner::Spinners;
 use crate::{EXIT_CONFIGURATION, EXIT_OK, EXIT_UNKNOWN, EXIT_USAGE, Env};
 
 /// The default lookup window: 24 hours.
 const DEFAULT_SINCE: Duration = Duration::from_secs(24 * 3600);
-/// The longest lookup window: 400 days (providers keep message records about that long).
-const MAX_SINCE: Duration = Duration::from_secs(400 * 24 * 3600);
 /// How long one lookup may take.
 const LOOKUP_TIMEOUT: Duration = Duration::from_secs(10);
 /// The most unresolved keys one run looks up (a run looks up at most this many; run it again
@@ -35,23 +34,6 @@ const LOOKUP_TIMEOUT: Duration = Duration::from_secs(10);
 const MAX_KEYS: usize = 1_000;
 /// How far after now a provider's creation time may be (clock skew).
 const SKEW: Duration = Duration::from_secs(300);
-
-/// Parses `30s`, `15m`, `24h`, `7d` or plain seconds.
-fn parse_since(text: &str) -> Option<Duration> {
-    let (number, unit) = match text.find(|c: char| !c.is_ascii_digit()) {
-        Some(at) => text.split_at(at),
-        None => (text, "s"),
-    };
-    let factor = match unit {
-        "s" => 1,
-        "m" => 60,
-        "h" => 3600,
-        "d" => 86_400,
-        _ => return None,
-    };
-    let secs = number.parse::<u64>().ok()?.checked_mul(factor)?;
-    Some(Duration::from_secs(secs)).filter(|d| !d.is_zero() && *d <= MAX_SINCE)
-}
 
 /// What the command decided about one key.
 struct Finding {
@@ -145,7 +127,8 @@ fn lookups(env: &Env) -> Result<Vec<NamedLookup>, String> {
             continue;
         }
         crate::config::check(env, provider)?;
-        let built = crate::config::built(env, provider, None).map_err(|e| e.to_string())?;
+        let built =
+            crate::config::built(env, provider, None).map_err(|e| crate::config::spelled(provider, &e.to_string()))?;
         found.push((provider, built.lookup()));
     }
     Ok(found)
@@ -332,14 +315,7 @@ async fn unresolved(
 
 /// `idempotency reconcile`.
 pub(crate) async fn run(args: ReconcileArgs, env: &Env, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
-    let since = match args.since.as_deref().map(parse_since) {
-        None => DEFAULT_SINCE,
-        Some(Some(since)) => since,
-        Some(None) => {
-            let _ = writeln!(err, "error: --since must be a duration such as 30m, 24h or 7d (at most 400d)");
-            return EXIT_USAGE;
-        }
-    };
+    let since = args.since.unwrap_or(DEFAULT_SINCE);
     if let Some(to) = &args.to
         && PhoneNumber::parse(to).is_err()
     {
@@ -353,7 +329,7 @@ pub(crate) async fn run(args: ReconcileArgs, env: &Env, out: &mut dyn Write, err
             return EXIT_CONFIGURATION;
         }
     };
-    let store: Arc<dyn Store> = match crate::store::open(args.store.as_deref(), env, err).await {
+    let store: Arc<dyn Store> = match crate::store::open(args.store.as_deref(), env, args.json, err).await {
         Ok(store) => store,
         Err(code) => return code,
     };
@@ -376,8 +352,10 @@ pub(crate) async fn run(args: ReconcileArgs, env: &Env, out: &mut dyn Write, err
     let since_time = time::Duration::try_from(since).map_or(OffsetDateTime::UNIX_EPOCH, |d| now.saturating_sub(d));
     let window = (since_time, now.saturating_add(time::Duration::try_from(SKEW).unwrap_or_default()));
     let mut findings = Vec::with_capacity(entries.len());
-    for entry in &entries {
-        let mut finding = examine(entry, &args, &lookups, window).await;
+    let spinners = Spinners::new(env, args.json);
+    for (done, entry) in entries.iter().enumerate() {
+        let looking = format!("looking up key {} of {} at the provider", done.saturating_add(1), entries.len());
+        let mut finding = spinners.during(looking, examine(entry, &args, &lookups, window)).await;
         if args.apply
             && let Err(error) = apply(&*store, &mut finding, stale_after).await
         {

@@ -3,20 +3,24 @@
 use std::io::Write;
 use std::time::Duration;
 
+use sms_sdk::error::AttemptOutcome;
 use sms_sdk::redact::mask_phone_number;
-use sms_sdk::{Client, ClientBuilder, Error, Failover, Message, Receipt};
+use sms_sdk::{Category, Client, ClientBuilder, Error, Failover, Message, Receipt};
 
 use sms_sdk::validate::Field;
 
-use crate::cli::MessageArgs;
+use crate::cli::{MessageArgs, MessageFields, ValidateArgs};
 use sms_sdk::adapter::AnyAdapter;
 
 use crate::config::{self, PROVIDERS};
 use crate::paths::Sends;
-use crate::{EXIT_CONFIGURATION, EXIT_FAILED, EXIT_OK, EXIT_USAGE, Env, exit_code};
+use crate::spinner::{CONNECTING, Spinner, Spinners};
+use crate::style::{Colour, Output};
+use crate::values::Provider;
+use crate::{EXIT_CONFIGURATION, EXIT_FAILED, EXIT_OK, EXIT_UNKNOWN, Env, exit_code};
 
 /// The message the flags describe.
-fn message(args: &MessageArgs) -> Result<Message, Error> {
+fn message(args: &MessageFields) -> Result<Message, Error> {
     let mut message = Message::new(&args.to, &args.body);
     message.from = args.from.as_deref().map(config::parse_sender);
     message.media_urls.clone_from(&args.media_urls);
@@ -27,31 +31,25 @@ fn message(args: &MessageArgs) -> Result<Message, Error> {
     Ok(message)
 }
 
-/// The adapters to use: the named ones, or every provider with any variable set; `None` when no
-/// provider variable is set at all (the embedded emulator stands in). A provider that is named
-/// or mentioned must be complete: what is missing is a configuration error naming it.
-fn adapters(args: &MessageArgs, env: &Env) -> Result<Option<Vec<AnyAdapter>>, (u8, String)> {
-    configured_adapters(&args.providers, env)
-}
-
-/// The adapters of `--provider` flags (`providers`), as [`adapters`] describes.
-pub(crate) fn configured_adapters(providers: &[String], env: &Env) -> Result<Option<Vec<AnyAdapter>>, (u8, String)> {
+/// The adapters of the `--provider` flags (`providers`), or of every provider with any variable
+/// set; `None` when no provider variable is set at all (the embedded emulator stands in). A
+/// provider that is named or mentioned must be complete: what is missing is a configuration
+/// error naming it.
+pub(crate) fn configured_adapters(providers: &[Provider], env: &Env) -> Result<Option<Vec<AnyAdapter>>, (u8, String)> {
     let names: Vec<&str> = if providers.is_empty() {
         PROVIDERS.into_iter().filter(|p| config::is_mentioned(env, p)).collect()
     } else {
-        providers.iter().map(String::as_str).collect()
+        providers.iter().map(|p| p.as_str()).collect()
     };
     if names.is_empty() {
         return Ok(None);
     }
     let mut adapters = Vec::new();
     for name in names {
-        if !PROVIDERS.contains(&name) {
-            return Err((EXIT_USAGE, format!("unknown --provider `{name}` (twilio, telnyx, plivo, vonage)")));
-        }
         config::check(env, name).map_err(|message| (EXIT_CONFIGURATION, format!("configuration: {message}")))?;
-        let adapter =
-            config::adapter(env, name, None).map_err(|e| (EXIT_CONFIGURATION, format!("{}: {name}: {e}", e.code())))?;
+        let adapter = config::adapter(env, name, None).map_err(|e| {
+            (EXIT_CONFIGURATION, format!("{}: {name}: {}", e.code(), config::spelled(name, &e.to_string())))
+        })?;
         adapters.push(adapter);
     }
     Ok(Some(adapters))
@@ -67,6 +65,23 @@ fn builder(args: &MessageArgs, adapters: Vec<AnyAdapter>) -> ClientBuilder {
         builder = builder.timeout(Duration::from_millis(ms));
     }
     builder
+}
+
+/// `builder` with a hook that tells `spinner` when a provider rate-limited the send and the
+/// client waits before retrying (the `Retry-After` wait happens inside [`Client::send`]).
+pub(crate) fn watch_retries(builder: ClientBuilder, spinner: &Spinner) -> ClientBuilder {
+    let message = spinner.handle();
+    builder.on_attempt(move |event| {
+        if let AttemptOutcome::Rejected { category: Category::RateLimited, retry_after, .. } = &event.attempt.outcome {
+            let provider = &event.attempt.provider;
+            message.set(match retry_after {
+                Some(wait) => {
+                    format!("rate-limited by {provider}: waiting {} s (Retry-After) to retry", wait.as_secs())
+                }
+                None => format!("rate-limited by {provider}: backing off to retry"),
+            });
+        }
+    })
 }
 
 /// The flag that sets `field`, when the command has one.
@@ -95,10 +110,17 @@ fn command_text(message: &str, field: Option<Field>) -> String {
 
 /// Reports an error as JSON or text and returns its exit code. `emulated` says that the
 /// embedded emulator stood in for the providers.
-pub(crate) fn report_error(error: &Error, json: bool, emulated: bool, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
+pub(crate) fn report_error(
+    error: &Error,
+    output: Output,
+    emulated: bool,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> u8 {
     let record = error.to_record();
     let flag = record.field.and_then(flag);
-    if json {
+    let code = exit_code(error.kind());
+    if output.json {
         let mut body = serde_json::to_value(&record).unwrap_or_default();
         if let (Some(flag), Some(object)) = (flag, body.as_object_mut()) {
             object.insert("flag".into(), flag.into());
@@ -106,7 +128,8 @@ pub(crate) fn report_error(error: &Error, json: bool, emulated: bool, out: &mut 
         let _ = writeln!(out, "{}", serde_json::json!({ "error": body, "emulated": emulated }));
     } else {
         let text = command_text(&error.to_string(), record.field);
-        let _ = writeln!(err, "error: {}: {text}", error.code());
+        let colour = if code == EXIT_UNKNOWN { Colour::Yellow } else { Colour::Red };
+        let _ = writeln!(err, "error: {}: {text}", output.streams.err.paint(error.code(), colour));
         if let Some(reason) = record.reason {
             let _ = writeln!(err, "reason: {reason}; the message may have been sent: reconcile before resending");
         }
@@ -115,12 +138,12 @@ pub(crate) fn report_error(error: &Error, json: bool, emulated: bool, out: &mut 
         }
         let _ = writeln!(err, "retry safe: {}", error.is_retry_safe());
     }
-    exit_code(error.kind())
+    code
 }
 
 /// Prints an accepted (or replayed) result; `emulated` marks one the embedded emulator gave.
-pub(crate) fn report_receipt(receipt: &Receipt, json: bool, emulated: bool, out: &mut dyn Write) {
-    if json {
+pub(crate) fn report_receipt(receipt: &Receipt, output: Output, emulated: bool, out: &mut dyn Write) {
+    if output.json {
         let mut body = serde_json::to_value(receipt).unwrap_or_default();
         if let Some(object) = body.as_object_mut() {
             object.insert("emulated".into(), emulated.into());
@@ -131,7 +154,8 @@ pub(crate) fn report_receipt(receipt: &Receipt, json: bool, emulated: bool, out:
     let marker = if emulated { " [emulated: nothing left this machine]" } else { "" };
     let _ = writeln!(
         out,
-        "accepted by {}{marker}: provider id {}, delivery {} (not handset delivery)",
+        "{} by {}{marker}: provider id {}, delivery {} (not handset delivery)",
+        output.streams.out.paint("accepted", Colour::Green),
         receipt.provider,
         receipt.provider_id,
         serde_json::to_value(receipt.delivery).ok().and_then(|v| v.as_str().map(str::to_owned)).unwrap_or_default()
@@ -150,21 +174,22 @@ async fn store(
     env: &Env,
     sends: Sends,
 ) -> Result<Option<std::sync::Arc<dyn sms_sdk::store::Store>>, Error> {
-    if args.idempotency_key.is_none() {
+    let spinners = Spinners::new(env, args.json);
+    if args.message.idempotency_key.is_none() {
         return Ok(None);
     }
     let url = crate::paths::store_url(args.store.as_deref(), env, sends)
         .map_err(|message| crate::store::store_error(sms_sdk::store::StoreError::new(message)))?;
-    sms_sdk::store::open(&url).await.map(Some).map_err(crate::store::store_error)
+    spinners.during(CONNECTING, sms_sdk::store::open(&url)).await.map(Some).map_err(crate::store::store_error)
 }
 
 /// `sms-sdk send`.
 pub(crate) async fn send(args: MessageArgs, env: &Env, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
-    let message = match message(&args) {
+    let message = match message(&args.message) {
         Ok(message) => message,
-        Err(error) => return report_error(&error, args.json, false, out, err),
+        Err(error) => return report_error(&error, args.output(), false, out, err),
     };
-    let adapters = match adapters(&args, env) {
+    let adapters = match configured_adapters(&args.message.providers, env) {
         Ok(adapters) => adapters,
         Err((code, text)) => {
             let _ = writeln!(err, "error: {text}");
@@ -174,48 +199,50 @@ pub(crate) async fn send(args: MessageArgs, env: &Env, out: &mut dyn Write, err:
     let sends = if adapters.is_some() { Sends::Real } else { Sends::Emulated };
     let store = match store(&args, env, sends).await {
         Ok(store) => store,
-        Err(error) => return report_error(&error, args.json, sends == Sends::Emulated, out, err),
+        Err(error) => return report_error(&error, args.output(), sends == Sends::Emulated, out, err),
     };
+    let spinners = Spinners::new(env, args.json);
     let Some(adapters) = adapters else {
-        return crate::emulator::embedded_send(&args, message, store, out, err).await;
+        return crate::emulator::embedded_send(&args, message, store, spinners, out, err).await;
     };
-    let mut builder = builder(&args, adapters);
+    let spinner = spinners.spinner("sending");
+    let mut builder = watch_retries(builder(&args, adapters), &spinner);
     if let Some(store) = store {
         builder = builder.idempotency(store);
     }
     let client = match builder.build() {
         Ok(client) => client,
-        Err(error) => return report_error(&error, args.json, false, out, err),
+        Err(error) => return report_error(&error, args.output(), false, out, err),
     };
-    match client.send(&message).await {
+    match spinner.during(client.send(&message)).await {
         Ok(receipt) => {
-            report_receipt(&receipt, args.json, false, out);
+            report_receipt(&receipt, args.output(), false, out);
             EXIT_OK
         }
-        Err(error) => report_error(&error, args.json, false, out, err),
+        Err(error) => report_error(&error, args.output(), false, out, err),
     }
 }
 
 /// `sms-sdk validate`.
-pub(crate) fn validate(args: &MessageArgs, env: &Env, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
-    let message = match message(args) {
+pub(crate) fn validate(args: &ValidateArgs, env: &Env, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
+    let message = match message(&args.message) {
         Ok(message) => message,
-        Err(error) => return report_error(&error, args.json, false, out, err),
+        Err(error) => return report_error(&error, args.output(), false, out, err),
     };
-    let adapters = match adapters(args, env) {
+    let adapters = match configured_adapters(&args.message.providers, env) {
         Ok(Some(adapters)) => adapters,
         Ok(None) => match crate::emulator::embedded_adapter("http://127.0.0.1:9") {
             Ok(adapter) => vec![adapter],
-            Err(error) => return report_error(&error, args.json, true, out, err),
+            Err(error) => return report_error(&error, args.output(), true, out, err),
         },
         Err((code, text)) => {
             let _ = writeln!(err, "error: {text}");
             return code;
         }
     };
-    let client = match builder(args, adapters).build() {
+    let client = match Client::builder().adapters(adapters).build() {
         Ok(client) => client,
-        Err(error) => return report_error(&error, args.json, false, out, err),
+        Err(error) => return report_error(&error, args.output(), false, out, err),
     };
     let report = client.validate(&message);
     if args.json {
@@ -236,7 +263,13 @@ pub(crate) fn validate(args: &MessageArgs, env: &Env, out: &mut dyn Write, err: 
             let _ = writeln!(out, "issue: {provider}{field}: {}", command_text(&issue.message, Some(issue.field)));
         }
         let _ = writeln!(out, "candidates: {}", report.adapter_candidates.join(", "));
-        let _ = writeln!(out, "{}", if report.supported { "supported" } else { "not supported" });
+        let style = args.streams.out;
+        let verdict = if report.supported {
+            style.paint("supported", Colour::Green)
+        } else {
+            style.paint("not supported", Colour::Red)
+        };
+        let _ = writeln!(out, "{verdict}");
     }
     if report.supported { EXIT_OK } else { EXIT_FAILED }
 }

@@ -11,6 +11,8 @@ use sms_sdk::store::{
 
 use crate::cli::{ListArgs, ResolveArgs, ShowArgs};
 use crate::paths::Sends;
+use crate::spinner::{CONNECTING, Spinners};
+use crate::values::StateFilter;
 use crate::{EXIT_CONFIGURATION, EXIT_OK, EXIT_USAGE, Env};
 
 /// A store failure as the library's typed error (code `store`).
@@ -28,10 +30,16 @@ pub(crate) fn url(named: Option<&str>, env: &Env, err: &mut dyn Write) -> Result
     })
 }
 
-/// Opens the named store, or the one `send` would use (see [`url`]).
-pub(crate) async fn open(named: Option<&str>, env: &Env, err: &mut dyn Write) -> Result<Arc<dyn Store>, u8> {
+/// Opens the named store, or the one `send` would use (see [`url`]), with a spinner while it
+/// connects (none when `json`).
+pub(crate) async fn open(
+    named: Option<&str>,
+    env: &Env,
+    json: bool,
+    err: &mut dyn Write,
+) -> Result<Arc<dyn Store>, u8> {
     let url = url(named, env, err)?;
-    store::open(&url).await.map_err(|error| {
+    Spinners::new(env, json).during(CONNECTING, store::open(&url)).await.map_err(|error| {
         let _ = writeln!(err, "error: store: {error}");
         EXIT_CONFIGURATION
     })
@@ -90,18 +98,15 @@ fn entry_json(
 
 /// `idempotency list`.
 pub(crate) async fn list(args: ListArgs, env: &Env, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
-    let filter = match args.state.as_deref() {
+    let filter = match args.state {
         None => Filter::All,
-        Some("unresolved") => Filter::Unresolved { stale_after: seconds(args.older_than) },
-        Some(state) => {
-            let Some(state) = State::parse(state) else {
-                let _ = writeln!(err, "error: --state must be reserved, accepted, rejected, unknown or unresolved");
-                return EXIT_USAGE;
-            };
-            Filter::State(state)
-        }
+        Some(StateFilter::Unresolved) => Filter::Unresolved { stale_after: seconds(args.older_than) },
+        Some(StateFilter::Reserved) => Filter::State(State::Reserved),
+        Some(StateFilter::Accepted) => Filter::State(State::Accepted),
+        Some(StateFilter::Rejected) => Filter::State(State::Rejected),
+        Some(StateFilter::Unknown) => Filter::State(State::Unknown),
     };
-    let store = match open(args.store.as_deref(), env, err).await {
+    let store = match open(args.store.as_deref(), env, args.json, err).await {
         Ok(store) => store,
         Err(code) => return code,
     };
@@ -212,7 +217,7 @@ fn millis(at: SystemTime) -> i64 {
 
 /// `idempotency show`.
 pub(crate) async fn show(args: ShowArgs, env: &Env, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
-    let store = match open(args.store.as_deref(), env, err).await {
+    let store = match open(args.store.as_deref(), env, args.json, err).await {
         Ok(store) => store,
         Err(code) => return code,
     };
@@ -249,7 +254,7 @@ pub(crate) async fn resolve(args: ResolveArgs, env: &Env, out: &mut dyn Write, e
             return EXIT_USAGE;
         }
     };
-    let store = match open(args.store.as_deref(), env, err).await {
+    let store = match open(args.store.as_deref(), env, args.json, err).await {
         Ok(store) => store,
         Err(code) => return code,
     };

@@ -23,7 +23,7 @@ static GLOBAL: &StatsAlloc<std::alloc::System> = &INSTRUMENTED_SYSTEM;
 /// needs, and the optional flags it takes.
 const COMMANDS: [(&[&str], &[&str]); 10] = [
     (&["send", "--to", "--body"], MESSAGE_FLAGS),
-    (&["validate", "--to", "--body"], MESSAGE_FLAGS),
+    (&["validate", "--to", "--body"], VALIDATE_FLAGS),
     (&["doctor", "--adapter"], &["--to", "--body", "--from", "--live", "--confirm-to", "--confirm-from", "--bogus"]),
     (&["idempotency", "list", "--state"], &["--store", "--older-than", "--json"]),
     (&["idempotency", "show", "--older-than"], &["--store", "--json"]),
@@ -32,6 +32,18 @@ const COMMANDS: [(&[&str], &[&str]); 10] = [
     (&["help"], &[]),
     (&["--help"], &[]),
     (&["bogus"], &["--x"]),
+];
+
+/// The flags `validate` takes (the message's, without how to send it).
+const VALIDATE_FLAGS: &[&str] = &[
+    "--from",
+    "--provider",
+    "--idempotency-key",
+    "--media-url",
+    "--send-at",
+    "--validity-sec",
+    "--webhook-url",
+    "--json",
 ];
 
 const MESSAGE_FLAGS: &[&str] = &[

@@ -273,3 +273,97 @@ fn t265_usage_errors_and_help() {
     assert_eq!(o.code, 0);
     assert!(o.out.starts_with("Usage: sms-sdk doctor"));
 }
+
+/// The doctor with `--json` added: the one JSON object it printed, and its exit code.
+fn doctor_json(args: &[&str], env: &[(&str, &str)]) -> (serde_json::Value, Output) {
+    let with_json: Vec<&str> = args.iter().copied().chain(["--json"]).collect();
+    let o = doctor(&with_json, env);
+    let mut objects = serde_json::Deserializer::from_str(&o.out).into_iter::<serde_json::Value>();
+    let value = objects.next().expect("one JSON object").expect("valid JSON");
+    assert!(objects.next().is_none(), "exactly one JSON object: {}", o.out);
+    (value, o)
+}
+
+#[test]
+fn json_reports_every_check_the_estimate_and_the_exit_code() {
+    let args = ["--adapter", "twilio", "--to", "+14155550123", "--body", "Hello 📦"];
+    let human = doctor(&args, &twilio_env());
+    let (report, o) = doctor_json(&args, &twilio_env());
+    assert_eq!(o.code, human.code);
+    assert_eq!(report["exit_code"], u64::from(human.code));
+    assert_eq!(report["adapter"], "twilio");
+    assert_eq!(report["mode"], "dry_run");
+    assert_eq!(report["live"], serde_json::Value::Null);
+    assert_eq!(report["estimate"]["encoding"], "UCS2");
+    assert_eq!(report["estimate"]["segments"], 1);
+    assert_eq!(report["estimate"]["non_gsm_characters"], json!(["📦"]));
+    let checks = report["checks"].as_array().expect("checks");
+    // Every check line of the human output, in order, with its status.
+    let lines: Vec<&str> = human.out.lines().filter(|l| l.starts_with('[')).collect();
+    assert_eq!(checks.len(), lines.len());
+    for (check, line) in checks.iter().zip(&lines) {
+        let status = check["status"].as_str().expect("a status");
+        assert!(["ok", "fail", "info", "not_verified"].contains(&status), "{status}");
+        assert!(line.ends_with(check["message"].as_str().expect("a message")), "{line}");
+        assert!(line.starts_with(&format!("[{}]", status.replace('_', " "))), "{line}");
+    }
+    for secret in ["super-secret-twilio-token", "+14155550123", "+15005550006"] {
+        assert!(!o.out.contains(secret) && !o.err.contains(secret), "{secret}");
+    }
+    assert!(o.out.contains("+1********23"), "the recipient is masked as in the human output");
+}
+
+#[test]
+fn json_exit_codes_equal_the_human_ones() {
+    let failing = [("TWILIO_ACCOUNT_SID", "bad")];
+    for (args, env) in [
+        (&["--adapter", "twilio"][..], &twilio_env()[..]),
+        (&["--adapter", "twilio"][..], &failing[..]),
+        (&["--adapter", "twilio", "--to", "4155550123"][..], &twilio_env()[..]),
+        (&["--adapter", "vonage", "--from", "12345"][..], &[("VONAGE_API_KEY", "k"), ("VONAGE_API_SECRET", "s")][..]),
+        (&["--adapter", "twilio", "--live"][..], &twilio_env()[..]),
+    ] {
+        let human = doctor(args, env);
+        let (report, o) = doctor_json(args, env);
+        assert_eq!(o.code, human.code, "{args:?}");
+        assert_eq!(report["exit_code"], u64::from(human.code), "{args:?}");
+        let fails = report["checks"].as_array().expect("checks").iter().filter(|c| c["status"] == "fail").count();
+        assert_eq!(fails, human.out.matches("[fail]").count(), "{args:?}");
+    }
+    let (report, _) = doctor_json(&["--adapter", "twilio", "--live"], &twilio_env());
+    assert_eq!(report["live"], json!({"attempted": false, "reason": "Live send needs --to with an E.164 recipient."}));
+}
+
+#[test]
+fn json_reports_the_live_send() {
+    let body = json!({"sid": "SM0123456789abcdef0123456789abcdef", "status": "queued"});
+    let (runtime, server) = mock_twilio(ResponseTemplate::new(201).set_body_json(body));
+    let uri = server.uri();
+    let mut env = twilio_env();
+    env.push(("SMS_SDK_TWILIO_BASE_URL", &uri));
+    let args = [
+        "--adapter",
+        "twilio",
+        "--live",
+        "--to",
+        "+14155550123",
+        "--confirm-to",
+        "+14155550123",
+        "--confirm-from",
+        "+15005550006",
+    ];
+    let (report, o) = doctor_json(&args, &env);
+    assert_eq!(o.code, 0, "{}{}", o.out, o.err);
+    assert_eq!(report["mode"], "live");
+    assert_eq!(report["live"]["accepted"], true);
+    assert_eq!(report["live"]["provider_id"], "SM0123456789abcdef0123456789abcdef");
+    assert_eq!(report["exit_code"], 0);
+    assert!(!o.out.contains("+14155550123") && !o.out.contains("+15005550006"));
+    assert_eq!(calls(&runtime, &server), 1);
+}
+
+#[test]
+fn json_is_in_the_usage() {
+    let o = command(&["doctor", "--help"]);
+    assert!(o.out.contains("  --json "), "{}", o.out);
+}

@@ -131,7 +131,8 @@ fn a_credential_that_cannot_be_sent_is_a_configuration_error_naming_the_variable
     .collect();
     let o = command(&["send", "--to", "+14155550123", "--body", "Hi"], &env);
     assert_eq!(o.code, 7, "{}", o.err);
-    assert!(o.err.contains("private_key"), "{}", o.err);
+    // Named as the command spells it: the variable, not the library's field.
+    assert!(o.err.contains("VONAGE_PRIVATE_KEY could not be imported"), "{}", o.err);
 }
 
 #[test]

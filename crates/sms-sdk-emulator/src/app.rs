@@ -3,6 +3,8 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use axum::response::Response;
+
 use time::OffsetDateTime;
 use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
@@ -11,7 +13,8 @@ use crate::body::BodyLimits;
 use crate::delivery::Poster;
 use crate::keys::Keys;
 use crate::latency::Latency;
-use crate::provider::Signer;
+use crate::observe::{Observer, Operation, Outcome, Served, ServedRequest};
+use crate::provider::{Provider, Signer};
 use crate::store::Store;
 
 /// The settings of a running emulator.
@@ -29,6 +32,8 @@ pub(crate) struct Config {
     pub(crate) read_timeout: Duration,
     /// How long to wait before answering each send request.
     pub(crate) latency: Latency,
+    /// Who is told of each request served and webhook posted.
+    pub(crate) observer: Observer,
 }
 
 impl Config {
@@ -56,6 +61,20 @@ pub(crate) struct App {
 }
 
 impl App {
+    /// Tells the observer that a request other than a send was answered with `response`.
+    pub(crate) fn report(
+        &self,
+        provider: Option<Provider>,
+        operation: Operation,
+        to: Option<&str>,
+        response: &Response,
+    ) {
+        let status = Some(response.status().as_u16());
+        self.config
+            .observer
+            .report(|| Served::Request(ServedRequest::new(provider, operation, to, status, Outcome::Answered)));
+    }
+
     /// A signer for now.
     pub(crate) fn signer(&self) -> Signer<'static> {
         Signer { keys: self.keys, now: OffsetDateTime::now_utc() }

@@ -22,6 +22,7 @@ use crate::credentials::{
 use crate::delivery::{MAX_PENDING_STATUS, Poster};
 use crate::error::{StartError, StartErrorKind};
 use crate::latency::Latency;
+use crate::observe::{Observer, Served};
 use crate::store::{ReceivedMessage, Store};
 use crate::{keys, routes, server};
 
@@ -76,6 +77,7 @@ pub struct EmulatorBuilder {
     header_read_timeout: Duration,
     max_messages: usize,
     latency: Latency,
+    observer: Observer,
 }
 
 impl Default for EmulatorBuilder {
@@ -90,6 +92,7 @@ impl Default for EmulatorBuilder {
             header_read_timeout: DEFAULT_HEADER_READ_TIMEOUT,
             max_messages: DEFAULT_MAX_MESSAGES,
             latency: Latency::default(),
+            observer: Observer::default(),
         }
     }
 }
@@ -189,6 +192,32 @@ impl EmulatorBuilder {
         self
     }
 
+    /// Calls `observe` once per request the emulator answers (or faults) and once per webhook
+    /// it posts (after its last attempt): what a request log prints. It is called on the
+    /// emulator's tasks, so it should return quickly (hand the event to a channel). The events
+    /// are safe to log: recipients are masked and no body, credential or signature is in them.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// use std::sync::{Arc, Mutex};
+    /// use sms_sdk::{Client, Message};
+    /// use sms_sdk_emulator::{Emulator, magic};
+    ///
+    /// let lines = Arc::new(Mutex::new(Vec::new()));
+    /// let log = Arc::clone(&lines);
+    /// let emulator = Emulator::builder().observe(move |event| log.lock().unwrap().push(event.to_string())).start().await?;
+    /// let client = Client::builder().adapter(emulator.twilio().from("+15005550006").build()?).build()?;
+    /// let _ = client.send(&Message::new(magic::OPTED_OUT, "Hi")).await;
+    /// assert_eq!(lines.lock().unwrap()[0], "twilio send to=+1********04 400 rejected category=compliance");
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn observe(mut self, observe: impl Fn(&Served) + Send + Sync + 'static) -> Self {
+        self.observer = Observer::new(observe);
+        self
+    }
+
     /// Binds the address and starts serving in the background (on the current tokio runtime).
     ///
     /// # Errors
@@ -224,6 +253,7 @@ impl EmulatorBuilder {
             body_limit: self.body_limit,
             read_timeout: self.header_read_timeout,
             latency: self.latency,
+            observer: self.observer,
         };
         let store = Store::new(shutdown.clone(), self.max_messages);
         let status_slots = Arc::new(Semaphore::new(MAX_PENDING_STATUS));

@@ -7,6 +7,7 @@ use serde::Deserialize;
 use serde_json::json;
 
 use crate::app::App;
+use crate::observe::Operation;
 use crate::provider::{Inbound, Provider, with_plus};
 use crate::respond::{error_response, json_response};
 
@@ -26,24 +27,26 @@ impl App {
     /// message id it assigned and whether the webhook was answered 2xx; 409 when there is no
     /// inbound URL; 400 for a malformed request.
     pub(crate) async fn inbound(&self, body: &[u8]) -> Response {
-        let request: InboundRequest = match serde_json::from_slice(body) {
-            Ok(request) => request,
-            Err(_) => {
-                return error_response(
-                    StatusCode::BAD_REQUEST,
-                    "expected a JSON object {provider, from, to, text, inbound_url?}",
-                );
-            }
+        let (response, provider, to) = self.deliver_inbound(body).await;
+        self.report(provider, Operation::Inbound, to.as_deref(), &response);
+        response
+    }
+
+    /// [`App::inbound`]'s answer, with the provider and receiving number when the request named
+    /// them.
+    async fn deliver_inbound(&self, body: &[u8]) -> (Response, Option<Provider>, Option<String>) {
+        let Ok(request) = serde_json::from_slice::<InboundRequest>(body) else {
+            let message = "expected a JSON object {provider, from, to, text, inbound_url?}";
+            return (error_response(StatusCode::BAD_REQUEST, message), None, None);
         };
+        let to = Some(with_plus(&request.to));
         let provider: Provider = match request.provider.parse() {
             Ok(provider) => provider,
-            Err(error) => return error_response(StatusCode::BAD_REQUEST, &error.to_string()),
+            Err(error) => return (error_response(StatusCode::BAD_REQUEST, &error.to_string()), None, to),
         };
         let Some(url) = request.inbound_url.or_else(|| self.config.inbound_url.clone()) else {
-            return error_response(
-                StatusCode::CONFLICT,
-                "no inbound URL: start the emulator with one, or pass inbound_url in the request",
-            );
+            let message = "no inbound URL: start the emulator with one, or pass inbound_url in the request";
+            return (error_response(StatusCode::CONFLICT, message), Some(provider), to);
         };
         let inbound = Inbound {
             id: provider.new_id(),
@@ -53,7 +56,11 @@ impl App {
         };
         let hook = provider.inbound_webhook(&inbound, &url, self.signer());
         let mut answer = json!({"provider": provider, "id": inbound.id, "url": url, "delivered": false});
-        let fields = match self.shutdown.run_until_cancelled(self.poster.post(&hook)).await {
+        let posted = self.shutdown.run_until_cancelled(self.poster.post(&hook)).await;
+        if let Some(posted) = &posted {
+            self.report_webhook(provider, &hook.event, &url, posted);
+        }
+        let fields = match posted {
             Some(Ok(status)) => json!({"delivered": true, "webhook_status": status}),
             Some(Err(failure)) => json!({"attempts": failure.attempts, "error": failure.error}),
             None => json!({"error": "the emulator is stopping"}),
@@ -61,6 +68,6 @@ impl App {
         if let (Some(answer), serde_json::Value::Object(fields)) = (answer.as_object_mut(), fields) {
             answer.extend(fields);
         }
-        json_response(StatusCode::ACCEPTED, &answer)
+        (json_response(StatusCode::ACCEPTED, &answer), Some(provider), to)
     }
 }

@@ -33,6 +33,8 @@
 //! - **Latency** ([`EmulatorBuilder::latency`]): a wait before each answer, chosen per request
 //!   by a function (a seeded random one, or one read from the request), applied after the
 //!   message is created, so a client that times out leaves a message it never heard about.
+//! - **Observation** ([`EmulatorBuilder::observe`]): one [`Served`] event per request answered
+//!   and per webhook posted, safe to log (numbers masked), for a request log.
 //! - **Inspection**: `GET /_emulator/messages` (or [`RunningEmulator::messages`]),
 //!   `DELETE /_emulator/messages`, and `GET /_emulator/keys`.
 //! - **Limits**, so that a long-running emulator under load stays bounded: request bodies up to
@@ -57,6 +59,7 @@ mod inbound;
 mod keys;
 mod latency;
 pub mod magic;
+pub mod observe;
 mod provider;
 mod respond;
 mod routes;
@@ -69,5 +72,6 @@ pub use emulator::{
     DEFAULT_WEBHOOK_RETRY_INTERVAL, Emulator, EmulatorBuilder, RunningEmulator,
 };
 pub use error::{StartError, StartErrorKind};
+pub use observe::Served;
 pub use provider::{Provider, UnknownProvider};
 pub use store::{ReceivedMessage, Status, WebhookFailure};

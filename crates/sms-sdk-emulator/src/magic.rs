@@ -3,6 +3,8 @@
 //!
 //! Any recipient that is not listed here is accepted and delivered.
 
+use std::fmt;
+
 /// Invalid number: rejected, category `recipient`.
 pub const INVALID_NUMBER: &str = "+15005550001";
 /// Cannot route from this sender: rejected, category `sender`.
@@ -77,26 +79,135 @@ pub(crate) enum Reason {
     OptedOut,
 }
 
-const TABLE: &[(&str, Behavior)] = &[
-    (INVALID_NUMBER, Behavior::Reject(Reason::InvalidNumber)),
-    (SENDER_CANNOT_ROUTE, Behavior::Reject(Reason::SenderCannotRoute)),
-    (NO_PERMISSION, Behavior::Reject(Reason::NoPermission)),
-    (OPTED_OUT, Behavior::Reject(Reason::OptedOut)),
-    (CANNOT_RECEIVE, Behavior::Reject(Reason::CannotReceive)),
-    (UNDELIVERED, Behavior::Undeliver),
-    (SERVER_ERROR, Behavior::ServerError),
-    (HOLD, Behavior::Hold),
-    (RESET, Behavior::Reset),
-    (RATE_LIMITED_ONCE, Behavior::RateLimitOnce),
-    (BARE_429, Behavior::Bare429),
-    (UNREADABLE, Behavior::Unreadable),
-    (CREATED_THEN_DROPPED, Behavior::CreateThenDrop),
-    (RATE_LIMITED, Behavior::RateLimitAlways),
+/// The magic recipients: number, behavior, and what a send to it gets (for the help and the
+/// start banner).
+const TABLE: &[(&str, Behavior, &str)] = &[
+    (INVALID_NUMBER, Behavior::Reject(Reason::InvalidNumber), "rejected: invalid number (category recipient)"),
+    (
+        SENDER_CANNOT_ROUTE,
+        Behavior::Reject(Reason::SenderCannotRoute),
+        "rejected: cannot route from this sender (category sender)",
+    ),
+    (NO_PERMISSION, Behavior::Reject(Reason::NoPermission), "rejected: no international permission (category account)"),
+    (OPTED_OUT, Behavior::Reject(Reason::OptedOut), "rejected: blocked, opted out (category compliance)"),
+    (CANNOT_RECEIVE, Behavior::Reject(Reason::CannotReceive), "rejected: cannot receive SMS (category recipient)"),
+    (UNDELIVERED, Behavior::Undeliver, "accepted, then undelivered in the status webhooks"),
+    (SERVER_ERROR, Behavior::ServerError, "answered HTTP 500"),
+    (HOLD, Behavior::Hold, "never answered (the connection is held until the client gives up)"),
+    (RESET, Behavior::Reset, "the connection is reset before any response"),
+    (
+        RATE_LIMITED_ONCE,
+        Behavior::RateLimitOnce,
+        "rate-limited once (429, Retry-After: 1), accepted on the next request for the same recipient and body",
+    ),
+    (BARE_429, Behavior::Bare429, "a bare 429 without the provider's rate-limit code"),
+    (UNREADABLE, Behavior::Unreadable, "a 2xx whose body cannot be read"),
+    (
+        CREATED_THEN_DROPPED,
+        Behavior::CreateThenDrop,
+        "the message is created, then the connection is dropped before the response",
+    ),
+    (RATE_LIMITED, Behavior::RateLimitAlways, "always rate-limited (429, Retry-After: 1)"),
 ];
+
+/// A fault the emulator injects in place of a normal answer (what a magic recipient triggers).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Fault {
+    /// Answered HTTP 500.
+    Http500,
+    /// Never answered: the connection is held.
+    Hang,
+    /// The connection is reset before any response.
+    Reset,
+    /// Rate-limited with the provider's code and `Retry-After: 1`.
+    RateLimited,
+    /// A 429 without the provider's code.
+    Bare429,
+    /// A 2xx whose body cannot be read.
+    Unreadable,
+    /// The message is created, then the connection is dropped.
+    DropAfterCreate,
+}
+
+impl Fault {
+    /// Its name in the request log and the help: `http500`, `hang`, `reset`, `rate_limited`,
+    /// `bare429`, `unreadable` or `drop_after_create`.
+    #[must_use]
+    pub const fn name(self) -> &'static str {
+        match self {
+            Self::Http500 => "http500",
+            Self::Hang => "hang",
+            Self::Reset => "reset",
+            Self::RateLimited => "rate_limited",
+            Self::Bare429 => "bare429",
+            Self::Unreadable => "unreadable",
+            Self::DropAfterCreate => "drop_after_create",
+        }
+    }
+}
+
+impl fmt::Display for Fault {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// One magic recipient: its number, what a send to it gets, and the fault it injects (if any).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct MagicRecipient {
+    /// The recipient, E.164.
+    pub number: &'static str,
+    /// What a send to it gets, in a few words.
+    pub meaning: &'static str,
+    /// The fault it injects, `None` for a rejection or an accepted message.
+    pub fault: Option<Fault>,
+}
+
+/// Every magic recipient, in table order: what `sms-sdk emulator` lists in its help and at start.
+///
+/// ```
+/// let numbers: Vec<&str> = sms_sdk_emulator::magic::recipients().map(|r| r.number).collect();
+/// assert!(numbers.contains(&sms_sdk_emulator::magic::RESET));
+/// ```
+pub fn recipients() -> impl Iterator<Item = MagicRecipient> {
+    TABLE.iter().map(|&(number, behavior, meaning)| MagicRecipient { number, meaning, fault: behavior.fault() })
+}
+
+impl Behavior {
+    /// The fault this behavior injects; `None` when it answers normally (accepts or rejects).
+    /// A rate limit once counts as the fault, though its next request is accepted.
+    pub(crate) const fn fault(self) -> Option<Fault> {
+        match self {
+            Self::Deliver | Self::Undeliver | Self::Reject(_) => None,
+            Self::ServerError => Some(Fault::Http500),
+            Self::Hold => Some(Fault::Hang),
+            Self::Reset => Some(Fault::Reset),
+            Self::RateLimitOnce | Self::RateLimitAlways => Some(Fault::RateLimited),
+            Self::Bare429 => Some(Fault::Bare429),
+            Self::Unreadable => Some(Fault::Unreadable),
+            Self::CreateThenDrop => Some(Fault::DropAfterCreate),
+        }
+    }
+}
+
+impl Reason {
+    /// The rejection category the library gives it: `recipient`, `sender`, `account` or
+    /// `compliance`.
+    pub(crate) const fn category(self) -> &'static str {
+        match self {
+            Self::InvalidNumber | Self::CannotReceive => "recipient",
+            Self::SenderCannotRoute | Self::InvalidSender => "sender",
+            Self::NoPermission => "account",
+            Self::OptedOut => "compliance",
+        }
+    }
+}
 
 /// What to do with a send to `to` (an E.164 number).
 pub(crate) fn behavior(to: &str) -> Behavior {
-    TABLE.iter().find(|(number, _)| *number == to).map_or(Behavior::Deliver, |(_, behavior)| *behavior)
+    TABLE.iter().find(|(number, ..)| *number == to).map_or(Behavior::Deliver, |(_, behavior, _)| *behavior)
 }
 
 /// Each provider's documented code for a rejection reason (Plivo has none: it answers its
@@ -172,5 +283,29 @@ mod tests {
         assert_eq!(behavior("+14155550123"), Behavior::Deliver);
         assert_eq!(behavior(HOLD), Behavior::Hold);
         assert_eq!(behavior(OPTED_OUT), Behavior::Reject(Reason::OptedOut));
+    }
+
+    #[test]
+    fn every_constant_is_listed_once() {
+        let all = [
+            INVALID_NUMBER,
+            SENDER_CANNOT_ROUTE,
+            NO_PERMISSION,
+            OPTED_OUT,
+            CANNOT_RECEIVE,
+            UNDELIVERED,
+            SERVER_ERROR,
+            HOLD,
+            RESET,
+            RATE_LIMITED_ONCE,
+            BARE_429,
+            UNREADABLE,
+            CREATED_THEN_DROPPED,
+            RATE_LIMITED,
+        ];
+        let listed: Vec<&str> = recipients().map(|r| r.number).collect();
+        assert_eq!(listed.len(), all.len());
+        assert!(all.iter().all(|n| listed.contains(n)));
+        assert_eq!(recipients().find(|r| r.number == HOLD).and_then(|r| r.fault), Some(Fault::Hang));
     }
 }

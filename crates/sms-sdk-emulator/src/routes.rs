@@ -14,6 +14,7 @@ use time::OffsetDateTime;
 use crate::app::App;
 use crate::body::{self, BodyError};
 use crate::credentials::keys_json;
+use crate::observe::Operation;
 use crate::provider::{AuthRequest, Failure, Provider, twilio_list};
 use crate::respond::{closing, error_response, json_response};
 use crate::send::Reply;
@@ -31,10 +32,12 @@ pub(crate) fn router(app: Arc<App>) -> Router {
             })
             .get(
                 |State(app): AppState, Path(account): Path<String>, headers: HeaderMap, uri: Uri| async move {
-                    refusal(&app, Provider::Twilio, Some(&account), &headers).unwrap_or_else(|| {
+                    let response = refusal(&app, Provider::Twilio, Some(&account), &headers).unwrap_or_else(|| {
                         let list = twilio_list(&app.store.list(), uri.query().unwrap_or_default());
                         json_response(StatusCode::OK, &list)
-                    })
+                    });
+                    app.report(Some(Provider::Twilio), Operation::List, None, &response);
+                    response
                 },
             ),
         )
@@ -77,19 +80,35 @@ pub(crate) fn router(app: Arc<App>) -> Router {
         )
         .route(
             "/_emulator/messages",
-            get(|State(app): AppState| async move { json_response(StatusCode::OK, &messages_json(&app)) }).delete(
-                |State(app): AppState| async move {
-                    app.store.clear();
-                    StatusCode::NO_CONTENT.into_response()
-                },
-            ),
+            get(|State(app): AppState| async move {
+                let response = json_response(StatusCode::OK, &messages_json(&app));
+                app.report(None, Operation::Inspect, None, &response);
+                response
+            })
+            .delete(|State(app): AppState| async move {
+                app.store.clear();
+                let response = StatusCode::NO_CONTENT.into_response();
+                app.report(None, Operation::Clear, None, &response);
+                response
+            }),
         )
-        .route("/_emulator/keys", get(|| async { json_response(StatusCode::OK, &keys_json()) }))
+        .route(
+            "/_emulator/keys",
+            get(|State(app): AppState| async move {
+                let response = json_response(StatusCode::OK, &keys_json());
+                app.report(None, Operation::Keys, None, &response);
+                response
+            }),
+        )
         .route(
             "/_emulator/inbound",
             post(|State(app): AppState, headers: HeaderMap, body: Body| async move { inbound(&app, &headers, body).await }),
         )
-        .fallback(|| async { error_response(StatusCode::NOT_FOUND, "no such route") })
+        .fallback(|State(app): AppState| async move {
+            let response = error_response(StatusCode::NOT_FOUND, "no such route");
+            app.report(None, Operation::NoRoute, None, &response);
+            response
+        })
         .with_state(app)
 }
 
@@ -99,14 +118,16 @@ fn messages_json(app: &App) -> Value {
 
 /// `POST /_emulator/inbound`, its body read within the limits.
 async fn inbound(app: &App, headers: &HeaderMap, body: Body) -> Response {
-    match body::read(body, headers, app.config.body_limits()).await {
-        Ok(body) => app.inbound(&body).await,
+    let response = match body::read(body, headers, app.config.body_limits()).await {
+        Ok(body) => return app.inbound(&body).await,
         Err(BodyError::TooLarge) => {
             let message = format!("the request body is over {} bytes", app.config.body_limit);
             closing(error_response(StatusCode::PAYLOAD_TOO_LARGE, &message))
         }
         Err(BodyError::Unreadable) => error_response(StatusCode::BAD_REQUEST, "the request body could not be read"),
-    }
+    };
+    app.report(None, Operation::Inbound, None, &response);
+    response
 }
 
 /// Reads the body within the limits, handles the send, and turns the reply into a response or
@@ -147,11 +168,12 @@ fn refusal(app: &App, provider: Provider, account: Option<&str>, headers: &Heade
 
 /// A provider's message fetch.
 fn lookup(app: &App, provider: Provider, account: Option<&str>, headers: &HeaderMap, id: &str) -> Response {
-    if let Some(response) = refusal(app, provider, account, headers) {
-        return response;
-    }
-    match app.store.find(provider, id).and_then(|message| provider.resource(&message)) {
-        Some(resource) => json_response(StatusCode::OK, &resource),
-        None => provider.error(Failure::NotFound).response(),
-    }
+    let response = refusal(app, provider, account, headers).unwrap_or_else(|| {
+        match app.store.find(provider, id).and_then(|message| provider.resource(&message)) {
+            Some(resource) => json_response(StatusCode::OK, &resource),
+            None => provider.error(Failure::NotFound).response(),
+        }
+    });
+    app.report(Some(provider), Operation::Lookup, None, &response);
+    response
 }

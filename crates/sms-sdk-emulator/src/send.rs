@@ -14,6 +14,7 @@ use crate::app::App;
 use crate::body::BodyError;
 use crate::delivery::MAX_PENDING_STATUS;
 use crate::magic::{self, Behavior, Reason};
+use crate::observe::{Operation, Outcome, Served, ServedRequest, WebhookPosted};
 use crate::provider::{AuthRequest, Failure, Provider, SendRequest, Step, with_plus};
 use crate::respond::{closing, json_response};
 use crate::store::{ReceivedMessage, Status, WebhookFailure};
@@ -29,6 +30,16 @@ pub(crate) enum Reply {
     Reset,
     /// A close before any response.
     Drop,
+}
+
+impl Reply {
+    /// The HTTP status answered, `None` when the connection gets none.
+    pub(crate) fn status(&self) -> Option<u16> {
+        match self {
+            Self::Respond(response) => Some(response.status().as_u16()),
+            Self::Hold | Self::Reset | Self::Drop => None,
+        }
+    }
 }
 
 /// Whether `from` looks like a sender: an E.164 number, a short code or number without its `+`
@@ -88,7 +99,9 @@ impl App {
                     BodyError::Unreadable => Failure::Unreadable,
                 };
                 let delay = self.config.latency.of(&entry);
-                return (Reply::Respond(self.refuse(entry, failure)), delay);
+                let reply = Reply::Respond(self.refuse(entry, failure));
+                self.report_send(provider, None, &reply, failure.outcome());
+                return (reply, delay);
             }
         };
         let request = provider.parse(body);
@@ -104,21 +117,46 @@ impl App {
         let delay = self.config.latency.of(&entry);
         let authenticated =
             provider.authenticate(&AuthRequest { headers, account, keys: self.keys, now: entry.received_at });
-        (self.handle(entry, authenticated, request.as_ref()), delay)
+        let to = entry.to.clone();
+        let (reply, outcome) = self.handle(entry, authenticated, request.as_ref());
+        self.report_send(provider, to.as_deref(), &reply, outcome);
+        (reply, delay)
     }
 
-    /// Decides and records what a readable request gets.
+    /// Tells the observer how a send request ended.
+    fn report_send(&self, provider: Provider, to: Option<&str>, reply: &Reply, outcome: Outcome) {
+        let status = reply.status();
+        self.config
+            .observer
+            .report(|| Served::Request(ServedRequest::new(Some(provider), Operation::Send, to, status, outcome)));
+    }
+
+    /// Decides and records what a readable request gets, and how it ended.
     fn handle(
         self: &Arc<Self>,
-        mut entry: ReceivedMessage,
+        entry: ReceivedMessage,
         authenticated: bool,
         request: Option<&SendRequest>,
-    ) -> Reply {
-        let provider = entry.provider;
+    ) -> (Reply, Outcome) {
         let behavior = match decide(authenticated, request) {
             Ok(behavior) => behavior,
-            Err(failure) => return Reply::Respond(self.refuse(entry, failure)),
+            Err(failure) => return (Reply::Respond(self.refuse(entry, failure)), failure.outcome()),
         };
+        let reply = self.act(entry, behavior);
+        let outcome = if let Behavior::Reject(reason) = behavior {
+            Outcome::Rejected(reason.category())
+        } else if behavior == Behavior::RateLimitOnce && reply.status().is_some_and(|s| s < 300) {
+            // The second request of a rate-limited-once recipient is accepted.
+            Outcome::Accepted
+        } else {
+            behavior.fault().map_or(Outcome::Accepted, Outcome::Fault)
+        };
+        (reply, outcome)
+    }
+
+    /// Does what `behavior` says.
+    fn act(self: &Arc<Self>, mut entry: ReceivedMessage, behavior: Behavior) -> Reply {
+        let provider = entry.provider;
         match behavior {
             Behavior::Deliver => self.accept(entry, Step::Delivered),
             Behavior::Undeliver => self.accept(entry, Step::Undelivered),
@@ -234,7 +272,9 @@ impl App {
                     continue;
                 };
                 let hook = provider.status_webhook(&message, step, &url, app.signer());
-                if let Err(failure) = app.poster.post(&hook).await {
+                let posted = app.poster.post(&hook).await;
+                app.report_webhook(provider, &hook.event, &url, &posted);
+                if let Err(failure) = posted {
                     app.store.update(provider, &id, |m| m.webhook_failures.push(failure));
                 }
             }
@@ -242,6 +282,23 @@ impl App {
         tokio::spawn(async move {
             epoch.run_until_cancelled(steps).await;
             drop(slot);
+        });
+    }
+
+    /// Tells the observer how a webhook to `url` ended.
+    pub(crate) fn report_webhook(
+        &self,
+        provider: Provider,
+        event: &str,
+        url: &str,
+        posted: &Result<u16, WebhookFailure>,
+    ) {
+        self.config.observer.report(|| {
+            let result = match posted {
+                Ok(status) => Ok(*status),
+                Err(failure) => Err(format!("after {} attempt(s): {}", failure.attempts, failure.error)),
+            };
+            Served::Webhook(WebhookPosted::new(provider, event, url, result))
         });
     }
 

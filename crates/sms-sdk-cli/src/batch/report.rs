@@ -2,7 +2,7 @@
 //! progress (a bar on a terminal, plain periodic lines otherwise).
 
 use std::fs::File;
-use std::io::{BufWriter, IsTerminal, Write};
+use std::io::{BufWriter, Write};
 use std::path::Path;
 use std::time::{Duration, Instant};
 
@@ -123,9 +123,10 @@ pub(crate) struct Progress {
 }
 
 impl Progress {
-    /// A bar when stderr is a terminal, else plain lines (to the command's `err`).
-    pub(crate) fn new(total: u64) -> Self {
-        let bar = std::io::stderr().is_terminal().then(|| {
+    /// A bar when `bar` (standard error is a terminal and the output is not JSON), else plain
+    /// lines (to the command's `err`).
+    pub(crate) fn new(total: u64, bar: bool) -> Self {
+        let bar = bar.then(|| {
             let bar = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::stderr());
             let style = ProgressStyle::with_template("{bar:40} {pos}/{len} rows  {per_sec}  ETA {eta}  accepted {msg}")
                 .unwrap_or_else(|_| ProgressStyle::default_bar());

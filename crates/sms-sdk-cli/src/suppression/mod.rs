@@ -16,6 +16,7 @@ use sms_sdk::{PhoneNumber, Sender};
 use time::OffsetDateTime;
 use time::format_description::well_known::Rfc3339;
 
+use crate::spinner::{CONNECTING, Spinners};
 use crate::{EXIT_CONFIGURATION, EXIT_FAILED, EXIT_OK, EXIT_USAGE, Env};
 
 /// The suppression subcommands.
@@ -142,9 +143,15 @@ fn store_failed(err: &mut dyn Write, error: &dyn std::fmt::Display) -> u8 {
 }
 
 /// Opens the suppression list of the named store, or of the one `send` would use.
-async fn open(named: Option<&str>, env: &Env, err: &mut dyn Write) -> Result<Arc<dyn SuppressionStore>, u8> {
+async fn open(
+    named: Option<&str>,
+    env: &Env,
+    json: bool,
+    err: &mut dyn Write,
+) -> Result<Arc<dyn SuppressionStore>, u8> {
     let url = crate::store::url(named, env, err)?;
-    suppression::open(&url).await.map_err(|error| store_failed(err, &error))
+    let opening = Spinners::new(env, json).during(CONNECTING, suppression::open(&url));
+    opening.await.map_err(|error| store_failed(err, &error))
 }
 
 /// A recipient as typed: E.164, or bare digits (as some providers export them) with `+` added.
@@ -205,7 +212,7 @@ async fn each_entry(
 }
 
 async fn list(args: ListArgs, env: &Env, out: &mut dyn Write, err: &mut dyn Write) -> Exit {
-    let store = open(args.store.as_deref(), env, err).await?;
+    let store = open(args.store.as_deref(), env, args.json, err).await?;
     let mut first = true;
     if args.json {
         let _ = write!(out, "[");
@@ -232,7 +239,7 @@ async fn list(args: ListArgs, env: &Env, out: &mut dyn Write, err: &mut dyn Writ
 async fn change(action: Action, args: ChangeArgs, env: &Env, out: &mut dyn Write, err: &mut dyn Write) -> Exit {
     let number = parse_recipient(&args.recipient, err)?;
     let scope = parse_scope(&args.scope, err)?;
-    let store = open(args.store.as_deref(), env, err).await?;
+    let store = open(args.store.as_deref(), env, args.json, err).await?;
     let now = SystemTime::now();
     let change = Change::new(number.clone(), scope.clone(), action, now, &args.reason);
     let applied = store.apply(&[change], now).await.map_err(|error| store_failed(err, &error))?;
@@ -263,7 +270,7 @@ async fn check(args: CheckArgs, env: &Env, out: &mut dyn Write, err: &mut dyn Wr
         let Some(scope) = Scope::of_sender(&sender) else { return Err(usage(err, "--from is not a valid sender")) };
         scopes.push(scope);
     }
-    let store = open(args.store.as_deref(), env, err).await?;
+    let store = open(args.store.as_deref(), env, args.json, err).await?;
     let found = store.check(&number, &scopes).await.map_err(|error| store_failed(err, &error))?;
     if args.json {
         let json = serde_json::json!({"recipient": number.masked(), "suppressed": found.is_some(), "entry": found.as_ref().map(entry_json)});
@@ -331,7 +338,7 @@ async fn import(args: ImportArgs, env: &Env, out: &mut dyn Write, err: &mut dyn 
             Err(error) => return Err(usage(err, &format!("cannot read {}: {error}", args.file))),
         }
     };
-    let store = open(args.store.as_deref(), env, err).await?;
+    let store = open(args.store.as_deref(), env, false, err).await?;
     let mut reader = csv::Reader::new(input);
     let mut batch = Vec::with_capacity(IMPORT_BATCH);
     let (mut rows, mut recorded, mut columns) = (0_u64, 0_u64, None);
@@ -397,7 +404,7 @@ fn import_failed(err: &mut dyn Write, line: usize, message: &str, rows: u64) -> 
 }
 
 async fn export(args: ExportArgs, env: &Env, out: &mut dyn Write, err: &mut dyn Write) -> Exit {
-    let store = open(args.store.as_deref(), env, err).await?;
+    let store = open(args.store.as_deref(), env, false, err).await?;
     let mut file = match &args.output {
         Some(path) => match File::create(path) {
             Ok(file) => Some(BufWriter::new(file)),

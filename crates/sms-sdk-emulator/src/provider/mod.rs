@@ -21,7 +21,8 @@ use serde_json::Value;
 use time::OffsetDateTime;
 
 use crate::keys::Keys;
-use crate::magic::Reason;
+use crate::magic::{Fault, Reason};
+use crate::observe::Outcome;
 use crate::respond::json_response_as;
 use crate::store::{ReceivedMessage, Status};
 
@@ -153,6 +154,21 @@ pub(crate) enum Failure {
     ServerError,
     /// No such message.
     NotFound,
+}
+
+impl Failure {
+    /// How a send refused for this ends, for the request log.
+    pub(crate) const fn outcome(self) -> Outcome {
+        match self {
+            Self::Auth => Outcome::Rejected("auth"),
+            Self::Unreadable | Self::TooLarge { .. } | Self::Missing(_) | Self::Invalid(_) | Self::NotFound => {
+                Outcome::Rejected("request")
+            }
+            Self::Reject(reason) => Outcome::Rejected(reason.category()),
+            Self::RateLimited => Outcome::Fault(Fault::RateLimited),
+            Self::ServerError => Outcome::Fault(Fault::Http500),
+        }
+    }
 }
 
 /// A refusal in the provider's own words.

@@ -46,6 +46,12 @@
 //! `sms_webhook_dedupe` (for a custom table `T`: `T_dedupe`): `key TEXT PRIMARY KEY, seen_at
 //! BIGINT NOT NULL, expires_at BIGINT NOT NULL` (epoch milliseconds). `first_seen` is one
 //! `INSERT … ON CONFLICT (key) DO UPDATE … WHERE expires_at <= now RETURNING key`.
+//!
+//! As a [`ReferenceIndex`](crate::store::ReferenceIndex) (settling unknown outcomes from
+//! webhooks, [`reconcile`](crate::reconcile)) it creates a third table, `sms_correlation` (for a
+//! custom table `T`: `T_references`): `reference TEXT PRIMARY KEY, key TEXT NOT NULL,
+//! expires_at BIGINT NOT NULL`. All three are created on the first connection, so the database
+//! user needs `CREATE` on the schema once.
 
 mod reference;
 

@@ -62,10 +62,10 @@ use std::time::{Duration, SystemTime};
 
 use redis::aio::ConnectionManager;
 use redis::io::tcp::TcpSettings;
-use redis::{Cmd, ErrorKind, FromRedisValue, RedisError, ServerErrorKind, Value};
+use redis::{Cmd, ErrorKind, FromRedisValue, RedisError, RedisWrite, ServerErrorKind, Value};
 
 use super::error::Limit;
-use super::row::{Row, expiry, payload};
+use super::row::{Row, expiry, payload, write_payload};
 use super::timeouts::{Timeouts, timeout_setters};
 use super::{
     Filter, FinalRecord, Finalized, Fingerprint, IdempotencyStore, Listing, Operator, Page, Record, Reservation,
@@ -151,9 +151,17 @@ impl Lua {
     }
 
     /// `EVALSHA` of this script on the one key `key` (its arguments follow).
-    fn on(&self, key: String) -> Cmd {
-        let mut command = redis::cmd("EVALSHA");
-        command.arg(&self.sha).arg(1).arg(key);
+    #[cfg(test)]
+    fn on(&self, key: &str) -> Cmd {
+        self.on_key(RecordKey { prefix: "", key }, 0)
+    }
+
+    /// `EVALSHA` of this script on the one key written by `key` (its arguments follow, about
+    /// `room` bytes of them): the command's buffers are sized once and the key and arguments are
+    /// written straight into them, with no text built on the side.
+    fn on_key(&self, key: RecordKey<'_>, room: usize) -> Cmd {
+        let mut command = Cmd::with_capacity(10, 128 + room);
+        command.arg("EVALSHA").arg(&self.sha).arg(1).arg(key);
         command
     }
 
@@ -162,6 +170,25 @@ impl Lua {
         let mut command = redis::cmd("SCRIPT");
         command.arg("LOAD").arg(self.code);
         command
+    }
+}
+
+/// The Redis key of a record, `<prefix>idempotency:<key>`, written into a command as one
+/// argument without building the text first.
+#[derive(Clone, Copy)]
+struct RecordKey<'a> {
+    prefix: &'a str,
+    key: &'a str,
+}
+
+impl redis::ToRedisArgs for RecordKey<'_> {
+    fn write_redis_args<W: ?Sized + RedisWrite>(&self, out: &mut W) {
+        use std::io::Write as _;
+        let mut arg = out.writer_for_next_arg();
+        for part in [self.prefix, RECORD_NAMESPACE, self.key] {
+            // Writing into a command's buffer cannot fail.
+            let _ = arg.write_all(part.as_bytes());
+        }
     }
 }
 
@@ -232,8 +259,9 @@ impl RedisStore {
         RedisStoreBuilder { url: url.into(), prefix: "sms-sdk:".into(), timeouts: Timeouts::default() }
     }
 
-    fn key(&self, key: &str) -> String {
-        format!("{}{RECORD_NAMESPACE}{key}", self.prefix)
+    /// The Redis key of `key`'s record, in parts to write into a command as one argument.
+    fn record_key<'a>(&'a self, key: &'a str) -> RecordKey<'a> {
+        RecordKey { prefix: &self.prefix, key }
     }
 
     fn dedupe_key(&self, key: &str) -> String {
@@ -270,8 +298,9 @@ impl RedisStore {
 
     /// The row of `key`'s hash, read for the operation `what`; `None` when there is no hash.
     async fn hash(&self, what: &str, key: &str) -> Result<Option<Row>, StoreError> {
-        let value: Value =
-            self.run(what, redis::cmd("HGETALL").arg(self.key(key)).query_async(&mut self.connection.clone())).await?;
+        let mut command = redis::cmd("HGETALL");
+        command.arg(self.record_key(key));
+        let value: Value = self.run(what, command.query_async(&mut self.connection.clone())).await?;
         row(key, value).map_err(|e| e.at(&self.place))
     }
 }
@@ -303,9 +332,13 @@ impl RedisStoreBuilder {
             redis::Client::open(info.set_tcp_settings(TcpSettings::default().set_nodelay(true))).map_err(malformed)?;
         let info = client.get_connection_info();
         let place: Arc<str> = Arc::from(format!("Redis at {}/{}", info.addr(), info.redis_settings().db()));
+        // Every command runs within the store's own operation timeout (`RedisStore::run`), so
+        // the connection sets no response timeout of its own: one timer per call, not two. (A
+        // response timeout does not make the connection reconnect either way; only I/O errors
+        // do.)
         let config = redis::aio::ConnectionManagerConfig::new()
             .set_connection_timeout(Some(timeouts.connect))
-            .set_response_timeout(Some(timeouts.operation))
+            .set_response_timeout(None)
             .set_number_of_retries(1);
         let connecting = async { Ok(ConnectionManager::new_with_config(client, config).await?) };
         let mut connection = timeouts.connect(&place, connecting).await?;
@@ -346,6 +379,10 @@ fn row(key: &str, value: Value) -> Result<Option<Row>, StoreError> {
     }))
 }
 
+/// The bytes a finalize command is sized for beyond its key: the record of a usual send (a
+/// receipt with one attempt is about 1 KB) and the other arguments.
+const FINALIZE_ROOM: usize = 2048;
+
 /// A key expiry for Redis: at least a millisecond, at most [`MAX_EXPIRY_MS`].
 fn expiry_ms(ttl: Duration) -> u64 {
     u64::try_from(ttl.as_millis()).unwrap_or(u64::MAX).clamp(1, MAX_EXPIRY_MS)
@@ -374,7 +411,7 @@ impl IdempotencyStore for RedisStore {
         Box::pin(async move {
             let id = ReservationId::new();
             let script = &SCRIPTS.reserve;
-            let mut command = script.on(self.key(key));
+            let mut command = script.on_key(self.record_key(key), self.prefix.len() + key.len() + 160);
             command.arg(fingerprint.as_str()).arg(id.as_str()).arg(millis(now));
             let reply: Value = self.eval("reserve", script, &command).await?;
             if let Value::Int(1) = reply {
@@ -394,11 +431,17 @@ impl IdempotencyStore for RedisStore {
         now: SystemTime,
     ) -> BoxFuture<'a, Result<Finalized, StoreError>> {
         Box::pin(async move {
-            let expires = expiry(&record, ttl, now).map(|at| at.to_string()).unwrap_or_default();
             let script = &SCRIPTS.finalize;
-            let mut command = script.on(self.key(key));
-            command.arg(reservation.as_str()).arg(record.state().as_str()).arg(payload(&record)?);
-            command.arg(expires).arg(expiry_ms(ttl));
+            let mut command = script.on_key(self.record_key(key), self.prefix.len() + key.len() + FINALIZE_ROOM);
+            command.arg(reservation.as_str()).arg(record.state().as_str());
+            // The record's JSON is written straight into the command (the same text `payload`
+            // returns).
+            write_payload(command.writer_for_next_arg(), &record)?;
+            match expiry(&record, ttl, now) {
+                Some(at) => command.arg(at),
+                None => command.arg(""),
+            };
+            command.arg(expiry_ms(ttl));
             let written: i64 = self.eval("finalize", script, &command).await?;
             Ok(if written == 1 { Finalized::Written } else { Finalized::NotOwner })
         })
@@ -431,7 +474,7 @@ impl Operator for RedisStore {
                 }
             };
             let script = &SCRIPTS.resolve;
-            let mut command = script.on(self.key(key));
+            let mut command = script.on_key(self.record_key(key), self.prefix.len() + key.len() + FINALIZE_ROOM);
             command.arg(stale_cutoff(now, stale_after)).arg(sent).arg(json).arg(expires).arg(ttl).arg(millis(now));
             let outcome: Value = self.eval("resolve", script, &command).await?;
             if let Value::Int(done @ (0 | 1)) = outcome {
@@ -482,7 +525,7 @@ mod tests {
                 assert!(argument.starts_with("KEYS[1]"), "{call}");
             }
         }
-        let command = SCRIPTS.reserve.on("k".into());
+        let command = SCRIPTS.reserve.on("k");
         assert_eq!(command.args_iter().count(), 4, "EVALSHA, the SHA1, one key and the key");
     }
 }

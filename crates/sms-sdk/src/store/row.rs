@@ -116,6 +116,17 @@ pub(crate) fn payload(record: &FinalRecord) -> Result<String, StoreError> {
     })
 }
 
+/// Writes [`payload`]'s text into `out` (a buffer of the command that stores it), without
+/// building it on the side first.
+#[cfg(feature = "redis")]
+pub(crate) fn write_payload(out: impl std::io::Write, record: &FinalRecord) -> Result<(), StoreError> {
+    match record {
+        FinalRecord::Accepted(result) => serde_json::to_writer(out, result)?,
+        FinalRecord::Rejected(error) | FinalRecord::Unknown(error) => serde_json::to_writer(out, error)?,
+    }
+    Ok(())
+}
+
 /// The expiry column of a record finalized at `now`.
 pub(crate) fn expiry(record: &FinalRecord, ttl: std::time::Duration, now: SystemTime) -> Option<i64> {
     record.expires_at(ttl, now).map(super::millis)
@@ -136,6 +147,25 @@ mod tests {
             reserved_at: Some(1_000),
             payload: None,
             expires_at: None,
+        }
+    }
+
+    /// The Redis store writes a record's JSON straight into its command: the very text
+    /// `payload` returns (and earlier versions stored), byte for byte.
+    #[cfg(all(feature = "redis", feature = "testing"))]
+    #[test]
+    fn write_payload_writes_the_payload_text() {
+        use crate::testing::store_contract::{sample_error, sample_receipt};
+
+        let records = [
+            FinalRecord::Accepted(sample_receipt("SM1")),
+            FinalRecord::Rejected(sample_error("rejected")),
+            FinalRecord::Unknown(sample_error("handoff_unknown")),
+        ];
+        for record in records {
+            let mut written = Vec::new();
+            write_payload(&mut written, &record).unwrap();
+            assert_eq!(String::from_utf8(written).unwrap(), payload(&record).unwrap());
         }
     }
 

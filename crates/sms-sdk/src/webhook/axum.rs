@@ -3,6 +3,9 @@
 //! large) itself; and [`serve`], which runs a router with the read timeouts a public endpoint
 //! needs.
 //!
+//! Several verifiers share the router's state through `FromRef` (the derive below needs axum's
+//! `macros` feature: `cargo add axum --features macros`):
+//!
 //! ```no_run
 //! # #[cfg(feature = "twilio")]
 //! # async fn example() -> Result<(), Box<dyn std::error::Error>> {
@@ -10,7 +13,7 @@
 //! use sms_sdk::TwilioWebhook;
 //! use sms_sdk::webhook::axum::{Verified, serve};
 //!
-//! #[derive(Clone, FromRef)]
+//! #[derive(Clone, FromRef)] // axum's `macros` feature
 //! struct Hooks {
 //!     twilio: TwilioWebhook,
 //! }

@@ -37,7 +37,7 @@ enum Source {
 
 impl Raw {
     /// A payload already parsed.
-    #[cfg_attr(not(feature = "__http"), allow(dead_code))]
+    #[cfg_attr(not(any(feature = "twilio", feature = "telnyx", feature = "vonage")), allow(dead_code))]
     pub(crate) fn ready(value: Value) -> Self {
         Self {
             #[cfg(feature = "__http")]
@@ -49,6 +49,7 @@ impl Raw {
     /// The parameters of a verified form (a body or a URL query), kept as bytes: the object of
     /// their first values is built when [`Raw::get`] first asks for it.
     #[cfg(feature = "__http")]
+    #[cfg_attr(not(any(feature = "twilio", feature = "plivo")), allow(dead_code))] // form webhooks
     pub(crate) fn form(encoded: &[u8]) -> Self {
         Self { source: Some(Source::Form(encoded.into())), value: OnceLock::new() }
     }

@@ -20,6 +20,10 @@ mod metrics_prometheus;
 #[allow(dead_code, unreachable_pub)]
 mod testing;
 
+#[path = "../../examples/batch.rs"]
+#[allow(dead_code, unreachable_pub)]
+mod batch;
+
 #[path = "../../examples/custom_adapter.rs"]
 #[allow(dead_code, unreachable_pub)]
 mod custom_adapter;
@@ -136,4 +140,12 @@ async fn idempotent_postgres_example_replays_across_two_processes() {
     assert_eq!(fields[0][4], "replayed=false", "{lines:?}");
     assert_eq!(fields[1][4], "replayed=true", "{lines:?}");
     assert_eq!(fields[0][2..4], fields[1][2..4], "one receipt id and provider id: {lines:?}");
+}
+
+#[tokio::test]
+async fn batch_example_sends_each_row_once_and_replays_on_the_second_run() {
+    let (first, again, requests) = batch::run().await.unwrap();
+    assert_eq!((first.accepted, first.replayed, first.rejected, first.unknown), (4, 0, 1, 0));
+    assert_eq!((again.accepted, again.replayed, again.rejected, again.unknown), (0, 4, 1, 0));
+    assert_eq!(requests, 4, "one request per valid row, none on the second run");
 }

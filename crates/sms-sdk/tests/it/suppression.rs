@@ -4,7 +4,7 @@
 
 use std::io::Write;
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, SystemTime};
+use std::time::SystemTime;
 
 use sms_sdk::store::StoreError;
 use sms_sdk::store::suppression::{
@@ -213,6 +213,8 @@ async fn suppression_store_failure_stops_the_send() {
 
 #[cfg(feature = "twilio")]
 mod feeding {
+    use std::time::Duration;
+
     use sms_sdk::TwilioWebhook;
     use sms_sdk::suppression::{Action, Fed, Feeder, ScopeRule};
     use sms_sdk::testing::webhooks::signed_twilio_request;

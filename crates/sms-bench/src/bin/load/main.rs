@@ -378,8 +378,12 @@ async fn redis_group(suite: &mut Suite<'_>, data: &Arc<PairData>) {
     let store = Arc::new(sms_sdk::store::redis::RedisStore::connect(url).await.expect("the store connects"));
     let client = Arc::new(sdk_client(&target, Some(Arc::clone(&store))));
     let minimal = Arc::new(stores::redis_min::Minimal::connect(url).await.expect("the minimal client connects"));
+    // The HTTP part of a keyed send at the same concurrency: no store, a key (so the fingerprint
+    // and the in-flight map are paid as in the Redis send).
+    let plain = Arc::new(sdk_client::<MemoryStore>(&target, None));
     let warm = Duration::from_millis(300);
     drive(8, warm, op!(|seq| client => sdk_send(&client, Some(format!("w{seq}"))).await)).await;
+    drive(8, warm, op!(|seq| plain => sdk_send(&plain, Some(format!("w{seq}"))).await)).await;
     drive(8, warm, op!(|seq| store, data => store_pair(&*store, &data, format!("v{seq}")).await)).await;
     drive(8, warm, op!(|seq| minimal, data => minimal.pair(&data, &format!("u{seq}")).await)).await;
     for run in 0..args.runs {
@@ -387,6 +391,15 @@ async fn redis_group(suite: &mut Suite<'_>, data: &Arc<PairData>) {
         let op = op!(|seq| client => sdk_send(&client, Some(format!("s{seq}"))).await);
         let sample = measure(8, duration, pid, op).await;
         suite.record("redis_send_8", "Client::send, Redis store, 8 in flight", 8, run, sample);
+        let op = op!(|seq| plain => sdk_send(&plain, Some(format!("n{seq}"))).await);
+        let sample = measure(8, duration, pid, op).await;
+        suite.record(
+            "sdk_8",
+            "Client::send, no store (keyed), 8 in flight: the HTTP part of the Redis send",
+            8,
+            run,
+            sample,
+        );
         stores::redis_min::reset(&mut admin).await.expect("flush");
         let op = op!(|seq| store, data => store_pair(&*store, &data, format!("p{seq}")).await);
         let sample = measure(8, duration, None, op).await;

@@ -1,0 +1,96 @@
+//! Typed values of the command's flags, parsed by clap: a bad value is a usage error (exit 2)
+//! that lists the possible values and suggests the nearest one.
+
+use std::time::Duration;
+
+use clap::ValueEnum;
+
+/// A provider, as `--provider` names it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum Provider {
+    Twilio,
+    Telnyx,
+    Plivo,
+    Vonage,
+}
+
+impl Provider {
+    /// The provider's name (`twilio`, …), as the configuration and the records spell it.
+    pub(crate) fn as_str(self) -> &'static str {
+        match self {
+            Self::Twilio => "twilio",
+            Self::Telnyx => "telnyx",
+            Self::Plivo => "plivo",
+            Self::Vonage => "vonage",
+        }
+    }
+}
+
+/// What `idempotency list --state` selects.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum StateFilter {
+    /// A send holds the key (in progress, or stale when older than the stale limit).
+    Reserved,
+    /// The provider accepted the message.
+    Accepted,
+    /// The message was rejected.
+    Rejected,
+    /// The outcome is unknown: reconcile.
+    Unknown,
+    /// Unknown and stale reserved keys, plus reservations still in progress, with their age.
+    Unresolved,
+}
+
+/// The longest `--since`: 400 days (providers keep message records about that long).
+pub(crate) const MAX_SINCE: Duration = Duration::from_secs(400 * 24 * 3600);
+
+/// Parses a `--since` duration: `30s`, `15m`, `24h`, `7d` or plain seconds, more than zero and
+/// at most 400 days.
+///
+/// # Errors
+/// A message saying what a duration looks like.
+pub(crate) fn since(text: &str) -> Result<Duration, String> {
+    parse_duration(text)
+        .filter(|d| !d.is_zero() && *d <= MAX_SINCE)
+        .ok_or_else(|| "must be a duration such as 30m, 24h or 7d (at most 400d)".to_owned())
+}
+
+fn parse_duration(text: &str) -> Option<Duration> {
+    let (number, unit) = match text.find(|c: char| !c.is_ascii_digit()) {
+        Some(at) => text.split_at(at),
+        None => (text, "s"),
+    };
+    let factor = match unit {
+        "s" => 1,
+        "m" => 60,
+        "h" => 3600,
+        "d" => 86_400,
+        _ => return None,
+    };
+    number.parse::<u64>().ok()?.checked_mul(factor).map(Duration::from_secs)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations() {
+        assert_eq!(since("90"), Ok(Duration::from_secs(90)));
+        assert_eq!(since("30m"), Ok(Duration::from_secs(1800)));
+        assert_eq!(since("24h"), Ok(Duration::from_secs(86_400)));
+        assert_eq!(since("400d"), Ok(MAX_SINCE));
+        for bad in ["", "0", "0h", "401d", "forever", "1w", "-1h", "h", "99999999999999999999d"] {
+            assert!(since(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn provider_names_are_the_configuration_names() {
+        for provider in Provider::value_variants() {
+            let name = provider.to_possible_value().map(|v| v.get_name().to_owned());
+            assert_eq!(name.as_deref(), Some(provider.as_str()));
+            assert!(crate::config::PROVIDERS.contains(&provider.as_str()));
+        }
+    }
+}

@@ -1,0 +1,251 @@
+//! The environment variables each command reads, in one table, and the "Environment:" section
+//! of each command's help written from it.
+
+use std::fmt::Write as _;
+
+use clap::Command;
+
+use crate::config::{self, PROVIDERS};
+use crate::values::Provider;
+
+/// A kind of variable the command reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Group {
+    /// Each provider's credentials and sender.
+    Credentials,
+    /// The providers' credentials, read only to pick the default store.
+    Configured,
+    /// `SMS_SDK_<PROVIDER>_BASE_URL`.
+    BaseUrls,
+    /// `SMS_SDK_STORE`.
+    Store,
+    /// Where the default store lives.
+    DataDirectory,
+    /// Each provider's webhook secret.
+    WebhookSecrets,
+    /// `NO_COLOR`.
+    NoColor,
+}
+
+/// What sends (and `validate`, which builds the same adapters) read.
+const PROVIDERS_READ: &[Group] = &[Group::Credentials, Group::BaseUrls];
+/// What the commands that open the default store read.
+const STORE_READ: &[Group] = &[Group::Configured, Group::BaseUrls, Group::Store, Group::DataDirectory];
+
+/// Each command (by its path of subcommand names; a command's subcommands read what it reads)
+/// and the variables it reads. `NO_COLOR` is read by every command that clap parses.
+const TABLE: &[(&[&str], &[Group])] = &[
+    (&["send"], &[Group::Credentials, Group::BaseUrls, Group::Store, Group::DataDirectory]),
+    (&["validate"], PROVIDERS_READ),
+    (&["doctor"], PROVIDERS_READ),
+    (&["idempotency"], STORE_READ),
+    (&["idempotency", "reconcile"], &[Group::Credentials, Group::BaseUrls, Group::Store, Group::DataDirectory]),
+    (&["suppression"], STORE_READ),
+    (&["batch"], &[Group::Credentials, Group::BaseUrls, Group::Store, Group::DataDirectory]),
+    (&["webhook"], &[Group::WebhookSecrets]),
+];
+
+/// The groups `path` reads: its own entry, else its nearest parent's.
+pub(crate) fn groups(path: &[&str]) -> &'static [Group] {
+    (0..=path.len())
+        .rev()
+        .find_map(|len| {
+            let prefix = path.get(..len)?;
+            TABLE.iter().find(|(p, _)| *p == prefix).map(|(_, groups)| *groups)
+        })
+        .unwrap_or_default()
+}
+
+/// The names in `group`.
+pub(crate) fn names(group: Group) -> Vec<String> {
+    let owned = |names: &[&str]| names.iter().map(|n| (*n).to_owned()).collect::<Vec<_>>();
+    match group {
+        Group::Credentials | Group::Configured => PROVIDERS.iter().flat_map(|p| provider_names(p)).collect(),
+        Group::BaseUrls => PROVIDERS.iter().map(|p| config::base_url_variable(p)).collect(),
+        Group::Store => owned(&["SMS_SDK_STORE"]),
+        Group::DataDirectory => owned(&crate::paths::VARIABLES),
+        Group::WebhookSecrets => {
+            let providers = [Provider::Twilio, Provider::Telnyx, Provider::Plivo, Provider::Vonage];
+            providers.into_iter().map(|p| crate::webhook::secret_variable(p).to_owned()).collect()
+        }
+        Group::NoColor => owned(&["NO_COLOR"]),
+    }
+}
+
+/// A provider's credential and sender variables, as the doctor checks them.
+fn provider_names(provider: &str) -> Vec<String> {
+    let table = config::provider_env(provider);
+    table.required.iter().flat_map(|group| group.iter()).chain(table.optional).map(|n| (*n).to_owned()).collect()
+}
+
+/// What a group's variables do, as the heading of their names.
+fn about(group: Group) -> &'static str {
+    match group {
+        Group::Credentials => "Provider credentials and senders (empty values count as unset)",
+        Group::Configured => "Provider variables: any set makes state.db the default store, else emulator.db",
+        Group::BaseUrls => "Base URLs replacing a provider's origin (the emulator, a proxy, a test server)",
+        Group::Store => "the store URL when --store is not given: memory, sqlite:PATH, postgres://…, redis://…",
+        Group::DataDirectory => "Where the default store lives (the data directory; LOCALAPPDATA, APPDATA on Windows)",
+        Group::WebhookSecrets => "Webhook secrets (Telnyx: its base64 Ed25519 public key)",
+        Group::NoColor => "any non-empty value turns colour off unless --color always",
+    }
+}
+
+/// The "Environment:" section for `groups` (and `NO_COLOR` when `colour`).
+pub(crate) fn section(groups: &[Group], colour: bool) -> String {
+    let mut text = String::from("Environment:\n");
+    let extra = colour.then_some(Group::NoColor);
+    for group in groups.iter().copied().chain(extra) {
+        let names = names(group);
+        match (group, names.as_slice()) {
+            (Group::Credentials | Group::Configured, _) => {
+                let _ = writeln!(text, "  {}:", about(group));
+                for provider in PROVIDERS {
+                    let _ = writeln!(text, "    {provider:<7} {}", provider_names(provider).join(" "));
+                }
+            }
+            (_, [name]) => {
+                let _ = writeln!(text, "  {name}: {}", about(group));
+            }
+            (_, names) => {
+                let _ = writeln!(text, "  {}:\n    {}", about(group), names.join(" "));
+            }
+        }
+    }
+    text
+}
+
+/// `command` with the "Environment:" section of each of its subcommands' help.
+pub(crate) fn annotate(command: Command) -> Command {
+    annotate_at(command, &mut Vec::new())
+}
+
+fn annotate_at(mut command: Command, path: &mut Vec<String>) -> Command {
+    let names: Vec<String> = command.get_subcommands().map(|c| c.get_name().to_owned()).collect();
+    for name in names {
+        path.push(name.clone());
+        command = command.mut_subcommand(&name, |sub| annotate_at(sub, path));
+        path.pop();
+    }
+    let words: Vec<&str> = path.iter().map(String::as_str).collect();
+    // The doctor parses its own arguments: `NO_COLOR` plays no part in it.
+    let colour = words.first() != Some(&"doctor");
+    let section = section(groups(&words), colour);
+    let text = match command.get_after_help() {
+        Some(own) => format!("{own}\n\n{section}"),
+        None => section,
+    };
+    command.after_help(text)
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic is a failed test
+
+    use std::collections::BTreeSet;
+    use std::sync::{Arc, Mutex};
+
+    use crate::Env;
+
+    /// A command's path, its arguments, and the variables set.
+    type Case<'a> = (Vec<&'a str>, Vec<&'a str>, &'a [(&'a str, &'a str)]);
+
+    /// A directory of its own for the default stores the commands open.
+    struct Home(std::path::PathBuf);
+
+    impl Drop for Home {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
+
+    fn home() -> Home {
+        let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos();
+        let dir = std::env::temp_dir().join(format!("sms-sdk-variables-{}-{nanos}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        Home(dir)
+    }
+
+    fn run(args: &[&str], env: &Env) -> (u8, String) {
+        let (mut out, mut err) = (Vec::new(), Vec::new());
+        let code = crate::run(args.iter().copied(), env, &mut out, &mut err);
+        (code, String::from_utf8_lossy(&out).into_owned())
+    }
+
+    /// The names `args` read, run with `vars` set.
+    fn reads(args: &[&str], vars: &[(&str, &str)]) -> BTreeSet<String> {
+        let env: Env = vars.iter().copied().collect();
+        let (env, reads): (Env, Arc<Mutex<BTreeSet<String>>>) = env.recording();
+        run(args, &env);
+        reads.lock().unwrap().clone()
+    }
+
+    /// Every variable a command reads (recorded while it runs, along the paths that read the
+    /// most) is named in its help.
+    #[test]
+    fn every_variable_read_is_in_the_help_of_the_command_that_reads_it() {
+        let home = home();
+        let home_dir = home.0.to_str().unwrap();
+        let csv = home.0.join("rows.csv");
+        std::fs::write(&csv, "to,body\n+14155550123,hi\n").unwrap();
+        let csv = csv.to_str().unwrap();
+        let twilio = [
+            ("TWILIO_ACCOUNT_SID", "AC0123456789abcdef0123456789abcdef"),
+            ("TWILIO_AUTH_TOKEN", "token"),
+            ("TWILIO_FROM", "+15005550006"),
+            ("SMS_SDK_TWILIO_BASE_URL", "http://127.0.0.1:9"),
+            ("HOME", home_dir),
+        ];
+        let home_only = [("HOME", home_dir)];
+        let to = "+14155550123";
+        let mut cases: Vec<Case<'_>> = vec![
+            (vec!["send"], vec!["--to", to, "--body", "hi", "--idempotency-key", "k", "--timeout-ms", "200"], &twilio),
+            (vec!["validate"], vec!["--to", to, "--body", "hi"], &[]),
+            (vec!["validate"], vec!["--to", to, "--body", "hi"], &twilio),
+            (vec!["idempotency", "list"], vec![], &home_only),
+            (vec!["idempotency", "show"], vec!["k"], &home_only),
+            (vec!["idempotency", "resolve"], vec!["k", "--not-sent"], &home_only),
+            (vec!["idempotency", "reconcile"], vec![], &twilio),
+            (vec!["suppression", "list"], vec![], &home_only),
+            (vec!["suppression", "check"], vec![to], &home_only),
+            (vec!["batch"], vec!["--csv", csv, "--body-column", "body", "--key-prefix", "k", "--dry-run"], &twilio),
+        ];
+        for provider in ["twilio", "telnyx", "plivo", "vonage"] {
+            cases.push((vec!["webhook", "verify"], vec!["--provider", provider, "--url", "https://example.com/"], &[]));
+        }
+        for (path, args, vars) in cases {
+            let read = reads(&[path.as_slice(), args.as_slice()].concat(), vars);
+            assert!(!read.is_empty(), "{path:?} read nothing");
+            let (code, help) = run(&[path.as_slice(), &["--help"]].concat(), &Env::default());
+            assert_eq!(code, 0, "{path:?}");
+            for name in &read {
+                assert!(help.contains(name), "{path:?} reads {name}, which its help does not name:\n{help}");
+            }
+        }
+        // The doctor parses its own flags: its help, and clap's for `sms-sdk help doctor`.
+        for provider in ["twilio", "telnyx", "plivo", "vonage"] {
+            let read = reads(&["doctor", "--adapter", provider, "--to", to], &twilio);
+            for help in [run(&["doctor", "--help"], &Env::default()).1, run(&["help", "doctor"], &Env::default()).1] {
+                for name in &read {
+                    assert!(help.contains(name), "doctor reads {name}, which its help does not name:\n{help}");
+                }
+            }
+        }
+    }
+
+    /// Each group's names are ones the command may read (a variable of ours, or `NO_COLOR`).
+    #[test]
+    fn the_table_names_only_variables_of_ours() {
+        for group in [
+            super::Group::Credentials,
+            super::Group::BaseUrls,
+            super::Group::Store,
+            super::Group::DataDirectory,
+            super::Group::WebhookSecrets,
+        ] {
+            for name in super::names(group) {
+                assert!(Env::is_ours(&name), "{name}");
+            }
+        }
+    }
+}
