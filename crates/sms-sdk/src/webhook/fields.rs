@@ -53,6 +53,7 @@ impl<T> Deref for Field<T> {
 /// value has no elements; an object is walked as [`parse_json_checked`](super::parse_json_checked)
 /// walks it there: its members named `*` are read as `T` (and checked), once each.
 #[derive(Debug)]
+#[cfg_attr(not(feature = "telnyx"), allow(dead_code))] // Telnyx's `to[*]`
 pub(crate) struct Items<T>(pub(crate) Vec<T>);
 
 impl<T> Default for Items<T> {

@@ -30,7 +30,7 @@
 #[cfg_attr(docsrs, doc(cfg(feature = "axum")))]
 pub mod axum;
 pub mod event;
-#[cfg(feature = "__http")]
+#[cfg(any(feature = "telnyx", feature = "vonage"))]
 pub(crate) mod fields;
 mod observe;
 pub mod ordering;
@@ -50,7 +50,10 @@ use http::HeaderMap;
 
 pub use self::event::{EventKind, SmsEvent};
 #[cfg(feature = "__http")]
-pub(crate) use self::fields::{Field, Items, Present};
+#[cfg(feature = "telnyx")]
+pub(crate) use self::fields::Items;
+#[cfg(any(feature = "telnyx", feature = "vonage"))]
+pub(crate) use self::fields::{Field, Present};
 pub use self::observe::{EventObserver, Observer};
 pub(crate) use self::raw::Raw;
 #[cfg(feature = "__http")]
