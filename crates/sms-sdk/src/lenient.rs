@@ -56,7 +56,13 @@ pub(crate) trait Shape<'de>: Default {
 
 /// Reads `body` as `T`; a body that is not JSON reads as `T::default()`.
 pub(crate) fn read<'de, T: Shape<'de>>(body: &'de [u8]) -> T {
-    serde_json::from_slice::<Lenient<T>>(body).map_or_else(|_| T::default(), |read| read.0)
+    try_read(body).unwrap_or_default()
+}
+
+/// Reads `body` as `T`; `None` when it is not JSON or the shape refused it (a shape's method
+/// returned an error).
+pub(crate) fn try_read<'de, T: Shape<'de>>(body: &'de [u8]) -> Option<T> {
+    serde_json::from_slice::<Lenient<T>>(body).ok().map(|read| read.0)
 }
 
 /// Reads the members of an object into `T::default()`: `member` reads the value of each key it
@@ -85,6 +91,14 @@ where
 /// When the value is not valid JSON.
 pub(crate) fn value<'de, T: Shape<'de>, A: MapAccess<'de>>(map: &mut A) -> Result<T, A::Error> {
     map.next_value::<Lenient<T>>().map(|read| read.0)
+}
+
+/// Reads the next element of an array as `T`; `None` after the last.
+///
+/// # Errors
+/// When the element is not valid JSON.
+pub(crate) fn element<'de, T: Shape<'de>, A: SeqAccess<'de>>(items: &mut A) -> Result<Option<T>, A::Error> {
+    items.next_element::<Lenient<T>>().map(|read| read.map(|read| read.0))
 }
 
 /// Parses and drops the value of the current member.

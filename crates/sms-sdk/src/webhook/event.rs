@@ -144,9 +144,9 @@ impl SmsEvent {
     /// The provider's payload, with every field it sent: the form parameters as an object of
     /// strings (the first value of each, in the order they came), or the JSON body.
     ///
-    /// A form payload is decoded into this object the first time it is read (verification and
-    /// normalization read the fields they need in place), so a server that never reads it does
-    /// not pay for it.
+    /// The payload is decoded into this value the first time it is read (verification and
+    /// normalization read the fields they need in place, from the form or the JSON body), so a
+    /// server that never reads it does not pay for it.
     #[must_use]
     pub fn raw(&self) -> &Value {
         self.raw.get()

@@ -1,9 +1,9 @@
 //! An event's `raw` payload, built when first read.
 //!
-//! A form webhook's normalizer reads its few fields straight from the decoded pairs; turning every
-//! parameter into an owned JSON object costs more than verifying the signature, and most servers
-//! never look at it. So a form event keeps the verified bytes and builds the object on demand;
-//! a JSON event keeps the value its normalizer already parsed.
+//! A normalizer reads its few fields straight from the verified body (the decoded pairs of a
+//! form, or the members of a JSON body read in place); turning every parameter or member into an
+//! owned JSON value costs more than verifying the signature, and most servers never look at it.
+//! So an event keeps the verified bytes and builds the value on demand.
 
 #[cfg(feature = "__http")]
 use std::borrow::Cow;
@@ -16,22 +16,32 @@ use serde_json::{Map, Value};
 #[cfg(feature = "__http")]
 use super::support::form_pairs;
 
-/// The provider's payload as JSON: ready, or form bytes decoded on first read.
+/// The provider's payload as JSON: ready, or verified bytes decoded on first read.
 #[derive(Clone)]
 pub(crate) struct Raw {
-    /// The form-encoded parameters the event came from, when `value` is not built yet.
+    /// The bytes the event came from, when `value` was not built with the event.
     #[cfg(feature = "__http")]
-    form: Option<Box<[u8]>>,
+    source: Option<Source>,
     value: OnceLock<Value>,
+}
+
+/// What a [`Raw`] payload is built from.
+#[cfg(feature = "__http")]
+#[derive(Clone)]
+enum Source {
+    /// Form-encoded parameters (a body or a URL query).
+    Form(Box<[u8]>),
+    /// A JSON body that the normalizer read and checked: it parses as a `Value`.
+    Json(Box<[u8]>),
 }
 
 impl Raw {
     /// A payload already parsed.
-    #[cfg_attr(not(any(feature = "twilio", feature = "telnyx", feature = "vonage")), allow(dead_code))]
+    #[cfg_attr(not(feature = "twilio"), allow(dead_code))] // Twilio's JSON webhooks; tests
     pub(crate) fn ready(value: Value) -> Self {
         Self {
             #[cfg(feature = "__http")]
-            form: None,
+            source: None,
             value: OnceLock::from(value),
         }
     }
@@ -41,25 +51,38 @@ impl Raw {
     #[cfg(feature = "__http")]
     #[cfg_attr(not(any(feature = "twilio", feature = "plivo")), allow(dead_code))] // form webhooks
     pub(crate) fn form(encoded: &[u8]) -> Self {
-        Self { form: Some(encoded.into()), value: OnceLock::new() }
+        Self { source: Some(Source::Form(encoded.into())), value: OnceLock::new() }
+    }
+
+    /// A verified JSON body that its normalizer read (so it is JSON): its `Value` is built
+    /// when [`Raw::get`] first asks for it.
+    #[cfg(feature = "__http")]
+    #[cfg_attr(not(any(feature = "telnyx", feature = "vonage")), allow(dead_code))] // JSON webhooks
+    pub(crate) fn json(body: &[u8]) -> Self {
+        Self { source: Some(Source::Json(body.into())), value: OnceLock::new() }
     }
 
     /// The payload: the form's parameters as an object of the first value of each (in the order
     /// they came), or the JSON body.
     pub(crate) fn get(&self) -> &Value {
-        self.value.get_or_init(|| Value::Object(self.decode_form()))
+        self.value.get_or_init(|| self.decode())
     }
 
     #[cfg(feature = "__http")]
-    fn decode_form(&self) -> Map<String, Value> {
-        first_values(&form_pairs(self.form.as_deref().unwrap_or_default()))
+    fn decode(&self) -> Value {
+        match &self.source {
+            Some(Source::Form(encoded)) => Value::Object(first_values(&form_pairs(encoded))),
+            // The normalizer parsed the body as `Value` parses it: this cannot fail.
+            Some(Source::Json(body)) => serde_json::from_slice(body).unwrap_or(Value::Null),
+            None => Value::Object(Map::new()),
+        }
     }
 
     /// Without an adapter no event is made, and every payload is ready.
     #[cfg(not(feature = "__http"))]
     #[allow(clippy::unused_self)]
-    fn decode_form(&self) -> Map<String, Value> {
-        Map::new()
+    fn decode(&self) -> Value {
+        Value::Object(Map::new())
     }
 }
 
@@ -105,6 +128,18 @@ mod tests {
         assert_eq!(raw.get(), &serde_json::json!({"b": "2", "a": "1", "c": "\u{2713} x", "d": ""}));
         let keys: Vec<&str> = raw.get().as_object().unwrap().keys().map(String::as_str).collect();
         assert_eq!(keys, ["b", "a", "c", "d"]);
+    }
+
+    #[test]
+    fn a_json_body_becomes_its_value_when_read() {
+        let body = br#"{"b":{"x":1,"x":[2.5,null]},"a":"\u00e9","b":true}"#;
+        let raw = Raw::json(body);
+        assert!(raw.value.get().is_none(), "nothing is decoded before it is read");
+        assert_eq!(raw.get(), &serde_json::from_slice::<Value>(body).unwrap());
+        let keys: Vec<&str> = raw.get().as_object().unwrap().keys().map(String::as_str).collect();
+        assert_eq!(keys, ["b", "a"]);
+        assert_eq!(Raw::json(br#"{"a":"1"}"#), Raw::form(b"a=1"));
+        assert_eq!(raw.clone(), Raw::ready(serde_json::json!({"b": true, "a": "\u{e9}"})));
     }
 
     #[test]

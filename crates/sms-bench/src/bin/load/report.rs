@@ -700,8 +700,9 @@ const LIMITS: &str = "### What limits each figure
   it checks the request (bounds, headers, parsing and sorting the form or decoding the JWT,
   building the signed string, decoding base64; for Vonage a second primitive, the SHA-256 of the
   whole body against the JWT's `payload_hash`), and it builds the normalized `SmsEvent` a server
-  reads (owned strings for ids, numbers and the body, the dedupe key, keyword detection; JSON
-  bodies parsed once; a form's `raw` object is built only when read). With SHA extensions an
+  reads (owned strings for ids, numbers and the body, the dedupe key, keyword detection; the
+  fields are read in place from the form or the JSON body, and the `raw` object is built only
+  when read). With SHA extensions an
   HMAC over a few hundred bytes takes about 0.2 µs, less than building the owned event takes
   alone (`event` in the row, measured by `parse_unverified` on the same request, no check at
   all): an event-producing verifier cannot reach 0.5× of that primitive; `checking alone`

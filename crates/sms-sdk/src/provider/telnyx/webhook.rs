@@ -1,18 +1,19 @@
 //! Telnyx webhooks: Ed25519 over `{timestamp}|{raw body}` with a freshness window, then the
 //! message events of API v2.
 
+use std::borrow::Cow;
 use std::time::{Duration, SystemTime};
 
 use ed25519_dalek::{Signature, VerifyingKey};
-use serde_json::Value;
+use serde::de::MapAccess;
 
 use super::NAME;
 use crate::error::Error;
-use crate::http::read_code;
+use crate::lenient::{self, Code, Shape, Text};
 use crate::webhook::event::{DeliveryStatus, EventKind, Inbound, StatusUpdate};
 use crate::webhook::{
-    Settings, SmsEvent, WebhookError, WebhookRequest, WebhookVerifier, decode_base64, decode_signature, header,
-    parse_json_checked, parse_time, unix_seconds,
+    Field, Items, Present, Raw, Settings, SmsEvent, WebhookError, WebhookRequest, WebhookVerifier, decode_base64,
+    decode_signature, header, parse_json_checked, parse_time, unix_seconds,
 };
 
 /// The text Telnyx signs: `{timestamp}|{raw body}`. (The verifiers stream these pieces into
@@ -158,53 +159,52 @@ const READ: [&[&str]; 10] = [
     &["data", "payload", "errors", "*", "code"],
 ];
 
-/// Normalizes a verified Telnyx body.
+/// Normalizes a verified Telnyx body: the members of [`READ`] are read in place (no `Value`
+/// is built; the event's `raw` object is built from the body when first read).
 pub(crate) fn parse(body: &[u8], detect_keywords: bool) -> Result<SmsEvent, WebhookError> {
-    let raw = parse_json_checked(NAME, body, &READ)?;
-    let (dedupe_key, occurred_at, kind) = {
-        let data = raw.get("data").filter(|d| d.is_object()).ok_or_else(|| payload_error("missing data"))?;
-        let event_id = text(data, "id").ok_or_else(|| payload_error("missing data.id"))?;
-        let event_type = text(data, "event_type").ok_or_else(|| payload_error("missing data.event_type"))?;
-        let occurred_at = data.get("occurred_at").and_then(Value::as_str).and_then(parse_time);
-        (format!("telnyx:{event_id}"), occurred_at, kind(data, event_type, detect_keywords)?)
+    let Some(envelope) = lenient::try_read::<Envelope<'_>>(body) else {
+        // Not JSON, or a read key repeated: the checked parse refuses it and says which.
+        let refused = parse_json_checked(NAME, body, &READ).err();
+        return Err(refused.unwrap_or_else(|| payload_error("the body is not JSON")));
     };
-    // The record moves into the event: it is not copied.
-    Ok(SmsEvent::new(NAME, dedupe_key, occurred_at, crate::webhook::Raw::ready(raw), kind))
+    let data = &*envelope.data;
+    if !data.present.0 {
+        return Err(payload_error("missing data"));
+    }
+    let event_id = data.id.non_empty().ok_or_else(|| payload_error("missing data.id"))?;
+    let event_type = data.event_type.non_empty().ok_or_else(|| payload_error("missing data.event_type"))?;
+    let occurred_at = data.occurred_at.0.as_deref().and_then(parse_time);
+    let kind = kind(data, event_type, detect_keywords)?;
+    Ok(SmsEvent::new(NAME, format!("telnyx:{event_id}"), occurred_at, Raw::json(body), kind))
 }
 
 fn payload_error(message: &str) -> WebhookError {
     WebhookError::payload(NAME, message)
 }
 
-/// The non-empty string at `key` of `value`.
-fn text(value: &Value, key: &str) -> Option<String> {
-    value.get(key).and_then(Value::as_str).filter(|s| !s.is_empty()).map(str::to_owned)
-}
-
 /// The event of `data` (an object) of type `event_type`.
-fn kind(data: &Value, event_type: String, detect_keywords: bool) -> Result<EventKind, WebhookError> {
-    if !matches!(event_type.as_str(), "message.received" | "message.sent" | "message.finalized") {
-        return Ok(EventKind::Unrecognized { provider_event_type: event_type });
+fn kind(data: &Data<'_>, event_type: &str, detect_keywords: bool) -> Result<EventKind, WebhookError> {
+    if !matches!(event_type, "message.received" | "message.sent" | "message.finalized") {
+        return Ok(EventKind::Unrecognized { provider_event_type: event_type.to_owned() });
     }
-    let payload = data.get("payload").filter(|p| p.is_object()).ok_or_else(|| payload_error("missing data.payload"))?;
-    let provider_id = text(payload, "id").ok_or_else(|| payload_error("missing data.payload.id"))?;
-    let from = payload.get("from").and_then(|f| text(f, "phone_number"));
-    let recipient = payload.get("to").and_then(|to| to.get(0));
-    let to = recipient.and_then(|r| text(r, "phone_number"));
+    let payload = &*data.payload;
+    if !payload.present.0 {
+        return Err(payload_error("missing data.payload"));
+    }
+    let provider_id = payload.id.non_empty().ok_or_else(|| payload_error("missing data.payload.id"))?.to_owned();
+    let from = payload.from.phone_number.non_empty().map(str::to_owned);
+    let recipient = payload.to.0.first();
+    let to = recipient.and_then(|r| r.phone_number.non_empty()).map(str::to_owned);
     if event_type == "message.received" {
         let (Some(from), Some(to)) = (from, to) else { return Err(payload_error("missing from or to")) };
-        let media_urls = payload
-            .get("media")
-            .and_then(Value::as_array)
-            .map(|media| media.iter().filter_map(|m| text(m, "url")).collect())
-            .unwrap_or_default();
-        let body = payload.get("text").and_then(Value::as_str).unwrap_or_default().to_owned();
+        let media_urls = payload.media.0.iter().filter_map(|m| m.url.non_empty()).map(str::to_owned).collect();
+        let body = payload.text.0.as_deref().unwrap_or_default().to_owned();
         let message = Inbound { provider_id, from, to, body, media_urls };
         return Ok(EventKind::inbound(message, None, detect_keywords));
     }
-    let status = recipient.and_then(|r| text(r, "status"));
-    let error_code = payload.get("errors").and_then(|e| e.get(0)).and_then(|e| read_code(e, "code"));
-    let delivery = match status.as_deref() {
+    let status = recipient.and_then(|r| r.status.non_empty());
+    let error_code = payload.errors.0.first().and_then(|e| e.code.text()).map(Cow::into_owned);
+    let delivery = match status {
         Some("queued" | "sending") => Some(DeliveryStatus::Queued),
         Some("sent" | "delivery_unconfirmed") => Some(DeliveryStatus::Sent),
         Some("delivered") => Some(DeliveryStatus::Delivered),
@@ -217,12 +217,319 @@ fn kind(data: &Value, event_type: String, detect_keywords: bool) -> Result<Event
         _ => None,
     };
     Ok(match (delivery, status) {
-        (Some(delivery), Some(provider_status)) => {
+        (Some(delivery), Some(status)) => {
+            let provider_status = status.to_owned();
             EventKind::status(delivery, StatusUpdate { provider_id, provider_status, error_code, from, to })
         }
         (_, status) => {
-            let status = status.unwrap_or_else(|| "no_status".into());
+            let status = status.unwrap_or("no_status");
             EventKind::Unrecognized { provider_event_type: format!("{event_type}:{status}") }
         }
     })
+}
+
+/// The members of a Telnyx body the normalizer reads: the paths of [`READ`], each refused when
+/// its object repeats it.
+#[derive(Default)]
+struct Envelope<'a> {
+    data: Field<Data<'a>>,
+}
+
+/// `data`: the event.
+#[derive(Default)]
+struct Data<'a> {
+    present: Present,
+    id: Field<Text<'a>>,
+    event_type: Field<Text<'a>>,
+    occurred_at: Field<Text<'a>>,
+    payload: Field<Payload<'a>>,
+}
+
+/// `data.payload`: the message.
+#[derive(Default)]
+struct Payload<'a> {
+    present: Present,
+    id: Field<Text<'a>>,
+    from: Field<Sender<'a>>,
+    to: Field<Items<Recipient<'a>>>,
+    text: Field<Text<'a>>,
+    media: Field<Items<Media<'a>>>,
+    errors: Field<Items<Problem<'a>>>,
+}
+
+/// `data.payload.from`.
+#[derive(Default)]
+struct Sender<'a> {
+    phone_number: Field<Text<'a>>,
+}
+
+/// An element of `data.payload.to`.
+#[derive(Default)]
+struct Recipient<'a> {
+    phone_number: Field<Text<'a>>,
+    status: Field<Text<'a>>,
+}
+
+/// An element of `data.payload.media`.
+#[derive(Default)]
+struct Media<'a> {
+    url: Field<Text<'a>>,
+}
+
+/// An element of `data.payload.errors`.
+#[derive(Default)]
+struct Problem<'a> {
+    code: Field<Code<'a>>,
+}
+
+impl<'a> Shape<'a> for Envelope<'a> {
+    fn object<A: MapAccess<'a>>(map: A) -> Result<Self, A::Error> {
+        lenient::members(map, |read: &mut Self, key, map| match key {
+            "data" => read.data.read(map),
+            _ => lenient::skip_value(map),
+        })
+    }
+}
+
+impl<'a> Shape<'a> for Data<'a> {
+    fn object<A: MapAccess<'a>>(map: A) -> Result<Self, A::Error> {
+        let read = lenient::members(map, |read: &mut Self, key, map| match key {
+            "id" => read.id.read(map),
+            "event_type" => read.event_type.read(map),
+            "occurred_at" => read.occurred_at.read(map),
+            "payload" => read.payload.read(map),
+            _ => lenient::skip_value(map),
+        })?;
+        Ok(Self { present: Present(true), ..read })
+    }
+}
+
+impl<'a> Shape<'a> for Payload<'a> {
+    fn object<A: MapAccess<'a>>(map: A) -> Result<Self, A::Error> {
+        let read = lenient::members(map, |read: &mut Self, key, map| match key {
+            "id" => read.id.read(map),
+            "from" => read.from.read(map),
+            "to" => read.to.read(map),
+            "text" => read.text.read(map),
+            "media" => read.media.read(map),
+            "errors" => read.errors.read(map),
+            _ => lenient::skip_value(map),
+        })?;
+        Ok(Self { present: Present(true), ..read })
+    }
+}
+
+impl<'a> Shape<'a> for Sender<'a> {
+    fn object<A: MapAccess<'a>>(map: A) -> Result<Self, A::Error> {
+        lenient::members(map, |read: &mut Self, key, map| match key {
+            "phone_number" => read.phone_number.read(map),
+            _ => lenient::skip_value(map),
+        })
+    }
+}
+
+impl<'a> Shape<'a> for Recipient<'a> {
+    fn object<A: MapAccess<'a>>(map: A) -> Result<Self, A::Error> {
+        lenient::members(map, |read: &mut Self, key, map| match key {
+            "phone_number" => read.phone_number.read(map),
+            "status" => read.status.read(map),
+            _ => lenient::skip_value(map),
+        })
+    }
+}
+
+impl<'a> Shape<'a> for Media<'a> {
+    fn object<A: MapAccess<'a>>(map: A) -> Result<Self, A::Error> {
+        lenient::members(map, |read: &mut Self, key, map| match key {
+            "url" => read.url.read(map),
+            _ => lenient::skip_value(map),
+        })
+    }
+}
+
+impl<'a> Shape<'a> for Problem<'a> {
+    fn object<A: MapAccess<'a>>(map: A) -> Result<Self, A::Error> {
+        lenient::members(map, |read: &mut Self, key, map| match key {
+            "code" => read.code.read(map),
+            _ => lenient::skip_value(map),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::Value;
+
+    use super::*;
+    use crate::http::read_code;
+    use crate::webhook::fields::{damage, random_json};
+
+    /// The normalizer as it read a `Value` of the whole body before: the reference the fields
+    /// read in place must agree with.
+    fn through_value(body: &[u8], detect_keywords: bool) -> Result<SmsEvent, WebhookError> {
+        let raw = parse_json_checked(NAME, body, &READ)?;
+        let data = raw.get("data").filter(|d| d.is_object()).ok_or_else(|| payload_error("missing data"))?;
+        let event_id = text(data, "id").ok_or_else(|| payload_error("missing data.id"))?;
+        let event_type = text(data, "event_type").ok_or_else(|| payload_error("missing data.event_type"))?;
+        let occurred_at = data.get("occurred_at").and_then(Value::as_str).and_then(parse_time);
+        let kind = value_kind(data, event_type, detect_keywords)?;
+        Ok(SmsEvent::new(NAME, format!("telnyx:{event_id}"), occurred_at, Raw::ready(raw.clone()), kind))
+    }
+
+    fn text(value: &Value, key: &str) -> Option<String> {
+        value.get(key).and_then(Value::as_str).filter(|s| !s.is_empty()).map(str::to_owned)
+    }
+
+    fn value_kind(data: &Value, event_type: String, detect_keywords: bool) -> Result<EventKind, WebhookError> {
+        if !matches!(event_type.as_str(), "message.received" | "message.sent" | "message.finalized") {
+            return Ok(EventKind::Unrecognized { provider_event_type: event_type });
+        }
+        let payload =
+            data.get("payload").filter(|p| p.is_object()).ok_or_else(|| payload_error("missing data.payload"))?;
+        let provider_id = text(payload, "id").ok_or_else(|| payload_error("missing data.payload.id"))?;
+        let from = payload.get("from").and_then(|f| text(f, "phone_number"));
+        let recipient = payload.get("to").and_then(|to| to.get(0));
+        let to = recipient.and_then(|r| text(r, "phone_number"));
+        if event_type == "message.received" {
+            let (Some(from), Some(to)) = (from, to) else { return Err(payload_error("missing from or to")) };
+            let media_urls = payload
+                .get("media")
+                .and_then(Value::as_array)
+                .map(|media| media.iter().filter_map(|m| text(m, "url")).collect())
+                .unwrap_or_default();
+            let body = payload.get("text").and_then(Value::as_str).unwrap_or_default().to_owned();
+            let message = Inbound { provider_id, from, to, body, media_urls };
+            return Ok(EventKind::inbound(message, None, detect_keywords));
+        }
+        let status = recipient.and_then(|r| text(r, "status"));
+        let error_code = payload.get("errors").and_then(|e| e.get(0)).and_then(|e| read_code(e, "code"));
+        let delivery = match status.as_deref() {
+            Some("queued" | "sending") => Some(DeliveryStatus::Queued),
+            Some("sent" | "delivery_unconfirmed") => Some(DeliveryStatus::Sent),
+            Some("delivered") => Some(DeliveryStatus::Delivered),
+            Some("sending_failed" | "delivery_failed" | "expired")
+                if matches!(error_code.as_deref(), Some("40002" | "40003" | "40322")) =>
+            {
+                Some(DeliveryStatus::Filtered)
+            }
+            Some("sending_failed" | "delivery_failed" | "expired") => Some(DeliveryStatus::Undelivered),
+            _ => None,
+        };
+        Ok(match (delivery, status) {
+            (Some(delivery), Some(provider_status)) => {
+                EventKind::status(delivery, StatusUpdate { provider_id, provider_status, error_code, from, to })
+            }
+            (_, status) => {
+                let status = status.unwrap_or_else(|| "no_status".into());
+                EventKind::Unrecognized { provider_event_type: format!("{event_type}:{status}") }
+            }
+        })
+    }
+
+    fn same_as_value(body: &[u8]) {
+        for detect_keywords in [true, false] {
+            let read = parse(body, detect_keywords);
+            let reference = through_value(body, detect_keywords);
+            let shown = String::from_utf8_lossy(body);
+            assert_eq!(read, reference, "{shown}");
+            if let (Ok(read), Ok(reference)) = (read, reference) {
+                // `PartialEq` compares `raw()` too; its order of keys as well:
+                assert_eq!(serde_json::to_string(read.raw()).ok(), serde_json::to_string(reference.raw()).ok());
+                assert_eq!(read.dedupe_key, reference.dedupe_key);
+            }
+        }
+    }
+
+    #[test]
+    fn written_bodies_normalize_as_through_a_value() {
+        let bodies: &[&str] = &[
+            r#"{"data":{"id":"e1","event_type":"message.received","occurred_at":"2023-11-14T22:13:20.000+00:00","payload":{"id":"m1","from":{"phone_number":"+14155550123"},"to":[{"phone_number":"+15005550006"}],"text":"stop!","media":[{"url":"https://a"},{"url":""},7,{"url":"https://b"}]}}}"#,
+            r#"{"data":{"id":"e1","event_type":"message.finalized","payload":{"id":"m1","to":[{"status":"delivery_failed"}],"errors":[{"code":40002}]}}}"#,
+            r#"{"data":{"id":"e1","event_type":"message.sent","payload":{"id":"m1","to":[{"status":"sent"},{"status":"x","status":"y"}]}}}"#,
+            r#"{"data":{"id":"e1","event_type":"message.sent","payload":{"id":"m1","to":{"*":{"status":"sent"},"*":{}}}}}"#,
+            r#"{"data":{"id":"e1","event_type":"message.sent","payload":{"id":"m1","to":{"*":{"status":"sent"}}}}}"#,
+            r#"{"data":{"id":"e1","event_type":"message.sent","payload":{"id":"m1","from":{"status":"a","status":"b"}}}}"#,
+            r#"{"data":{"id":"e1","i\u0064":"e2","event_type":"x"}}"#,
+            r#"{"data":{"id":"e1","event_type":"x","other":{"a":1,"a":2}},"data2":1,"data2":2}"#,
+            r#"{"data":{"id":"e1","event_type":"x"},"z":"\ud800"}"#,
+            r#"{"data":{"id":"e1","event_type":"x"},"z":1e999}"#,
+            r#"{"data":{"id":"e1","event_type":"x","id":"e1"},"z":[}"#,
+            r#"{"data":[],"data":{}}"#,
+            r#"{"data":{}}"#,
+            r#"{"data":"x"}"#,
+            r#"[{"data":{}}]"#,
+            r#"{"data":{"id":"","event_type":"x"}}"#,
+            r#"{"data":{"id":"e1","event_type":"message.sent","payload":[]}}"#,
+            r#"{"data":{"id":"e1","event_type":"message.sent","payload":{"id":"m1","errors":[{"code":"40300"}],"to":[{"status":"expired"}]}}}"#,
+            r#"{"data":{"id":"e1","event_type":"message.sent","payload":{"id":"m1","errors":[{"code":1.5},{"code":1,"code":2}]}}}"#,
+        ];
+        for body in bodies {
+            same_as_value(body.as_bytes());
+        }
+        let mut invalid_utf8 = br#"{"data":{"id":"e1","event_type":"x"},"z":""}"#.to_vec();
+        invalid_utf8.insert(invalid_utf8.len() - 2, 0xff);
+        same_as_value(&invalid_utf8);
+        let deep = format!(r#"{{"data":{{"id":"e1","event_type":"x"}},"z":{}{}}}"#, "[".repeat(200), "]".repeat(200));
+        same_as_value(deep.as_bytes());
+    }
+
+    /// The keys and values of Telnyx events, for generated bodies.
+    const KEYS: [&str; 15] = [
+        "data",
+        "id",
+        "event_type",
+        "occurred_at",
+        "payload",
+        "from",
+        "to",
+        "phone_number",
+        "status",
+        "text",
+        "media",
+        "url",
+        "errors",
+        "code",
+        "*",
+    ];
+    const LEAVES: [&str; 16] = [
+        "\"message.received\"",
+        "\"message.finalized\"",
+        "\"delivered\"",
+        "\"delivery_failed\"",
+        "\"+15005550006\"",
+        "\"stop\"",
+        "\"\"",
+        "\"2023-11-14T22:13:20Z\"",
+        "\"\\u0073top\"",
+        "40002",
+        "1.5",
+        "1e400",
+        "null",
+        "true",
+        "\"\\ud800\"",
+        "[]",
+    ];
+
+    #[test]
+    fn generated_bodies_normalize_as_through_a_value() {
+        let mut rng = fastrand::Rng::with_seed(14);
+        for _ in 0..8_000 {
+            let mut body = String::new();
+            let depth = rng.usize(1..7);
+            random_json(&mut rng, depth, &KEYS, &LEAVES, &mut body);
+            same_as_value(body.as_bytes());
+            // A well-formed event with one generated member in a read place.
+            let mut member = String::new();
+            let depth = rng.usize(0..4);
+            random_json(&mut rng, depth, &KEYS, &LEAVES, &mut member);
+            let key = ["phone_number", "status", "code", "url", "text", "id", "to", "media", "errors"][rng.usize(..9)];
+            let event = format!(
+                r#"{{"data":{{"id":"e","event_type":"message.{}","payload":{{"id":"m","from":{{"phone_number":"+1"}},"to":[{{"phone_number":"+2","status":"delivery_failed","{key}":{member}}}],"errors":[{{"code":40002,"{key}":{member}}}],"media":[{{"url":"u","{key}":{member}}}],"{key}":{member}}}}}}}"#,
+                ["received", "finalized"][rng.usize(..2)]
+            );
+            same_as_value(event.as_bytes());
+            // And cut short or with one byte changed.
+            same_as_value(&damage(&mut rng, event.into_bytes()));
+        }
+    }
 }

@@ -13,12 +13,12 @@ use serde_json::Value;
 use super::NAME;
 use crate::digest::is_sha256_hex_of;
 use crate::error::Error;
-use crate::http::read_code;
+use crate::lenient::{self, Code, Shape, Text};
 use crate::redact::Secret;
 use crate::webhook::event::{DeliveryStatus, EventKind, Inbound, StatusUpdate};
 use crate::webhook::{
-    KeyedMac, Settings, SmsEvent, WebhookError, WebhookRequest, WebhookVerifier, header, parse_json_checked,
-    parse_time, same_bytes, unix_seconds,
+    Field, KeyedMac, Present, Raw, Settings, SmsEvent, WebhookError, WebhookRequest, WebhookVerifier, header,
+    parse_json_checked, parse_time, same_bytes, unix_seconds,
 };
 
 /// The longest bearer token read. Vonage's tokens are a few hundred bytes; a longer one is
@@ -352,34 +352,36 @@ const READ: [&[&str]; 8] = [
     &["error", "title"],
 ];
 
-/// Normalizes a verified Vonage body.
+/// Normalizes a verified Vonage body: the members of [`READ`] are read in place (no `Value` is
+/// built; the event's `raw` object is built from the body when first read).
 pub(crate) fn parse(body: &[u8], detect_keywords: bool) -> Result<SmsEvent, WebhookError> {
-    let raw = parse_json_checked(NAME, body, &READ)?;
-    if !raw.is_object() {
+    let Some(read) = lenient::try_read::<Body<'_>>(body) else {
+        // Not JSON, or a read key repeated: the checked parse refuses it and says which.
+        let refused = parse_json_checked(NAME, body, &READ).err();
+        return Err(refused.unwrap_or_else(|| WebhookError::payload(NAME, "the body is not JSON")));
+    };
+    if !read.present.0 {
         return Err(WebhookError::payload(NAME, "the body is not a JSON object"));
     }
-    let text = |key: &str| raw.get(key).and_then(Value::as_str).filter(|s| !s.is_empty());
-    let uuid = text("message_uuid").ok_or_else(|| WebhookError::payload(NAME, "missing message_uuid"))?.to_owned();
-    let occurred_at = text("timestamp").and_then(parse_time);
-    let from = text("from").map(normalize_number);
-    let to = text("to").map(normalize_number);
-    let (dedupe_key, kind) = match text("status") {
+    let uuid = read.message_uuid.non_empty().ok_or_else(|| WebhookError::payload(NAME, "missing message_uuid"))?;
+    let occurred_at = read.timestamp.non_empty().and_then(parse_time);
+    let from = read.from.non_empty().map(normalize_number);
+    let to = read.to.non_empty().map(normalize_number);
+    let (dedupe_key, kind) = match read.status.non_empty() {
         None => {
-            let body = raw.get("text").and_then(Value::as_str);
-            let (Some(body), Some(from), Some(to)) = (body, from, to) else {
+            let (Some(body), Some(from), Some(to)) = (read.text.0.as_deref(), from, to) else {
                 return Err(WebhookError::payload(NAME, "neither status nor an inbound text with from and to"));
             };
-            let message =
-                Inbound { provider_id: uuid.clone(), from, to, body: body.to_owned(), media_urls: Vec::new() };
+            let provider_id = uuid.to_owned();
+            let message = Inbound { provider_id, from, to, body: body.to_owned(), media_urls: Vec::new() };
             (format!("vonage:{uuid}:received"), EventKind::inbound(message, None, detect_keywords))
         }
         Some(status) => {
-            let error = raw.get("error").unwrap_or(&Value::Null);
-            let from_type = error.get("type").and_then(Value::as_str).and_then(|t| t.rsplit_once('#')).map(|(_, f)| f);
+            let from_type = read.error.kind.0.as_deref().and_then(|t| t.rsplit_once('#')).map(|(_, f)| f);
             let error_code = from_type
                 .filter(|f| !f.is_empty() && f.bytes().all(|b| b.is_ascii_digit()))
                 .map(str::to_owned)
-                .or_else(|| read_code(error, "title"));
+                .or_else(|| read.error.title.text().map(Cow::into_owned));
             let delivery = match status {
                 "submitted" => Some(DeliveryStatus::Sent),
                 "delivered" => Some(DeliveryStatus::Delivered),
@@ -398,7 +400,7 @@ pub(crate) fn parse(body: &[u8], detect_keywords: bool) -> Result<SmsEvent, Webh
                 Some(delivery) => EventKind::status(
                     delivery,
                     StatusUpdate {
-                        provider_id: uuid.clone(),
+                        provider_id: uuid.to_owned(),
                         provider_status: status.to_owned(),
                         error_code,
                         from,
@@ -410,7 +412,55 @@ pub(crate) fn parse(body: &[u8], detect_keywords: bool) -> Result<SmsEvent, Webh
             (format!("vonage:{uuid}:{status}"), kind)
         }
     };
-    Ok(SmsEvent::new(NAME, dedupe_key, occurred_at, crate::webhook::Raw::ready(raw), kind))
+    Ok(SmsEvent::new(NAME, dedupe_key, occurred_at, Raw::json(body), kind))
+}
+
+/// The members of a Vonage body the normalizer reads: the paths of [`READ`], each refused when
+/// its object repeats it.
+#[derive(Default)]
+struct Body<'a> {
+    present: Present,
+    message_uuid: Field<Text<'a>>,
+    timestamp: Field<Text<'a>>,
+    from: Field<Text<'a>>,
+    to: Field<Text<'a>>,
+    status: Field<Text<'a>>,
+    text: Field<Text<'a>>,
+    error: Field<Problem<'a>>,
+}
+
+/// `error`: why a message failed.
+#[derive(Default)]
+struct Problem<'a> {
+    /// `type`: a URL whose fragment is the numeric code.
+    kind: Field<Text<'a>>,
+    title: Field<Code<'a>>,
+}
+
+impl<'a> Shape<'a> for Body<'a> {
+    fn object<A: MapAccess<'a>>(map: A) -> Result<Self, A::Error> {
+        let read = lenient::members(map, |read: &mut Self, key, map| match key {
+            "message_uuid" => read.message_uuid.read(map),
+            "timestamp" => read.timestamp.read(map),
+            "from" => read.from.read(map),
+            "to" => read.to.read(map),
+            "status" => read.status.read(map),
+            "text" => read.text.read(map),
+            "error" => read.error.read(map),
+            _ => lenient::skip_value(map),
+        })?;
+        Ok(Self { present: Present(true), ..read })
+    }
+}
+
+impl<'a> Shape<'a> for Problem<'a> {
+    fn object<A: MapAccess<'a>>(map: A) -> Result<Self, A::Error> {
+        lenient::members(map, |read: &mut Self, key, map| match key {
+            "type" => read.kind.read(map),
+            "title" => read.title.read(map),
+            _ => lenient::skip_value(map),
+        })
+    }
 }
 
 #[cfg(test)]
@@ -418,6 +468,145 @@ mod tests {
     use proptest::prelude::*;
 
     use super::*;
+    use crate::http::read_code;
+    use crate::webhook::fields::{damage, random_json};
+
+    /// The normalizer as it read a `Value` of the whole body before: the reference the fields
+    /// read in place must agree with.
+    fn through_value(body: &[u8], detect_keywords: bool) -> Result<SmsEvent, WebhookError> {
+        let raw = parse_json_checked(NAME, body, &READ)?;
+        if !raw.is_object() {
+            return Err(WebhookError::payload(NAME, "the body is not a JSON object"));
+        }
+        let text = |key: &str| raw.get(key).and_then(Value::as_str).filter(|s| !s.is_empty());
+        let uuid = text("message_uuid").ok_or_else(|| WebhookError::payload(NAME, "missing message_uuid"))?.to_owned();
+        let occurred_at = text("timestamp").and_then(parse_time);
+        let from = text("from").map(normalize_number);
+        let to = text("to").map(normalize_number);
+        let (dedupe_key, kind) = match text("status") {
+            None => {
+                let body = raw.get("text").and_then(Value::as_str);
+                let (Some(body), Some(from), Some(to)) = (body, from, to) else {
+                    return Err(WebhookError::payload(NAME, "neither status nor an inbound text with from and to"));
+                };
+                let message =
+                    Inbound { provider_id: uuid.clone(), from, to, body: body.to_owned(), media_urls: Vec::new() };
+                (format!("vonage:{uuid}:received"), EventKind::inbound(message, None, detect_keywords))
+            }
+            Some(status) => {
+                let error = raw.get("error").unwrap_or(&Value::Null);
+                let from_type =
+                    error.get("type").and_then(Value::as_str).and_then(|t| t.rsplit_once('#')).map(|(_, f)| f);
+                let error_code = from_type
+                    .filter(|f| !f.is_empty() && f.bytes().all(|b| b.is_ascii_digit()))
+                    .map(str::to_owned)
+                    .or_else(|| read_code(error, "title"));
+                let delivery = match status {
+                    "submitted" => Some(DeliveryStatus::Sent),
+                    "delivered" => Some(DeliveryStatus::Delivered),
+                    "rejected" | "undeliverable"
+                        if matches!(
+                            error_code.as_deref(),
+                            Some("1210" | "1470" | "1472" | "1480" | "1481" | "1482" | "1483")
+                        ) =>
+                    {
+                        Some(DeliveryStatus::Filtered)
+                    }
+                    "rejected" | "undeliverable" => Some(DeliveryStatus::Undelivered),
+                    _ => None,
+                };
+                let kind = match delivery {
+                    Some(delivery) => EventKind::status(
+                        delivery,
+                        StatusUpdate {
+                            provider_id: uuid.clone(),
+                            provider_status: status.to_owned(),
+                            error_code,
+                            from,
+                            to,
+                        },
+                    ),
+                    None => EventKind::Unrecognized { provider_event_type: status.to_owned() },
+                };
+                (format!("vonage:{uuid}:{status}"), kind)
+            }
+        };
+        Ok(SmsEvent::new(NAME, dedupe_key, occurred_at, Raw::ready(raw.clone()), kind))
+    }
+
+    fn same_as_value(body: &[u8]) {
+        for detect_keywords in [true, false] {
+            let read = parse(body, detect_keywords);
+            let reference = through_value(body, detect_keywords);
+            assert_eq!(read, reference, "{}", String::from_utf8_lossy(body));
+            if let (Ok(read), Ok(reference)) = (read, reference) {
+                // `PartialEq` compares `raw()`; its order of keys as well:
+                assert_eq!(serde_json::to_string(read.raw()).ok(), serde_json::to_string(reference.raw()).ok());
+            }
+        }
+    }
+
+    #[test]
+    fn written_bodies_normalize_as_through_a_value() {
+        let bodies: &[&str] = &[
+            r#"{"message_uuid":"u1","timestamp":"2025-01-01T00:00:00Z","from":"447700900000","to":"447700900001","text":" Stop. ","channel":"sms"}"#,
+            r#"{"message_uuid":"u1","status":"rejected","error":{"type":"https://developer.vonage.com/api-errors/messages#1470","title":"1470"}}"#,
+            r#"{"message_uuid":"u1","status":"undeliverable","error":{"type":"x#","title":1480}}"#,
+            r##"{"message_uuid":"u1","status":"rejected","error":{"type":"#","title":""}}"##,
+            r#"{"message_uuid":"u1","status":"delivered","error":{"title":"a","title":"b"}}"#,
+            r#"{"message_uuid":"u1","status":"delivered","usage":{"price":1,"price":2},"x":1,"x":2}"#,
+            r#"{"message_uuid":"u1","status":"delivered","status":"delivered"}"#,
+            r##"{"message_uuid":"u1","status":"delivered","error":[{"type":"#1"}]}"##,
+            r#"{"message_uuid":"u1","status":"delivered","z":"\ud800"}"#,
+            r#"{"message_uuid":"u1","status":"odd","text":5}"#,
+            r#"{"message_uuid":"","status":"delivered"}"#,
+            r#"{"message_uuid":"u1","from":"+1","to":"+2","text":""}"#,
+            r#"["message_uuid"]"#,
+            r#"{"message_uuid":"u1","status":"delivered"} x"#,
+        ];
+        for body in bodies {
+            same_as_value(body.as_bytes());
+        }
+    }
+
+    #[test]
+    fn generated_bodies_normalize_as_through_a_value() {
+        const KEYS: [&str; 11] =
+            ["message_uuid", "timestamp", "from", "to", "status", "text", "error", "type", "title", "*", "x"];
+        const LEAVES: [&str; 14] = [
+            "\"u1\"",
+            "\"delivered\"",
+            "\"rejected\"",
+            "\"447700900000\"",
+            "\"https://e/x#1470\"",
+            "\"#\"",
+            "\"stop\"",
+            "\"\"",
+            "\"2025-01-01T00:00:00Z\"",
+            "1480",
+            "1e400",
+            "null",
+            "\"\\ud800\"",
+            "[]",
+        ];
+        let mut rng = fastrand::Rng::with_seed(14);
+        for _ in 0..8_000 {
+            let mut body = String::new();
+            let depth = rng.usize(1..5);
+            random_json(&mut rng, depth, &KEYS, &LEAVES, &mut body);
+            same_as_value(body.as_bytes());
+            let mut member = String::new();
+            let depth = rng.usize(0..3);
+            random_json(&mut rng, depth, &KEYS, &LEAVES, &mut member);
+            let key = KEYS[rng.usize(..KEYS.len())];
+            let status = [r#""status":"rejected","#, ""][rng.usize(..2)];
+            let event = format!(
+                r#"{{"message_uuid":"u1",{status}"from":"447700900000","to":"447700900001","text":"hi","error":{{"type":"e#1470","{key}":{member}}},"{key}":{member}}}"#
+            );
+            same_as_value(event.as_bytes());
+            same_as_value(&damage(&mut rng, event.into_bytes()));
+        }
+    }
 
     /// What the verifier read from a parsed `Value` before: the object, `iat` as a number and
     /// `payload_hash` as a string.
