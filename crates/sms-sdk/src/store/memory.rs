@@ -2,9 +2,15 @@
 //!
 //! It is also a [`DedupeStore`]: webhook dedupe keys live in a second map, apart from the
 //! idempotency records.
+//!
+//! Records are found by key in a hash map (SipHash with a random key per map, so keys chosen by
+//! callers cannot make lookups slow): a send's reserve and finalize each look up one key,
+//! whatever the number of records held. Expired records are removed when their key is used, and
+//! all at once whenever the map has grown to twice its size after the last sweep, so the map
+//! holds about as many records as are live. [`Operator::list`], an operator's tool, reads the
+//! whole map for each page and returns the page's keys in order.
 
-use std::collections::{BTreeMap, HashMap};
-use std::ops::Bound;
+use std::collections::{BinaryHeap, HashMap};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, SystemTime};
 
@@ -15,14 +21,56 @@ use super::{
 use crate::boxed::BoxFuture;
 use crate::store::{DedupeStore, ReferenceIndex};
 
-/// Each key's record and expiry.
-type Entries = BTreeMap<String, (Record, Option<SystemTime>)>;
-
 /// When each webhook dedupe key was last recorded as seen.
 type Sightings = HashMap<String, SystemTime>;
 
 /// Each correlation reference's key and expiry.
 type References = HashMap<String, (String, SystemTime)>;
+
+/// The fewest records held before expired ones are swept all at once.
+const FIRST_SWEEP: usize = 1024;
+
+/// Each key's record and expiry.
+#[derive(Debug)]
+struct Entries {
+    records: HashMap<String, (Record, Option<SystemTime>)>,
+    /// The number of records at which the next sweep runs: twice the number left by the last
+    /// one (at least [`FIRST_SWEEP`]), so sweeping costs a constant per record inserted.
+    sweep_at: usize,
+}
+
+impl Default for Entries {
+    fn default() -> Self {
+        Self { records: HashMap::new(), sweep_at: FIRST_SWEEP }
+    }
+}
+
+impl Entries {
+    /// The live record of `key` at `now`, sweeping it when it expired.
+    fn live(&mut self, key: &str, now: SystemTime) -> Option<&Record> {
+        if self.records.get(key).is_some_and(|(_, expires_at)| is_expired(*expires_at, now)) {
+            self.records.remove(key);
+            return None;
+        }
+        self.records.get(key).map(|(record, _)| record)
+    }
+
+    /// Removes every record expired at `now` once the map has doubled since the last sweep.
+    fn sweep(&mut self, now: SystemTime) {
+        if self.records.len() < self.sweep_at {
+            return;
+        }
+        // A caller's clock ahead of the system's never removes a record that is live now.
+        let now = now.min(SystemTime::now());
+        self.records.retain(|_, (_, expires_at)| !is_expired(*expires_at, now));
+        self.sweep_at = self.records.len().saturating_mul(2).max(FIRST_SWEEP);
+    }
+}
+
+/// Whether a record expiring at `expires_at` (never, when `None`) has expired at `now`.
+fn is_expired(expires_at: Option<SystemTime>, now: SystemTime) -> bool {
+    expires_at.is_some_and(|at| at <= now)
+}
 
 /// Idempotency records and webhook dedupe keys in this process's memory. Clones share both.
 ///
@@ -49,13 +97,13 @@ impl MemoryStore {
     /// Removes `key`'s record (after reconciling it); true when there was one.
     #[allow(clippy::must_use_candidate)] // it removes the record: a caller may ignore the answer
     pub fn delete(&self, key: &str) -> bool {
-        self.lock().remove(key).is_some()
+        self.lock().records.remove(key).is_some()
     }
 
     /// Idempotency records held, counting expired ones not yet swept (dedupe keys not counted).
     #[must_use]
     pub fn len(&self) -> usize {
-        self.lock().len()
+        self.lock().records.len()
     }
 
     /// True when no idempotency record is held.
@@ -71,27 +119,11 @@ impl MemoryStore {
     fn lock_sightings(&self) -> MutexGuard<'_, Sightings> {
         self.sightings.lock().unwrap_or_else(PoisonError::into_inner)
     }
-
-    /// The live record of `key` at `now`, sweeping it when it expired.
-    fn live(
-        entries: &mut BTreeMap<String, (Record, Option<SystemTime>)>,
-        key: &str,
-        now: SystemTime,
-    ) -> Option<Record> {
-        match entries.get(key) {
-            Some((_, Some(expires_at))) if *expires_at <= now => {
-                entries.remove(key);
-                None
-            }
-            Some((record, _)) => Some(record.clone()),
-            None => None,
-        }
-    }
 }
 
 impl IdempotencyStore for MemoryStore {
     fn get<'a>(&'a self, key: &'a str) -> BoxFuture<'a, Result<Option<Record>, StoreError>> {
-        Box::pin(async move { Ok(Self::live(&mut self.lock(), key, SystemTime::now())) })
+        Box::pin(async move { Ok(self.lock().live(key, SystemTime::now()).cloned()) })
     }
 
     fn reserve<'a>(
@@ -102,18 +134,27 @@ impl IdempotencyStore for MemoryStore {
     ) -> BoxFuture<'a, Result<Reservation, StoreError>> {
         Box::pin(async move {
             let mut entries = self.lock();
-            match Self::live(&mut entries, key, now) {
-                Some(Record::Rejected { fingerprint: held, .. }) if held == *fingerprint => {}
-                Some(record) => return Ok(Reservation::Existing(Box::new(record))),
-                None => {}
-            }
             let reservation_id = ReservationId::new();
             let record = Record::Reserved {
                 fingerprint: fingerprint.clone(),
                 reservation_id: reservation_id.clone(),
                 reserved_at: now,
             };
-            entries.insert(key.to_owned(), (record, None));
+            // One lookup: the key is claimed where it is found, or inserted where it is missing.
+            if let Some((held, expires_at)) = entries.records.get_mut(key) {
+                let claimable = match held {
+                    _ if is_expired(*expires_at, now) => true,
+                    Record::Rejected { fingerprint: rejected, .. } => rejected == fingerprint,
+                    Record::Reserved { .. } | Record::Accepted { .. } | Record::Unknown { .. } => false,
+                };
+                if !claimable {
+                    return Ok(Reservation::Existing(Box::new(held.clone())));
+                }
+                (*held, *expires_at) = (record, None);
+            } else {
+                entries.sweep(now);
+                entries.records.insert(key.to_owned(), (record, None));
+            }
             Ok(Reservation::Acquired(reservation_id))
         })
     }
@@ -128,8 +169,8 @@ impl IdempotencyStore for MemoryStore {
     ) -> BoxFuture<'a, Result<Finalized, StoreError>> {
         Box::pin(async move {
             let mut entries = self.lock();
-            // The record is replaced where it is: one search, and the key is not copied again.
-            let Some((held, expires_at)) = entries.get_mut(key) else { return Ok(Finalized::NotOwner) };
+            // The record is replaced where it is: one lookup, and the key is not copied again.
+            let Some((held, expires_at)) = entries.records.get_mut(key) else { return Ok(Finalized::NotOwner) };
             let Record::Reserved { reservation_id, fingerprint, .. } = held else { return Ok(Finalized::NotOwner) };
             if reservation_id != reservation {
                 return Ok(Finalized::NotOwner);
@@ -203,19 +244,32 @@ impl Operator for MemoryStore {
         Box::pin(async move {
             let entries = self.lock();
             let limit = page.limit.max(1);
-            let start = match page.cursor {
-                Some(cursor) if cursor >= page.prefix => Bound::Excluded(cursor),
-                Some(_) | None => Bound::Included(page.prefix.clone()),
-            };
-            let listed: Vec<Entry> = entries
-                .range((start, Bound::Unbounded))
-                .take_while(|(key, _)| key.starts_with(&page.prefix))
-                .filter(|(_, (record, expires_at))| expires_at.is_none_or(|at| at > now) && filter.matches(record, now))
-                .take(limit)
-                .map(|(key, (record, expires_at))| Entry {
-                    key: key.clone(),
-                    record: record.clone(),
-                    expires_at: *expires_at,
+            // A cursor before the prefix starts at the prefix: every key after it qualifies.
+            let after = page.cursor.as_deref().filter(|cursor| *cursor >= page.prefix.as_str());
+            // The `limit` smallest matching keys, kept in a heap whose top is the largest of them.
+            let mut smallest: BinaryHeap<&String> = BinaryHeap::new();
+            for (key, (record, expires_at)) in &entries.records {
+                let wanted = key.starts_with(&page.prefix)
+                    && after.is_none_or(|cursor| key.as_str() > cursor)
+                    && !is_expired(*expires_at, now)
+                    && filter.matches(record, now);
+                if !wanted {
+                    continue;
+                }
+                if smallest.len() < limit {
+                    smallest.push(key);
+                } else if smallest.peek().is_some_and(|largest| key < *largest) {
+                    smallest.pop();
+                    smallest.push(key);
+                }
+            }
+            let mut keys = smallest.into_vec();
+            keys.sort_unstable();
+            let listed: Vec<Entry> = keys
+                .into_iter()
+                .filter_map(|key| {
+                    let (record, expires_at) = entries.records.get(key)?;
+                    Some(Entry { key: key.clone(), record: record.clone(), expires_at: *expires_at })
                 })
                 .collect();
             let next = if listed.len() == limit { listed.last().map(|e| e.key.clone()) } else { None };
@@ -232,18 +286,19 @@ impl Operator for MemoryStore {
     ) -> BoxFuture<'a, Result<Resolved, StoreError>> {
         Box::pin(async move {
             let mut entries = self.lock();
-            let Some(record) = Self::live(&mut entries, key, now) else { return Ok(Resolved::NotFound) };
+            let Some(record) = entries.live(key, now) else { return Ok(Resolved::NotFound) };
             if !record.is_unresolved(stale_after, now) {
-                return Ok(Resolved::Refused(Box::new(record)));
+                return Ok(Resolved::Refused(Box::new(record.clone())));
             }
+            let fingerprint = record.fingerprint().clone();
             match resolution {
                 Resolution::NotSent => {
-                    entries.remove(key);
+                    entries.records.remove(key);
                 }
                 Resolution::Sent { provider, provider_id, ttl } => {
                     let result = resolved_receipt(provider, provider_id);
-                    let accepted = Record::Accepted { fingerprint: record.fingerprint().clone(), result };
-                    entries.insert(key.to_owned(), (accepted, Some(later(now, ttl))));
+                    let accepted = Record::Accepted { fingerprint, result };
+                    entries.records.insert(key.to_owned(), (accepted, Some(later(now, ttl))));
                 }
             }
             Ok(Resolved::Done)
