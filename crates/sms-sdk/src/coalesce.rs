@@ -64,14 +64,8 @@ impl Flights {
             if running.fingerprint != *fingerprint {
                 return Err(Error::idempotency_conflict(key));
             }
-            let receiver = match &running.sender {
-                Some(sender) => sender.subscribe(),
-                None => {
-                    let (sender, receiver) = watch::channel(None);
-                    running.sender = Some(sender);
-                    receiver
-                }
-            };
+            let sender = running.sender.get_or_insert_with(|| watch::channel(None).0);
+            let receiver = sender.subscribe();
             return Ok(Flight::Follow(receiver));
         }
         let token = self.next.fetch_add(1, Ordering::Relaxed);

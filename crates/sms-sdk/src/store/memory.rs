@@ -3,7 +3,7 @@
 //! It is also a [`DedupeStore`]: webhook dedupe keys live in a second map, apart from the
 //! idempotency records.
 //!
-//! Records are found by key in a hash map (SipHash with a random key per map, so keys chosen by
+//! Records are found by key in a hash map (`SipHash` with a random key per map, so keys chosen by
 //! callers cannot make lookups slow): a send's reserve and finalize each look up one key,
 //! whatever the number of records held. Expired records are removed when their key is used, and
 //! all at once whenever the map has grown to twice its size after the last sweep, so the map
@@ -337,5 +337,67 @@ mod tests {
         assert!(!store.clone().first_seen("evt", now + retention, Duration::MAX).await.unwrap());
         assert!(store.first_seen("other", now, retention).await.unwrap());
         assert!(store.is_empty(), "dedupe keys are not idempotency records");
+    }
+
+    async fn acquire(store: &MemoryStore, key: &str, now: SystemTime) -> ReservationId {
+        match store.reserve(key, &Fingerprint::from_canonical("f"), now).await.unwrap() {
+            Reservation::Acquired(id) => id,
+            Reservation::Existing(record) => panic!("{key} is held: {record:?}"),
+        }
+    }
+
+    #[tokio::test]
+    async fn expired_records_are_swept_when_the_map_doubles() {
+        let store = MemoryStore::new();
+        let hour_ago = SystemTime::now() - Duration::from_secs(3600);
+        let accepted = || FinalRecord::Accepted(resolved_receipt("p".into(), "SM1".into()));
+        for i in 0..FIRST_SWEEP - 2 {
+            let key = format!("old-{i}");
+            let id = acquire(&store, &key, hour_ago).await;
+            store.finalize(&key, &id, accepted(), Duration::from_secs(60), hour_ago).await.unwrap();
+        }
+        let id = acquire(&store, "unknown", hour_ago).await;
+        let unknown = FinalRecord::Unknown(crate::Error::policy_rejected(None).to_record());
+        store.finalize("unknown", &id, unknown, Duration::from_secs(60), hour_ago).await.unwrap();
+        let id = acquire(&store, "live", hour_ago).await;
+        store.finalize("live", &id, accepted(), Duration::from_secs(7200), hour_ago).await.unwrap();
+        assert_eq!(store.len(), FIRST_SWEEP, "nothing is swept below the first threshold");
+        acquire(&store, "new", SystemTime::now()).await;
+        let mut left: Vec<String> = store
+            .list(Filter::All, hour_ago, Page::default())
+            .await
+            .unwrap()
+            .entries
+            .into_iter()
+            .map(|e| e.key)
+            .collect();
+        left.sort();
+        assert_eq!(left, ["live", "new", "unknown"], "only expired records are swept");
+        assert_eq!(store.len(), 3);
+    }
+
+    #[tokio::test]
+    async fn pages_list_keys_in_order() {
+        let store = MemoryStore::new();
+        let now = SystemTime::now();
+        for i in (0..50).rev() {
+            acquire(&store, &format!("a:{i:02}"), now).await;
+            acquire(&store, &format!("b:{i:02}"), now).await;
+        }
+        for (cursor, expected) in [(None, 0), (Some("0".to_owned()), 0), (Some("a:09".to_owned()), 10)] {
+            let mut page = Page { prefix: "a:".into(), cursor, limit: 7 };
+            let mut keys = Vec::new();
+            loop {
+                let listing = store.list(Filter::All, now, page.clone()).await.unwrap();
+                assert!(listing.entries.len() <= 7);
+                keys.extend(listing.entries.into_iter().map(|e| e.key));
+                match listing.next {
+                    Some(next) => page.cursor = Some(next),
+                    None => break,
+                }
+            }
+            let wanted: Vec<String> = (expected..50).map(|i| format!("a:{i:02}")).collect();
+            assert_eq!(keys, wanted);
+        }
     }
 }
