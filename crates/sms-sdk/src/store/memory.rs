@@ -3,14 +3,12 @@
 //! It is also a [`DedupeStore`]: webhook dedupe keys live in a second map, apart from the
 //! idempotency records.
 //!
-//! Records are found by key in a hash map (`SipHash` with a random key per map, so keys chosen by
-//! callers cannot make lookups slow): a send's reserve and finalize each look up one key,
-//! whatever the number of records held. Expired records are removed when their key is used, and
-//! all at once whenever the map has grown to twice its size after the last sweep, so the map
-//! holds about as many records as are live. [`Operator::list`], an operator's tool, reads the
-//! whole map for each page and returns the page's keys in order.
+//! Records are kept in a map ordered by key (a listing page is a range of it). Expired records are
+//! removed when their key is used, and all at once whenever the map has grown to twice its size
+//! after the last sweep, so the map holds about as many records as are live.
 
-use std::collections::{BinaryHeap, HashMap};
+use std::collections::{BTreeMap, HashMap};
+use std::ops::Bound;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, SystemTime};
 
@@ -33,7 +31,7 @@ const FIRST_SWEEP: usize = 1024;
 /// Each key's record and expiry.
 #[derive(Debug)]
 struct Entries {
-    records: HashMap<String, (Record, Option<SystemTime>)>,
+    records: BTreeMap<String, (Record, Option<SystemTime>)>,
     /// The number of records at which the next sweep runs: twice the number left by the last
     /// one (at least [`FIRST_SWEEP`]), so sweeping costs a constant per record inserted.
     sweep_at: usize,
@@ -41,7 +39,7 @@ struct Entries {
 
 impl Default for Entries {
     fn default() -> Self {
-        Self { records: HashMap::new(), sweep_at: FIRST_SWEEP }
+        Self { records: BTreeMap::new(), sweep_at: FIRST_SWEEP }
     }
 }
 
@@ -140,7 +138,7 @@ impl IdempotencyStore for MemoryStore {
                 reservation_id: reservation_id.clone(),
                 reserved_at: now,
             };
-            // One lookup: the key is claimed where it is found, or inserted where it is missing.
+            // The key is claimed where it is found, or inserted where it is missing.
             if let Some((held, expires_at)) = entries.records.get_mut(key) {
                 let claimable = match held {
                     _ if is_expired(*expires_at, now) => true,
@@ -244,32 +242,20 @@ impl Operator for MemoryStore {
         Box::pin(async move {
             let entries = self.lock();
             let limit = page.limit.max(1);
-            // A cursor before the prefix starts at the prefix: every key after it qualifies.
-            let after = page.cursor.as_deref().filter(|cursor| *cursor >= page.prefix.as_str());
-            // The `limit` smallest matching keys, kept in a heap whose top is the largest of them.
-            let mut smallest: BinaryHeap<&String> = BinaryHeap::new();
-            for (key, (record, expires_at)) in &entries.records {
-                let wanted = key.starts_with(&page.prefix)
-                    && after.is_none_or(|cursor| key.as_str() > cursor)
-                    && !is_expired(*expires_at, now)
-                    && filter.matches(record, now);
-                if !wanted {
-                    continue;
-                }
-                if smallest.len() < limit {
-                    smallest.push(key);
-                } else if smallest.peek().is_some_and(|largest| key < *largest) {
-                    smallest.pop();
-                    smallest.push(key);
-                }
-            }
-            let mut keys = smallest.into_vec();
-            keys.sort_unstable();
-            let listed: Vec<Entry> = keys
-                .into_iter()
-                .filter_map(|key| {
-                    let (record, expires_at) = entries.records.get(key)?;
-                    Some(Entry { key: key.clone(), record: record.clone(), expires_at: *expires_at })
+            let start = match page.cursor {
+                Some(cursor) if cursor >= page.prefix => Bound::Excluded(cursor),
+                Some(_) | None => Bound::Included(page.prefix.clone()),
+            };
+            let listed: Vec<Entry> = entries
+                .records
+                .range((start, Bound::Unbounded))
+                .take_while(|(key, _)| key.starts_with(&page.prefix))
+                .filter(|(_, (record, expires_at))| !is_expired(*expires_at, now) && filter.matches(record, now))
+                .take(limit)
+                .map(|(key, (record, expires_at))| Entry {
+                    key: key.clone(),
+                    record: record.clone(),
+                    expires_at: *expires_at,
                 })
                 .collect();
             let next = if listed.len() == limit { listed.last().map(|e| e.key.clone()) } else { None };
