@@ -163,7 +163,7 @@ fn chaos_checker_finds_planted_faults() {
         /// The request at this position created a message.
         Created(usize),
         /// The store holds this record for the key.
-        Record(Option<sms_sdk::store::Record>),
+        Record(Box<Option<sms_sdk::store::Record>>),
         /// The twin got the same (not replayed) receipt: both sent.
         BothSent,
     }
@@ -202,7 +202,7 @@ fn chaos_checker_finds_planted_faults() {
         ),
         ("a request the library did not report", accepted, Plant::Lost(entry(accepted))),
         ("a rejection that created a message", rejected, Plant::Created(entry(rejected))),
-        ("a final record that disagrees", accepted, Plant::Record(ran.records[rejected].clone())),
+        ("a final record that disagrees", accepted, Plant::Record(Box::new(ran.records[rejected].clone()))),
         ("two sends of a key both accepted", twinned, Plant::BothSent),
     ];
     for (what, key, plant) in plants {
@@ -211,7 +211,7 @@ fn chaos_checker_finds_planted_faults() {
             Plant::Request(request) => seen.push(request),
             Plant::Lost(position) => drop(seen.remove(position)),
             Plant::Created(position) => seen[position].created = Some("created-anyway".into()),
-            Plant::Record(record) => records[key] = record,
+            Plant::Record(record) => records[key] = *record,
             Plant::BothSent => results[0][key].twin = results[0][key].result.clone(),
         }
         let [a, b] = &results;

@@ -21,7 +21,7 @@ use std::future::Future;
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
-use std::time::{Duration, Instant, SystemTime};
+use std::time::{Duration, SystemTime};
 
 use futures_util::FutureExt;
 use tokio_util::sync::CancellationToken;
@@ -252,8 +252,7 @@ impl Client {
         let Some(key) = message.idempotency_key.as_deref() else {
             return send.execute(chain, None).await;
         };
-        let names: Vec<&str> = inner.adapters.iter().map(|a| a.info().name.as_str()).collect();
-        let fingerprint = Fingerprint::of(message, &names);
+        let fingerprint = Fingerprint::of_message(message, |name| inner.adapters.iter().any(|a| a.info().name == name));
         match inner.flights.join(key, &fingerprint, &requested)? {
             Flight::Follow(receiver) => follow(receiver).await,
             Flight::Lead(lead) => {
@@ -290,9 +289,9 @@ impl Held<'_> {
     /// the leftover reservation reads as in progress, then as unknown, never as free.
     async fn finalize(&self, record: FinalRecord) {
         let Idempotency { store, ttl, .. } = self.idempotency;
-        let started = Instant::now();
+        let timer = metrics::StoreTimer::start();
         let finalized = store.finalize(self.key, &self.id, record, *ttl, SystemTime::now()).await;
-        metrics::store_operation("finalize", started.elapsed(), finalized.is_ok());
+        timer.finish("finalize", finalized.is_ok());
         match finalized {
             Ok(Finalized::Written) => {}
             Ok(Finalized::NotOwner) => tracing::warn!("idempotency reservation lost before finalize"),
@@ -315,9 +314,9 @@ async fn correlate(idempotency: &Idempotency, key: &str, mut chain: Vec<Candidat
         return chain;
     }
     let reference = crate::correlation::reference(&correlation.secret, key);
-    let started = Instant::now();
+    let timer = metrics::StoreTimer::start();
     let remembered = index.remember_reference(&reference, key, now, correlation.retention).await;
-    metrics::store_operation("remember_reference", started.elapsed(), remembered.is_ok());
+    timer.finish("remember_reference", remembered.is_ok());
     if let Err(error) = remembered {
         tracing::warn!(%error, "correlation reference not stored; sending without one");
         return chain;
@@ -333,9 +332,9 @@ impl Dispatch<'_> {
     async fn with_key(&self, key: &str, fingerprint: &Fingerprint, chain: Vec<Candidate>) -> Result<Receipt, Error> {
         let Some(idempotency) = &self.inner.idempotency else { return self.execute(chain, None).await };
         let now = SystemTime::now();
-        let started = Instant::now();
+        let timer = metrics::StoreTimer::start();
         let reserved = idempotency.store.reserve(key, fingerprint, now).await;
-        metrics::store_operation("reserve", started.elapsed(), reserved.is_ok());
+        timer.finish("reserve", reserved.is_ok());
         match reserved {
             Ok(Reservation::Acquired(id)) => {
                 let chain = correlate(idempotency, key, chain, now).await;

@@ -28,7 +28,9 @@ pub(crate) struct Flights {
 struct InFlight {
     fingerprint: Fingerprint,
     token: u64,
-    receiver: watch::Receiver<Shared>,
+    /// Where the leader's result goes: made when the first follower joins, so a send nobody
+    /// waits on makes no channel.
+    sender: Option<watch::Sender<Shared>>,
 }
 
 pub(crate) enum Flight<'a> {
@@ -40,11 +42,12 @@ pub(crate) enum Flight<'a> {
 /// dropped send leaves its followers an error instead of a hang.
 pub(crate) struct Lead<'a> {
     flights: &'a Flights,
-    key: String,
+    key: &'a str,
     token: u64,
-    sender: watch::Sender<Shared>,
     /// Set once the leader started a request (which may have created the message).
     requested: &'a AtomicBool,
+    /// Set once the key's entry is removed.
+    left: bool,
 }
 
 impl Flights {
@@ -52,51 +55,57 @@ impl Flights {
     /// started a request.
     pub(crate) fn join<'a>(
         &'a self,
-        key: &str,
+        key: &'a str,
         fingerprint: &Fingerprint,
         requested: &'a AtomicBool,
     ) -> Result<Flight<'a>, Error> {
         let mut map = self.map.lock().unwrap_or_else(PoisonError::into_inner);
-        if let Some(running) = map.get(key) {
-            return if running.fingerprint == *fingerprint {
-                Ok(Flight::Follow(running.receiver.clone()))
-            } else {
-                Err(Error::idempotency_conflict(key))
-            };
+        if let Some(running) = map.get_mut(key) {
+            if running.fingerprint != *fingerprint {
+                return Err(Error::idempotency_conflict(key));
+            }
+            let sender = running.sender.get_or_insert_with(|| watch::channel(None).0);
+            let receiver = sender.subscribe();
+            return Ok(Flight::Follow(receiver));
         }
         let token = self.next.fetch_add(1, Ordering::Relaxed);
-        let (sender, receiver) = watch::channel(None);
-        map.insert(key.to_owned(), InFlight { fingerprint: fingerprint.clone(), token, receiver });
-        Ok(Flight::Lead(Lead { flights: self, key: key.to_owned(), token, sender, requested }))
+        map.insert(key.to_owned(), InFlight { fingerprint: fingerprint.clone(), token, sender: None });
+        Ok(Flight::Lead(Lead { flights: self, key, token, requested, left: false }))
     }
 }
 
 impl Lead<'_> {
     /// Ends the key's flight and hands `result` to its followers. The entry goes first, so no
-    /// follower can join after the count: with none, nothing is copied.
-    pub(crate) fn finish(self, result: &Result<Receipt, Error>) {
-        self.leave();
-        if self.sender.receiver_count() > 0 {
-            self.sender.send_replace(Some(result.clone()));
+    /// follower can join after it: with none, nothing is copied.
+    pub(crate) fn finish(mut self, result: &Result<Receipt, Error>) {
+        if let Some(sender) = self.leave() {
+            sender.send_replace(Some(result.clone()));
         }
     }
 
-    /// Removes the key's entry (and the receiver it holds), unless a later flight replaced it.
-    fn leave(&self) {
+    /// Removes the key's entry, unless a later flight replaced it, and hands back its channel
+    /// when a follower joined.
+    fn leave(&mut self) -> Option<watch::Sender<Shared>> {
+        self.left = true;
         let mut map = self.flights.map.lock().unwrap_or_else(PoisonError::into_inner);
-        if map.get(&self.key).is_some_and(|running| running.token == self.token) {
-            map.remove(&self.key);
+        if map.get(self.key).is_some_and(|running| running.token == self.token) {
+            return map.remove(self.key).and_then(|running| running.sender);
         }
+        None
     }
 }
 
 impl Drop for Lead<'_> {
     fn drop(&mut self) {
-        self.leave();
-        let waited_on = self.sender.receiver_count() > 0;
-        if waited_on && self.sender.borrow().is_none() && !self.requested.load(Ordering::Relaxed) {
+        if self.left {
+            return;
+        }
+        // Dropping the channel without a result tells the followers the outcome is unknown.
+        if let Some(sender) = self.leave()
+            && !self.requested.load(Ordering::Relaxed)
+        {
             // Dropped before any request: nothing was sent, so the followers may send again.
-            self.sender.send_replace(Some(Err(Error::aborted(Vec::new()))));
+            sender.send_replace(Some(Err(Error::aborted(Vec::new()))));
         }
     }
 }

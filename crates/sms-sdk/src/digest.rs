@@ -7,17 +7,22 @@ const fn hex_digit(n: u8) -> u8 {
     if n < 10 { b'0' + n } else { b'a' + (n - 10) }
 }
 
-/// The lowercase hex SHA-256 of `bytes` as ASCII bytes, on the stack.
-#[cfg_attr(not(any(feature = "twilio", feature = "vonage")), allow(dead_code))]
-pub(crate) fn sha256_hex_bytes(bytes: &[u8]) -> [u8; 64] {
+/// A SHA-256 digest in lowercase hex, as ASCII bytes, on the stack.
+pub(crate) fn hex(digest: &[u8; 32]) -> [u8; 64] {
     let mut hex = [0u8; 64];
-    for (pair, byte) in hex.chunks_exact_mut(2).zip(Sha256::digest(bytes)) {
+    for (pair, byte) in hex.chunks_exact_mut(2).zip(digest) {
         pair.copy_from_slice(&[hex_digit(byte >> 4), hex_digit(byte & 0x0f)]);
     }
     hex
 }
 
+/// The lowercase hex SHA-256 of `bytes` as ASCII bytes, on the stack.
+pub(crate) fn sha256_hex_bytes(bytes: &[u8]) -> [u8; 64] {
+    hex(&Sha256::digest(bytes).into())
+}
+
 /// The lowercase hex SHA-256 of `bytes` (64 characters).
+#[cfg(any(test, feature = "testing"))]
 pub(crate) fn sha256_hex(bytes: &[u8]) -> String {
     sha256_hex_bytes(bytes).iter().copied().map(char::from).collect()
 }

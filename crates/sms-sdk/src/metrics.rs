@@ -165,18 +165,38 @@ pub(crate) fn queue_wait(provider: &str, waited: Duration) {
     let _ = (provider, waited);
 }
 
-/// One idempotency store call: `operation` took `duration` and succeeded or not.
-pub(crate) fn store_operation(operation: &'static str, duration: Duration, ok: bool) {
+/// Times one idempotency store call; the clock is read only when metrics are recorded.
+pub(crate) struct StoreTimer {
     #[cfg(feature = "metrics")]
-    {
-        let result = if ok { "ok" } else { "error" };
-        metrics::histogram!(STORE_DURATION, "operation" => operation, "result" => result).record(duration);
-        if !ok {
-            metrics::counter!(STORE_ERRORS, "operation" => operation).increment(1);
+    started: std::time::Instant,
+}
+
+impl StoreTimer {
+    /// Starts timing a call.
+    pub(crate) fn start() -> Self {
+        Self {
+            #[cfg(feature = "metrics")]
+            started: std::time::Instant::now(),
         }
     }
-    #[cfg(not(feature = "metrics"))]
-    let _ = (operation, duration, ok);
+
+    /// Records the call `operation`, which succeeded or not.
+    pub(crate) fn finish(self, operation: &'static str, ok: bool) {
+        #[cfg(feature = "metrics")]
+        store_operation(operation, self.started.elapsed(), ok);
+        #[cfg(not(feature = "metrics"))]
+        let _ = (operation, ok);
+    }
+}
+
+/// One idempotency store call: `operation` took `duration` and succeeded or not.
+#[cfg(feature = "metrics")]
+fn store_operation(operation: &'static str, duration: Duration, ok: bool) {
+    let result = if ok { "ok" } else { "error" };
+    metrics::histogram!(STORE_DURATION, "operation" => operation, "result" => result).record(duration);
+    if !ok {
+        metrics::counter!(STORE_ERRORS, "operation" => operation).increment(1);
+    }
 }
 
 /// One webhook verification by `provider`; passes `result` through.

@@ -1,10 +1,12 @@
 //! The fingerprint that tells a repeat of a message from another message reusing its key.
 
 use std::fmt;
+use std::io::{self, Write};
 
 use serde::ser::SerializeSeq;
 use serde::{Deserialize, Serialize, Serializer};
 use serde_json::{Map, Value};
+use sha2::{Digest, Sha256};
 
 use crate::message::{Message, format_timestamp};
 
@@ -13,19 +15,27 @@ use crate::message::{Message, format_timestamp};
 /// The canonical form is the array `[to, from, body, media_urls, send_at, validity, webhook_url]`
 /// (the caller's `from`, or `null`), followed by the provider options of the client's adapters
 /// (keys sorted, empty entries left out) only when there are any.
+///
+/// It is held inline (64 bytes, no allocation): copying it is copying its digits.
 #[derive(Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(try_from = "String", into = "String")]
-pub struct Fingerprint(String);
+pub struct Fingerprint([u8; 64]);
 
 impl Fingerprint {
     /// The fingerprint of `message` on a client whose adapters are named `adapters`.
     #[must_use]
     pub fn of(message: &Message, adapters: &[&str]) -> Self {
+        Self::of_message(message, |name| adapters.contains(&name))
+    }
+
+    /// The fingerprint of `message` on a client that has an adapter named `name` when
+    /// `has_adapter(name)`: asked only about the names in the message's provider options.
+    pub(crate) fn of_message(message: &Message, has_adapter: impl Fn(&str) -> bool) -> Self {
         let options = match &message.provider_options {
             Some(Value::Object(options)) => {
                 let applicable: Map<String, Value> = options
                     .iter()
-                    .filter(|(name, entry)| adapters.contains(&name.as_str()) && !is_empty_entry(entry))
+                    .filter(|(name, entry)| has_adapter(name) && !is_empty_entry(entry))
                     .map(|(name, entry)| (name.clone(), entry.clone()))
                     .collect();
                 (!applicable.is_empty()).then(|| sorted(Value::Object(applicable)))
@@ -33,15 +43,18 @@ impl Fingerprint {
             _ => None,
         };
         // Serializing borrowed fields writes the text the array of `Value`s wrote (one
-        // serializer, one compact format), without copying the message into a tree first.
-        let canonical = serde_json::to_string(&Canonical { message, options: options.as_ref() }).unwrap_or_default();
-        Self::from_canonical(&canonical)
+        // serializer, one compact format), without copying the message into a tree first; the
+        // text goes through a buffer on the stack straight into the hash.
+        let mut hashing = Hashing { hasher: Sha256::new(), buffer: [0; HASHING_BUFFER], used: 0 };
+        // Writing into the hash cannot fail, and these fields always serialize.
+        let _ = serde_json::to_writer(&mut hashing, &Canonical { message, options: options.as_ref() });
+        Self(crate::digest::hex(&hashing.finish()))
     }
 
     /// The fingerprint of an already canonical JSON text.
     #[must_use]
     pub fn from_canonical(canonical: &str) -> Self {
-        Self(crate::digest::sha256_hex(canonical.as_bytes()))
+        Self(crate::digest::sha256_hex_bytes(canonical.as_bytes()))
     }
 
     /// Reads a stored fingerprint: `None` unless it is 64 lowercase hex digits.
@@ -55,21 +68,64 @@ impl Fingerprint {
     /// ```
     #[must_use]
     pub fn from_hex(hex: &str) -> Option<Self> {
-        let valid = hex.len() == 64 && hex.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'));
-        valid.then(|| Self(hex.to_owned()))
+        let digits = <[u8; 64]>::try_from(hex.as_bytes()).ok()?;
+        digits.iter().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f')).then_some(Self(digits))
     }
 
     /// The 64 lowercase hex characters.
     #[must_use]
     pub fn as_str(&self) -> &str {
-        &self.0
+        // Every constructor holds 64 lowercase hex digits: ASCII.
+        std::str::from_utf8(&self.0).unwrap_or_default()
+    }
+}
+
+/// The bytes [`Hashing`] gathers before it feeds the hash: a canonical form of a short message
+/// fits, so the hash is fed once.
+const HASHING_BUFFER: usize = 256;
+
+/// A writer that hashes what is written, through a buffer on the stack (the serializer writes
+/// many small pieces).
+struct Hashing {
+    hasher: Sha256,
+    buffer: [u8; HASHING_BUFFER],
+    used: usize,
+}
+
+impl Hashing {
+    fn flush_buffer(&mut self) {
+        self.hasher.update(self.buffer.get(..self.used).unwrap_or_default());
+        self.used = 0;
+    }
+
+    /// The SHA-256 of everything written.
+    fn finish(mut self) -> [u8; 32] {
+        self.flush_buffer();
+        self.hasher.finalize().into()
+    }
+}
+
+impl Write for Hashing {
+    fn write(&mut self, bytes: &[u8]) -> io::Result<usize> {
+        if let Some(free) = self.buffer.get_mut(self.used..).and_then(|free| free.get_mut(..bytes.len())) {
+            free.copy_from_slice(bytes);
+            self.used += bytes.len();
+        } else {
+            self.flush_buffer();
+            self.hasher.update(bytes);
+        }
+        Ok(bytes.len())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
     }
 }
 
 impl fmt::Debug for Fingerprint {
     /// The first 12 hex digits.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let head: String = self.0.chars().take(12).collect();
+        let head = self.as_str().get(..12).unwrap_or_default();
         write!(f, "Fingerprint({head})")
     }
 }
@@ -84,7 +140,7 @@ impl TryFrom<String> for Fingerprint {
 
 impl From<Fingerprint> for String {
     fn from(fingerprint: Fingerprint) -> Self {
-        fingerprint.0
+        fingerprint.as_str().to_owned()
     }
 }
 

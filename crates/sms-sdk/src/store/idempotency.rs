@@ -1,6 +1,7 @@
 //! The idempotency contract: a key names a message; a store reserves it atomically before any
 //! request and records the outcome after it, so a repeat replays the first result.
 
+use std::fmt;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -18,33 +19,81 @@ pub const DEFAULT_STALE_RESERVATION: Duration = Duration::from_secs(300);
 pub const DEFAULT_LIST_LIMIT: usize = 1_000;
 
 /// The id of one reservation: only its holder may finalize the key.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(transparent)]
-pub struct ReservationId(String);
+///
+/// A new id is held inline (no allocation); an id read back from a store is its text.
+#[derive(Clone)]
+pub struct ReservationId(IdText);
+
+/// The text of a [`ReservationId`].
+#[derive(Clone)]
+enum IdText {
+    /// A random UUID, hyphenated, lowercase: ASCII.
+    Uuid([u8; 36]),
+    /// Any other text (a stored id).
+    Other(String),
+}
 
 impl ReservationId {
     /// A new random id.
     #[must_use]
     pub fn new() -> Self {
-        Self(crate::random::uuid_v4().to_string())
+        let mut text = [0; 36];
+        crate::random::uuid_v4().hyphenated().encode_lower(&mut text);
+        Self(IdText::Uuid(text))
     }
 
     /// Wraps a stored id.
     #[must_use]
     pub fn from_string(id: impl Into<String>) -> Self {
-        Self(id.into())
+        Self(IdText::Other(id.into()))
     }
 
     /// The id as text.
     #[must_use]
     pub fn as_str(&self) -> &str {
-        &self.0
+        match &self.0 {
+            // `encode_lower` wrote ASCII.
+            IdText::Uuid(text) => std::str::from_utf8(text).unwrap_or_default(),
+            IdText::Other(text) => text,
+        }
     }
 }
 
 impl Default for ReservationId {
     fn default() -> Self {
         Self::new()
+    }
+}
+
+impl PartialEq for ReservationId {
+    fn eq(&self, other: &Self) -> bool {
+        self.as_str() == other.as_str()
+    }
+}
+
+impl Eq for ReservationId {}
+
+impl std::hash::Hash for ReservationId {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.as_str().hash(state);
+    }
+}
+
+impl fmt::Debug for ReservationId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_tuple("ReservationId").field(&self.as_str()).finish()
+    }
+}
+
+impl Serialize for ReservationId {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
+    }
+}
+
+impl<'de> Deserialize<'de> for ReservationId {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        String::deserialize(deserializer).map(Self::from_string)
     }
 }
 

@@ -2,6 +2,10 @@
 //!
 //! It is also a [`DedupeStore`]: webhook dedupe keys live in a second map, apart from the
 //! idempotency records.
+//!
+//! Records are kept in a map ordered by key (a listing page is a range of it). Expired records are
+//! removed when their key is used, and all at once whenever the map has grown to twice its size
+//! after the last sweep, so the map holds about as many records as are live.
 
 use std::collections::{BTreeMap, HashMap};
 use std::ops::Bound;
@@ -15,14 +19,56 @@ use super::{
 use crate::boxed::BoxFuture;
 use crate::store::{DedupeStore, ReferenceIndex};
 
-/// Each key's record and expiry.
-type Entries = BTreeMap<String, (Record, Option<SystemTime>)>;
-
 /// When each webhook dedupe key was last recorded as seen.
 type Sightings = HashMap<String, SystemTime>;
 
 /// Each correlation reference's key and expiry.
 type References = HashMap<String, (String, SystemTime)>;
+
+/// The fewest records held before expired ones are swept all at once.
+const FIRST_SWEEP: usize = 1024;
+
+/// Each key's record and expiry.
+#[derive(Debug)]
+struct Entries {
+    records: BTreeMap<String, (Record, Option<SystemTime>)>,
+    /// The number of records at which the next sweep runs: twice the number left by the last
+    /// one (at least [`FIRST_SWEEP`]), so sweeping costs a constant per record inserted.
+    sweep_at: usize,
+}
+
+impl Default for Entries {
+    fn default() -> Self {
+        Self { records: BTreeMap::new(), sweep_at: FIRST_SWEEP }
+    }
+}
+
+impl Entries {
+    /// The live record of `key` at `now`, sweeping it when it expired.
+    fn live(&mut self, key: &str, now: SystemTime) -> Option<&Record> {
+        if self.records.get(key).is_some_and(|(_, expires_at)| is_expired(*expires_at, now)) {
+            self.records.remove(key);
+            return None;
+        }
+        self.records.get(key).map(|(record, _)| record)
+    }
+
+    /// Removes every record expired at `now` once the map has doubled since the last sweep.
+    fn sweep(&mut self, now: SystemTime) {
+        if self.records.len() < self.sweep_at {
+            return;
+        }
+        // A caller's clock ahead of the system's never removes a record that is live now.
+        let now = now.min(SystemTime::now());
+        self.records.retain(|_, (_, expires_at)| !is_expired(*expires_at, now));
+        self.sweep_at = self.records.len().saturating_mul(2).max(FIRST_SWEEP);
+    }
+}
+
+/// Whether a record expiring at `expires_at` (never, when `None`) has expired at `now`.
+fn is_expired(expires_at: Option<SystemTime>, now: SystemTime) -> bool {
+    expires_at.is_some_and(|at| at <= now)
+}
 
 /// Idempotency records and webhook dedupe keys in this process's memory. Clones share both.
 ///
@@ -49,13 +95,13 @@ impl MemoryStore {
     /// Removes `key`'s record (after reconciling it); true when there was one.
     #[allow(clippy::must_use_candidate)] // it removes the record: a caller may ignore the answer
     pub fn delete(&self, key: &str) -> bool {
-        self.lock().remove(key).is_some()
+        self.lock().records.remove(key).is_some()
     }
 
     /// Idempotency records held, counting expired ones not yet swept (dedupe keys not counted).
     #[must_use]
     pub fn len(&self) -> usize {
-        self.lock().len()
+        self.lock().records.len()
     }
 
     /// True when no idempotency record is held.
@@ -71,27 +117,11 @@ impl MemoryStore {
     fn lock_sightings(&self) -> MutexGuard<'_, Sightings> {
         self.sightings.lock().unwrap_or_else(PoisonError::into_inner)
     }
-
-    /// The live record of `key` at `now`, sweeping it when it expired.
-    fn live(
-        entries: &mut BTreeMap<String, (Record, Option<SystemTime>)>,
-        key: &str,
-        now: SystemTime,
-    ) -> Option<Record> {
-        match entries.get(key) {
-            Some((_, Some(expires_at))) if *expires_at <= now => {
-                entries.remove(key);
-                None
-            }
-            Some((record, _)) => Some(record.clone()),
-            None => None,
-        }
-    }
 }
 
 impl IdempotencyStore for MemoryStore {
     fn get<'a>(&'a self, key: &'a str) -> BoxFuture<'a, Result<Option<Record>, StoreError>> {
-        Box::pin(async move { Ok(Self::live(&mut self.lock(), key, SystemTime::now())) })
+        Box::pin(async move { Ok(self.lock().live(key, SystemTime::now()).cloned()) })
     }
 
     fn reserve<'a>(
@@ -102,18 +132,27 @@ impl IdempotencyStore for MemoryStore {
     ) -> BoxFuture<'a, Result<Reservation, StoreError>> {
         Box::pin(async move {
             let mut entries = self.lock();
-            match Self::live(&mut entries, key, now) {
-                Some(Record::Rejected { fingerprint: held, .. }) if held == *fingerprint => {}
-                Some(record) => return Ok(Reservation::Existing(Box::new(record))),
-                None => {}
-            }
             let reservation_id = ReservationId::new();
             let record = Record::Reserved {
                 fingerprint: fingerprint.clone(),
                 reservation_id: reservation_id.clone(),
                 reserved_at: now,
             };
-            entries.insert(key.to_owned(), (record, None));
+            // The key is claimed where it is found, or inserted where it is missing.
+            if let Some((held, expires_at)) = entries.records.get_mut(key) {
+                let claimable = match held {
+                    _ if is_expired(*expires_at, now) => true,
+                    Record::Rejected { fingerprint: rejected, .. } => rejected == fingerprint,
+                    Record::Reserved { .. } | Record::Accepted { .. } | Record::Unknown { .. } => false,
+                };
+                if !claimable {
+                    return Ok(Reservation::Existing(Box::new(held.clone())));
+                }
+                (*held, *expires_at) = (record, None);
+            } else {
+                entries.sweep(now);
+                entries.records.insert(key.to_owned(), (record, None));
+            }
             Ok(Reservation::Acquired(reservation_id))
         })
     }
@@ -128,8 +167,8 @@ impl IdempotencyStore for MemoryStore {
     ) -> BoxFuture<'a, Result<Finalized, StoreError>> {
         Box::pin(async move {
             let mut entries = self.lock();
-            // The record is replaced where it is: one search, and the key is not copied again.
-            let Some((held, expires_at)) = entries.get_mut(key) else { return Ok(Finalized::NotOwner) };
+            // The record is replaced where it is: one lookup, and the key is not copied again.
+            let Some((held, expires_at)) = entries.records.get_mut(key) else { return Ok(Finalized::NotOwner) };
             let Record::Reserved { reservation_id, fingerprint, .. } = held else { return Ok(Finalized::NotOwner) };
             if reservation_id != reservation {
                 return Ok(Finalized::NotOwner);
@@ -208,9 +247,10 @@ impl Operator for MemoryStore {
                 Some(_) | None => Bound::Included(page.prefix.clone()),
             };
             let listed: Vec<Entry> = entries
+                .records
                 .range((start, Bound::Unbounded))
                 .take_while(|(key, _)| key.starts_with(&page.prefix))
-                .filter(|(_, (record, expires_at))| expires_at.is_none_or(|at| at > now) && filter.matches(record, now))
+                .filter(|(_, (record, expires_at))| !is_expired(*expires_at, now) && filter.matches(record, now))
                 .take(limit)
                 .map(|(key, (record, expires_at))| Entry {
                     key: key.clone(),
@@ -232,18 +272,19 @@ impl Operator for MemoryStore {
     ) -> BoxFuture<'a, Result<Resolved, StoreError>> {
         Box::pin(async move {
             let mut entries = self.lock();
-            let Some(record) = Self::live(&mut entries, key, now) else { return Ok(Resolved::NotFound) };
+            let Some(record) = entries.live(key, now) else { return Ok(Resolved::NotFound) };
             if !record.is_unresolved(stale_after, now) {
-                return Ok(Resolved::Refused(Box::new(record)));
+                return Ok(Resolved::Refused(Box::new(record.clone())));
             }
+            let fingerprint = record.fingerprint().clone();
             match resolution {
                 Resolution::NotSent => {
-                    entries.remove(key);
+                    entries.records.remove(key);
                 }
                 Resolution::Sent { provider, provider_id, ttl } => {
                     let result = resolved_receipt(provider, provider_id);
-                    let accepted = Record::Accepted { fingerprint: record.fingerprint().clone(), result };
-                    entries.insert(key.to_owned(), (accepted, Some(later(now, ttl))));
+                    let accepted = Record::Accepted { fingerprint, result };
+                    entries.records.insert(key.to_owned(), (accepted, Some(later(now, ttl))));
                 }
             }
             Ok(Resolved::Done)
@@ -282,5 +323,67 @@ mod tests {
         assert!(!store.clone().first_seen("evt", now + retention, Duration::MAX).await.unwrap());
         assert!(store.first_seen("other", now, retention).await.unwrap());
         assert!(store.is_empty(), "dedupe keys are not idempotency records");
+    }
+
+    async fn acquire(store: &MemoryStore, key: &str, now: SystemTime) -> ReservationId {
+        match store.reserve(key, &Fingerprint::from_canonical("f"), now).await.unwrap() {
+            Reservation::Acquired(id) => id,
+            Reservation::Existing(record) => panic!("{key} is held: {record:?}"),
+        }
+    }
+
+    #[tokio::test]
+    async fn expired_records_are_swept_when_the_map_doubles() {
+        let store = MemoryStore::new();
+        let hour_ago = SystemTime::now() - Duration::from_secs(3600);
+        let accepted = || FinalRecord::Accepted(resolved_receipt("p".into(), "SM1".into()));
+        for i in 0..FIRST_SWEEP - 2 {
+            let key = format!("old-{i}");
+            let id = acquire(&store, &key, hour_ago).await;
+            store.finalize(&key, &id, accepted(), Duration::from_secs(60), hour_ago).await.unwrap();
+        }
+        let id = acquire(&store, "unknown", hour_ago).await;
+        let unknown = FinalRecord::Unknown(crate::Error::policy_rejected(None).to_record());
+        store.finalize("unknown", &id, unknown, Duration::from_secs(60), hour_ago).await.unwrap();
+        let id = acquire(&store, "live", hour_ago).await;
+        store.finalize("live", &id, accepted(), Duration::from_secs(7200), hour_ago).await.unwrap();
+        assert_eq!(store.len(), FIRST_SWEEP, "nothing is swept below the first threshold");
+        acquire(&store, "new", SystemTime::now()).await;
+        let mut left: Vec<String> = store
+            .list(Filter::All, hour_ago, Page::default())
+            .await
+            .unwrap()
+            .entries
+            .into_iter()
+            .map(|e| e.key)
+            .collect();
+        left.sort();
+        assert_eq!(left, ["live", "new", "unknown"], "only expired records are swept");
+        assert_eq!(store.len(), 3);
+    }
+
+    #[tokio::test]
+    async fn pages_list_keys_in_order() {
+        let store = MemoryStore::new();
+        let now = SystemTime::now();
+        for i in (0..50).rev() {
+            acquire(&store, &format!("a:{i:02}"), now).await;
+            acquire(&store, &format!("b:{i:02}"), now).await;
+        }
+        for (cursor, expected) in [(None, 0), (Some("0".to_owned()), 0), (Some("a:09".to_owned()), 10)] {
+            let mut page = Page { prefix: "a:".into(), cursor, limit: 7 };
+            let mut keys = Vec::new();
+            loop {
+                let listing = store.list(Filter::All, now, page.clone()).await.unwrap();
+                assert!(listing.entries.len() <= 7);
+                keys.extend(listing.entries.into_iter().map(|e| e.key));
+                match listing.next {
+                    Some(next) => page.cursor = Some(next),
+                    None => break,
+                }
+            }
+            let wanted: Vec<String> = (expected..50).map(|i| format!("a:{i:02}")).collect();
+            assert_eq!(keys, wanted);
+        }
     }
 }
