@@ -181,6 +181,7 @@ impl StoreTimer {
     }
 
     /// Records the call `operation`, which succeeded or not.
+    #[cfg_attr(not(feature = "metrics"), allow(clippy::unused_self))] // nothing to record
     pub(crate) fn finish(self, operation: &'static str, ok: bool) {
         #[cfg(feature = "metrics")]
         store_operation(operation, self.started.elapsed(), ok);
