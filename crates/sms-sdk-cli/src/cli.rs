@@ -191,13 +191,13 @@ impl Args for DoctorArgs {
 pub(crate) struct EmulatorArgs {
     /// Loopback address to listen on: `127.0.0.1:PORT`, `[::1]:PORT` or `localhost:PORT` (port
     /// 0: any free port).
-    #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:4010")]
+    #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:4010", value_parser = crate::values::listen)]
     pub(crate) listen: String,
-    /// Where status webhooks go when a message has no callback URL.
-    #[arg(long, value_name = "URL")]
+    /// Where status webhooks go when a message has no callback URL (an absolute http(s) URL).
+    #[arg(long, value_name = "URL", value_hint = ValueHint::Url, value_parser = crate::values::http_url)]
     pub(crate) webhook_url: Option<String>,
-    /// Where injected inbound messages go.
-    #[arg(long, value_name = "URL")]
+    /// Where injected inbound messages go (an absolute http(s) URL).
+    #[arg(long, value_name = "URL", value_hint = ValueHint::Url, value_parser = crate::values::http_url)]
     pub(crate) inbound_url: Option<String>,
     /// Milliseconds between status webhook steps.
     #[arg(long, default_value_t = 200)]

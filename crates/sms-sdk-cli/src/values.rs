@@ -94,3 +94,19 @@ mod tests {
         }
     }
 }
+
+/// Parses the emulator's `--listen`: a loopback address (the emulator's own rule).
+///
+/// # Errors
+/// The emulator's message: not an address, or not loopback.
+pub(crate) fn listen(text: &str) -> Result<String, String> {
+    sms_sdk_emulator::loopback_address(text).map(|_| text.to_owned()).map_err(|e| e.to_string())
+}
+
+/// Parses a URL the emulator posts to (`--webhook-url`, `--inbound-url`): absolute http(s).
+///
+/// # Errors
+/// The emulator's message.
+pub(crate) fn http_url(text: &str) -> Result<String, String> {
+    sms_sdk_emulator::check_url(text).map(|()| text.to_owned()).map_err(|e| e.to_string())
+}

@@ -264,8 +264,19 @@ impl EmulatorBuilder {
     }
 }
 
-/// Parses a listen address and refuses anything but loopback.
-fn loopback_address(text: &str) -> Result<SocketAddr, StartError> {
+/// Parses a listen address as [`EmulatorBuilder::listen`] takes it (`127.0.0.1:PORT`,
+/// `[::1]:PORT` or `localhost:PORT`) and refuses anything but loopback, so a command can check
+/// its argument before starting.
+///
+/// ```
+/// assert!(sms_sdk_emulator::loopback_address("localhost:4010").is_ok());
+/// assert!(sms_sdk_emulator::loopback_address("0.0.0.0:4010").is_err());
+/// ```
+///
+/// # Errors
+/// [`StartErrorKind::InvalidAddress`] when it is not an address, [`StartErrorKind::NotLoopback`]
+/// when it is not a loopback one.
+pub fn loopback_address(text: &str) -> Result<SocketAddr, StartError> {
     let invalid = || {
         StartError::new(
             StartErrorKind::InvalidAddress,
@@ -296,7 +307,16 @@ fn check_delay(name: &str, delay: Duration, min: Duration) -> Result<(), StartEr
     ))
 }
 
-fn check_url(text: &str) -> Result<(), StartError> {
+/// Checks a webhook or inbound URL as [`EmulatorBuilder::start`] does: an absolute http(s) URL.
+///
+/// ```
+/// assert!(sms_sdk_emulator::check_url("http://127.0.0.1:3000/sms").is_ok());
+/// assert!(sms_sdk_emulator::check_url("127.0.0.1:3000/sms").is_err());
+/// ```
+///
+/// # Errors
+/// [`StartErrorKind::InvalidUrl`] for anything else.
+pub fn check_url(text: &str) -> Result<(), StartError> {
     match url::Url::parse(text) {
         Ok(url) if matches!(url.scheme(), "http" | "https") => Ok(()),
         Ok(_) | Err(_) => {

@@ -69,7 +69,7 @@ mod store;
 
 pub use emulator::{
     DEFAULT_BODY_LIMIT, DEFAULT_HEADER_READ_TIMEOUT, DEFAULT_LISTEN, DEFAULT_MAX_MESSAGES, DEFAULT_STATUS_DELAY,
-    DEFAULT_WEBHOOK_RETRY_INTERVAL, Emulator, EmulatorBuilder, RunningEmulator,
+    DEFAULT_WEBHOOK_RETRY_INTERVAL, Emulator, EmulatorBuilder, RunningEmulator, check_url, loopback_address,
 };
 pub use error::{StartError, StartErrorKind};
 pub use observe::Served;
