@@ -70,6 +70,22 @@ fn parse_duration(text: &str) -> Option<Duration> {
     number.parse::<u64>().ok()?.checked_mul(factor).map(Duration::from_secs)
 }
 
+/// Parses the emulator's `--listen`: a loopback address (the emulator's own rule).
+///
+/// # Errors
+/// The emulator's message: not an address, or not loopback.
+pub(crate) fn listen(text: &str) -> Result<String, String> {
+    sms_sdk_emulator::loopback_address(text).map(|_| text.to_owned()).map_err(|e| e.to_string())
+}
+
+/// Parses a URL the emulator posts to (`--webhook-url`, `--inbound-url`): absolute http(s).
+///
+/// # Errors
+/// The emulator's message.
+pub(crate) fn http_url(text: &str) -> Result<String, String> {
+    sms_sdk_emulator::check_url(text).map(|()| text.to_owned()).map_err(|e| e.to_string())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -93,20 +109,4 @@ mod tests {
             assert!(crate::config::PROVIDERS.contains(&provider.as_str()));
         }
     }
-}
-
-/// Parses the emulator's `--listen`: a loopback address (the emulator's own rule).
-///
-/// # Errors
-/// The emulator's message: not an address, or not loopback.
-pub(crate) fn listen(text: &str) -> Result<String, String> {
-    sms_sdk_emulator::loopback_address(text).map(|_| text.to_owned()).map_err(|e| e.to_string())
-}
-
-/// Parses a URL the emulator posts to (`--webhook-url`, `--inbound-url`): absolute http(s).
-///
-/// # Errors
-/// The emulator's message.
-pub(crate) fn http_url(text: &str) -> Result<String, String> {
-    sms_sdk_emulator::check_url(text).map(|()| text.to_owned()).map_err(|e| e.to_string())
 }
