@@ -382,20 +382,7 @@ pub(crate) fn parse(body: &[u8], detect_keywords: bool) -> Result<SmsEvent, Webh
                 .filter(|f| !f.is_empty() && f.bytes().all(|b| b.is_ascii_digit()))
                 .map(str::to_owned)
                 .or_else(|| read.error.title.text().map(Cow::into_owned));
-            let delivery = match status {
-                "submitted" => Some(DeliveryStatus::Sent),
-                "delivered" => Some(DeliveryStatus::Delivered),
-                "rejected" | "undeliverable"
-                    if matches!(
-                        error_code.as_deref(),
-                        Some("1210" | "1470" | "1472" | "1480" | "1481" | "1482" | "1483")
-                    ) =>
-                {
-                    Some(DeliveryStatus::Filtered)
-                }
-                "rejected" | "undeliverable" => Some(DeliveryStatus::Undelivered),
-                _ => None,
-            };
+            let delivery = delivery_status(status, error_code.as_deref());
             let kind = match delivery {
                 Some(delivery) => EventKind::status(
                     delivery,
@@ -463,6 +450,22 @@ impl<'a> Shape<'a> for Problem<'a> {
     }
 }
 
+/// The delivery status a message status names: a rejection with one of the error codes the
+/// reference maps to `filtered` is filtered, any other rejection undelivered.
+fn delivery_status(status: &str, error_code: Option<&str>) -> Option<DeliveryStatus> {
+    match status {
+        "submitted" => Some(DeliveryStatus::Sent),
+        "delivered" => Some(DeliveryStatus::Delivered),
+        "rejected" | "undeliverable"
+            if matches!(error_code, Some("1210" | "1470" | "1472" | "1480" | "1481" | "1482" | "1483")) =>
+        {
+            Some(DeliveryStatus::Filtered)
+        }
+        "rejected" | "undeliverable" => Some(DeliveryStatus::Undelivered),
+        _ => None,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use proptest::prelude::*;
@@ -501,20 +504,7 @@ mod tests {
                     .filter(|f| !f.is_empty() && f.bytes().all(|b| b.is_ascii_digit()))
                     .map(str::to_owned)
                     .or_else(|| read_code(error, "title"));
-                let delivery = match status {
-                    "submitted" => Some(DeliveryStatus::Sent),
-                    "delivered" => Some(DeliveryStatus::Delivered),
-                    "rejected" | "undeliverable"
-                        if matches!(
-                            error_code.as_deref(),
-                            Some("1210" | "1470" | "1472" | "1480" | "1481" | "1482" | "1483")
-                        ) =>
-                    {
-                        Some(DeliveryStatus::Filtered)
-                    }
-                    "rejected" | "undeliverable" => Some(DeliveryStatus::Undelivered),
-                    _ => None,
-                };
+                let delivery = delivery_status(status, error_code.as_deref());
                 let kind = match delivery {
                     Some(delivery) => EventKind::status(
                         delivery,
