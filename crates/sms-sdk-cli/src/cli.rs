@@ -324,8 +324,8 @@ pub(crate) struct VerifyArgs {
     /// The provider that sent the request.
     #[arg(long, value_name = "NAME", value_enum)]
     pub(crate) provider: Provider,
-    /// The public URL the provider called.
-    #[arg(long, value_hint = ValueHint::Url)]
+    /// The public URL the provider called (an absolute http(s) URL).
+    #[arg(long, value_hint = ValueHint::Url, value_parser = crate::values::http_url)]
     pub(crate) url: String,
     /// POST, or GET for callbacks whose parameters are in the URL.
     #[arg(long, default_value = "POST")]

@@ -78,7 +78,8 @@ pub(crate) fn listen(text: &str) -> Result<String, String> {
     sms_sdk_emulator::loopback_address(text).map(|_| text.to_owned()).map_err(|e| e.to_string())
 }
 
-/// Parses a URL the emulator posts to (`--webhook-url`, `--inbound-url`): absolute http(s).
+/// Parses a URL webhooks go to (the emulator's `--webhook-url` and `--inbound-url`, `webhook
+/// verify --url`): absolute http(s).
 ///
 /// # Errors
 /// The emulator's message.

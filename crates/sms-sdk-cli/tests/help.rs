@@ -95,16 +95,18 @@ fn typed_values_list_their_possible_values_and_suggest_the_nearest() {
     let o = command(&["idempotency", "list", "--state", "unresolve", "--store", "memory"], &env);
     assert_eq!(o.code, 2);
     assert!(o.err.contains("reserved, accepted, rejected, unknown, unresolved"), "{}", o.err);
-    // The emulator's address and URLs are checked before it starts, as usage errors.
+    // The emulator's address and URLs, and the URL a webhook was sent to, are usage errors.
     for (args, says) in [
         (&["emulator", "--listen", "0.0.0.0:4010"][..], "loopback only"),
         (&["emulator", "--listen", "4010"], "is not a listen address"),
         (&["emulator", "--webhook-url", "127.0.0.1:3000/sms"], "is not an absolute http(s) URL"),
         (&["emulator", "--inbound-url", "ftp://127.0.0.1/in"], "is not an absolute http(s) URL"),
+        (&["webhook", "verify", "--provider", "twilio", "--url", "/sms/twilio"], "is not an absolute http(s) URL"),
     ] {
         let o = command(args, &env);
         assert_eq!(o.code, 2, "{args:?}");
-        assert!(o.err.contains(says) && o.err.contains(args[1]), "{}", o.err);
+        let flag = args.iter().rev().nth(1).copied().unwrap_or_default();
+        assert!(o.err.contains(says) && o.err.contains(flag), "{}", o.err);
         assert!(o.out.is_empty());
     }
     let o = command(&["idempotency", "reconcile", "--since", "8w", "--store", "memory"], &env);
