@@ -284,6 +284,7 @@ mod tests {
     use serde_json::Value;
 
     use super::*;
+    use crate::random_json::{damage, random_json};
 
     /// A reader of a few paths, as the providers' responses are read.
     #[derive(Debug, Default, PartialEq)]
@@ -415,66 +416,29 @@ mod tests {
 
     #[test]
     fn generated_bodies_read_as_a_value_reads_them() {
-        fn json(rng: &mut fastrand::Rng, depth: usize, out: &mut String) {
-            const KEYS: [&str; 6] = ["text", "code", "first", "other", "t\\u0065xt", ""];
-            const LEAVES: [&str; 12] = [
-                "\"a\"",
-                "\"\"",
-                "\"\\u00e9\\n\"",
-                "0",
-                "-1",
-                "1.5",
-                "1e400",
-                "12345678901234567890",
-                "true",
-                "null",
-                "\"\\ud800\"",
-                "[]",
-            ];
-            match if depth == 0 { 3 } else { rng.u8(..4) } {
-                0 => {
-                    out.push('{');
-                    for i in 0..rng.usize(..5) {
-                        if i > 0 {
-                            out.push(',');
-                        }
-                        out.push('"');
-                        out.push_str(KEYS[rng.usize(..KEYS.len())]);
-                        out.push_str("\":");
-                        json(rng, depth - 1, out);
-                    }
-                    out.push('}');
-                }
-                1 => {
-                    out.push('[');
-                    for i in 0..rng.usize(..4) {
-                        if i > 0 {
-                            out.push(',');
-                        }
-                        json(rng, depth - 1, out);
-                    }
-                    out.push(']');
-                }
-                _ => out.push_str(LEAVES[rng.usize(..LEAVES.len())]),
-            }
-        }
+        const KEYS: [&str; 6] = ["text", "code", "first", "other", "t\\u0065xt", ""];
+        const LEAVES: [&str; 12] = [
+            "\"a\"",
+            "\"\"",
+            "\"\\u00e9\\n\"",
+            "0",
+            "-1",
+            "1.5",
+            "1e400",
+            "12345678901234567890",
+            "true",
+            "null",
+            "\"\\ud800\"",
+            "[]",
+        ];
         let mut rng = fastrand::Rng::with_seed(14);
         for _ in 0..5_000 {
             let mut body = String::new();
             let depth = rng.usize(1..5);
-            json(&mut rng, depth, &mut body);
+            random_json(&mut rng, depth, &KEYS, &LEAVES, &mut body);
             same_as_value(body.as_bytes());
             // And cut short or with one byte changed.
-            let mut bytes = body.into_bytes();
-            if !bytes.is_empty() {
-                let at = rng.usize(..bytes.len());
-                if rng.bool() {
-                    bytes.truncate(at);
-                } else {
-                    bytes[at] = rng.u8(..);
-                }
-            }
-            same_as_value(&bytes);
+            same_as_value(&damage(&mut rng, body.into_bytes()));
         }
     }
 

@@ -27,6 +27,8 @@ pub mod options;
 mod outcome;
 pub mod provider;
 mod random;
+#[cfg(all(test, feature = "__http"))]
+mod random_json;
 pub mod rate;
 mod receipt;
 pub mod reconcile;

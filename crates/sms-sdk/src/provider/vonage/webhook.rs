@@ -472,7 +472,7 @@ mod tests {
 
     use super::*;
     use crate::http::read_code;
-    use crate::webhook::fields::{damage, random_json};
+    use crate::random_json::{damage, random_json};
 
     /// The normalizer as it read a `Value` of the whole body before: the reference the fields
     /// read in place must agree with.
