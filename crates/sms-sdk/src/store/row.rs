@@ -110,21 +110,26 @@ fn time(key: &str, column: &str, ms: Option<i64>) -> Result<Option<SystemTime>, 
 
 /// The JSON stored for a final record: the result or the error (the fingerprint has its column).
 pub(crate) fn payload(record: &FinalRecord) -> Result<String, StoreError> {
-    Ok(match record {
-        FinalRecord::Accepted(result) => serde_json::to_string(result)?,
-        FinalRecord::Rejected(error) | FinalRecord::Unknown(error) => serde_json::to_string(error)?,
-    })
+    Ok(serde_json::to_string(&Payload(record))?)
 }
 
 /// Writes [`payload`]'s text into `out` (a buffer of the command that stores it), without
 /// building it on the side first.
 #[cfg(feature = "redis")]
 pub(crate) fn write_payload(out: impl std::io::Write, record: &FinalRecord) -> Result<(), StoreError> {
-    match record {
-        FinalRecord::Accepted(result) => serde_json::to_writer(out, result)?,
-        FinalRecord::Rejected(error) | FinalRecord::Unknown(error) => serde_json::to_writer(out, error)?,
+    Ok(serde_json::to_writer(out, &Payload(record))?)
+}
+
+/// What a final record is stored as: its receipt, or its error.
+struct Payload<'a>(&'a FinalRecord);
+
+impl serde::Serialize for Payload<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self.0 {
+            FinalRecord::Accepted(result) => result.serialize(serializer),
+            FinalRecord::Rejected(error) | FinalRecord::Unknown(error) => error.serialize(serializer),
+        }
     }
-    Ok(())
 }
 
 /// The expiry column of a record finalized at `now`.
