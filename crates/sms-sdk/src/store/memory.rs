@@ -132,14 +132,15 @@ impl IdempotencyStore for MemoryStore {
     ) -> BoxFuture<'a, Result<Reservation, StoreError>> {
         Box::pin(async move {
             let mut entries = self.lock();
-            let reservation_id = ReservationId::new();
-            let record = Record::Reserved {
-                fingerprint: fingerprint.clone(),
-                reservation_id: reservation_id.clone(),
-                reserved_at: now,
+            // A new reservation (its id is made only when the key is claimed, not for a replay).
+            let reserve = || {
+                let id = ReservationId::new();
+                let record =
+                    Record::Reserved { fingerprint: fingerprint.clone(), reservation_id: id.clone(), reserved_at: now };
+                (id, record)
             };
             // The key is claimed where it is found, or inserted where it is missing.
-            if let Some((held, expires_at)) = entries.records.get_mut(key) {
+            let reservation_id = if let Some((held, expires_at)) = entries.records.get_mut(key) {
                 let claimable = match held {
                     _ if is_expired(*expires_at, now) => true,
                     Record::Rejected { fingerprint: rejected, .. } => rejected == fingerprint,
@@ -148,11 +149,15 @@ impl IdempotencyStore for MemoryStore {
                 if !claimable {
                     return Ok(Reservation::Existing(Box::new(held.clone())));
                 }
+                let (id, record) = reserve();
                 (*held, *expires_at) = (record, None);
+                id
             } else {
+                let (id, record) = reserve();
                 entries.sweep(now);
                 entries.records.insert(key.to_owned(), (record, None));
-            }
+                id
+            };
             Ok(Reservation::Acquired(reservation_id))
         })
     }
