@@ -7,6 +7,7 @@ mod common;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use sms_sdk_cli::Env;
@@ -25,8 +26,12 @@ impl Setup {
     fn new() -> Self {
         let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().unwrap();
         let emulator = runtime.block_on(Emulator::builder().start()).unwrap();
+        // Tests run in parallel threads of one process: the counter keeps their directories apart
+        // even when the clock reads the same for two of them.
+        static SETUPS: AtomicU64 = AtomicU64::new(0);
         let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos();
-        let dir = std::env::temp_dir().join(format!("sms-sdk-batch-{nanos}-{}", std::process::id()));
+        let n = SETUPS.fetch_add(1, Ordering::Relaxed);
+        let dir = std::env::temp_dir().join(format!("sms-sdk-batch-{nanos}-{}-{n}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         Self { runtime, emulator: Some(emulator), dir }
     }
