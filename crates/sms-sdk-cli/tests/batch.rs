@@ -24,11 +24,11 @@ struct Setup {
 
 impl Setup {
     fn new() -> Self {
-        let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().unwrap();
-        let emulator = runtime.block_on(Emulator::builder().start()).unwrap();
         // Tests run in parallel threads of one process: the counter keeps their directories apart
         // even when the clock reads the same for two of them.
         static SETUPS: AtomicU64 = AtomicU64::new(0);
+        let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().unwrap();
+        let emulator = runtime.block_on(Emulator::builder().start()).unwrap();
         let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos();
         let n = SETUPS.fetch_add(1, Ordering::Relaxed);
         let dir = std::env::temp_dir().join(format!("sms-sdk-batch-{nanos}-{}-{n}", std::process::id()));
