@@ -4,7 +4,8 @@
 #
 # One run of this script measures everything against the same local responder, in release builds:
 #   - criterion micro benchmarks (crates/sms-sdk/benches/micro.rs): webhook verification per
-#     provider next to the bare HMAC / Ed25519 primitive, and segment estimation;
+#     provider next to the bare HMAC / Ed25519 primitive (and their ratios measured in
+#     interleaved rounds, benches/support/paired.rs), and segment estimation;
 #   - allocation counts (sms-bench-allocs): per segment estimate, per verification, per send;
 #   - the load suite (sms-bench-load suite): raw reqwest vs Client::send (32 in flight and
 #     sequential, one tokio thread), with the memory, SQLite, PostgreSQL and Redis stores, each
@@ -135,7 +136,8 @@ if command -v pgbench >/dev/null; then pgbench_args=(--pgbench "$(command -v pgb
 
 step "criterion micro benchmarks (webhook verification vs primitives, segments)"
 rm -rf "$root/target/criterion/webhook" "$root/target/criterion/segments"
-run "${client[@]}" cargo bench -p sms-sdk --features testing --bench micro -- "${criterion_args[@]}" \
+run env SMS_BENCH_PAIRED="$work/paired.json" "${client[@]}" \
+  cargo bench -p sms-sdk --features testing --bench micro -- "${criterion_args[@]}" \
   >"$work/criterion.log" 2>&1 || { cat "$work/criterion.log" >&2; exit 1; }
 grep -E '^(webhook|segments)/|time:|thrpt:' "$work/criterion.log" >&2 || true
 
@@ -174,6 +176,6 @@ cpu_model="$(lscpu | sed -n 's/^Model name: *//p' | head -n 1)"
   echo "- Runs per load row: $runs of $seconds s; criterion: 100 samples per function"
 } >"$work/machine.md"
 run "$bin/sms-bench-load" report --results "$work/results.json" --criterion "$root/target/criterion" \
-  --allocs "$work/allocs.json" --machine "$work/machine.md" --commands "$commands" \
+  --allocs "$work/allocs.json" --paired "$work/paired.json" --machine "$work/machine.md" --commands "$commands" \
   --commit "$commit$dirty" --out "$root/BENCHMARKS.md"
 step "done: BENCHMARKS.md"

@@ -16,8 +16,14 @@
 //! on a shared machine, time other processes take from the core is not counted (criterion's
 //! report calls it "time" all the same).
 //!
+//! The ratios of the webhook rows are not taken from these medians, which criterion measures one
+//! function after the other (a drift of the machine between two functions moves the ratio): with
+//! `SMS_BENCH_PAIRED=<file>` set, the verifier, the event and the primitives then run in
+//! interleaved rounds (`benches/support/paired.rs`) and the medians of the ratios within each
+//! round are written to that file as JSON.
+//!
 //! `cargo bench -p sms-sdk --features testing --bench micro`; `scripts/bench.sh` runs it and
-//! copies the medians into `BENCHMARKS.md`. Without `--bench` (as `cargo test --all-targets` runs
+//! copies the medians and the paired ratios into `BENCHMARKS.md`. Without `--bench` (as `cargo test --all-targets` runs
 //! it) criterion runs each function once, as a smoke test. Allocation counts are not taken here
 //! (a counting allocator would slow every timing): `sms-bench-allocs` counts them.
 
@@ -25,6 +31,7 @@
 
 #[allow(dead_code)] // the allocation counter uses parts the timings do not
 mod support {
+    pub(crate) mod paired;
     pub(crate) mod webhooks;
 }
 
@@ -32,7 +39,7 @@ use std::hint::black_box;
 use std::time::Duration;
 
 use criterion::measurement::{Measurement, ValueFormatter};
-use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use criterion::{Criterion, Throughput, criterion_group};
 use sms_sdk::encoding::estimate_segments;
 use sms_sdk::testing::webhooks::parse_unverified;
 
@@ -180,4 +187,35 @@ fn config() -> Criterion<ThreadCpu> {
 }
 
 criterion_group! { name = micro; config = config(); targets = webhooks, segments }
-criterion_main!(micro);
+
+/// Rounds of the paired webhook ratios.
+const PAIRED_ROUNDS: usize = 21;
+
+/// Writes the paired ratios of every webhook case to `path`, as JSON keyed by the case's name.
+fn write_paired(path: &str) {
+    let mut out = serde_json::Map::new();
+    for case in cases() {
+        let paired = support::paired::measure(&case, PAIRED_ROUNDS);
+        let (fastest, fastest_ns) = paired.bare_ns[paired.fastest];
+        let entry = serde_json::json!({
+            "rounds": paired.rounds,
+            "verify_ns": paired.verify_ns,
+            "event_ns": paired.event_ns,
+            "fastest": fastest,
+            "fastest_ns": fastest_ns,
+            "ratio": paired.ratio,
+            "checking_ratio": paired.checking_ratio,
+        });
+        out.insert(case.name.to_owned(), entry);
+    }
+    std::fs::write(path, serde_json::to_string_pretty(&out).unwrap()).unwrap();
+}
+
+fn main() {
+    micro();
+    Criterion::default().configure_from_args().final_summary();
+    let bench = std::env::args().any(|arg| arg == "--bench");
+    if let (true, Ok(path)) = (bench, std::env::var("SMS_BENCH_PAIRED")) {
+        write_paired(&path);
+    }
+}

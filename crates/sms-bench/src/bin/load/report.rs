@@ -22,6 +22,10 @@ pub(crate) struct ReportArgs {
     /// The allocation counts (`sms-bench-allocs`).
     #[arg(long)]
     allocs: Option<PathBuf>,
+    /// The webhook ratios measured in interleaved rounds (`SMS_BENCH_PAIRED` of the `micro`
+    /// bench); without it, the ratios are those of criterion's medians.
+    #[arg(long)]
+    paired: Option<PathBuf>,
     /// Markdown describing the machine and the run (written by `scripts/bench.sh`).
     #[arg(long)]
     machine: PathBuf,
@@ -120,6 +124,7 @@ struct Report<'a> {
     results: &'a Results,
     criterion: &'a Path,
     allocs: Option<&'a Value>,
+    paired: Option<&'a Value>,
 }
 
 impl Report<'_> {
@@ -303,9 +308,21 @@ impl Report<'_> {
                 .into_iter()
                 .filter_map(|(t, name)| Some((t?, name)))
                 .min_by(|a, b| a.0.ns.total_cmp(&b.0.ns));
-            let r = ratio(fastest.map(|(t, _)| t.ns), verify.map(|t| t.ns));
             // What checking alone costs: the call less the event it builds.
             let checking = verify.zip(event).map(|(v, e)| v.ns - e.ns);
+            let paired = self.paired.and_then(|p| p.get(id));
+            let paired_ratio = |key: &str| paired.and_then(|p| p.get(key)).and_then(Value::as_f64);
+            let (r, checking_ratio, how) = match (paired_ratio("ratio"), paired_ratio("checking_ratio")) {
+                (Some(r), Some(c)) => {
+                    let rounds = paired.and_then(|p| p.get("rounds")).and_then(Value::as_u64).unwrap_or(0);
+                    (Some(r), Some(c), format!("; median of {rounds} interleaved rounds"))
+                }
+                _ => (
+                    ratio(fastest.map(|(t, _)| t.ns), verify.map(|t| t.ns)),
+                    ratio(fastest.map(|(t, _)| t.ns), checking),
+                    String::new(),
+                ),
+            };
             let per = |t: Option<Timing>| {
                 t.map_or_else(|| "n/a".into(), |t| format!("{}/s, {}", thousands(t.per_second()), us(t.ns)))
             };
@@ -324,7 +341,7 @@ impl Report<'_> {
                     fastest.map_or("n/a", |(_, name)| name),
                 ),
                 format!("≥ {target}× the bare primitive"),
-                format!("{} (checking alone: {})", x(r), x(ratio(fastest.map(|(t, _)| t.ns), checking))),
+                format!("{} (checking alone: {}{how})", x(r), x(checking_ratio)),
                 verdict(r.map(|r| r >= target)).into(),
             ]);
         }
@@ -491,7 +508,10 @@ pub(crate) fn write(args: &ReportArgs) {
         args.allocs.as_ref().and_then(|p| std::fs::read_to_string(p).ok()).and_then(|t| serde_json::from_str(&t).ok());
     let machine = std::fs::read_to_string(&args.machine).unwrap_or_default();
     let commands = std::fs::read_to_string(&args.commands).unwrap_or_default();
-    let report = Report { results: &results, criterion: &args.criterion, allocs: allocs.as_ref() };
+    let paired: Option<Value> =
+        args.paired.as_ref().and_then(|p| std::fs::read_to_string(p).ok()).and_then(|t| serde_json::from_str(&t).ok());
+    let report =
+        Report { results: &results, criterion: &args.criterion, allocs: allocs.as_ref(), paired: paired.as_ref() };
     let mut out = String::new();
     let commit = &args.commit;
     let _ = writeln!(out, "# Benchmarks\n");
@@ -510,7 +530,10 @@ pub(crate) fn write(args: &ReportArgs) {
          1; CPU per message is the user + system CPU time of the client process (all threads, \
          `CLOCK_PROCESS_CPUTIME_ID`; its kernel share from `/proc/self/stat`), not wall time; each ratio is the median over runs of the row divided by its \
          ceiling measured next to it in the same run. The micro rows are criterion medians (100 \
-         samples) of the benchmark thread's CPU time.\n",
+         samples) of the benchmark thread's CPU time; the webhook rows' ratios are medians over \
+         interleaved rounds of the ratio within each round (the verifier, the event alone and \
+         each primitive run in turn, batch by batch), so that a drift of the machine between two \
+         criterion functions does not move them.\n",
         results.runs, results.seconds
     );
     let client_busy = report
