@@ -212,6 +212,12 @@ async fn http_group(suite: &mut Suite<'_>, sdk: &Arc<sms_sdk::Client>) {
         suite.record("raw_1", "raw reqwest 0.13, sequential", 1, run, sample);
         let sample = measure(1, duration, pid, Arc::clone(&sdk_op)).await;
         suite.record("sdk_1", "Client::send, no store, sequential", 1, run, sample);
+        // The same keyed send without a store: what the key costs before any store (its
+        // fingerprint and coalescing), so that the memory row's store share can be told apart.
+        let keyed = Arc::new(sdk_client(&target, None::<MemoryStore>));
+        let keyed_op = op!(|seq| keyed => sdk_send(&keyed, Some(format!("k{seq}"))).await);
+        let sample = measure(32, duration, pid, keyed_op).await;
+        suite.record("sdk_keyed_32", "Client::send, no store, keyed, 32 in flight", 32, run, sample);
         // A fresh memory store each run: the records of earlier runs do not pile up.
         let memory = Arc::new(sdk_client(&target, Some(MemoryStore::new())));
         let memory_op = op!(|seq| memory => sdk_send(&memory, Some(format!("m{seq}"))).await);
