@@ -23,9 +23,10 @@
 //! round are written to that file as JSON.
 //!
 //! `cargo bench -p sms-sdk --features testing --bench micro`; `scripts/bench.sh` runs it and
-//! copies the medians and the paired ratios into `BENCHMARKS.md`. Without `--bench` (as `cargo test --all-targets` runs
-//! it) criterion runs each function once, as a smoke test. Allocation counts are not taken here
-//! (a counting allocator would slow every timing): `sms-bench-allocs` counts them.
+//! copies the medians and the paired ratios into `BENCHMARKS.md`. Without `--bench` (as
+//! `cargo test --all-targets` runs it) criterion runs each function once, as a smoke test.
+//! Allocation counts are not taken here (a counting allocator would slow every timing):
+//! `sms-bench-allocs` counts them.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing, clippy::string_slice)] // bench code: a panic is a broken case
 
