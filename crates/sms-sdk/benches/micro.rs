@@ -44,15 +44,11 @@ use criterion::{Criterion, Throughput, criterion_group};
 use sms_sdk::encoding::estimate_segments;
 use sms_sdk::testing::webhooks::parse_unverified;
 
+use support::paired::{bares, thread_cpu_ns};
 use support::webhooks::{Primitive, cases, now, segment_bodies};
 
 /// CPU time of the benchmark thread, in nanoseconds.
 struct ThreadCpu;
-
-fn thread_cpu_ns() -> u64 {
-    let now = rustix::time::clock_gettime(rustix::time::ClockId::ThreadCPUTime);
-    u64::try_from(now.tv_sec).unwrap_or(0) * 1_000_000_000 + u64::try_from(now.tv_nsec).unwrap_or(0)
-}
 
 impl Measurement for ThreadCpu {
     type Intermediate = u64;
@@ -134,41 +130,12 @@ fn webhooks(c: &mut Criterion<ThreadCpu>) {
         group.bench_function(format!("{}_primitive", case.name), |b| {
             b.iter(|| assert!(black_box(&case.primitive).run()));
         });
-        match &case.primitive {
-            Primitive::Ed25519 { public_key, message, signature } => {
-                let key = ed25519_dalek::VerifyingKey::from_bytes(public_key).unwrap();
-                let signature = ed25519_dalek::Signature::from_bytes(signature);
-                group.bench_function(format!("{}_primitive_dalek", case.name), |b| {
-                    b.iter(|| ed25519_dalek::Verifier::verify(&key, black_box(message), &signature).unwrap());
-                });
-            }
-            Primitive::HmacSha1 { secret, data, .. } => {
-                bench_hmac_crate::<hmac::Hmac<sha1::Sha1>>(&mut group, case.name, secret, data);
-            }
-            Primitive::HmacSha256 { secret, data, .. } => {
-                bench_hmac_crate::<hmac::Hmac<sha2::Sha256>>(&mut group, case.name, secret, data);
-            }
-        }
+        // The crate the verifier uses (`bares` lists it first; `ring` is timed above).
+        let crate_suffix = if matches!(case.primitive, Primitive::Ed25519 { .. }) { "dalek" } else { "hmac" };
+        let (_, verifiers_crate) = &bares(&case)[0];
+        group.bench_function(format!("{}_primitive_{crate_suffix}", case.name), |b| b.iter(verifiers_crate));
     }
     group.finish();
-}
-
-/// `{name}_primitive_hmac`: the HMAC of the `hmac` crate (the one the verifiers use), keyed once
-/// and cloned per message, as the verifiers do.
-fn bench_hmac_crate<M: hmac::Mac + hmac::digest::KeyInit + Clone>(
-    group: &mut criterion::BenchmarkGroup<'_, ThreadCpu>,
-    name: &str,
-    secret: &str,
-    data: &[u8],
-) {
-    let keyed = <M as hmac::digest::KeyInit>::new_from_slice(secret.as_bytes()).unwrap();
-    group.bench_function(format!("{name}_primitive_hmac"), |b| {
-        b.iter(|| {
-            let mut mac = keyed.clone();
-            mac.update(black_box(data));
-            mac.finalize().into_bytes()
-        });
-    });
 }
 
 fn segments(c: &mut Criterion<ThreadCpu>) {

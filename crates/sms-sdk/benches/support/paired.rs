@@ -85,11 +85,9 @@ pub(crate) struct Paired {
 
 /// CPU time of this thread, in nanoseconds: time other processes take from the core does not
 /// count.
-fn thread_cpu_ns() -> f64 {
+pub(crate) fn thread_cpu_ns() -> u64 {
     let now = rustix::time::clock_gettime(rustix::time::ClockId::ThreadCPUTime);
-    #[allow(clippy::cast_precision_loss)] // a time for a report
-    let ns = now.tv_sec as f64 * 1e9 + now.tv_nsec as f64;
-    ns
+    u64::try_from(now.tv_sec).unwrap_or(0) * 1_000_000_000 + u64::try_from(now.tv_nsec).unwrap_or(0)
 }
 
 /// CPU nanoseconds per call of `f` over `iterations` calls.
@@ -98,7 +96,9 @@ fn time_batch(f: &dyn Fn(), iterations: u32) -> f64 {
     for _ in 0..iterations {
         f();
     }
-    (thread_cpu_ns() - start) / f64::from(iterations)
+    #[allow(clippy::cast_precision_loss)] // a time for a report
+    let elapsed = thread_cpu_ns().saturating_sub(start) as f64;
+    elapsed / f64::from(iterations)
 }
 
 /// Calls of `f` that take about 10 ms.
