@@ -152,7 +152,7 @@ impl Transport {
     }
 
     /// The adapter's path under the base URL (the one it sends to).
-    #[cfg_attr(not(any(feature = "twilio", feature = "plivo")), allow(dead_code))]
+    #[cfg_attr(not(any(feature = "twilio", feature = "plivo", feature = "telnyx")), allow(dead_code))]
     pub(crate) fn path(&self) -> &str {
         &self.path
     }

@@ -35,6 +35,12 @@ use time::OffsetDateTime;
 use crate::boxed::BoxFuture;
 use crate::redact::mask_phone_number;
 
+/// A non-empty JSON string, owned: how the lookups read a found message's fields.
+#[cfg(any(feature = "twilio", feature = "telnyx", feature = "plivo"))]
+pub(crate) fn text(value: Option<&serde_json::Value>) -> Option<String> {
+    value.and_then(serde_json::Value::as_str).filter(|s| !s.is_empty()).map(str::to_owned)
+}
+
 /// A message as the provider's fetch or list API shows it.
 #[derive(Clone, PartialEq, Eq)]
 #[non_exhaustive]

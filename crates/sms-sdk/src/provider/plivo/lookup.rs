@@ -7,7 +7,7 @@ use serde_json::Value;
 
 use super::{NAME, Plivo};
 use crate::boxed::BoxFuture;
-use crate::lookup::{FoundMessage, Lookup, LookupOutcome, is_plain_id};
+use crate::lookup::{self, FoundMessage, Lookup, LookupOutcome, is_plain_id};
 
 /// Plivo numbers come without their `+`.
 fn e164(number: &str) -> String {
@@ -20,9 +20,7 @@ fn e164(number: &str) -> String {
 
 fn parse(body: &[u8]) -> LookupOutcome {
     let json: Option<Value> = serde_json::from_slice(body).ok();
-    let text = |name: &str| {
-        json.as_ref().and_then(|j| j.get(name)).and_then(Value::as_str).filter(|s| !s.is_empty()).map(str::to_owned)
-    };
+    let text = |name: &str| lookup::text(json.as_ref().and_then(|j| j.get(name)));
     let Some(id) = text("message_uuid") else { return LookupOutcome::failed("Plivo's answer is not a message") };
     let mut message = FoundMessage::new(NAME, id, text("message_state").unwrap_or_default());
     message.to = text("to_number").map(|n| e164(&n));

@@ -9,7 +9,7 @@ use time::format_description::well_known::Rfc3339;
 
 use super::{NAME, Telnyx};
 use crate::boxed::BoxFuture;
-use crate::lookup::{FoundMessage, Lookup, LookupOutcome, is_plain_id};
+use crate::lookup::{FoundMessage, Lookup, LookupOutcome, is_plain_id, text};
 
 /// `{data: message}` as a found message.
 fn parse(body: &[u8]) -> LookupOutcome {
@@ -17,7 +17,6 @@ fn parse(body: &[u8]) -> LookupOutcome {
     let Some(data) = json.as_ref().and_then(|j| j.get("data")) else {
         return LookupOutcome::failed("Telnyx's answer is not a message");
     };
-    let text = |value: Option<&Value>| value.and_then(Value::as_str).filter(|s| !s.is_empty()).map(str::to_owned);
     let recipient = data.get("to").and_then(|to| to.get(0));
     let Some(id) = text(data.get("id")) else { return LookupOutcome::failed("Telnyx's answer is not a message") };
     let mut message = FoundMessage::new(NAME, id, text(recipient.and_then(|r| r.get("status"))).unwrap_or_default());
@@ -40,7 +39,7 @@ impl Lookup for Telnyx {
             if !is_plain_id(id) {
                 return LookupOutcome::failed("not a Telnyx message id");
             }
-            match self.transport.get(&format!("/v2/messages/{id}"), &self.authorization, timeout).await {
+            match self.transport.get(&format!("{}/{id}", self.transport.path()), &self.authorization, timeout).await {
                 Ok(body) => parse(&body),
                 Err(outcome) => outcome,
             }

@@ -9,11 +9,11 @@ use time::format_description::well_known::Rfc2822;
 
 use super::{NAME, Twilio};
 use crate::boxed::BoxFuture;
-use crate::lookup::{FoundMessage, Lookup, LookupOutcome, MAX_LISTED, is_plain_id};
+use crate::lookup::{self, FoundMessage, Lookup, LookupOutcome, MAX_LISTED, is_plain_id};
 
 /// A message resource as a found message.
 fn found(resource: &Value) -> Option<FoundMessage> {
-    let text = |name: &str| resource.get(name).and_then(Value::as_str).filter(|s| !s.is_empty()).map(str::to_owned);
+    let text = |name: &str| lookup::text(resource.get(name));
     let mut message = FoundMessage::new(NAME, text("sid")?, text("status").unwrap_or_default());
     message.to = text("to");
     message.from = text("from").or_else(|| text("messaging_service_sid"));
