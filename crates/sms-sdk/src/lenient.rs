@@ -180,7 +180,7 @@ pub(crate) struct First<T>(pub(crate) T);
 
 impl<'de, T: Shape<'de>> Shape<'de> for First<T> {
     fn array<A: SeqAccess<'de>>(mut items: A) -> Result<Self, A::Error> {
-        let first = items.next_element::<Lenient<T>>()?.map(|first| first.0).unwrap_or_default();
+        let first = element(&mut items)?.unwrap_or_default();
         while items.next_element::<Skip>()?.is_some() {}
         Ok(Self(first))
     }

@@ -49,11 +49,10 @@ use std::time::{Duration, SystemTime};
 use http::HeaderMap;
 
 pub use self::event::{EventKind, SmsEvent};
-#[cfg(feature = "__http")]
 #[cfg(feature = "telnyx")]
 pub(crate) use self::fields::Items;
 #[cfg(any(feature = "telnyx", feature = "vonage"))]
-pub(crate) use self::fields::{Field, Present};
+pub(crate) use self::fields::{Field, Present, refused};
 pub use self::observe::{EventObserver, Observer};
 pub(crate) use self::raw::Raw;
 #[cfg(feature = "__http")]
