@@ -4,15 +4,25 @@
 //! as `serde_json::Value` parses it, and a field of another type than expected reads as absent,
 //! as a `Value` accessor answers. What a webhook adds: a key the normalizer reads that one object
 //! repeats is refused (where `Value` keeps the last copy), on exactly the paths
-//! [`parse_json_checked`](super::parse_json_checked) checks, so that a refused read means that
-//! function refuses the body too and gives the error. The event's `raw` object is built from the
-//! bytes only when read ([`Raw::json`](super::Raw::json)).
+//! [`check_json_duplicates`](super::check_json_duplicates) checks, so that a refused read means
+//! that function refuses the body too and gives the error ([`refused`]). The event's `raw` object
+//! is built from the bytes only when read ([`Raw::json`](super::Raw::json)).
 
 use std::ops::Deref;
 
 use serde::de::{self, MapAccess, SeqAccess};
 
+use super::{ReadPaths, WebhookError, check_json_duplicates, leads_to};
 use crate::lenient::{self, Shape};
+
+/// The error of a body its in-place reader refused: a key on the `read` paths repeated in one
+/// object (named), or else a body that is not JSON.
+pub(crate) fn refused(provider: &'static str, body: &[u8], read: &ReadPaths) -> WebhookError {
+    match check_json_duplicates(provider, body, &|path| leads_to(read, path)) {
+        Err(error) => error,
+        Ok(()) => WebhookError::payload(provider, "the body is not JSON"),
+    }
+}
 
 /// A member the normalizer reads, as `T`; reading it a second time from the same object is an
 /// error.

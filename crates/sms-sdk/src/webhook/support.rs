@@ -394,6 +394,7 @@ pub(crate) fn leads_to(leaves: &ReadPaths, path: &[String]) -> bool {
     leaves.iter().any(|leaf| leaf.len() >= path.len() && leaf.iter().zip(path).all(|(segment, key)| segment == key))
 }
 
+#[cfg(test)]
 /// The leaves of `mask` (bit `i` for `leaves[i]`) whose segment `depth` is `key`: those that
 /// still match once `key` is appended to a path of `depth` keys that `mask` matched.
 fn step(leaves: &ReadPaths, mask: u64, depth: usize, key: &str) -> u64 {
@@ -403,6 +404,7 @@ fn step(leaves: &ReadPaths, mask: u64, depth: usize, key: &str) -> u64 {
     })
 }
 
+#[cfg(test)] // the reference the in-place readers are tested against
 /// The JSON value of `body`, refused as [`check_json_duplicates`] with [`leads_to`] `leaves`
 /// refuses it, in one pass: the value is built while the keys on the read paths are checked for
 /// repeats. A body that fails either check is passed again through [`check_json_duplicates`]
@@ -429,6 +431,7 @@ pub(crate) fn parse_json_checked(
     serde_json::from_slice(body).map_err(|_| WebhookError::payload(provider, "the body is not JSON"))
 }
 
+#[cfg(test)]
 /// One step of [`parse_json_checked`]: a value on a read path, `depth` keys from the root, that
 /// the leaves of `mask` lead through.
 struct Build<'w> {
@@ -438,12 +441,14 @@ struct Build<'w> {
     duplicate: &'w mut bool,
 }
 
+#[cfg(test)]
 impl Build<'_> {
     fn child(&mut self, mask: u64) -> Build<'_> {
         Build { leaves: self.leaves, mask, depth: self.depth.saturating_add(1), duplicate: self.duplicate }
     }
 }
 
+#[cfg(test)]
 impl<'de> DeserializeSeed<'de> for Build<'_> {
     type Value = serde_json::Value;
 
@@ -452,6 +457,7 @@ impl<'de> DeserializeSeed<'de> for Build<'_> {
     }
 }
 
+#[cfg(test)]
 /// Builds values as `serde_json::Value`'s own `Deserialize` does (a repeated key keeps its
 /// first place and its last value), checking the read keys of each object for repeats.
 impl<'de> Visitor<'de> for Build<'_> {

@@ -13,7 +13,7 @@ use crate::lenient::{self, Code, Shape, Text};
 use crate::webhook::event::{DeliveryStatus, EventKind, Inbound, StatusUpdate};
 use crate::webhook::{
     Field, Items, Present, Raw, Settings, SmsEvent, WebhookError, WebhookRequest, WebhookVerifier, decode_base64,
-    decode_signature, header, parse_json_checked, parse_time, unix_seconds,
+    decode_signature, header, parse_time, refused, unix_seconds,
 };
 
 /// The text Telnyx signs: `{timestamp}|{raw body}`. (The verifiers stream these pieces into
@@ -163,9 +163,7 @@ const READ: [&[&str]; 10] = [
 /// is built; the event's `raw` object is built from the body when first read).
 pub(crate) fn parse(body: &[u8], detect_keywords: bool) -> Result<SmsEvent, WebhookError> {
     let Some(envelope) = lenient::try_read::<Envelope<'_>>(body) else {
-        // Not JSON, or a read key repeated: the checked parse refuses it and says which.
-        let refused = parse_json_checked(NAME, body, &READ).err();
-        return Err(refused.unwrap_or_else(|| payload_error("the body is not JSON")));
+        return Err(refused(NAME, body, &READ));
     };
     let data = &*envelope.data;
     if !data.present.0 {
@@ -204,18 +202,7 @@ fn kind(data: &Data<'_>, event_type: &str, detect_keywords: bool) -> Result<Even
     }
     let status = recipient.and_then(|r| r.status.non_empty());
     let error_code = payload.errors.0.first().and_then(|e| e.code.text()).map(Cow::into_owned);
-    let delivery = match status {
-        Some("queued" | "sending") => Some(DeliveryStatus::Queued),
-        Some("sent" | "delivery_unconfirmed") => Some(DeliveryStatus::Sent),
-        Some("delivered") => Some(DeliveryStatus::Delivered),
-        Some("sending_failed" | "delivery_failed" | "expired")
-            if matches!(error_code.as_deref(), Some("40002" | "40003" | "40322")) =>
-        {
-            Some(DeliveryStatus::Filtered)
-        }
-        Some("sending_failed" | "delivery_failed" | "expired") => Some(DeliveryStatus::Undelivered),
-        _ => None,
-    };
+    let delivery = status.and_then(|status| delivery_status(status, error_code.as_deref()));
     Ok(match (delivery, status) {
         (Some(delivery), Some(status)) => {
             let provider_status = status.to_owned();
@@ -226,6 +213,21 @@ fn kind(data: &Data<'_>, event_type: &str, detect_keywords: bool) -> Result<Even
             EventKind::Unrecognized { provider_event_type: format!("{event_type}:{status}") }
         }
     })
+}
+
+/// The delivery state of a recipient's `status`; a failure with one of the spam or blocking
+/// codes as the first error is filtered.
+fn delivery_status(status: &str, error_code: Option<&str>) -> Option<DeliveryStatus> {
+    match status {
+        "queued" | "sending" => Some(DeliveryStatus::Queued),
+        "sent" | "delivery_unconfirmed" => Some(DeliveryStatus::Sent),
+        "delivered" => Some(DeliveryStatus::Delivered),
+        "sending_failed" | "delivery_failed" | "expired" if matches!(error_code, Some("40002" | "40003" | "40322")) => {
+            Some(DeliveryStatus::Filtered)
+        }
+        "sending_failed" | "delivery_failed" | "expired" => Some(DeliveryStatus::Undelivered),
+        _ => None,
+    }
 }
 
 /// The members of a Telnyx body the normalizer reads: the paths of [`READ`], each refused when
@@ -363,6 +365,7 @@ mod tests {
     use super::*;
     use crate::http::read_code;
     use crate::random_json::{damage, random_json};
+    use crate::webhook::parse_json_checked;
 
     /// The normalizer as it read a `Value` of the whole body before: the reference the fields
     /// read in place must agree with.
@@ -403,18 +406,7 @@ mod tests {
         }
         let status = recipient.and_then(|r| text(r, "status"));
         let error_code = payload.get("errors").and_then(|e| e.get(0)).and_then(|e| read_code(e, "code"));
-        let delivery = match status.as_deref() {
-            Some("queued" | "sending") => Some(DeliveryStatus::Queued),
-            Some("sent" | "delivery_unconfirmed") => Some(DeliveryStatus::Sent),
-            Some("delivered") => Some(DeliveryStatus::Delivered),
-            Some("sending_failed" | "delivery_failed" | "expired")
-                if matches!(error_code.as_deref(), Some("40002" | "40003" | "40322")) =>
-            {
-                Some(DeliveryStatus::Filtered)
-            }
-            Some("sending_failed" | "delivery_failed" | "expired") => Some(DeliveryStatus::Undelivered),
-            _ => None,
-        };
+        let delivery = status.as_deref().and_then(|status| delivery_status(status, error_code.as_deref()));
         Ok(match (delivery, status) {
             (Some(delivery), Some(provider_status)) => {
                 EventKind::status(delivery, StatusUpdate { provider_id, provider_status, error_code, from, to })

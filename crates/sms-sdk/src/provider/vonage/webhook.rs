@@ -18,7 +18,7 @@ use crate::redact::Secret;
 use crate::webhook::event::{DeliveryStatus, EventKind, Inbound, StatusUpdate};
 use crate::webhook::{
     Field, KeyedMac, Present, Raw, Settings, SmsEvent, WebhookError, WebhookRequest, WebhookVerifier, header,
-    parse_json_checked, parse_time, same_bytes, unix_seconds,
+    parse_time, refused, same_bytes, unix_seconds,
 };
 
 /// The longest bearer token read. Vonage's tokens are a few hundred bytes; a longer one is
@@ -356,9 +356,7 @@ const READ: [&[&str]; 8] = [
 /// built; the event's `raw` object is built from the body when first read).
 pub(crate) fn parse(body: &[u8], detect_keywords: bool) -> Result<SmsEvent, WebhookError> {
     let Some(read) = lenient::try_read::<Body<'_>>(body) else {
-        // Not JSON, or a read key repeated: the checked parse refuses it and says which.
-        let refused = parse_json_checked(NAME, body, &READ).err();
-        return Err(refused.unwrap_or_else(|| WebhookError::payload(NAME, "the body is not JSON")));
+        return Err(refused(NAME, body, &READ));
     };
     if !read.present.0 {
         return Err(WebhookError::payload(NAME, "the body is not a JSON object"));
@@ -473,6 +471,7 @@ mod tests {
     use super::*;
     use crate::http::read_code;
     use crate::random_json::{damage, random_json};
+    use crate::webhook::parse_json_checked;
 
     /// The normalizer as it read a `Value` of the whole body before: the reference the fields
     /// read in place must agree with.
