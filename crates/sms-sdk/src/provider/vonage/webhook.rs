@@ -2,12 +2,11 @@
 //! claim must be the SHA-256 of the exact raw body, then the status or inbound message.
 
 use std::borrow::Cow;
-use std::fmt;
 use std::time::{Duration, SystemTime};
 
 use base64::Engine as _;
 use hmac::Mac as _;
-use serde::de::{self, DeserializeSeed, MapAccess, SeqAccess, Visitor};
+use serde::de::MapAccess;
 use serde_json::Value;
 
 use super::NAME;
@@ -92,8 +91,9 @@ fn verify_token_keyed(
     };
     let decode = |part: &str| base64::engine::general_purpose::URL_SAFE_NO_PAD.decode(part).ok();
     let jwt_header = decode(header_part).ok_or(malformed.clone())?;
-    let [alg] = read_members(&jwt_header, ["alg"]).ok_or(malformed.clone())?;
-    if !matches!(alg, Member::Text(alg) if alg == "HS256") {
+    let jwt_header =
+        lenient::try_read::<JwtHeader<'_>>(&jwt_header).filter(|h| h.present.0).ok_or(malformed.clone())?;
+    if jwt_header.alg.0.as_deref() != Some("HS256") {
         return Err(malformed);
     }
     let expected = hs256(keyed, header_part, claims_part);
@@ -101,19 +101,17 @@ fn verify_token_keyed(
         return Err(WebhookError::InvalidSignature { provider: NAME });
     }
     let claims = decode(claims_part).ok_or(malformed.clone())?;
-    let [iat, hash] = read_members(&claims, ["iat", "payload_hash"]).ok_or(malformed.clone())?;
-    let Member::Number(iat) = iat else { return Err(malformed) };
+    let claims = lenient::try_read::<Claims<'_>>(&claims).filter(|c| c.present.0).ok_or(malformed.clone())?;
+    let Some(iat) = claims.issued_at() else { return Err(malformed) };
     // Floating point: no overflow for any clock, `iat` or tolerance (JSON has no NaN).
     #[allow(clippy::cast_precision_loss)] // seconds since 1970: exact below 2^53
     let now = unix_seconds(now) as f64;
     if (now - iat).abs() > tolerance.as_secs_f64() {
         return Err(WebhookError::StaleTimestamp { provider: NAME });
     }
-    match hash {
-        Member::Text(hash) if !hash.is_empty() && is_sha256_hex_of(&hash, body) => Ok(()),
-        Member::Absent | Member::Number(_) | Member::Text(_) | Member::Other => {
-            Err(WebhookError::BodyHashMismatch { provider: NAME })
-        }
+    match claims.payload_hash.non_empty() {
+        Some(hash) if is_sha256_hex_of(hash, body) => Ok(()),
+        _ => Err(WebhookError::BodyHashMismatch { provider: NAME }),
     }
 }
 
@@ -143,139 +141,56 @@ impl std::ops::Deref for MacBytes {
     }
 }
 
-/// A member of a JSON object, as far as the verifier reads it.
-#[derive(Debug, Clone, PartialEq)]
-enum Member<'a> {
-    /// The object has no such key.
-    Absent,
-    /// A number (as `serde_json::Value::as_f64` reads it).
-    Number(f64),
-    /// A string.
-    Text(Cow<'a, str>),
-    /// Any other value.
-    Other,
+/// The JWT header's member the verifier reads; `present` when the header is one JSON object.
+/// A repeated key keeps its last value, as a parsed object does.
+#[derive(Default)]
+struct JwtHeader<'a> {
+    present: Present,
+    alg: Text<'a>,
 }
 
-/// The members `names` of the JSON object `json`, each the last of its key (as a parsed object
-/// keeps it), or `None` when `json` is not one JSON object (exactly when `serde_json` would not
-/// parse it as a `Value` that is an object). Other members are checked as JSON and skipped;
-/// nothing else is built.
-fn read_members<'a, const N: usize>(json: &'a [u8], names: [&str; N]) -> Option<[Member<'a>; N]> {
-    let mut deserializer = serde_json::Deserializer::from_slice(json);
-    let members = de::Deserializer::deserialize_map(&mut deserializer, Members { names }).ok()?;
-    deserializer.end().ok()?;
-    Some(members)
+/// The claims the verifier reads; `present` when the claims are one JSON object.
+#[derive(Default)]
+struct Claims<'a> {
+    present: Present,
+    iat: Code<'a>,
+    payload_hash: Text<'a>,
 }
 
-/// Reads the members `names` of an object ([`read_members`]).
-struct Members<'n, const N: usize> {
-    names: [&'n str; N],
-}
-
-impl<'de, const N: usize> Visitor<'de> for Members<'_, N> {
-    type Value = [Member<'de>; N];
-
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("a JSON object")
-    }
-
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
-        let mut members = std::array::from_fn(|_| Member::Absent);
-        while let Some(index) = map.next_key_seed(KeyIndex { names: &self.names })? {
-            let value = map.next_value_seed(AnyMember)?;
-            if let Some(slot) = index.and_then(|i| members.get_mut(i)) {
-                *slot = value;
+impl<'a> Shape<'a> for JwtHeader<'a> {
+    fn object<A: MapAccess<'a>>(map: A) -> Result<Self, A::Error> {
+        let read = lenient::members(map, |read: &mut Self, key, map| {
+            match key {
+                "alg" => read.alg = lenient::value(map)?,
+                _ => lenient::skip_value(map)?,
             }
+            Ok(())
+        })?;
+        Ok(Self { present: Present(true), ..read })
+    }
+}
+
+impl<'a> Shape<'a> for Claims<'a> {
+    fn object<A: MapAccess<'a>>(map: A) -> Result<Self, A::Error> {
+        let read = lenient::members(map, |read: &mut Self, key, map| {
+            match key {
+                "iat" => read.iat = lenient::value(map)?,
+                "payload_hash" => read.payload_hash = lenient::value(map)?,
+                _ => lenient::skip_value(map)?,
+            }
+            Ok(())
+        })?;
+        Ok(Self { present: Present(true), ..read })
+    }
+}
+
+impl Claims<'_> {
+    /// `iat` when it is a number (as `Value::as_f64` reads it).
+    fn issued_at(&self) -> Option<f64> {
+        match &self.iat {
+            Code::Number(number) => number.as_f64(),
+            Code::Text(_) | Code::Absent => None,
         }
-        Ok(members)
-    }
-}
-
-/// The position of a key in `names`, read without keeping the key.
-struct KeyIndex<'a, 'n> {
-    names: &'a [&'n str],
-}
-
-impl<'de> DeserializeSeed<'de> for KeyIndex<'_, '_> {
-    type Value = Option<usize>;
-
-    fn deserialize<D: de::Deserializer<'de>>(self, deserializer: D) -> Result<Option<usize>, D::Error> {
-        deserializer.deserialize_str(self)
-    }
-}
-
-impl Visitor<'_> for KeyIndex<'_, '_> {
-    type Value = Option<usize>;
-
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("a key")
-    }
-
-    fn visit_str<E>(self, key: &str) -> Result<Option<usize>, E> {
-        Ok(self.names.iter().position(|name| *name == key))
-    }
-}
-
-/// Any JSON value, parsed and checked as `serde_json::Value` would be, keeping only numbers
-/// and strings.
-struct AnyMember;
-
-impl<'de> DeserializeSeed<'de> for AnyMember {
-    type Value = Member<'de>;
-
-    fn deserialize<D: de::Deserializer<'de>>(self, deserializer: D) -> Result<Member<'de>, D::Error> {
-        deserializer.deserialize_any(self)
-    }
-}
-
-impl<'de> Visitor<'de> for AnyMember {
-    type Value = Member<'de>;
-
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("any JSON value")
-    }
-
-    fn visit_bool<E>(self, _: bool) -> Result<Member<'de>, E> {
-        Ok(Member::Other)
-    }
-
-    #[allow(clippy::cast_precision_loss)] // as `Value::as_f64` reads an integer
-    fn visit_i64<E>(self, value: i64) -> Result<Member<'de>, E> {
-        Ok(Member::Number(value as f64))
-    }
-
-    #[allow(clippy::cast_precision_loss)] // as `Value::as_f64` reads an integer
-    fn visit_u64<E>(self, value: u64) -> Result<Member<'de>, E> {
-        Ok(Member::Number(value as f64))
-    }
-
-    fn visit_f64<E>(self, value: f64) -> Result<Member<'de>, E> {
-        // `Value` keeps a float that is not finite as null.
-        Ok(if value.is_finite() { Member::Number(value) } else { Member::Other })
-    }
-
-    fn visit_borrowed_str<E>(self, value: &'de str) -> Result<Member<'de>, E> {
-        Ok(Member::Text(Cow::Borrowed(value)))
-    }
-
-    fn visit_str<E>(self, value: &str) -> Result<Member<'de>, E> {
-        Ok(Member::Text(Cow::Owned(value.to_owned())))
-    }
-
-    fn visit_unit<E>(self) -> Result<Member<'de>, E> {
-        Ok(Member::Other)
-    }
-
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Member<'de>, A::Error> {
-        while map.next_key::<de::IgnoredAny>()?.is_some() {
-            map.next_value_seed(AnyMember)?;
-        }
-        Ok(Member::Other)
-    }
-
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Member<'de>, A::Error> {
-        while seq.next_element_seed(AnyMember)?.is_some() {}
-        Ok(Member::Other)
     }
 }
 
@@ -608,10 +523,8 @@ mod tests {
     }
 
     fn from_members(json: &[u8]) -> Option<(Option<f64>, Option<String>)> {
-        let [iat, hash] = read_members(json, ["iat", "payload_hash"])?;
-        let iat = if let Member::Number(iat) = iat { Some(iat) } else { None };
-        let hash = if let Member::Text(hash) = hash { Some(hash.into_owned()) } else { None };
-        Some((iat, hash))
+        let claims = lenient::try_read::<Claims<'_>>(json).filter(|c| c.present.0)?;
+        Some((claims.issued_at(), claims.payload_hash.0.map(Cow::into_owned)))
     }
 
     fn claims_text() -> impl Strategy<Value = Vec<u8>> {
