@@ -84,6 +84,18 @@ pub(crate) fn listing(rows: Vec<Row>, limit: usize) -> Result<Listing, StoreErro
     Ok(Listing { entries: rows.into_iter().map(Row::entry).collect::<Result<_, _>>()?, next })
 }
 
+/// `sql` with SQLite's numbered `?N` placeholders for its `$N` ones (a `$` not followed by a
+/// digit stays).
+#[cfg(feature = "sqlite")]
+pub(crate) fn sqlite_placeholders(sql: &str) -> String {
+    let mut out = String::with_capacity(sql.len());
+    let mut chars = sql.chars().peekable();
+    while let Some(c) = chars.next() {
+        out.push(if c == '$' && chars.peek().is_some_and(char::is_ascii_digit) { '?' } else { c });
+    }
+    out
+}
+
 impl Statements {
     /// The statements for `table` (a plain SQL identifier).
     pub(crate) fn new(table: &str) -> Result<Self, StoreError> {
@@ -180,14 +192,7 @@ impl Statements {
     /// The same statements with SQLite's numbered `?N` placeholders.
     #[cfg(feature = "sqlite")]
     pub(crate) fn for_sqlite(self) -> Self {
-        let convert = |sql: String| {
-            let mut out = String::with_capacity(sql.len());
-            let mut chars = sql.chars().peekable();
-            while let Some(c) = chars.next() {
-                out.push(if c == '$' && chars.peek().is_some_and(char::is_ascii_digit) { '?' } else { c });
-            }
-            out
-        };
+        let convert = |sql: String| sqlite_placeholders(&sql);
         Self {
             create: convert(self.create),
             get: convert(self.get),
@@ -225,6 +230,7 @@ mod tests {
         assert!(s.finalize.contains("key = ?1") && s.finalize.contains("expires_at = ?5"));
         assert!(!s.reserve.contains('$'));
         assert!(s.dedupe_first_seen.contains("VALUES (?1, ?2, ?3)") && !s.dedupe_first_seen.contains('$'));
+        assert_eq!(sqlite_placeholders("a = $1 AND b = $12 AND c = '$x' || $"), "a = ?1 AND b = ?12 AND c = '$x' || $");
     }
 
     #[test]

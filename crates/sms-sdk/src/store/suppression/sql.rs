@@ -112,7 +112,7 @@ impl SuppressionSql {
     /// The same statements with SQLite's numbered `?N` placeholders.
     #[cfg(feature = "sqlite")]
     pub(crate) fn for_sqlite(self) -> Self {
-        let convert = |sql: String| sql.replace('$', "?");
+        let convert = |sql: String| crate::store::sql::sqlite_placeholders(&sql);
         Self {
             create: self.create,
             first_seen: convert(self.first_seen),
