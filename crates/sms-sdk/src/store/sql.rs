@@ -96,14 +96,18 @@ pub(crate) fn sqlite_placeholders(sql: &str) -> String {
     out
 }
 
+/// Refuses a table name that is not a plain SQL identifier (a letter or `_`, then letters,
+/// digits and `_`): names are written into statements as they are.
+pub(crate) fn check_table_name(table: &str) -> Result<(), StoreError> {
+    let valid = table.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
+        && table.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+    if valid { Ok(()) } else { Err(StoreError::new(format!("{table:?} is not a plain SQL table name"))) }
+}
+
 impl Statements {
     /// The statements for `table` (a plain SQL identifier).
     pub(crate) fn new(table: &str) -> Result<Self, StoreError> {
-        let valid = table.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
-            && table.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
-        if !valid {
-            return Err(StoreError::new(format!("{table:?} is not a plain SQL table name")));
-        }
+        check_table_name(table)?;
         let columns = super::row::COLUMNS;
         let unresolved = "(state = 'unknown' OR (state = 'reserved' AND reserved_at < $2))";
         let dedupe = dedupe_table(table);
@@ -221,6 +225,7 @@ mod tests {
         assert!(Statements::new("sms_idempotency").is_ok());
         assert!(Statements::new("x; DROP TABLE y").is_err());
         assert!(Statements::new("1abc").is_err());
+        assert!(check_table_name("_t1").is_ok() && check_table_name("").is_err() && check_table_name("a-b").is_err());
     }
 
     #[cfg(feature = "sqlite")]
