@@ -168,7 +168,7 @@ struct Queries {
 impl Queries {
     fn new(sql: Statements) -> Self {
         use Type as T;
-        let query = |sql: String, types: &'static [Type]| Query { sql, types };
+        let query = Query::new;
         Self {
             get: query(sql.get, &[T::TEXT, T::INT8]),
             reserve: query(sql.reserve, &[T::TEXT, T::TEXT, T::TEXT, T::INT8]),
