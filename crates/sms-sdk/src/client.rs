@@ -121,7 +121,6 @@ struct Idempotency {
 }
 
 /// The correlation secret and how long the store remembers each reference.
-#[derive(Clone)]
 struct Correlation {
     secret: CorrelationSecret,
     retention: Duration,

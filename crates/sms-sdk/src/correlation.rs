@@ -49,9 +49,17 @@ pub const REFERENCE_LEN: usize = 22;
 /// The shortest secret accepted: 16 bytes.
 pub const MIN_SECRET_LEN: usize = 16;
 
+/// The domain of every reference: the HMAC's input starts with it.
+const DOMAIN: &[u8] = b"sms-sdk correlation v1\0";
+
 /// The key of correlation references. Its `Debug` prints `***`; the value is zeroized on drop.
 #[derive(Clone)]
-pub struct CorrelationSecret(Secret);
+pub struct CorrelationSecret {
+    /// The HMAC keyed with the secret (once) and fed [`DOMAIN`]: each reference goes on from a
+    /// copy. Its two SHA-256 states are zeroized on drop; the secret itself is dropped, and
+    /// zeroized, once it has keyed them.
+    keyed: hmac::Hmac<sha2::Sha256>,
+}
 
 impl CorrelationSecret {
     /// Wraps a secret of at least [`MIN_SECRET_LEN`] bytes (a random value, kept like a
@@ -66,7 +74,10 @@ impl CorrelationSecret {
                 "The correlation secret must be at least {MIN_SECRET_LEN} bytes long."
             )));
         }
-        Ok(Self(secret))
+        let mut keyed = hmac::Hmac::<sha2::Sha256>::new_from_slice(secret.expose().as_bytes())
+            .map_err(|_| Error::configuration("The correlation secret cannot key an HMAC."))?;
+        keyed.update(DOMAIN);
+        Ok(Self { keyed })
     }
 }
 
@@ -80,11 +91,7 @@ impl fmt::Debug for CorrelationSecret {
 /// HMAC-SHA256(secret, `"sms-sdk correlation v1\0" + key`).
 #[must_use]
 pub fn reference(secret: &CorrelationSecret, key: &str) -> String {
-    // HMAC takes a key of any length.
-    let Ok(mut mac) = hmac::Hmac::<sha2::Sha256>::new_from_slice(secret.0.expose().as_bytes()) else {
-        return String::new();
-    };
-    mac.update(b"sms-sdk correlation v1\0");
+    let mut mac = secret.keyed.clone();
     mac.update(key.as_bytes());
     let digest = mac.finalize().into_bytes();
     base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(digest.get(..16).unwrap_or_default())
@@ -141,6 +148,20 @@ mod tests {
         assert_ne!(a, reference(&other, "k1"));
         assert!(CorrelationSecret::new("short").is_err());
         assert_eq!(format!("{:?}", secret()), "CorrelationSecret(***)");
+    }
+
+    #[test]
+    fn references_are_hmac_sha256_of_the_domain_and_key() {
+        // base64url(HMAC-SHA256("0123456789abcdef-test", "sms-sdk correlation v1\0k1")[..16]),
+        // computed apart from this crate.
+        assert_eq!(reference(&secret(), "k1"), "wVguHDX-Uzl8fdYnvRAjHw");
+    }
+
+    #[test]
+    fn the_keyed_state_is_zeroized_on_drop() {
+        // The secret keeps the HMAC's two SHA-256 states (keyed with it).
+        fn zeroized_on_drop<T: hmac::digest::zeroize::ZeroizeOnDrop>() {}
+        zeroized_on_drop::<<sha2::Sha256 as hmac::digest::block_api::CoreProxy>::Core>();
     }
 
     #[test]

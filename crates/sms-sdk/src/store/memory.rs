@@ -23,24 +23,47 @@ use crate::store::{DedupeStore, ReferenceIndex};
 type Sightings = HashMap<String, SystemTime>;
 
 /// Each correlation reference's key and expiry.
-type References = HashMap<String, (String, SystemTime)>;
-
-/// The fewest records held before expired ones are swept all at once.
-const FIRST_SWEEP: usize = 1024;
-
-/// Each key's record and expiry.
-#[derive(Debug)]
-struct Entries {
-    records: BTreeMap<String, (Record, Option<SystemTime>)>,
-    /// The number of records at which the next sweep runs: twice the number left by the last
-    /// one (at least [`FIRST_SWEEP`]), so sweeping costs a constant per record inserted.
-    sweep_at: usize,
+#[derive(Debug, Default)]
+struct References {
+    by_reference: HashMap<String, (String, SystemTime)>,
+    sweep: Sweep,
 }
 
-impl Default for Entries {
+/// The fewest items a map holds before its expired ones are swept all at once.
+const FIRST_SWEEP: usize = 1024;
+
+/// When a map of expiring items sweeps its expired ones all at once: when it has grown to twice
+/// the size the last sweep left (at least [`FIRST_SWEEP`]), so sweeping costs a constant per
+/// item inserted. Readers still skip an expired item that is not swept yet.
+#[derive(Debug)]
+pub(crate) struct Sweep {
+    /// The number of items at which the next sweep runs.
+    at: usize,
+}
+
+impl Default for Sweep {
     fn default() -> Self {
-        Self { records: BTreeMap::new(), sweep_at: FIRST_SWEEP }
+        Self { at: FIRST_SWEEP }
     }
+}
+
+impl Sweep {
+    /// Runs `sweep` when a map of `len` items is due: it removes the items expired at the time
+    /// it is given and answers how many are left. That time is `now`, but never later than the
+    /// system's clock: a caller's clock ahead of it never removes an item that is live now.
+    pub(crate) fn when_due(&mut self, len: usize, now: SystemTime, sweep: impl FnOnce(SystemTime) -> usize) {
+        if len >= self.at {
+            let left = sweep(now.min(SystemTime::now()));
+            self.at = left.saturating_mul(2).max(FIRST_SWEEP);
+        }
+    }
+}
+
+/// Each key's record and expiry.
+#[derive(Debug, Default)]
+struct Entries {
+    records: BTreeMap<String, (Record, Option<SystemTime>)>,
+    sweep: Sweep,
 }
 
 impl Entries {
@@ -55,13 +78,11 @@ impl Entries {
 
     /// Removes every record expired at `now` once the map has doubled since the last sweep.
     fn sweep(&mut self, now: SystemTime) {
-        if self.records.len() < self.sweep_at {
-            return;
-        }
-        // A caller's clock ahead of the system's never removes a record that is live now.
-        let now = now.min(SystemTime::now());
-        self.records.retain(|_, (_, expires_at)| !is_expired(*expires_at, now));
-        self.sweep_at = self.records.len().saturating_mul(2).max(FIRST_SWEEP);
+        let records = &mut self.records;
+        self.sweep.when_due(records.len(), now, |now| {
+            records.retain(|_, (_, expires_at)| !is_expired(*expires_at, now));
+            records.len()
+        });
     }
 }
 
@@ -112,6 +133,10 @@ impl MemoryStore {
 
     fn lock(&self) -> MutexGuard<'_, Entries> {
         self.entries.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn lock_references(&self) -> MutexGuard<'_, References> {
+        self.references.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
     fn lock_sightings(&self) -> MutexGuard<'_, Sightings> {
@@ -199,12 +224,14 @@ impl ReferenceIndex for MemoryStore {
         retention: Duration,
     ) -> BoxFuture<'a, Result<(), StoreError>> {
         Box::pin(async move {
-            let mut references = self.references.lock().unwrap_or_else(PoisonError::into_inner);
+            let mut references = self.lock_references();
+            let References { by_reference, sweep } = &mut *references;
             // Sweep expired references now and then, so the map stays as large as the live ones.
-            if references.len() >= 1024 && references.len().is_power_of_two() {
-                references.retain(|_, (_, expires_at)| *expires_at > now);
-            }
-            references.insert(reference.to_owned(), (key.to_owned(), later(now, retention)));
+            sweep.when_due(by_reference.len(), now, |now| {
+                by_reference.retain(|_, (_, expires_at)| *expires_at > now);
+                by_reference.len()
+            });
+            by_reference.insert(reference.to_owned(), (key.to_owned(), later(now, retention)));
             Ok(())
         })
     }
@@ -215,8 +242,12 @@ impl ReferenceIndex for MemoryStore {
         now: SystemTime,
     ) -> BoxFuture<'a, Result<Option<String>, StoreError>> {
         Box::pin(async move {
-            let references = self.references.lock().unwrap_or_else(PoisonError::into_inner);
-            Ok(references.get(reference).filter(|(_, expires_at)| *expires_at > now).map(|(key, _)| key.clone()))
+            let references = self.lock_references();
+            Ok(references
+                .by_reference
+                .get(reference)
+                .filter(|(_, expires_at)| *expires_at > now)
+                .map(|(key, _)| key.clone()))
         })
     }
 }
@@ -365,6 +396,43 @@ mod tests {
         left.sort();
         assert_eq!(left, ["live", "new", "unknown"], "only expired records are swept");
         assert_eq!(store.len(), 3);
+    }
+
+    #[tokio::test]
+    async fn expired_references_are_swept_when_the_map_doubles() {
+        let store = MemoryStore::new();
+        let hour_ago = SystemTime::now() - Duration::from_secs(3600);
+        let minute = Duration::from_secs(60);
+        for i in 0..FIRST_SWEEP - 1 {
+            store.remember_reference(&format!("old-{i}"), "k", hour_ago, minute).await.unwrap();
+        }
+        store.remember_reference("live", "k-live", hour_ago, Duration::from_secs(7200)).await.unwrap();
+        assert_eq!(store.lock_references().by_reference.len(), FIRST_SWEEP, "nothing is swept below the threshold");
+        store.remember_reference("new", "k-new", SystemTime::now(), minute).await.unwrap();
+        assert_eq!(store.lock_references().by_reference.len(), 2, "only expired references are swept");
+        assert_eq!(store.find_reference("old-0", hour_ago).await.unwrap(), None, "swept");
+        assert_eq!(store.find_reference("live", SystemTime::now()).await.unwrap().as_deref(), Some("k-live"));
+        assert_eq!(store.find_reference("new", SystemTime::now()).await.unwrap().as_deref(), Some("k-new"));
+        // Expired but not swept yet: still not found.
+        let soon = SystemTime::now() + Duration::from_secs(120);
+        assert_eq!(store.find_reference("new", soon).await.unwrap(), None);
+        assert_eq!(store.lock_references().by_reference.len(), 2);
+    }
+
+    #[test]
+    fn a_sweep_runs_when_the_map_has_doubled_and_never_ahead_of_the_clock() {
+        let mut sweep = Sweep::default();
+        let mut runs = Vec::new();
+        let later = SystemTime::now() + Duration::from_secs(3600);
+        sweep.when_due(FIRST_SWEEP - 1, later, |_| unreachable!("not due below the first threshold"));
+        sweep.when_due(FIRST_SWEEP, later, |now| {
+            runs.push(now);
+            FIRST_SWEEP - 24
+        });
+        assert!(runs.len() == 1 && runs[0] <= SystemTime::now(), "a caller's later clock is capped: {runs:?}");
+        sweep.when_due(FIRST_SWEEP + 1, later, |_| unreachable!("swept at 1000: due again at 2000"));
+        sweep.when_due(2 * (FIRST_SWEEP - 24), later, |_| 0);
+        sweep.when_due(FIRST_SWEEP - 1, later, |_| unreachable!("never due below the first threshold"));
     }
 
     #[tokio::test]

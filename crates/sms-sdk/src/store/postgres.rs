@@ -168,7 +168,7 @@ struct Queries {
 impl Queries {
     fn new(sql: Statements) -> Self {
         use Type as T;
-        let query = |sql: String, types: &'static [Type]| Query { sql, types };
+        let query = Query::new;
         Self {
             get: query(sql.get, &[T::TEXT, T::INT8]),
             reserve: query(sql.reserve, &[T::TEXT, T::TEXT, T::TEXT, T::INT8]),
@@ -439,18 +439,18 @@ impl IdempotencyStore for PostgresStore {
         Box::pin(self.run("reserve", async move |c| {
             let id = ReservationId::new();
             let values: [&(dyn ToSql + Sync); 4] = [&key, &fingerprint.as_str(), &id.as_str(), &millis(now)];
-            // Only this reserve can have written this reservation id.
-            let claimed = |row: &tokio_postgres::Row, column| {
-                Ok::<_, StoreError>(row.try_get::<_, Option<&str>>(column)? == Some(id.as_str()))
+            // Only this reserve can have written this reservation id (both statements return it).
+            let claimed = |row: &tokio_postgres::Row| {
+                Ok::<_, StoreError>(row.try_get::<_, Option<&str>>("reservation_id")? == Some(id.as_str()))
             };
             if let Some(row) = c.row(&self.queries.reserve, &values).await?
-                && claimed(&row, 0)?
+                && claimed(&row)?
             {
                 return Ok(Reservation::Acquired(id));
             }
             for _ in 0..CLAIM_ATTEMPTS {
                 let Some(row) = c.row(&self.queries.claim, &values).await? else { continue };
-                if claimed(&row, 3)? {
+                if claimed(&row)? {
                     return Ok(Reservation::Acquired(id));
                 }
                 return Ok(Reservation::Existing(Box::new(read_row(&row)?.record()?)));

@@ -62,7 +62,7 @@ use std::time::{Duration, SystemTime};
 
 use redis::aio::ConnectionManager;
 use redis::io::tcp::TcpSettings;
-use redis::{Cmd, ErrorKind, FromRedisValue, RedisError, RedisWrite, ServerErrorKind, Value};
+use redis::{Cmd, ErrorKind, FromRedisValue, Pipeline, RedisError, RedisWrite, ServerErrorKind, Value};
 
 use super::error::Limit;
 use super::row::{Row, expiry, payload, write_payload};
@@ -139,15 +139,25 @@ redis.call('PEXPIRE', KEYS[1], ARGV[5])
 return 1
 ";
 
+/// The server's answer to an `EVALSHA` of a script it does not have.
+const NO_SCRIPT: ServerErrorKind = ServerErrorKind::NoScript;
+
 /// A Lua script and its SHA1, computed once.
-struct Lua {
+pub(crate) struct Lua {
     code: &'static str,
     sha: String,
 }
 
 impl Lua {
-    fn new(code: &'static str) -> Self {
+    pub(crate) fn new(code: &'static str) -> Self {
         Self { code, sha: redis::Script::new(code).get_hash().to_owned() }
+    }
+
+    /// `EVALSHA` of this script on `keys` (its arguments follow).
+    pub(crate) fn on_keys(&self, keys: &[String]) -> Cmd {
+        let mut command = redis::cmd("EVALSHA");
+        command.arg(&self.sha).arg(keys.len()).arg(keys);
+        command
     }
 
     /// `EVALSHA` of this script on the one key `key` (its arguments follow).
@@ -286,12 +296,42 @@ impl RedisStore {
         let mut connection = self.connection.clone();
         let work = async {
             match command.query_async(&mut connection).await {
-                Err(e) if e.kind() == ErrorKind::Server(ServerErrorKind::NoScript) => {
+                Err(e) if e.kind() == ErrorKind::Server(NO_SCRIPT) => {
                     script.load().query_async::<()>(&mut connection).await?;
                     command.query_async(&mut connection).await
                 }
                 result => result,
             }
+        };
+        self.run(what, work).await
+    }
+
+    /// Runs `pipe` (none of its commands ignored) within the operation timeout and answers each
+    /// command's reply. The `EVALSHA`s of `script` the server answered `NOSCRIPT` (it lost its
+    /// scripts, or never had this one) run once more, after loading it, and only they: every
+    /// other command ran once. Any other error fails the whole call.
+    pub(crate) async fn eval_each(
+        &self,
+        what: &str,
+        script: &Lua,
+        mut pipe: Pipeline,
+    ) -> Result<Vec<Value>, StoreError> {
+        let mut connection = self.connection.clone();
+        let work = async {
+            let mut replies: Vec<Value> = pipe.ignore_errors().query_async(&mut connection).await?;
+            let lost = |reply: &Value| matches!(reply, Value::ServerError(e) if e.kind() == Some(NO_SCRIPT));
+            if replies.iter().any(lost) {
+                let mut again = redis::pipe();
+                again.add_command(script.load()).ignore();
+                for (command, _) in pipe.cmd_iter().zip(&replies).filter(|(_, reply)| lost(reply)) {
+                    again.add_command(command.clone());
+                }
+                let rerun: Vec<Value> = again.query_async(&mut connection).await?;
+                for (reply, answer) in replies.iter_mut().filter(|reply| lost(reply)).zip(rerun) {
+                    *reply = answer;
+                }
+            }
+            replies.into_iter().map(Value::extract_error).collect()
         };
         self.run(what, work).await
     }

@@ -84,14 +84,30 @@ pub(crate) fn listing(rows: Vec<Row>, limit: usize) -> Result<Listing, StoreErro
     Ok(Listing { entries: rows.into_iter().map(Row::entry).collect::<Result<_, _>>()?, next })
 }
 
+/// `sql` with SQLite's numbered `?N` placeholders for its `$N` ones (a `$` not followed by a
+/// digit stays).
+#[cfg(feature = "sqlite")]
+pub(crate) fn sqlite_placeholders(sql: &str) -> String {
+    let mut out = String::with_capacity(sql.len());
+    let mut chars = sql.chars().peekable();
+    while let Some(c) = chars.next() {
+        out.push(if c == '$' && chars.peek().is_some_and(char::is_ascii_digit) { '?' } else { c });
+    }
+    out
+}
+
+/// Refuses a table name that is not a plain SQL identifier (a letter or `_`, then letters,
+/// digits and `_`): names are written into statements as they are.
+pub(crate) fn check_table_name(table: &str) -> Result<(), StoreError> {
+    let valid = table.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
+        && table.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+    if valid { Ok(()) } else { Err(StoreError::new(format!("{table:?} is not a plain SQL table name"))) }
+}
+
 impl Statements {
     /// The statements for `table` (a plain SQL identifier).
     pub(crate) fn new(table: &str) -> Result<Self, StoreError> {
-        let valid = table.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
-            && table.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
-        if !valid {
-            return Err(StoreError::new(format!("{table:?} is not a plain SQL table name")));
-        }
+        check_table_name(table)?;
         let columns = super::row::COLUMNS;
         let unresolved = "(state = 'unknown' OR (state = 'reserved' AND reserved_at < $2))";
         let dedupe = dedupe_table(table);
@@ -180,14 +196,7 @@ impl Statements {
     /// The same statements with SQLite's numbered `?N` placeholders.
     #[cfg(feature = "sqlite")]
     pub(crate) fn for_sqlite(self) -> Self {
-        let convert = |sql: String| {
-            let mut out = String::with_capacity(sql.len());
-            let mut chars = sql.chars().peekable();
-            while let Some(c) = chars.next() {
-                out.push(if c == '$' && chars.peek().is_some_and(char::is_ascii_digit) { '?' } else { c });
-            }
-            out
-        };
+        let convert = |sql: String| sqlite_placeholders(&sql);
         Self {
             create: convert(self.create),
             get: convert(self.get),
@@ -216,6 +225,7 @@ mod tests {
         assert!(Statements::new("sms_idempotency").is_ok());
         assert!(Statements::new("x; DROP TABLE y").is_err());
         assert!(Statements::new("1abc").is_err());
+        assert!(check_table_name("_t1").is_ok() && check_table_name("").is_err() && check_table_name("a-b").is_err());
     }
 
     #[cfg(feature = "sqlite")]
@@ -225,6 +235,7 @@ mod tests {
         assert!(s.finalize.contains("key = ?1") && s.finalize.contains("expires_at = ?5"));
         assert!(!s.reserve.contains('$'));
         assert!(s.dedupe_first_seen.contains("VALUES (?1, ?2, ?3)") && !s.dedupe_first_seen.contains('$'));
+        assert_eq!(sqlite_placeholders("a = $1 AND b = $12 AND c = '$x' || $"), "a = ?1 AND b = ?12 AND c = '$x' || $");
     }
 
     #[test]

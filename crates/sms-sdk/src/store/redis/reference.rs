@@ -27,7 +27,7 @@ impl ReferenceIndex for RedisStore {
     ) -> BoxFuture<'a, Result<(), StoreError>> {
         Box::pin(async move {
             let mut command = redis::cmd("SET");
-            command.arg(self.reference_key(reference)).arg(key).arg("PX").arg(expiry_ms(retention).max(1));
+            command.arg(self.reference_key(reference)).arg(key).arg("PX").arg(expiry_ms(retention));
             let _: Option<String> =
                 self.run("remember_reference", command.query_async(&mut self.connection.clone())).await?;
             Ok(())

@@ -19,7 +19,7 @@ impl ReferenceIndex for SqliteStore {
     ) -> BoxFuture<'a, Result<(), StoreError>> {
         let (reference, key, expires_at) = (reference.to_owned(), key.to_owned(), millis(later(now, retention)));
         Box::pin(self.with("remember_reference", move |c, sql| {
-            c.execute(&sql.reference_remember, params![reference, key, expires_at])?;
+            c.prepare_cached(&sql.reference_remember)?.execute(params![reference, key, expires_at])?;
             Ok(())
         }))
     }
@@ -31,7 +31,9 @@ impl ReferenceIndex for SqliteStore {
     ) -> BoxFuture<'a, Result<Option<String>, StoreError>> {
         let reference = reference.to_owned();
         Box::pin(self.with("find_reference", move |c, sql| {
-            Ok(c.query_row(&sql.reference_find, params![reference, millis(now)], |r| r.get(0)).optional()?)
+            Ok(c.prepare_cached(&sql.reference_find)?
+                .query_row(params![reference, millis(now)], |r| r.get(0))
+                .optional()?)
         }))
     }
 }

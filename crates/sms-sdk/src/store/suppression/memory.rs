@@ -12,6 +12,7 @@ use super::{
 use crate::PhoneNumber;
 use crate::boxed::BoxFuture;
 use crate::store::later;
+use crate::store::memory::Sweep;
 
 /// What is recorded for one recipient in one scope.
 #[derive(Debug, Clone)]
@@ -28,6 +29,8 @@ struct Lists {
     entries: BTreeMap<(String, String), Recorded>,
     /// Event dedupe keys and when they are forgotten.
     events: HashMap<String, SystemTime>,
+    /// When forgotten event keys are swept.
+    sweep: Sweep,
 }
 
 /// A suppression list in this process's memory. Cheap to clone (clones share the list).
@@ -84,7 +87,11 @@ impl SuppressionStore for MemorySuppressionStore {
                 change.scope().key()?;
             }
             let mut lists = self.lists.lock().unwrap_or_else(PoisonError::into_inner);
-            lists.events.retain(|_, forget_at| *forget_at > now);
+            let Lists { events, sweep, .. } = &mut *lists;
+            sweep.when_due(events.len(), now, |now| {
+                events.retain(|_, forget_at| *forget_at > now);
+                events.len()
+            });
             changes.iter().map(|change| lists.apply(change, now)).collect()
         })
     }
@@ -128,5 +135,30 @@ impl SuppressionStore for MemorySuppressionStore {
                 .collect::<Result<Vec<_>, _>>()?;
             Listing::of(entries, size)
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+
+    #[tokio::test]
+    async fn forgotten_event_keys_are_swept_when_the_map_doubles() {
+        let list = MemorySuppressionStore::new();
+        let long_ago = SystemTime::now() - EVENT_RETENTION - Duration::from_secs(60);
+        let to = PhoneNumber::parse("+14155550100").unwrap();
+        let change = |event: &str, at| Change::opt_out(to.clone(), Scope::Account, at, "keyword:STOP").event(event);
+        let old: Vec<Change> = (0..1024).map(|i| change(&format!("old-{i}"), long_ago)).collect();
+        list.apply(&old, long_ago).await.unwrap();
+        let events = || list.lists.lock().unwrap().events.len();
+        assert_eq!(events(), 1024, "not swept on every apply");
+        let now = SystemTime::now();
+        assert_eq!(list.apply(&[change("new", now)], now).await.unwrap(), [Applied::Recorded]);
+        assert_eq!(events(), 1, "the forgotten keys are swept once the map is due");
+        // A forgotten key is new again, swept or not.
+        assert_eq!(list.apply(&[change("old-0", now)], now).await.unwrap(), [Applied::Stale]);
+        assert_eq!(list.apply(&[change("new", now)], now).await.unwrap(), [Applied::Replayed]);
     }
 }

@@ -1,9 +1,10 @@
 //! The Redis suppression list, on a [`RedisStore`]'s connection.
 
 use std::collections::HashMap;
+use std::sync::LazyLock;
 use std::time::SystemTime;
 
-use redis::Script;
+use redis::Value;
 
 use super::{
     Applied, Change, Cursor, EVENT_RETENTION, Entry, Listing, Page, Scope, StoreError, SuppressionStore, bounded,
@@ -12,7 +13,7 @@ use crate::PhoneNumber;
 use crate::boxed::BoxFuture;
 use crate::redact::mask_phone_number;
 use crate::store::idempotency::millis;
-use crate::store::redis::RedisStore;
+use crate::store::redis::{Lua, RedisStore};
 
 /// Applies one change: 1 recorded, 0 stale, 2 replayed. KEYS: the recipient's hash, the event's
 /// key. ARGV: scope, suppressed (`1`/`0`), at, the field's value, has an event (`1`/`0`), now,
@@ -32,6 +33,9 @@ end
 redis.call('HSET', KEYS[1], ARGV[1], ARGV[4])
 return 1
 ";
+
+/// [`APPLY`] and its SHA1, computed once.
+static APPLY_SCRIPT: LazyLock<Lua> = LazyLock::new(|| Lua::new(APPLY));
 
 /// The most index reads of one page: over many opted-in recipients a page ends early, with a
 /// cursor.
@@ -119,39 +123,42 @@ impl SuppressionStore for RedisSuppressionStore {
             if changes.is_empty() {
                 return Ok(Vec::new());
             }
-            let script = Script::new(APPLY);
+            let script = &*APPLY_SCRIPT;
             let retention = u64::try_from(EVENT_RETENTION.as_millis()).unwrap_or(u64::MAX);
-            let mut invocations = Vec::with_capacity(changes.len());
+            let mut pipe = redis::pipe();
             for change in changes {
                 let hash = self.hash(change.recipient().as_str());
                 let event = format!("{hash}:event:{}", change.event_key().unwrap_or_default());
-                let mut invocation = script.key(hash);
-                invocation.key(event).arg(change.scope().key()?).arg(u8::from(change.action().suppresses()));
+                let mut invocation = script.on_keys(&[hash, event]);
+                invocation.arg(change.scope().key()?).arg(u8::from(change.action().suppresses()));
                 invocation.arg(change.at_millis()).arg(value(change)?);
                 invocation.arg(u8::from(change.event_key().is_some())).arg(millis(now)).arg(retention);
-                invocations.push(invocation);
-            }
-            // Loaded in the same pipeline, so a server that lost its scripts (a restart, a
-            // failover) runs them all the same.
-            let mut pipe = redis::pipe();
-            pipe.load_script(&script).ignore();
-            for (change, invocation) in changes.iter().zip(&invocations) {
                 if change.action().suppresses() {
                     // Indexed first: a crash in between leaves a recipient listed with nothing to
                     // list, never an opt-out that listings miss.
-                    pipe.cmd("ZADD").arg(self.index()).arg(0).arg(change.recipient().as_str()).ignore();
+                    pipe.cmd("ZADD").arg(self.index()).arg(0).arg(change.recipient().as_str());
                 }
-                pipe.invoke_script(invocation);
+                pipe.add_command(invocation);
             }
-            let answers: Vec<i64> =
-                self.store.run("apply", pipe.query_async(&mut self.store.connection.clone())).await?;
-            answers
-                .into_iter()
-                .map(|answer| match answer {
-                    1 => Ok(Applied::Recorded),
-                    0 => Ok(Applied::Stale),
-                    2 => Ok(Applied::Replayed),
-                    other => Err(StoreError::new(format!("unexpected answer {other} from the suppression script"))),
+            // A server that lost the script (a restart, a failover) runs it all the same: the
+            // changes it answered NOSCRIPT are run again once it is loaded.
+            let mut replies = self.store.eval_each("apply", script, pipe).await?.into_iter();
+            changes
+                .iter()
+                .map(|change| {
+                    if change.action().suppresses() {
+                        // The index's ZADD.
+                        replies.next();
+                    }
+                    match replies.next() {
+                        Some(Value::Int(1)) => Ok(Applied::Recorded),
+                        Some(Value::Int(0)) => Ok(Applied::Stale),
+                        Some(Value::Int(2)) => Ok(Applied::Replayed),
+                        Some(Value::Int(other)) => {
+                            Err(StoreError::new(format!("unexpected answer {other} from the suppression script")))
+                        }
+                        _ => Err(StoreError::new("unexpected answer from the suppression script")),
+                    }
                 })
                 .collect()
         })

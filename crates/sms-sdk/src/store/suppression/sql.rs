@@ -8,8 +8,7 @@ pub(crate) const DEFAULT_TABLE: &str = "sms_suppression";
 
 /// The suppression table `table` (a plain SQL identifier) and its events table.
 pub(crate) fn tables(table: &str) -> Result<(String, String), StoreError> {
-    // The idempotency statements check the same rule for their table names.
-    crate::store::sql::Statements::new(table)?;
+    crate::store::sql::check_table_name(table)?;
     Ok((table.to_owned(), format!("{table}_events")))
 }
 
@@ -112,7 +111,7 @@ impl SuppressionSql {
     /// The same statements with SQLite's numbered `?N` placeholders.
     #[cfg(feature = "sqlite")]
     pub(crate) fn for_sqlite(self) -> Self {
-        let convert = |sql: String| sql.replace('$', "?");
+        let convert = |sql: String| crate::store::sql::sqlite_placeholders(&sql);
         Self {
             create: self.create,
             first_seen: convert(self.first_seen),

@@ -55,7 +55,7 @@ impl SqliteSuppressionStore {
         Ok(Self { store, sql })
     }
 
-    /// Runs `f` on the store's connection (blocking pool, operation timeout).
+    /// Runs `f` on the store's connection, on the store's own thread, within its operation timeout.
     async fn with<T: Send + 'static>(
         &self,
         what: &'static str,

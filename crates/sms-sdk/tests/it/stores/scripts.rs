@@ -119,3 +119,40 @@ async fn rate_redis_script_reloads_after_script_flush() {
     assert_eq!(loads(&after), loads(&before) + 1, "loaded once more after the flush: {after:?}");
     assert_eq!(after.get("eval"), None, "the script text is not sent with each call: {after:?}");
 }
+
+/// The Redis suppression list's script: loaded once (on the first change, which the server
+/// answers `NOSCRIPT`) and then run by `EVALSHA` without its text; after `SCRIPT FLUSH` the next
+/// batch loads it once more, and each change in it is applied exactly once (a replayed event
+/// still reads as replayed, a new one as recorded).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn redis_suppression_script_is_loaded_once_and_reloads_after_script_flush() {
+    use sms_sdk::PhoneNumber;
+    use sms_sdk::store::suppression::{Applied, Change, RedisSuppressionStore, Scope, SuppressionStore};
+
+    let server = RedisServer::start();
+    let mut raw = redis::Client::open(server.url.as_str()).unwrap().get_multiplexed_async_connection().await.unwrap();
+    let list = RedisSuppressionStore::new(RedisStore::connect(&server.url).await.unwrap());
+    let loads = |calls: &HashMap<String, u64>| calls.get("script|load").copied().unwrap_or(0);
+    let connected = loads(&command_calls(&mut raw).await);
+    let now = SystemTime::now();
+    let change = |to: &str, event: &str| {
+        Change::opt_out(PhoneNumber::parse(to).unwrap(), Scope::Account, now, "keyword:STOP").event(event)
+    };
+    let (a, b, c) = ("+14155550101", "+14155550102", "+14155550103");
+
+    let first = list.apply(&[change(a, "e1"), change(b, "e2")], now).await.unwrap();
+    assert_eq!(first, [Applied::Recorded, Applied::Recorded]);
+    let second = list.apply(&[change(a, "e1"), change(c, "e3")], now).await.unwrap();
+    assert_eq!(second, [Applied::Replayed, Applied::Recorded]);
+    let calls = command_calls(&mut raw).await;
+    assert_eq!(loads(&calls), connected + 1, "loaded once, on the first change: {calls:?}");
+    assert_eq!(calls.get("eval"), None, "the script text is not sent with each call: {calls:?}");
+
+    let () = redis::cmd("SCRIPT").arg("FLUSH").query_async(&mut raw).await.unwrap();
+    let third = list.apply(&[change(b, "e2"), change(c, "e4")], now).await.unwrap();
+    assert_eq!(third, [Applied::Replayed, Applied::Stale], "each change applied once after the reload");
+    let calls = command_calls(&mut raw).await;
+    assert_eq!(loads(&calls), connected + 2, "loaded once more after the flush: {calls:?}");
+    assert_eq!(calls.get("zadd"), Some(&6), "each opt-out indexed once: {calls:?}");
+    assert!(list.check(&PhoneNumber::parse(c).unwrap(), &[Scope::Account]).await.unwrap().is_some());
+}
