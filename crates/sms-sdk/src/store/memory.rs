@@ -20,7 +20,11 @@ use crate::boxed::BoxFuture;
 use crate::store::{DedupeStore, ReferenceIndex};
 
 /// When each webhook dedupe key was last recorded as seen.
-type Sightings = HashMap<String, SystemTime>;
+#[derive(Debug, Default)]
+struct Sightings {
+    seen_at: HashMap<String, SystemTime>,
+    sweep: Sweep,
+}
 
 /// Each correlation reference's key and expiry.
 #[derive(Debug, Default)]
@@ -261,12 +265,18 @@ impl DedupeStore for MemoryStore {
     ) -> BoxFuture<'a, Result<bool, StoreError>> {
         Box::pin(async move {
             let mut sightings = self.lock_sightings();
+            let Sightings { seen_at, sweep } = &mut *sightings;
             // A retention too long to add to a time never runs out.
-            let first = sightings
-                .get(key)
-                .is_none_or(|seen_at| seen_at.checked_add(retention).is_some_and(|until| until <= now));
+            let forgotten = |seen: &SystemTime, now| seen.checked_add(retention).is_some_and(|until| until <= now);
+            // Keys forgotten under this call's retention are swept now and then, so the map
+            // stays as large as the keys still remembered.
+            sweep.when_due(seen_at.len(), now, |now| {
+                seen_at.retain(|_, seen| !forgotten(seen, now));
+                seen_at.len()
+            });
+            let first = seen_at.get(key).is_none_or(|seen| forgotten(seen, now));
             if first {
-                sightings.insert(key.to_owned(), now);
+                seen_at.insert(key.to_owned(), now);
             }
             Ok(first)
         })
@@ -417,6 +427,21 @@ mod tests {
         let soon = SystemTime::now() + Duration::from_secs(120);
         assert_eq!(store.find_reference("new", soon).await.unwrap(), None);
         assert_eq!(store.lock_references().by_reference.len(), 2);
+    }
+
+    #[tokio::test]
+    async fn forgotten_dedupe_keys_are_swept_when_the_map_doubles() {
+        let store = MemoryStore::new();
+        let hour_ago = SystemTime::now() - Duration::from_secs(3600);
+        let minute = Duration::from_secs(60);
+        for i in 0..FIRST_SWEEP {
+            assert!(store.first_seen(&format!("old-{i}"), hour_ago, minute).await.unwrap());
+        }
+        assert_eq!(store.lock_sightings().seen_at.len(), FIRST_SWEEP, "nothing is swept below the threshold");
+        assert!(store.first_seen("new", SystemTime::now(), minute).await.unwrap());
+        assert_eq!(store.lock_sightings().seen_at.len(), 1, "only forgotten keys are swept");
+        assert!(!store.first_seen("new", SystemTime::now(), minute).await.unwrap(), "a remembered key is not new");
+        assert!(store.first_seen("old-0", SystemTime::now(), minute).await.unwrap(), "a forgotten key is new again");
     }
 
     #[test]
