@@ -17,6 +17,7 @@ mod generate;
 mod paths;
 mod reconcile;
 mod send;
+mod shell;
 mod spinner;
 mod store;
 mod style;

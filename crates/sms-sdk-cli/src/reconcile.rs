@@ -23,6 +23,7 @@ use sms_sdk::{Message, PhoneNumber, Sender};
 use time::OffsetDateTime;
 
 use crate::cli::ReconcileArgs;
+use crate::shell;
 use crate::spinner::Spinners;
 use crate::{EXIT_CONFIGURATION, EXIT_OK, EXIT_UNKNOWN, EXIT_USAGE, Env};
 
@@ -52,23 +53,14 @@ struct Finding {
 fn resolve_command(key: &str, provider: &str, provider_id: &str, store: Option<&str>) -> String {
     let mut command = format!(
         "sms-sdk idempotency resolve {} --sent --provider {provider} --provider-id {}",
-        quote(key),
-        quote(provider_id)
+        shell::quote(key),
+        shell::quote(provider_id)
     );
     if let Some(store) = store {
         command.push_str(" --store ");
-        command.push_str(&quote(&redact_url(store)));
+        command.push_str(&shell::quote(&redact_url(store)));
     }
     command
-}
-
-/// `text` quoted for a POSIX shell when it needs it.
-fn quote(text: &str) -> String {
-    let plain = !text.is_empty()
-        && text
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b':' | b'/' | b'@' | b'+'));
-    if plain { text.to_owned() } else { format!("'{}'", text.replace('\'', r"'\''")) }
 }
 
 /// The provider ids the record's attempts were given (an attempt that was accepted before the
