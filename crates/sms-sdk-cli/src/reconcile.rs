@@ -123,9 +123,7 @@ fn lookups(env: &Env) -> Result<Vec<NamedLookup>, String> {
         if !crate::config::is_mentioned(env, provider) {
             continue;
         }
-        crate::config::check(env, provider)?;
-        let built =
-            crate::config::built(env, provider, None).map_err(|e| crate::config::spelled(provider, &e.to_string()))?;
+        let built = crate::config::checked(env, provider).map_err(|unbuilt| unbuilt.message)?;
         found.push((provider, built.lookup()));
     }
     Ok(found)

@@ -46,11 +46,14 @@ pub(crate) fn configured_adapters(providers: &[Provider], env: &Env) -> Result<O
     }
     let mut adapters = Vec::new();
     for name in names {
-        config::check(env, name).map_err(|message| (EXIT_CONFIGURATION, format!("configuration: {message}")))?;
-        let adapter = config::adapter(env, name, None).map_err(|e| {
-            (EXIT_CONFIGURATION, format!("{}: {name}: {}", e.code(), config::spelled(name, &e.to_string())))
+        let built = config::checked(env, name).map_err(|config::Unbuilt { code, message }| {
+            let text = match code {
+                None => format!("configuration: {message}"),
+                Some(code) => format!("{code}: {name}: {message}"),
+            };
+            (EXIT_CONFIGURATION, text)
         })?;
-        adapters.push(adapter);
+        adapters.push(built.any());
     }
     Ok(Some(adapters))
 }
