@@ -45,6 +45,8 @@ struct Finding {
     lookup: &'static str,
     reason: Option<String>,
     messages: Vec<(FoundMessage, bool)>,
+    /// The provider and id of the one message that matched, when exactly one did.
+    matched: Option<(&'static str, String)>,
     resolve: Option<String>,
     resolved: bool,
 }
@@ -144,6 +146,7 @@ async fn examine(
         lookup: "skipped",
         reason: None,
         messages: Vec::new(),
+        matched: None,
         resolve: None,
         resolved: false,
     };
@@ -197,6 +200,9 @@ async fn examine(
         finding.reason = Some(reasons.join("; "));
     }
     let matching: Vec<&FoundMessage> = finding.messages.iter().filter(|(_, ok)| *ok).map(|(m, _)| m).collect();
+    if let [one] = matching.as_slice() {
+        finding.matched = Some((one.provider, one.provider_id.clone()));
+    }
     let store = args.store.as_deref();
     let only = match (matching.as_slice(), finding.messages.as_slice()) {
         ([one], _) => Some(*one),
@@ -220,10 +226,8 @@ async fn apply(
     finding: &mut Finding,
     stale_after: Duration,
 ) -> Result<(), sms_sdk::store::StoreError> {
-    let matching: Vec<&FoundMessage> = finding.messages.iter().filter(|(_, ok)| *ok).map(|(m, _)| m).collect();
-    let [one] = matching.as_slice() else { return Ok(()) };
-    let resolution =
-        Resolution::Sent { provider: one.provider.to_owned(), provider_id: one.provider_id.clone(), ttl: DEFAULT_TTL };
+    let Some((provider, provider_id)) = finding.matched.clone() else { return Ok(()) };
+    let resolution = Resolution::Sent { provider: provider.to_owned(), provider_id, ttl: DEFAULT_TTL };
     match store.resolve(&finding.key, resolution, stale_after, SystemTime::now()).await? {
         Resolved::Done => finding.resolved = true,
         Resolved::NotFound | Resolved::Refused(_) => {
