@@ -171,13 +171,13 @@ pub(crate) fn report_receipt(receipt: &Receipt, output: Output, emulated: bool, 
 }
 
 /// Opens the store of a keyed send: `--store`, `SMS_SDK_STORE`, or the data directory's file
-/// for `sends`. `None` without a key.
+/// for `sends`, with a spinner from `spinners` while it connects. `None` without a key.
 async fn store(
     args: &MessageArgs,
     env: &Env,
     sends: Sends,
+    spinners: Spinners,
 ) -> Result<Option<std::sync::Arc<dyn sms_sdk::store::Store>>, Error> {
-    let spinners = Spinners::new(env, args.json);
     if args.message.idempotency_key.is_none() {
         return Ok(None);
     }
@@ -200,11 +200,11 @@ pub(crate) async fn send(args: MessageArgs, env: &Env, out: &mut dyn Write, err:
         }
     };
     let sends = if adapters.is_some() { Sends::Real } else { Sends::Emulated };
-    let store = match store(&args, env, sends).await {
+    let spinners = Spinners::new(env, args.json);
+    let store = match store(&args, env, sends, spinners).await {
         Ok(store) => store,
         Err(error) => return report_error(&error, args.output(), sends == Sends::Emulated, out, err),
     };
-    let spinners = Spinners::new(env, args.json);
     let Some(adapters) = adapters else {
         return crate::emulator::embedded_send(&args, message, store, spinners, out, err).await;
     };
