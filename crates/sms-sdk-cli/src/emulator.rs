@@ -144,13 +144,13 @@ pub(crate) async fn embedded_send(
     };
     let code = match result {
         Ok(receipt) => {
-            report_receipt(&receipt, args.output(), true, out);
-            if !receipt.replayed && !args.json {
+            report_receipt(&receipt, args.output, true, out);
+            if !receipt.replayed && !args.output.json {
                 timeline(&receipt.provider_id, &mut events, spinners, out).await;
             }
             EXIT_OK
         }
-        Err(error) => report_error(&error, args.output(), true, out, err),
+        Err(error) => report_error(&error, args.output, true, out, err),
     };
     let _ = writeln!(
         err,

@@ -67,12 +67,14 @@ pub(crate) struct Streams {
 }
 
 /// How a command prints its result: one JSON object (never coloured), or text in the streams'
-/// styles.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+/// styles. A command's flags flatten it: `--json`, and the styles the dispatch sets.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, clap::Args)]
 pub(crate) struct Output {
-    /// `--json`.
+    /// Print exactly one JSON object.
+    #[arg(long)]
     pub(crate) json: bool,
-    /// The text's styles.
+    /// How the output is styled (set by the dispatch, not a flag).
+    #[arg(skip)]
     pub(crate) streams: Streams,
 }
 
