@@ -37,8 +37,10 @@ fi
 
 step() { printf '\n==> %s\n' "$*" >&2; }
 
-# as_root, apt_install, free_port, pg_bin, run_pg.
+# as_root, apt_install, free_port, pg_bin, run_pg, start_postgres, start_redis, stop_servers; the
+# servers' start commands are recorded for BENCHMARKS.md (through `run`).
 . scripts/lib/servers.sh
+servers_record=run
 
 work="$(mktemp -d /tmp/sms-bench.XXXXXX)"
 chmod 755 "$work"
@@ -47,8 +49,7 @@ commands="$work/commands.txt"
 pids=()
 cleanup() {
   for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
-  if [ -f "$work/redis.pid" ]; then kill "$(cat "$work/redis.pid")" 2>/dev/null || true; fi
-  if [ -d "$work/pg" ]; then run_pg "$(pg_bin)/pg_ctl" -D "$work/pg" -m immediate stop >/dev/null 2>&1 || true; fi
+  stop_servers "$work"
   rm -rf "$work" "$sqlite_dir"
 }
 trap cleanup EXIT
@@ -112,23 +113,11 @@ responder="http://$(cat "$work/responder.addr")"
 slow="http://$(cat "$work/slow.addr")"
 
 pg_port="$(free_port)"
-mkdir -p "$work/pg" "$work/pg-socket"
-if [ "$(id -u)" = 0 ]; then chown postgres "$work" "$work/pg" "$work/pg-socket"; fi
-as_postgres=()
-if [ "$(id -u)" = 0 ]; then as_postgres=(runuser -u postgres --); fi
-run "${as_postgres[@]}" "$(pg_bin)/initdb" -D "$work/pg" -A trust -U postgres >/dev/null
-run "${server[@]}" "${as_postgres[@]}" "$(pg_bin)/pg_ctl" -D "$work/pg" -l "$work/pg.log" -w \
-  -o "-p $pg_port -c listen_addresses=127.0.0.1 -k $work/pg-socket -c fsync=off" start >/dev/null
+start_postgres "$work" "$pg_port" "${server[@]}"
 postgres="postgres://postgres@127.0.0.1:$pg_port/postgres"
 
 redis_port="$(free_port)"
-mkdir -p "$work/redis"
-run "${server[@]}" redis-server --bind 127.0.0.1 --port "$redis_port" --save '' --appendonly no --dir "$work/redis" \
-  --daemonize yes --pidfile "$work/redis.pid" --logfile "$work/redis.log"
-for _ in $(seq 1 50); do
-  redis-cli -p "$redis_port" ping >/dev/null 2>&1 && break
-  sleep 0.1
-done
+start_redis "$work" "$redis_port" "${server[@]}"
 redis="redis://127.0.0.1:$redis_port/0"
 
 pgbench_args=()

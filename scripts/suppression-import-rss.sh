@@ -13,10 +13,19 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 export CARGO_INCREMENTAL=0
 
-rows="${1:-1000000}"
+# ROWS and --debug, in either order.
+rows=1000000
 profile=release
-[[ "${2:-}" == "--debug" || "${1:-}" == "--debug" ]] && profile=debug
-[[ "$rows" == "--debug" ]] && rows=1000000
+for arg in "$@"; do
+  case "$arg" in
+    --debug) profile=debug ;;
+    '' | *[!0-9]*)
+      echo "usage: scripts/suppression-import-rss.sh [ROWS] [--debug]" >&2
+      exit 2
+      ;;
+    *) rows="$arg" ;;
+  esac
+done
 
 if [[ ! -x /usr/bin/time ]]; then
   echo "GNU time (/usr/bin/time) is needed: apt-get install time" >&2
@@ -58,8 +67,15 @@ peak_small="$(measure "$small")"
 peak_large="$(measure "$rows")"
 
 last="$(printf '+1555%09d' $(( rows - 1 )))"
-if "$bin" suppression check "$last" --store "sqlite:$dir/state-$rows.db" > /dev/null; then
+# `suppression check` exits 1 when the number is suppressed, 0 when not, and otherwise on an error
+# (7: the store): only 1 passes.
+checked=0
+"$bin" suppression check "$last" --store "sqlite:$dir/state-$rows.db" > /dev/null || checked=$?
+if [[ "$checked" -eq 0 ]]; then
   echo "error: $last is not suppressed after the import" >&2
+  exit 1
+elif [[ "$checked" -ne 1 ]]; then
+  echo "error: suppression check of $last failed (exit $checked)" >&2
   exit 1
 fi
 count="$("$bin" suppression export --store "sqlite:$dir/state-$rows.db" | tail -n +2 | wc -l)"

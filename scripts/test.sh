@@ -22,17 +22,16 @@ cd "$(dirname "$0")/.."
 # Each step shows the time since the start.
 step() { printf '\n==> %s [%dm%02ds]\n' "$*" $((SECONDS / 60)) $((SECONDS % 60)); }
 
-# as_root, apt_install, free_port, pg_bin, run_pg.
+# as_root, apt_install, free_port, pg_bin, run_pg, start_postgres, start_redis, stop_servers.
 . scripts/lib/servers.sh
 
 services_dir=""
 stop_services() {
   [ -n "$services_dir" ] || return 0
-  if [ -f "$services_dir/redis.pid" ]; then kill "$(cat "$services_dir/redis.pid")" 2>/dev/null || true; fi
   if [ -f "$services_dir/pgbouncer/pgbouncer.pid" ]; then
     kill "$(cat "$services_dir/pgbouncer/pgbouncer.pid")" 2>/dev/null || true
   fi
-  if [ -d "$services_dir/pg" ]; then run_pg "$(pg_bin)/pg_ctl" -D "$services_dir/pg" -m immediate stop >/dev/null 2>&1 || true; fi
+  stop_servers "$services_dir"
   rm -rf "$services_dir"
 }
 trap stop_services EXIT
@@ -44,15 +43,10 @@ install_servers() {
   if [ "$(id -u)" = 0 ] && ! id postgres >/dev/null 2>&1; then useradd --system --no-create-home postgres; fi
 }
 
-start_postgres() {
-  local bin port
-  bin="$(pg_bin)"
+tests_postgres() {
+  local port
   port="$(free_port)"
-  mkdir -p "$services_dir/pg" "$services_dir/pg-socket"
-  if [ "$(id -u)" = 0 ]; then chown postgres "$services_dir" "$services_dir/pg" "$services_dir/pg-socket"; fi
-  run_pg "$bin/initdb" -D "$services_dir/pg" -A trust -U postgres >/dev/null
-  run_pg "$bin/pg_ctl" -D "$services_dir/pg" -l "$services_dir/pg.log" -w \
-    -o "-p $port -c listen_addresses=127.0.0.1 -k $services_dir/pg-socket -c fsync=off" start >/dev/null
+  start_postgres "$services_dir" "$port"
   export SMS_SDK_TEST_POSTGRES_URL="postgres://postgres@127.0.0.1:$port/postgres"
   echo "PostgreSQL on 127.0.0.1:$port"
 }
@@ -89,16 +83,10 @@ start_pgbouncer() {
   echo "$("$(pgbouncer_bin)" --version | head -n 1) (transaction pooling) on 127.0.0.1:$port"
 }
 
-start_redis() {
+tests_redis() {
   local port
   port="$(free_port)"
-  mkdir -p "$services_dir/redis"
-  redis-server --bind 127.0.0.1 --port "$port" --save '' --appendonly no --dir "$services_dir/redis" \
-    --daemonize yes --pidfile "$services_dir/redis.pid" --logfile "$services_dir/redis.log"
-  for _ in $(seq 1 50); do
-    redis-cli -p "$port" ping >/dev/null 2>&1 && break
-    sleep 0.1
-  done
+  start_redis "$services_dir" "$port"
   export SMS_SDK_TEST_REDIS_URL="redis://127.0.0.1:$port/0"
   echo "Redis on 127.0.0.1:$port"
 }
@@ -109,9 +97,9 @@ if [ -z "${SMS_SDK_TEST_POSTGRES_URL:-}" ] || [ -z "${SMS_SDK_TEST_PGBOUNCER_URL
   step "starting throwaway PostgreSQL, PgBouncer and Redis on loopback"
   services_dir="$(mktemp -d /tmp/sms-sdk-services.XXXXXX)"
   chmod 755 "$services_dir"
-  [ -n "${SMS_SDK_TEST_POSTGRES_URL:-}" ] || start_postgres
+  [ -n "${SMS_SDK_TEST_POSTGRES_URL:-}" ] || tests_postgres
   [ -n "${SMS_SDK_TEST_PGBOUNCER_URL:-}" ] || start_pgbouncer
-  [ -n "${SMS_SDK_TEST_REDIS_URL:-}" ] || start_redis
+  [ -n "${SMS_SDK_TEST_REDIS_URL:-}" ] || tests_redis
 fi
 
 step "cargo fmt --check"

@@ -45,7 +45,50 @@ pg_bin() {
   ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1
 }
 
-# PostgreSQL and PgBouncer refuse to run as root: run them as the `postgres` user then.
+# PostgreSQL and PgBouncer refuse to run as root: as root, these words run them as the
+# `postgres` user (no words otherwise).
+as_postgres=()
+if [ "$(id -u)" = 0 ]; then as_postgres=(runuser -u postgres --); fi
+
+# Runs a command as the `postgres` user when root.
 run_pg() {
-  if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi
+  "${as_postgres[@]}" "$@"
+}
+
+# Runs a command that starts a server: through the function named by $servers_record when the
+# sourcing script sets it (bench.sh's `run`, which records the command for BENCHMARKS.md).
+server_command() {
+  if [ -n "${servers_record:-}" ]; then "$servers_record" "$@"; else "$@"; fi
+}
+
+# start_postgres DIR PORT [WORD...]: a throwaway PostgreSQL on 127.0.0.1:PORT, its data in
+# DIR/pg, its socket in DIR/pg-socket and its log in DIR/pg.log; trust authentication for the
+# `postgres` user, fsync off. The WORDs go before pg_ctl (bench.sh's taskset pinning).
+start_postgres() {
+  local dir="$1" port="$2"
+  shift 2
+  mkdir -p "$dir/pg" "$dir/pg-socket"
+  if [ "$(id -u)" = 0 ]; then chown postgres "$dir" "$dir/pg" "$dir/pg-socket"; fi
+  server_command "${as_postgres[@]}" "$(pg_bin)/initdb" -D "$dir/pg" -A trust -U postgres >/dev/null || return 1
+  server_command "$@" "${as_postgres[@]}" "$(pg_bin)/pg_ctl" -D "$dir/pg" -l "$dir/pg.log" -w \
+    -o "-p $port -c listen_addresses=127.0.0.1 -k $dir/pg-socket -c fsync=off" start >/dev/null ||
+    { echo "error: PostgreSQL did not start" >&2; cat "$dir/pg.log" >&2; return 1; }
+}
+
+# start_redis DIR PORT [WORD...]: a throwaway Redis on 127.0.0.1:PORT without persistence, its
+# working directory DIR/redis, its pid file DIR/redis.pid and its log DIR/redis.log; waits until
+# it listens. The WORDs go before redis-server (bench.sh's taskset pinning).
+start_redis() {
+  local dir="$1" port="$2"
+  shift 2
+  mkdir -p "$dir/redis"
+  server_command "$@" redis-server --bind 127.0.0.1 --port "$port" --save '' --appendonly no --dir "$dir/redis" \
+    --daemonize yes --pidfile "$dir/redis.pid" --logfile "$dir/redis.log" || return 1
+  wait_listening "$port" || { echo "error: Redis did not start" >&2; cat "$dir/redis.log" >&2; return 1; }
+}
+
+# Stops what start_postgres and start_redis started in DIR (at once: the data is thrown away).
+stop_servers() {
+  if [ -f "$1/redis.pid" ]; then kill "$(cat "$1/redis.pid")" 2>/dev/null || true; fi
+  if [ -d "$1/pg" ]; then run_pg "$(pg_bin)/pg_ctl" -D "$1/pg" -m immediate stop >/dev/null 2>&1 || true; fi
 }

@@ -141,13 +141,13 @@ async fn go(args: &BatchArgs, env: &Env, out: &mut dyn Write, err: &mut dyn Writ
     };
     let sends = if adapters.is_some() { Sends::Real } else { Sends::Emulated };
     let url = crate::paths::store_url(args.store.as_deref(), env, sends).map_err(|m| Stop(EXIT_CONFIGURATION, m))?;
-    let opening = Spinners::new(env, args.json).during(CONNECTING, sms_sdk::store::open(&url));
+    let spinners = Spinners::new(env, args.json);
+    let opening = spinners.during(CONNECTING, sms_sdk::store::open(&url));
     let store = opening.await.map_err(|e| Stop(EXIT_CONFIGURATION, format!("store: {e}")))?;
     if url == "memory" {
         let _ = writeln!(err, "warning: the memory store forgets every key when the command ends: not resumable");
     }
     let options = options(args).await?;
-    let spinners = Spinners::new(env, args.json);
     let (client, emulator) = client(args, adapters, store, spinners, err).await?;
 
     let stop = CancellationToken::new();
@@ -165,7 +165,7 @@ async fn go(args: &BatchArgs, env: &Env, out: &mut dyn Write, err: &mut dyn Writ
     let messages = messages(rows, &input_error, &stop);
     let mut results = client.send_batch(messages, options.stop(stop.clone()));
     let mut summary = Summary::default();
-    let mut progress = Progress::new(total, env.stderr_is_terminal() && !args.json);
+    let mut progress = Progress::new(total, spinners.enabled());
     let mut report_failed = None;
     while let Some(result) = results.next().await {
         let outcome = result.outcome();

@@ -99,12 +99,8 @@ pub(crate) struct MessageArgs {
     /// Per-request timeout in milliseconds.
     #[arg(long, value_name = "N")]
     pub(crate) timeout_ms: Option<u64>,
-    /// Print exactly one JSON object.
-    #[arg(long)]
-    pub(crate) json: bool,
-    /// How the output is styled (set by the dispatch, not a flag).
-    #[arg(skip)]
-    pub(crate) streams: Streams,
+    #[command(flatten)]
+    pub(crate) output: Output,
 }
 
 /// `sms-sdk validate` flags: the message only (nothing is sent).
@@ -112,16 +108,12 @@ pub(crate) struct MessageArgs {
 pub(crate) struct ValidateArgs {
     #[command(flatten)]
     pub(crate) message: MessageFields,
-    /// Print exactly one JSON object.
-    #[arg(long)]
-    pub(crate) json: bool,
+    #[command(flatten)]
+    pub(crate) output: Output,
     /// `send`'s delivery flags, accepted so that a script can validate with the very flags it
     /// sends with; validation reads none of them, so they stay out of the help.
     #[command(flatten)]
     pub(crate) ignored: SendOnlyFlags,
-    /// How the output is styled (set by the dispatch, not a flag).
-    #[arg(skip)]
-    pub(crate) streams: Streams,
 }
 
 /// The flags of `send` that `validate` accepts and ignores (hidden from its help).
@@ -133,20 +125,6 @@ pub(crate) struct SendOnlyFlags {
     store: Option<String>,
     #[arg(long, hide = true, value_name = "N")]
     timeout_ms: Option<u64>,
-}
-
-impl MessageArgs {
-    /// How results and errors are printed.
-    pub(crate) fn output(&self) -> Output {
-        Output { json: self.json, streams: self.streams }
-    }
-}
-
-impl ValidateArgs {
-    /// How results and errors are printed.
-    pub(crate) fn output(&self) -> Output {
-        Output { json: self.json, streams: self.streams }
-    }
 }
 
 /// `sms-sdk doctor`'s flags, from the doctor's own table: for its help, completions and manual
@@ -358,11 +336,11 @@ pub(crate) async fn dispatch(cli: Cli, env: &Env, out: &mut dyn Write, err: &mut
     };
     match cli.command {
         Command::Send(mut args) => {
-            args.streams = streams;
+            args.output.streams = streams;
             crate::send::send(args, env, out, err).await
         }
         Command::Validate(mut args) => {
-            args.streams = streams;
+            args.output.streams = streams;
             crate::send::validate(&args, env, out, err)
         }
         // Reached only through `sms-sdk help doctor` or a global flag before it: `run` hands

@@ -297,6 +297,24 @@ pub(crate) fn built(env: &Env, provider: &str, from: Option<Sender>) -> Result<B
     })
 }
 
+/// Why a provider's adapter could not be built from the environment.
+pub(crate) struct Unbuilt {
+    /// The library error's code when the adapter refused its configuration; `None` when
+    /// [`check`] refused the environment.
+    pub(crate) code: Option<&'static str>,
+    /// What is wrong, naming the variables ([`spelled`]).
+    pub(crate) message: String,
+}
+
+/// [`check`]s `provider`'s environment, then builds its adapter (with the environment's sender).
+///
+/// # Errors
+/// What is missing or refused, naming the variables.
+pub(crate) fn checked(env: &Env, provider: &str) -> Result<Built, Unbuilt> {
+    check(env, provider).map_err(|message| Unbuilt { code: None, message })?;
+    built(env, provider, None).map_err(|e| Unbuilt { code: Some(e.code()), message: spelled(provider, &e.to_string()) })
+}
+
 /// The largest private key file read: 64 KiB (an RSA PEM key is a few KiB).
 const MAX_KEY_FILE: u64 = 64 * 1024;
 

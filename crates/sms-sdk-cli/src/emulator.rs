@@ -144,13 +144,13 @@ pub(crate) async fn embedded_send(
     };
     let code = match result {
         Ok(receipt) => {
-            report_receipt(&receipt, args.output(), true, out);
-            if !receipt.replayed && !args.json {
+            report_receipt(&receipt, args.output, true, out);
+            if !receipt.replayed && !args.output.json {
                 timeline(&receipt.provider_id, &mut events, spinners, out).await;
             }
             EXIT_OK
         }
-        Err(error) => report_error(&error, args.output(), true, out, err),
+        Err(error) => report_error(&error, args.output, true, out, err),
     };
     let _ = writeln!(
         err,
@@ -317,7 +317,7 @@ fn setup_text(base: &str) -> String {
         ("VONAGE_SIGNATURE_SECRET", credentials::VONAGE_SIGNATURE_SECRET),
     ];
     for (name, value) in variables {
-        let _ = writeln!(text, "export {name}={}", shell_quote(value));
+        let _ = writeln!(text, "export {name}={}", crate::shell::quote(value));
     }
     let _ = write!(
         text,
@@ -342,29 +342,9 @@ fn setup_text(base: &str) -> String {
     text
 }
 
-/// `value` as one shell word: as it is when it has only characters the shell leaves alone,
-/// else in single quotes (a `'` inside written `'\''`).
-fn shell_quote(value: &str) -> String {
-    let plain = |c: char| c.is_ascii_alphanumeric() || "+-./:=@_%,".contains(c);
-    if !value.is_empty() && value.chars().all(plain) {
-        return value.to_owned();
-    }
-    format!("'{}'", value.replace('\'', "'\\''"))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn values_are_quoted_only_when_the_shell_would_change_them() {
-        assert_eq!(shell_quote("http://127.0.0.1:4010"), "http://127.0.0.1:4010");
-        assert_eq!(shell_quote("Y4nP/r4+qD=="), "Y4nP/r4+qD==");
-        assert_eq!(shell_quote(""), "''");
-        assert_eq!(shell_quote("two words"), "'two words'");
-        assert_eq!(shell_quote("it's $HOME"), "'it'\\''s $HOME'");
-        assert_eq!(shell_quote("a\nb"), "'a\nb'");
-    }
 
     #[test]
     fn every_magic_number_is_in_the_help_and_the_banner() {

@@ -17,6 +17,7 @@ mod generate;
 mod paths;
 mod reconcile;
 mod send;
+mod shell;
 mod spinner;
 mod store;
 mod style;
@@ -182,17 +183,6 @@ fn text_args(args: Vec<OsString>) -> Result<Vec<String>, String> {
     Ok(text)
 }
 
-/// The arguments after the global flags that may come before a command's name (`--color
-/// WHEN`, with a valid `WHEN`: clap reports an invalid one).
-fn after_global_flags(args: &[String]) -> &[String] {
-    let valid = |when: &str| matches!(when, "auto" | "always" | "never");
-    match args {
-        [flag, when, rest @ ..] if flag == "--color" && valid(when) => after_global_flags(rest),
-        [flag, rest @ ..] if flag.strip_prefix("--color=").is_some_and(valid) => after_global_flags(rest),
-        _ => args,
-    }
-}
-
 /// The exit code of a send error (docs/behavior.md, "Errors: one table").
 #[must_use]
 #[allow(clippy::wildcard_enum_match_arm)] // `ErrorKind` is non-exhaustive: new kinds are failures
@@ -229,7 +219,7 @@ where
         let _ = writeln!(err, "error: the environment variable {name} is not valid UTF-8");
         return EXIT_USAGE;
     }
-    if let Some((first, rest)) = after_global_flags(&args).split_first()
+    if let Some((first, rest)) = style::after_leading_flags(&args).split_first()
         && first == "doctor"
     {
         return doctor::run(rest, env, out, err);

@@ -9,6 +9,7 @@
 //! no unresolved key is left, 3 when some are, 2 for a usage error, 7 for a store or
 //! configuration error.
 
+use std::collections::HashMap;
 use std::io::Write;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
@@ -22,6 +23,7 @@ use sms_sdk::{Message, PhoneNumber, Sender};
 use time::OffsetDateTime;
 
 use crate::cli::ReconcileArgs;
+use crate::shell;
 use crate::spinner::Spinners;
 use crate::{EXIT_CONFIGURATION, EXIT_OK, EXIT_UNKNOWN, EXIT_USAGE, Env};
 
@@ -43,6 +45,8 @@ struct Finding {
     lookup: &'static str,
     reason: Option<String>,
     messages: Vec<(FoundMessage, bool)>,
+    /// The provider and id of the one message that matched, when exactly one did.
+    matched: Option<(&'static str, String)>,
     resolve: Option<String>,
     resolved: bool,
 }
@@ -51,23 +55,14 @@ struct Finding {
 fn resolve_command(key: &str, provider: &str, provider_id: &str, store: Option<&str>) -> String {
     let mut command = format!(
         "sms-sdk idempotency resolve {} --sent --provider {provider} --provider-id {}",
-        quote(key),
-        quote(provider_id)
+        shell::quote(key),
+        shell::quote(provider_id)
     );
     if let Some(store) = store {
         command.push_str(" --store ");
-        command.push_str(&quote(&redact_url(store)));
+        command.push_str(&shell::quote(&redact_url(store)));
     }
     command
-}
-
-/// `text` quoted for a POSIX shell when it needs it.
-fn quote(text: &str) -> String {
-    let plain = !text.is_empty()
-        && text
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b':' | b'/' | b'@' | b'+'));
-    if plain { text.to_owned() } else { format!("'{}'", text.replace('\'', r"'\''")) }
 }
 
 /// The provider ids the record's attempts were given (an attempt that was accepted before the
@@ -99,6 +94,10 @@ fn tried(record: &Record) -> Vec<String> {
 /// A configured provider's lookup, by name.
 type NamedLookup = (&'static str, Box<dyn Lookup>);
 
+/// Each provider's answer to the one `--to` listing a run makes: the recipient and window are
+/// the same for every key, so a provider is listed once, the first time a key needs it.
+type Listings = HashMap<&'static str, LookupOutcome>;
+
 /// Whether `found` is the message of a key with `fingerprint`, sent to `to` inside the window.
 fn matches(
     found: &FoundMessage,
@@ -126,9 +125,7 @@ fn lookups(env: &Env) -> Result<Vec<NamedLookup>, String> {
         if !crate::config::is_mentioned(env, provider) {
             continue;
         }
-        crate::config::check(env, provider)?;
-        let built =
-            crate::config::built(env, provider, None).map_err(|e| crate::config::spelled(provider, &e.to_string()))?;
+        let built = crate::config::checked(env, provider).map_err(|unbuilt| unbuilt.message)?;
         found.push((provider, built.lookup()));
     }
     Ok(found)
@@ -140,6 +137,7 @@ async fn examine(
     args: &ReconcileArgs,
     lookups: &[NamedLookup],
     window: (OffsetDateTime, OffsetDateTime),
+    listings: &mut Listings,
 ) -> Finding {
     let mut finding = Finding {
         key: key.clone(),
@@ -148,6 +146,7 @@ async fn examine(
         lookup: "skipped",
         reason: None,
         messages: Vec::new(),
+        matched: None,
         resolve: None,
         resolved: false,
     };
@@ -165,7 +164,13 @@ async fn examine(
         let outcome = if let Some(id) = known {
             lookup.fetch(id, LOOKUP_TIMEOUT).await
         } else if let Some(to) = args.to.as_deref() {
-            lookup.list_to(to, window.0, LOOKUP_TIMEOUT).await
+            if let Some(listed) = listings.get(name) {
+                listed.clone()
+            } else {
+                let listed = lookup.list_to(to, window.0, LOOKUP_TIMEOUT).await;
+                listings.insert(name, listed.clone());
+                listed
+            }
         } else {
             reasons.push(format!("{name}: no provider id is known; give --to to list by recipient"));
             continue;
@@ -195,6 +200,9 @@ async fn examine(
         finding.reason = Some(reasons.join("; "));
     }
     let matching: Vec<&FoundMessage> = finding.messages.iter().filter(|(_, ok)| *ok).map(|(m, _)| m).collect();
+    if let [one] = matching.as_slice() {
+        finding.matched = Some((one.provider, one.provider_id.clone()));
+    }
     let store = args.store.as_deref();
     let only = match (matching.as_slice(), finding.messages.as_slice()) {
         ([one], _) => Some(*one),
@@ -218,10 +226,8 @@ async fn apply(
     finding: &mut Finding,
     stale_after: Duration,
 ) -> Result<(), sms_sdk::store::StoreError> {
-    let matching: Vec<&FoundMessage> = finding.messages.iter().filter(|(_, ok)| *ok).map(|(m, _)| m).collect();
-    let [one] = matching.as_slice() else { return Ok(()) };
-    let resolution =
-        Resolution::Sent { provider: one.provider.to_owned(), provider_id: one.provider_id.clone(), ttl: DEFAULT_TTL };
+    let Some((provider, provider_id)) = finding.matched.clone() else { return Ok(()) };
+    let resolution = Resolution::Sent { provider: provider.to_owned(), provider_id, ttl: DEFAULT_TTL };
     match store.resolve(&finding.key, resolution, stale_after, SystemTime::now()).await? {
         Resolved::Done => finding.resolved = true,
         Resolved::NotFound | Resolved::Refused(_) => {
@@ -353,9 +359,10 @@ pub(crate) async fn run(args: ReconcileArgs, env: &Env, out: &mut dyn Write, err
     let window = (since_time, now.saturating_add(time::Duration::try_from(SKEW).unwrap_or_default()));
     let mut findings = Vec::with_capacity(entries.len());
     let spinners = Spinners::new(env, args.json);
+    let mut listings = Listings::new();
     for (done, entry) in entries.iter().enumerate() {
         let looking = format!("looking up key {} of {} at the provider", done.saturating_add(1), entries.len());
-        let mut finding = spinners.during(looking, examine(entry, &args, &lookups, window)).await;
+        let mut finding = spinners.during(looking, examine(entry, &args, &lookups, window, &mut listings)).await;
         if args.apply
             && let Err(error) = apply(&*store, &mut finding, stale_after).await
         {
@@ -376,4 +383,68 @@ pub(crate) async fn run(args: ReconcileArgs, env: &Env, out: &mut dyn Write, err
         let _ = writeln!(out, "no unresolved keys");
     }
     if left == 0 { EXIT_OK } else { EXIT_UNKNOWN }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::future::Future;
+    use std::pin::Pin;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    use sms_sdk::store::ReservationId;
+
+    use super::*;
+
+    type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+    /// A lookup that counts its list calls and lists nothing.
+    struct Counting(Arc<AtomicUsize>);
+
+    impl Lookup for Counting {
+        fn lookup_provider(&self) -> &'static str {
+            "twilio"
+        }
+
+        fn fetch<'a>(&'a self, _id: &'a str, _timeout: Duration) -> BoxFuture<'a, LookupOutcome> {
+            Box::pin(async { LookupOutcome::NotFound })
+        }
+
+        fn list_to<'a>(
+            &'a self,
+            _to: &'a str,
+            _since: OffsetDateTime,
+            _timeout: Duration,
+        ) -> BoxFuture<'a, LookupOutcome> {
+            self.0.fetch_add(1, Ordering::Relaxed);
+            Box::pin(async { LookupOutcome::Found(Vec::new()) })
+        }
+    }
+
+    #[tokio::test]
+    async fn a_provider_is_listed_once_per_run() {
+        let calls = Arc::new(AtomicUsize::new(0));
+        let lookups: Vec<NamedLookup> = vec![("twilio", Box::new(Counting(Arc::clone(&calls))))];
+        let args = ReconcileArgs {
+            key: None,
+            to: Some("+14155550123".into()),
+            since: None,
+            apply: false,
+            older_than: None,
+            store: None,
+            json: false,
+        };
+        let now = OffsetDateTime::now_utc();
+        let window = (now - time::Duration::hours(1), now);
+        let mut listings = Listings::new();
+        for key in ["a", "b", "c"] {
+            let record = Record::Reserved {
+                fingerprint: Fingerprint::of(&Message::new("+14155550123", key), &[]),
+                reservation_id: ReservationId::new(),
+                reserved_at: SystemTime::now(),
+            };
+            let finding = examine(&(key.to_owned(), record), &args, &lookups, window, &mut listings).await;
+            assert_eq!(finding.lookup, "found");
+        }
+        assert_eq!(calls.load(Ordering::Relaxed), 1);
+    }
 }

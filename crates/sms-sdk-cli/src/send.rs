@@ -46,11 +46,14 @@ pub(crate) fn configured_adapters(providers: &[Provider], env: &Env) -> Result<O
     }
     let mut adapters = Vec::new();
     for name in names {
-        config::check(env, name).map_err(|message| (EXIT_CONFIGURATION, format!("configuration: {message}")))?;
-        let adapter = config::adapter(env, name, None).map_err(|e| {
-            (EXIT_CONFIGURATION, format!("{}: {name}: {}", e.code(), config::spelled(name, &e.to_string())))
+        let built = config::checked(env, name).map_err(|config::Unbuilt { code, message }| {
+            let text = match code {
+                None => format!("configuration: {message}"),
+                Some(code) => format!("{code}: {name}: {message}"),
+            };
+            (EXIT_CONFIGURATION, text)
         })?;
-        adapters.push(adapter);
+        adapters.push(built.any());
     }
     Ok(Some(adapters))
 }
@@ -168,13 +171,13 @@ pub(crate) fn report_receipt(receipt: &Receipt, output: Output, emulated: bool, 
 }
 
 /// Opens the store of a keyed send: `--store`, `SMS_SDK_STORE`, or the data directory's file
-/// for `sends`. `None` without a key.
+/// for `sends`, with a spinner from `spinners` while it connects. `None` without a key.
 async fn store(
     args: &MessageArgs,
     env: &Env,
     sends: Sends,
+    spinners: Spinners,
 ) -> Result<Option<std::sync::Arc<dyn sms_sdk::store::Store>>, Error> {
-    let spinners = Spinners::new(env, args.json);
     if args.message.idempotency_key.is_none() {
         return Ok(None);
     }
@@ -187,7 +190,7 @@ async fn store(
 pub(crate) async fn send(args: MessageArgs, env: &Env, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
     let message = match message(&args.message) {
         Ok(message) => message,
-        Err(error) => return report_error(&error, args.output(), false, out, err),
+        Err(error) => return report_error(&error, args.output, false, out, err),
     };
     let adapters = match configured_adapters(&args.message.providers, env) {
         Ok(adapters) => adapters,
@@ -197,11 +200,11 @@ pub(crate) async fn send(args: MessageArgs, env: &Env, out: &mut dyn Write, err:
         }
     };
     let sends = if adapters.is_some() { Sends::Real } else { Sends::Emulated };
-    let store = match store(&args, env, sends).await {
+    let spinners = Spinners::new(env, args.output.json);
+    let store = match store(&args, env, sends, spinners).await {
         Ok(store) => store,
-        Err(error) => return report_error(&error, args.output(), sends == Sends::Emulated, out, err),
+        Err(error) => return report_error(&error, args.output, sends == Sends::Emulated, out, err),
     };
-    let spinners = Spinners::new(env, args.json);
     let Some(adapters) = adapters else {
         return crate::emulator::embedded_send(&args, message, store, spinners, out, err).await;
     };
@@ -212,14 +215,14 @@ pub(crate) async fn send(args: MessageArgs, env: &Env, out: &mut dyn Write, err:
     }
     let client = match builder.build() {
         Ok(client) => client,
-        Err(error) => return report_error(&error, args.output(), false, out, err),
+        Err(error) => return report_error(&error, args.output, false, out, err),
     };
     match spinner.during(client.send(&message)).await {
         Ok(receipt) => {
-            report_receipt(&receipt, args.output(), false, out);
+            report_receipt(&receipt, args.output, false, out);
             EXIT_OK
         }
-        Err(error) => report_error(&error, args.output(), false, out, err),
+        Err(error) => report_error(&error, args.output, false, out, err),
     }
 }
 
@@ -227,13 +230,13 @@ pub(crate) async fn send(args: MessageArgs, env: &Env, out: &mut dyn Write, err:
 pub(crate) fn validate(args: &ValidateArgs, env: &Env, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
     let message = match message(&args.message) {
         Ok(message) => message,
-        Err(error) => return report_error(&error, args.output(), false, out, err),
+        Err(error) => return report_error(&error, args.output, false, out, err),
     };
     let adapters = match configured_adapters(&args.message.providers, env) {
         Ok(Some(adapters)) => adapters,
         Ok(None) => match crate::emulator::embedded_adapter("http://127.0.0.1:9") {
             Ok(adapter) => vec![adapter],
-            Err(error) => return report_error(&error, args.output(), true, out, err),
+            Err(error) => return report_error(&error, args.output, true, out, err),
         },
         Err((code, text)) => {
             let _ = writeln!(err, "error: {text}");
@@ -242,10 +245,10 @@ pub(crate) fn validate(args: &ValidateArgs, env: &Env, out: &mut dyn Write, err:
     };
     let client = match Client::builder().adapters(adapters).build() {
         Ok(client) => client,
-        Err(error) => return report_error(&error, args.output(), false, out, err),
+        Err(error) => return report_error(&error, args.output, false, out, err),
     };
     let report = client.validate(&message);
-    if args.json {
+    if args.output.json {
         let _ = writeln!(out, "{}", serde_json::to_string(&report).unwrap_or_default());
     } else {
         let p = &report.preview;
@@ -263,7 +266,7 @@ pub(crate) fn validate(args: &ValidateArgs, env: &Env, out: &mut dyn Write, err:
             let _ = writeln!(out, "issue: {provider}{field}: {}", command_text(&issue.message, Some(issue.field)));
         }
         let _ = writeln!(out, "candidates: {}", report.adapter_candidates.join(", "));
-        let style = args.streams.out;
+        let style = args.output.streams.out;
         let verdict = if report.supported {
             style.paint("supported", Colour::Green)
         } else {

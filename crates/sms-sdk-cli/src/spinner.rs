@@ -35,6 +35,11 @@ impl Spinners {
         Self { enabled: env.stderr_is_terminal() && !json }
     }
 
+    /// Whether anything may be drawn on standard error (a batch's progress bar too).
+    pub(crate) fn enabled(self) -> bool {
+        self.enabled
+    }
+
     /// A spinner saying `message`, not drawn yet.
     pub(crate) fn spinner(self, message: impl Into<Cow<'static, str>>) -> Spinner {
         let bar = ProgressBar::hidden();

@@ -3,7 +3,7 @@
 
 use std::borrow::Cow;
 
-use clap::ColorChoice;
+use clap::{ColorChoice, ValueEnum as _};
 
 use crate::Env;
 
@@ -67,36 +67,66 @@ pub(crate) struct Streams {
 }
 
 /// How a command prints its result: one JSON object (never coloured), or text in the streams'
-/// styles.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+/// styles. A command's flags flatten it: `--json`, and the styles the dispatch sets.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, clap::Args)]
 pub(crate) struct Output {
-    /// `--json`.
+    /// Print exactly one JSON object.
+    #[arg(long)]
     pub(crate) json: bool,
-    /// The text's styles.
+    /// How the output is styled (set by the dispatch, not a flag).
+    #[arg(skip)]
     pub(crate) streams: Streams,
+}
+
+/// A `--color` flag at the start of `words` (`--color WHEN` or `--color=WHEN`): its value, when
+/// it has one, and the words after the flag; `None` when `words` does not start with one.
+fn colour_flag(words: &[String]) -> Option<(Option<&str>, &[String])> {
+    let (first, rest) = words.split_first()?;
+    match first.strip_prefix("--color")? {
+        "" => Some(match rest.split_first() {
+            Some((when, after)) => (Some(when.as_str()), after),
+            None => (None, rest),
+        }),
+        tail => tail.strip_prefix('=').map(|when| (Some(when), rest)),
+    }
+}
+
+/// The colour choice `when` names (`auto`, `always` or `never`, as clap reads them).
+fn choice(when: &str) -> Option<ColorChoice> {
+    ColorChoice::from_str(when, false).ok()
+}
+
+/// The arguments after the `--color WHEN` flags that come before a command's name (only those
+/// with a valid `WHEN`: clap reports an invalid one).
+pub(crate) fn after_leading_flags(args: &[String]) -> &[String] {
+    let mut words = args;
+    while let Some((Some(when), rest)) = colour_flag(words)
+        && choice(when).is_some()
+    {
+        words = rest;
+    }
+    words
 }
 
 /// The `--color` the arguments ask for (the last one before `--`), read ahead of parsing so
 /// that clap's own help and errors follow it; anything unreadable counts as `auto` (clap then
 /// reports it).
 pub(crate) fn requested(args: &[String]) -> ColorChoice {
-    let mut choice = ColorChoice::Auto;
-    let mut words = args.iter().take_while(|a| *a != "--");
-    while let Some(word) = words.next() {
-        let value = match word.strip_prefix("--color") {
-            Some("") => words.next().map(String::as_str),
-            Some(rest) => rest.strip_prefix('='),
-            None => None,
+    let end = args.iter().position(|a| a == "--").unwrap_or(args.len());
+    let mut words = args.get(..end).unwrap_or_default();
+    let mut requested = ColorChoice::Auto;
+    while !words.is_empty() {
+        words = match colour_flag(words) {
+            Some((when, after)) => {
+                if let Some(when) = when {
+                    requested = choice(when).unwrap_or(ColorChoice::Auto);
+                }
+                after
+            }
+            None => words.get(1..).unwrap_or_default(),
         };
-        if let Some(value) = value {
-            choice = match value {
-                "always" => ColorChoice::Always,
-                "never" => ColorChoice::Never,
-                _ => ColorChoice::Auto,
-            };
-        }
     }
-    choice
+    requested
 }
 
 #[cfg(test)]
@@ -133,5 +163,18 @@ mod tests {
         assert_eq!(requested(&strings(&["--color=always", "--color", "never"])), ColorChoice::Never);
         assert_eq!(requested(&strings(&["send", "--", "--color", "never"])), ColorChoice::Auto);
         assert_eq!(requested(&strings(&["--color"])), ColorChoice::Auto);
+        assert_eq!(requested(&strings(&["--color=always", "--color"])), ColorChoice::Always);
+        assert_eq!(requested(&strings(&["--color=always", "--color", "bogus"])), ColorChoice::Auto);
+        assert_eq!(requested(&strings(&["--color", "--color=never"])), ColorChoice::Auto);
+    }
+
+    #[test]
+    fn leading_colour_flags_are_skipped() {
+        let after = |words: &[&str]| after_leading_flags(&strings(words)).to_vec();
+        assert_eq!(after(&["--color", "never", "--color=always", "doctor", "x"]), strings(&["doctor", "x"]));
+        assert_eq!(after(&["--color", "bogus", "doctor"]), strings(&["--color", "bogus", "doctor"]));
+        assert_eq!(after(&["--color=", "doctor"]), strings(&["--color=", "doctor"]));
+        assert_eq!(after(&["--color"]), strings(&["--color"]));
+        assert_eq!(after(&["doctor", "--color", "never"]), strings(&["doctor", "--color", "never"]));
     }
 }

@@ -3,7 +3,7 @@
 
 use std::fmt::Write as _;
 
-use clap::Command;
+use clap::{Command, ValueEnum as _};
 
 use crate::config::{self, PROVIDERS};
 use crate::values::Provider;
@@ -31,17 +31,19 @@ pub(crate) enum Group {
 const PROVIDERS_READ: &[Group] = &[Group::Credentials, Group::BaseUrls];
 /// What the commands that open the default store read.
 const STORE_READ: &[Group] = &[Group::Configured, Group::BaseUrls, Group::Store, Group::DataDirectory];
+/// What the commands that reach the providers with a store read (sends, and reconcile's lookups).
+const PROVIDERS_AND_STORE_READ: &[Group] = &[Group::Credentials, Group::BaseUrls, Group::Store, Group::DataDirectory];
 
 /// Each command (by its path of subcommand names; a command's subcommands read what it reads)
 /// and the variables it reads. `NO_COLOR` is read by every command that clap parses.
 const TABLE: &[(&[&str], &[Group])] = &[
-    (&["send"], &[Group::Credentials, Group::BaseUrls, Group::Store, Group::DataDirectory]),
+    (&["send"], PROVIDERS_AND_STORE_READ),
     (&["validate"], PROVIDERS_READ),
     (&["doctor"], PROVIDERS_READ),
     (&["idempotency"], STORE_READ),
-    (&["idempotency", "reconcile"], &[Group::Credentials, Group::BaseUrls, Group::Store, Group::DataDirectory]),
+    (&["idempotency", "reconcile"], PROVIDERS_AND_STORE_READ),
     (&["suppression"], STORE_READ),
-    (&["batch"], &[Group::Credentials, Group::BaseUrls, Group::Store, Group::DataDirectory]),
+    (&["batch"], PROVIDERS_AND_STORE_READ),
     (&["webhook"], &[Group::WebhookSecrets]),
 ];
 
@@ -65,8 +67,7 @@ pub(crate) fn names(group: Group) -> Vec<String> {
         Group::Store => owned(&["SMS_SDK_STORE"]),
         Group::DataDirectory => owned(&crate::paths::VARIABLES),
         Group::WebhookSecrets => {
-            let providers = [Provider::Twilio, Provider::Telnyx, Provider::Plivo, Provider::Vonage];
-            providers.into_iter().map(|p| crate::webhook::secret_variable(p).to_owned()).collect()
+            Provider::value_variants().iter().map(|p| crate::webhook::secret_variable(*p).to_owned()).collect()
         }
         Group::NoColor => owned(&["NO_COLOR"]),
     }
