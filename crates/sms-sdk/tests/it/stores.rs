@@ -25,6 +25,8 @@ mod crash;
 mod errors;
 #[cfg(any(feature = "sqlite", feature = "postgres", feature = "redis"))]
 mod faults;
+#[cfg(all(feature = "sqlite", feature = "postgres", feature = "redis"))]
+mod golden;
 #[cfg(feature = "redis")]
 mod scripts;
 #[cfg(any(feature = "postgres", feature = "redis"))]
