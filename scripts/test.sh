@@ -43,6 +43,12 @@ install_servers() {
   if [ "$(id -u)" = 0 ] && ! id postgres >/dev/null 2>&1; then useradd --system --no-create-home postgres; fi
 }
 
+# The completion tests (crates/sms-sdk-cli/tests/completions.rs) run the scripts in zsh and fish.
+install_shells() {
+  command -v zsh >/dev/null || apt_install zsh
+  command -v fish >/dev/null || apt_install fish
+}
+
 tests_postgres() {
   local port
   port="$(free_port)"
@@ -92,6 +98,7 @@ tests_redis() {
 }
 
 install_servers
+install_shells
 if [ -z "${SMS_SDK_TEST_POSTGRES_URL:-}" ] || [ -z "${SMS_SDK_TEST_PGBOUNCER_URL:-}" ] ||
   [ -z "${SMS_SDK_TEST_REDIS_URL:-}" ]; then
   step "starting throwaway PostgreSQL, PgBouncer and Redis on loopback"

@@ -264,6 +264,7 @@ pub(crate) struct ShowArgs {
 
 /// `idempotency resolve` flags.
 #[derive(Debug, Args)]
+#[command(after_help = RESOLVE_AFTER_HELP)]
 pub(crate) struct ResolveArgs {
     /// The key.
     pub(crate) key: String,
@@ -274,10 +275,10 @@ pub(crate) struct ResolveArgs {
     #[arg(long)]
     pub(crate) not_sent: bool,
     /// The provider that has the message.
-    #[arg(long)]
-    pub(crate) provider: Option<String>,
-    /// The provider's message id.
-    #[arg(long)]
+    #[arg(long, value_name = "NAME", value_enum)]
+    pub(crate) provider: Option<Provider>,
+    /// The provider's message id (Twilio: SM… or MM… and 32 hex digits; the others: a UUID).
+    #[arg(long, value_name = "ID")]
     pub(crate) provider_id: Option<String>,
     /// The stale-reservation limit in seconds (default 300).
     #[arg(long, value_name = "SECS")]
@@ -289,6 +290,16 @@ pub(crate) struct ResolveArgs {
     #[arg(long)]
     pub(crate) json: bool,
 }
+
+/// What `idempotency resolve --help` says after the flags: there is no undo.
+const RESOLVE_AFTER_HELP: &str = "There is no undo. Check with the provider first (`sms-sdk idempotency reconcile KEY` \
+                                  looks the message up):\n  \
+  --sent       later sends with the key replay the record (no message) for 24 h; if the provider never \
+                                  had the message, the customer gets nothing.\n  \
+  --not-sent   the record is removed and the next send with the key texts the customer; if the provider \
+                                  did have the message, they get it twice.\n\
+A key settled --sent is recorded for the endpoint it was sent to (the unknown record's, else the one \
+                                  `send` would use now): it replays only for sends to that endpoint.";
 
 #[derive(Debug, Subcommand)]
 enum WebhookCommand {

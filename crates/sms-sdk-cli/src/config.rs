@@ -86,6 +86,17 @@ pub(crate) fn is_mentioned(env: &Env, provider: &str) -> bool {
     send_variables(provider).any(|name| env.get(&name).is_some())
 }
 
+/// The endpoint a send through `provider` is recorded against now (`scheme://host[:port]`,
+/// as its adapter says): the embedded emulator's when no provider is configured (as `send`
+/// then does), else the origin of `SMS_SDK_<PROVIDER>_BASE_URL` or of the provider's own API.
+pub(crate) fn endpoint(env: &Env, provider: &str) -> Option<String> {
+    if !any_mentioned(env) {
+        return Some(crate::emulator::EMBEDDED_ENDPOINT.to_owned());
+    }
+    let base = env.get(&base_url_variable(provider)).unwrap_or_else(|| default_origin(provider));
+    url::Url::parse(base).ok().map(|url| url.origin().ascii_serialization()).filter(|origin| origin != "null")
+}
+
 /// Whether any provider variable at all is set. Only when none is does the embedded emulator
 /// stand in.
 pub(crate) fn any_mentioned(env: &Env) -> bool {

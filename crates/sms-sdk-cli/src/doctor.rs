@@ -4,15 +4,14 @@
 
 use std::io::Write;
 
+use sms_sdk::adapter::AnyAdapter;
 use sms_sdk::adapter::{Adapter, SupportStatus};
 use sms_sdk::encoding::{Encoding, estimate_segments};
 use sms_sdk::message::is_e164;
-use sms_sdk::redact::mask_phone_number;
-use sms_sdk::{Client, Message, Sender};
+use sms_sdk::redact::{mask_phone_number, redact_url_userinfo};
+use sms_sdk::{Category, Client, ErrorKind, Message, Sender};
 
 use crate::Env;
-use sms_sdk::adapter::AnyAdapter;
-
 use crate::config::{self, PROVIDERS};
 
 /// One of the doctor's flags: the usage text and `sms-sdk help doctor` are written from these.
@@ -81,6 +80,8 @@ const OK: &str = "[ok]           ";
 const FAIL: &str = "[fail]         ";
 const INFO: &str = "[info]         ";
 const NOT_VERIFIED: &str = "[not verified] ";
+/// The credentials line when no request was made.
+const NOT_SENT: &str = "credentials (the live send was not made)";
 
 /// Parsed doctor options.
 #[derive(Debug, Default, PartialEq, Eq)]
@@ -172,6 +173,8 @@ struct Report {
     estimate: Option<serde_json::Value>,
     /// What the live send did.
     live: Option<serde_json::Value>,
+    /// The base URL requests go to, and where it comes from.
+    base_url: Option<serde_json::Value>,
 }
 
 impl Report {
@@ -184,6 +187,7 @@ impl Report {
         serde_json::json!({
             "adapter": options.adapter,
             "mode": if options.live { "live" } else { "dry_run" },
+            "base_url": self.base_url,
             "checks": checks,
             "estimate": self.estimate,
             "live": self.live,
@@ -241,6 +245,7 @@ impl Doctor<'_> {
     /// Refuses the live send: `message` on stderr (and, numbers masked as `masked`, in the JSON
     /// report); returns `code`.
     fn live_refused(&mut self, err: &mut dyn Write, code: u8, message: &str, masked: &str) -> u8 {
+        self.line(NOT_VERIFIED, NOT_SENT);
         let _ = writeln!(err, "{message}");
         self.live_result(serde_json::json!({"attempted": false, "reason": masked}));
         code
@@ -252,6 +257,8 @@ impl Doctor<'_> {
         self.say(&format!("SMS SDK doctor: {provider} ({mode})"));
 
         self.environment(&provider);
+        let base_url = BaseUrl::of(self.env, &provider);
+        self.base_url(&base_url);
         let sender = match &self.options.from {
             Some(text) => Some((config::parse_sender(text), text.clone())),
             None => config::env_sender(self.env, &provider),
@@ -267,7 +274,7 @@ impl Doctor<'_> {
                 Some(adapter)
             }
             Err(error) => {
-                self.line(FAIL, &format!("adapter configuration: {error}"));
+                self.configuration_failed(&provider, &error.to_string());
                 None
             }
         };
@@ -289,7 +296,10 @@ impl Doctor<'_> {
         if let (Some(adapter), Some((sender, _)), Some(true) | None) = (&adapter, &sender, to_valid) {
             self.validate(adapter.clone(), sender.clone(), &body);
         }
-        self.line(NOT_VERIFIED, "credentials (the dry run does not call the provider)");
+        if !self.options.live {
+            // A live send says what it proved about the credentials once it is done.
+            self.line(NOT_VERIFIED, "credentials (the dry run does not call the provider)");
+        }
         self.line(NOT_VERIFIED, "sender provisioning, 10DLC/toll-free registration, and campaign status");
         self.line(NOT_VERIFIED, "webhook URL reachability and signing configuration");
 
@@ -303,7 +313,48 @@ impl Doctor<'_> {
             let skipped = "Live send skipped: fix the failed checks first.";
             return self.live_refused(err, 1, skipped, skipped);
         };
-        self.live(adapter, &sender_text, &body, err)
+        self.live(adapter, &sender_text, &body, &base_url, err)
+    }
+
+    /// The base URL line, and its JSON.
+    fn base_url(&mut self, base: &BaseUrl) {
+        let source = if base.overridden { base.variable.as_str() } else { "production" };
+        if let Some(report) = &mut self.report {
+            report.base_url = Some(serde_json::json!({"url": base.shown, "source": source}));
+        }
+        let from = if base.overridden {
+            format!("from {}", base.variable)
+        } else {
+            format!("production; {} is not set", base.variable)
+        };
+        self.line(INFO, &format!("base URL: {} ({from})", base.shown));
+    }
+
+    /// The lines of an adapter that could not be built from the environment (its `message`),
+    /// in the variables' names: what is missing as the variables to set, and any other problem.
+    fn configuration_failed(&mut self, provider: &str, message: &str) {
+        let message = spelled(provider, message);
+        let missing = config::missing(self.env, provider);
+        let table = config::provider_env(provider);
+        let mut names = table.required.iter().flat_map(|group| group.iter()).chain(table.optional);
+        // A message about an unset variable is said better by the variables to set.
+        let about_unset = names.any(|name| message.contains(name) && self.env.get(name).is_none());
+        if missing.is_empty() || !about_unset {
+            self.line(FAIL, &format!("adapter configuration: {message}"));
+        }
+        if !missing.is_empty() {
+            self.line(FAIL, &format!("adapter configuration: set {}", to_set(&missing)));
+        }
+    }
+
+    /// The credentials line after a live send that ended with `error` (`None`: accepted): what
+    /// the send proved, also in the JSON report's `live.credentials`.
+    fn credentials(&mut self, error: Option<&sms_sdk::Error>, base: &BaseUrl) {
+        let (label, status, text) = credentials_proof(error, &base.endpoint(&self.options.adapter));
+        if let Some(serde_json::Value::Object(live)) = self.report.as_mut().and_then(|r| r.live.as_mut()) {
+            live.insert("credentials".into(), status.into());
+        }
+        self.line(label, &text);
     }
 
     fn environment(&mut self, provider: &str) {
@@ -375,7 +426,7 @@ impl Doctor<'_> {
         }
     }
 
-    fn live(&mut self, adapter: AnyAdapter, sender_text: &str, body: &str, err: &mut dyn Write) -> u8 {
+    fn live(&mut self, adapter: AnyAdapter, sender_text: &str, body: &str, base: &BaseUrl, err: &mut dyn Write) -> u8 {
         let Some(to) = self.options.to.clone().filter(|to| is_e164(to)) else {
             let needs = "Live send needs --to with an E.164 recipient.";
             return self.live_refused(err, 2, needs, needs);
@@ -397,13 +448,18 @@ impl Doctor<'_> {
         ));
         let client = match Client::builder().adapter(adapter).retry(sms_sdk::RetryPolicy::none()).build() {
             Ok(client) => client,
-            Err(error) => return self.live_failed(&error),
+            Err(error) => {
+                let code = self.live_failed(&error);
+                self.credentials(Some(&error), base);
+                return code;
+            }
         };
         let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build();
         let result = match runtime {
             Ok(runtime) => runtime.block_on(client.send(&Message::new(&to, body))),
             Err(error) => {
                 let _ = writeln!(err, "error: could not start the async runtime: {error}");
+                self.line(NOT_VERIFIED, NOT_SENT);
                 return 1;
             }
         };
@@ -426,9 +482,14 @@ impl Doctor<'_> {
                         delivery.unwrap_or_default()
                     ),
                 );
+                self.credentials(None, base);
                 0
             }
-            Err(error) => self.live_failed(&error),
+            Err(error) => {
+                let code = self.live_failed(&error);
+                self.credentials(Some(&error), base);
+                code
+            }
         }
     }
 
@@ -442,6 +503,109 @@ impl Doctor<'_> {
         }));
         self.line(FAIL, &format!("{}: {error} (retrySafe: {})", error.code(), error.is_retry_safe()));
         1
+    }
+}
+
+/// The base URL a provider's requests go to, as the doctor shows it.
+struct BaseUrl {
+    /// `SMS_SDK_<PROVIDER>_BASE_URL`.
+    variable: String,
+    /// Whether that variable replaces the production origin.
+    overridden: bool,
+    /// The URL, trailing slashes removed (as the adapter does) and any userinfo hidden.
+    shown: String,
+}
+
+impl BaseUrl {
+    /// The base URL `config` builds `provider`'s adapter with: the override when set, else the
+    /// production origin.
+    fn of(env: &Env, provider: &str) -> Self {
+        let variable = config::base_url_variable(provider);
+        let overridden = env.get(&variable);
+        let url = overridden.unwrap_or_else(|| production_origin(provider));
+        let shown = redact_url_userinfo(url.trim_end_matches('/'));
+        Self { overridden: overridden.is_some(), variable, shown }
+    }
+
+    /// Who answered a live send: the provider, or the endpoint that replaces it.
+    fn endpoint(&self, provider: &str) -> String {
+        if self.overridden { format!("the {} endpoint {}", self.variable, self.shown) } else { provider.to_owned() }
+    }
+}
+
+/// A provider's production origin, which `SMS_SDK_<PROVIDER>_BASE_URL` replaces.
+fn production_origin(provider: &str) -> &'static str {
+    match provider {
+        "twilio" => sms_sdk::provider::twilio::DEFAULT_BASE_URL,
+        "telnyx" => sms_sdk::provider::telnyx::DEFAULT_BASE_URL,
+        "plivo" => sms_sdk::provider::plivo::DEFAULT_BASE_URL,
+        _ => sms_sdk::provider::vonage::Region::Global.base_url(),
+    }
+}
+
+/// An adapter's configuration message in the variables' names: the library's field names
+/// ([`config::spelled`]) and its base URL (`SMS_SDK_<PROVIDER>_BASE_URL`).
+fn spelled(provider: &str, message: &str) -> String {
+    config::spelled(provider, message)
+        .replace(&format!("The {provider} base URL"), &config::base_url_variable(provider))
+}
+
+/// The variables to set, from [`config::missing`]: a credential that has an alternative names
+/// it (`TWILIO_AUTH_TOKEN (or TWILIO_API_KEY_SID and TWILIO_API_KEY_SECRET)`).
+fn to_set(missing: &[&str]) -> String {
+    let vonage_basic = ["VONAGE_API_KEY", "VONAGE_API_SECRET"];
+    let items: Vec<String> = if missing == vonage_basic {
+        vec!["VONAGE_API_KEY and VONAGE_API_SECRET (or VONAGE_APPLICATION_ID and VONAGE_PRIVATE_KEY)".to_owned()]
+    } else {
+        missing
+            .iter()
+            .map(|name| match *name {
+                "TWILIO_AUTH_TOKEN" => "TWILIO_AUTH_TOKEN (or TWILIO_API_KEY_SID and TWILIO_API_KEY_SECRET)".to_owned(),
+                other => other.to_owned(),
+            })
+            .collect()
+    };
+    match items.split_last() {
+        Some((last, [])) => last.clone(),
+        Some((last, rest)) => format!("{} and {last}", rest.join(", ")),
+        None => String::new(),
+    }
+}
+
+/// What a live send that ended with `error` (`None`: accepted by `endpoint`) proves about the
+/// credentials: the line's label, its JSON status and its text.
+fn credentials_proof(error: Option<&sms_sdk::Error>, endpoint: &str) -> (&'static str, &'static str, String) {
+    let Some(error) = error else {
+        return (OK, "verified", format!("credentials verified: {endpoint} accepted the live send"));
+    };
+    let unproven = |why: String| (NOT_VERIFIED, "not_verified", format!("credentials ({why})"));
+    match error.category() {
+        Some(Category::Auth) => (
+            FAIL,
+            "refused",
+            format!("credentials refused: {endpoint} answered the live send with an authentication error"),
+        ),
+        // A documented rejection of the message itself comes after the request was authenticated.
+        Some(category @ (Category::Recipient | Category::Sender | Category::Account | Category::Compliance)) => (
+            OK,
+            "verified",
+            format!(
+                "credentials verified: {endpoint} authenticated the live send, then rejected the message ({category})"
+            ),
+        ),
+        Some(Category::RateLimited) => {
+            unproven(format!("{endpoint} rate-limited the live send, which does not show whether it accepts them"))
+        }
+        Some(Category::Request) => unproven(format!(
+            "{endpoint} refused the live send as a malformed request or with an unlisted status, which does not show \
+             whether it accepts them"
+        )),
+        Some(Category::Unreachable) => unproven(format!("the live send never reached {endpoint}")),
+        _ if matches!(error.kind(), ErrorKind::Unknown(_)) => {
+            unproven("the outcome of the live send is unknown, so it shows nothing about them".to_owned())
+        }
+        _ if error.attempts().is_empty() => unproven("the live send made no request".to_owned()),
+        _ => unproven(format!("the live send does not show whether {endpoint} accepts them")),
     }
 }
 

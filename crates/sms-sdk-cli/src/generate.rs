@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use clap::{Args, ColorChoice, ValueHint};
 use clap_complete::Shell;
 
-use crate::{EXIT_OK, EXIT_USAGE};
+use crate::{EXIT_FAILED, EXIT_OK, EXIT_USAGE};
 
 /// `sms-sdk completions` flags.
 #[derive(Debug, Args)]
@@ -36,10 +36,59 @@ fn definition() -> clap::Command {
     crate::cli::command(ColorChoice::Never)
 }
 
+/// The command's name, as the scripts complete it.
+const BIN: &str = "sms-sdk";
+
 /// `sms-sdk completions SHELL`: the script on standard output.
 pub(crate) fn completions(args: &CompletionsArgs, out: &mut dyn Write) -> u8 {
-    clap_complete::generate(args.shell, &mut definition(), "sms-sdk", out);
-    EXIT_OK
+    let mut script = Vec::new();
+    clap_complete::generate(args.shell, &mut definition(), BIN, &mut script);
+    let script = String::from_utf8_lossy(&script);
+    let script = if args.shell == Shell::Bash { repair_bash(&script) } else { script.into_owned() };
+    match out.write_all(script.as_bytes()) {
+        Ok(()) => EXIT_OK,
+        Err(_) => EXIT_FAILED,
+    }
+}
+
+/// The bash script with each `case "${cmd}"` arm labelled with the state its dispatch loop
+/// computes, and its function named with a valid identifier.
+///
+/// For a hyphenated name `clap_complete`'s loop computes `sms__sdk__subcmd__send` but labels the
+/// arm `sms__subcmd__sdk__subcmd__send`, so no subcommand's flags or values complete
+/// (clap-rs/clap#6421); it may also name the function `_sms-sdk`, which bash in POSIX mode
+/// refuses (clap-rs/clap#6468). Only those spellings change.
+fn repair_bash(script: &str) -> String {
+    let state = BIN.replace('-', "__");
+    let misspelt = BIN.replace('-', "__subcmd__");
+    let function = format!("_{state}");
+    let invalid = format!("_{BIN}");
+    let (definition, invalid_definition) = (format!("{function}() {{"), format!("{invalid}() {{"));
+    let (reference, invalid_reference) = (format!(" -F {function} "), format!(" -F {invalid} "));
+    script
+        .split_inclusive('\n')
+        .map(|line| {
+            let text = line.trim();
+            if misspelt_arm(text, &misspelt) {
+                line.replacen(&misspelt, &state, 1)
+            } else if text == invalid_definition {
+                line.replacen(&invalid_definition, &definition, 1)
+            } else if text.starts_with("complete ") && text.contains(&invalid_reference) {
+                line.replacen(&invalid_reference, &reference, 1)
+            } else {
+                line.to_owned()
+            }
+        })
+        .collect()
+}
+
+/// Whether `text` is a `case` arm label that starts with `misspelt` (`sms__subcmd__sdk)`,
+/// `sms__subcmd__sdk__subcmd__send)`).
+fn misspelt_arm(text: &str, misspelt: &str) -> bool {
+    text.strip_prefix(misspelt).and_then(|rest| rest.strip_suffix(')')).is_some_and(|rest| {
+        (rest.is_empty() || rest.starts_with("__subcmd__"))
+            && rest.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+    })
 }
 
 /// `sms-sdk man [--dir DIR]`.
@@ -72,4 +121,79 @@ fn pages(dir: &Path, out: &mut dyn Write) -> std::io::Result<()> {
     // Building names each subcommand's page after its path (`sms-sdk-idempotency-list`).
     command.build();
     write(command, dir, out)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeSet;
+
+    use super::*;
+
+    fn script(shell: Shell) -> String {
+        let mut out = Vec::new();
+        assert_eq!(completions(&CompletionsArgs { shell }, &mut out), EXIT_OK);
+        String::from_utf8(out).unwrap()
+    }
+
+    /// The states the bash script's dispatch loop assigns (`cmd="…"`).
+    fn states(script: &str) -> BTreeSet<&str> {
+        script
+            .lines()
+            .filter_map(|line| line.trim().strip_prefix("cmd=\"")?.strip_suffix('"'))
+            .filter(|state| !state.is_empty())
+            .collect()
+    }
+
+    /// The labels of the bash script's `case "${cmd}"` arms: a lone identifier before `)`.
+    fn arms(script: &str) -> BTreeSet<&str> {
+        script
+            .lines()
+            .filter_map(|line| line.trim().strip_suffix(')'))
+            .filter(|label| !label.is_empty() && label.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'))
+            .collect()
+    }
+
+    #[test]
+    fn every_state_of_the_bash_loop_has_its_arm() {
+        let script = script(Shell::Bash);
+        let (states, arms) = (states(&script), arms(&script));
+        assert!(states.contains("sms__sdk__subcmd__send"), "{states:?}");
+        assert!(states.contains("sms__sdk__subcmd__idempotency__subcmd__resolve"), "{states:?}");
+        let missing: Vec<_> = states.difference(&arms).collect();
+        assert!(missing.is_empty(), "states without an arm: {missing:?}");
+        assert!(!script.contains("sms__subcmd__sdk"), "a misspelt label is left");
+    }
+
+    #[test]
+    fn the_bash_function_is_a_valid_identifier_and_registered() {
+        let script = script(Shell::Bash);
+        let defined: Vec<_> = script.lines().filter_map(|l| l.strip_suffix("() {")).collect();
+        assert_eq!(defined, ["_sms__sdk"]);
+        let registered: Vec<_> =
+            script.lines().filter_map(|l| l.trim().strip_prefix("complete -F ")?.split(' ').next()).collect();
+        assert_eq!(registered, ["_sms__sdk", "_sms__sdk"]);
+    }
+
+    #[test]
+    fn the_bash_repair_changes_only_the_misspellings() {
+        let before = "_sms-sdk() {\n    case \"${cmd}\" in\n        sms__sdk)\n            ;;\n        \
+                      sms__subcmd__sdk__subcmd__send)\n            opts=\"sms__subcmd__sdk --to\"\n            ;;\n        \
+                      sms__subcmd__sdkx)\n            ;;\n    esac\n}\n    \
+                      complete -F _sms-sdk -o nosort -o bashdefault -o default sms-sdk\n";
+        let after = "_sms__sdk() {\n    case \"${cmd}\" in\n        sms__sdk)\n            ;;\n        \
+                     sms__sdk__subcmd__send)\n            opts=\"sms__subcmd__sdk --to\"\n            ;;\n        \
+                     sms__subcmd__sdkx)\n            ;;\n    esac\n}\n    \
+                     complete -F _sms__sdk -o nosort -o bashdefault -o default sms-sdk\n";
+        assert_eq!(repair_bash(before), after);
+        assert_eq!(repair_bash(after), after);
+    }
+
+    #[test]
+    fn the_other_shells_scripts_are_clap_complete_s_own() {
+        for shell in [Shell::Zsh, Shell::Fish, Shell::PowerShell, Shell::Elvish] {
+            let mut own = Vec::new();
+            clap_complete::generate(shell, &mut definition(), BIN, &mut own);
+            assert_eq!(script(shell).into_bytes(), own, "{shell}");
+        }
+    }
 }

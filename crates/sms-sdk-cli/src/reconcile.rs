@@ -224,10 +224,13 @@ async fn examine(
 async fn apply(
     store: &dyn Store,
     finding: &mut Finding,
+    record: &Record,
+    env: &Env,
     stale_after: Duration,
 ) -> Result<(), sms_sdk::store::StoreError> {
     let Some((provider, provider_id)) = finding.matched.clone() else { return Ok(()) };
-    let resolution = Resolution::Sent { provider: provider.to_owned(), provider_id, ttl: DEFAULT_TTL };
+    let endpoint = crate::store::settled_endpoint(Some(record), provider, env);
+    let resolution = Resolution::Sent { provider: provider.to_owned(), provider_id, ttl: DEFAULT_TTL, endpoint };
     match store.resolve(&finding.key, resolution, stale_after, SystemTime::now()).await? {
         Resolved::Done => finding.resolved = true,
         Resolved::NotFound | Resolved::Refused(_) => {
@@ -364,7 +367,7 @@ pub(crate) async fn run(args: ReconcileArgs, env: &Env, out: &mut dyn Write, err
         let looking = format!("looking up key {} of {} at the provider", done.saturating_add(1), entries.len());
         let mut finding = spinners.during(looking, examine(entry, &args, &lookups, window, &mut listings)).await;
         if args.apply
-            && let Err(error) = apply(&*store, &mut finding, stale_after).await
+            && let Err(error) = apply(&*store, &mut finding, &entry.1, env, stale_after).await
         {
             let _ = writeln!(err, "error: store: {error}");
             return EXIT_CONFIGURATION;
@@ -441,6 +444,7 @@ mod tests {
                 fingerprint: Fingerprint::of(&Message::new("+14155550123", key), &[]),
                 reservation_id: ReservationId::new(),
                 reserved_at: SystemTime::now(),
+                to: None,
             };
             let finding = examine(&(key.to_owned(), record), &args, &lookups, window, &mut listings).await;
             assert_eq!(finding.lookup, "found");

@@ -244,11 +244,15 @@ pub(crate) async fn show(args: ShowArgs, env: &Env, out: &mut dyn Write, err: &m
 
 /// `idempotency resolve`.
 pub(crate) async fn resolve(args: ResolveArgs, env: &Env, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
-    let resolution = match (args.sent, args.not_sent, args.provider, args.provider_id) {
-        (true, false, Some(provider), Some(provider_id)) => {
-            Resolution::Sent { provider, provider_id, ttl: DEFAULT_TTL }
-        }
-        (false, true, _, _) => Resolution::NotSent,
+    let sent = match (args.sent, args.not_sent, args.provider, args.provider_id.as_deref()) {
+        (true, false, Some(provider), Some(id)) => match provider.check_message_id(id) {
+            Ok(()) => Some((provider, id.to_owned())),
+            Err(shape) => {
+                let _ = writeln!(err, "error: --provider-id {:?}: {shape}", id.chars().take(80).collect::<String>());
+                return EXIT_USAGE;
+            }
+        },
+        (false, true, _, _) => None,
         _ => {
             let _ = writeln!(err, "error: resolve needs --sent --provider NAME --provider-id ID, or --not-sent");
             return EXIT_USAGE;
@@ -258,19 +262,39 @@ pub(crate) async fn resolve(args: ResolveArgs, env: &Env, out: &mut dyn Write, e
         Ok(store) => store,
         Err(code) => return code,
     };
-    let sent = matches!(resolution, Resolution::Sent { .. });
     let (now, stale_after) = (SystemTime::now(), seconds(args.older_than));
+    let is_sent = sent.is_some();
+    let resolution = match sent {
+        None => Resolution::NotSent,
+        Some((provider, provider_id)) => {
+            let recorded = match store.get(&args.key).await {
+                Ok(record) => record,
+                Err(error) => {
+                    let _ = writeln!(err, "error: store: {error}");
+                    return EXIT_CONFIGURATION;
+                }
+            };
+            let endpoint = settled_endpoint(recorded.as_ref(), provider.as_str(), env);
+            Resolution::Sent { provider: provider.as_str().to_owned(), provider_id, ttl: DEFAULT_TTL, endpoint }
+        }
+    };
+    #[allow(clippy::wildcard_enum_match_arm)] // `Resolution` is non-exhaustive: others settle for no endpoint
+    let endpoint = match &resolution {
+        Resolution::Sent { endpoint, .. } => endpoint.clone(),
+        _ => None,
+    };
     match store.resolve(&args.key, resolution, stale_after, now).await {
         Ok(Resolved::Done) => {
-            let effect = if sent { "accepted: later sends replay it" } else { "removed: the next send goes out" };
             if args.json {
-                let _ = writeln!(
-                    out,
-                    "{}",
-                    serde_json::json!({"key": args.key, "resolved": if sent { "sent" } else { "not_sent" }})
-                );
+                let resolved = if is_sent { "sent" } else { "not_sent" };
+                let body = serde_json::json!({"key": args.key, "resolved": resolved, "endpoint": endpoint});
+                let _ = writeln!(out, "{body}");
+            } else if let Some(endpoint) = endpoint {
+                let _ = writeln!(out, "{}: accepted: later sends to {endpoint} replay it", args.key);
+            } else if is_sent {
+                let _ = writeln!(out, "{}: accepted: later sends replay it", args.key);
             } else {
-                let _ = writeln!(out, "{}: {effect}", args.key);
+                let _ = writeln!(out, "{}: removed: the next send goes out", args.key);
             }
             EXIT_OK
         }
@@ -293,4 +317,17 @@ pub(crate) async fn resolve(args: ResolveArgs, env: &Env, out: &mut dyn Write, e
             EXIT_CONFIGURATION
         }
     }
+}
+
+/// The endpoint a key settled as sent by `provider` is recorded for: where the unknown record's
+/// last request to `provider` went, else where a send through `provider` goes now
+/// ([`crate::config::endpoint`]).
+pub(crate) fn settled_endpoint(record: Option<&Record>, provider: &str, env: &Env) -> Option<String> {
+    let attempted = match record {
+        Some(Record::Unknown { error, .. }) => {
+            error.attempts.iter().rev().find(|a| a.provider == provider).and_then(|a| a.endpoint.clone())
+        }
+        _ => None,
+    };
+    attempted.or_else(|| crate::config::endpoint(env, provider))
 }

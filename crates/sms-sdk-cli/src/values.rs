@@ -24,6 +24,27 @@ impl Provider {
             Self::Vonage => "vonage",
         }
     }
+
+    /// Checks that `id` has the shape of this provider's message ids: Twilio's `SM` (or `MM`)
+    /// and 32 hex digits, a UUID for the others.
+    ///
+    /// # Errors
+    /// What the id should look like.
+    pub(crate) fn check_message_id(self, id: &str) -> Result<(), String> {
+        let hex = |text: &str| text.bytes().all(|b| b.is_ascii_hexdigit());
+        let (ok, shape) = match self {
+            Self::Twilio => (
+                id.len() == 34 && (id.starts_with("SM") || id.starts_with("MM")) && id.get(2..).is_some_and(hex),
+                "SM (or MM) followed by 32 hex digits",
+            ),
+            Self::Telnyx | Self::Plivo | Self::Vonage => {
+                let groups: Vec<&str> = id.split('-').collect();
+                let lengths: Vec<usize> = groups.iter().map(|g| g.len()).collect();
+                (lengths == [8, 4, 4, 4, 12] && groups.iter().all(|g| hex(g)), "a UUID (8-4-4-4-12 hex digits)")
+            }
+        };
+        if ok { Ok(()) } else { Err(format!("a {} message id is {shape}", self.as_str())) }
+    }
 }
 
 /// What `idempotency list --state` selects.
@@ -99,6 +120,21 @@ mod tests {
         assert_eq!(since("400d"), Ok(MAX_SINCE));
         for bad in ["", "0", "0h", "401d", "forever", "1w", "-1h", "h", "99999999999999999999d"] {
             assert!(since(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn message_ids_have_each_providers_shape() {
+        assert!(Provider::Twilio.check_message_id("SM0123456789abcdef0123456789abcdef").is_ok());
+        assert!(Provider::Twilio.check_message_id("MM0123456789ABCDEF0123456789abcdef").is_ok());
+        for bad in ["SM1", "XX0123456789abcdef0123456789abcdef", "SM0123456789abcdef0123456789abcdeg", "", "SMé"] {
+            assert!(Provider::Twilio.check_message_id(bad).is_err(), "{bad}");
+        }
+        for provider in [Provider::Telnyx, Provider::Plivo, Provider::Vonage] {
+            assert!(provider.check_message_id("2b7a3f3c-1d2e-4f5a-9b8c-7d6e5f4a3b2c").is_ok());
+            for bad in ["2b7a3f3c1d2e4f5a9b8c7d6e5f4a3b2c", "SM0123456789abcdef0123456789abcdef", "x-y-z", ""] {
+                assert!(provider.check_message_id(bad).is_err(), "{bad}");
+            }
         }
     }
 

@@ -1,10 +1,13 @@
-//! `sms-sdk webhook verify`: verify a request exactly as a server would.
+//! `sms-sdk webhook verify`: verify a request exactly as a server would, and say why it fails.
 
 use std::io::{Read, Write};
 use std::time::{Duration, SystemTime};
 
 use http::{HeaderMap, HeaderName, HeaderValue};
-use sms_sdk::webhook::{WebhookRequest, WebhookVerifier};
+use serde_json::{Map, Value, json};
+use sms_sdk::redact::{mask_phone_number, redact_url_userinfo};
+use sms_sdk::webhook::event::{Inbound, KeywordMessage, StatusUpdate};
+use sms_sdk::webhook::{EventKind, SmsEvent, WebhookError, WebhookRequest, WebhookVerifier};
 use sms_sdk::{PlivoWebhook, TelnyxWebhook, TwilioWebhook, VonageWebhook};
 
 use crate::cli::VerifyArgs;
@@ -34,13 +37,16 @@ fn verifier(provider: Provider, url: &str, env: &Env) -> Result<Box<dyn WebhookV
     })
 }
 
+/// The `-H` lines as headers. An error names the header, never its value (a signature or a token).
 fn headers(lines: &[String]) -> Result<HeaderMap, String> {
     let mut map = HeaderMap::new();
-    for line in lines {
-        let (name, value) = line.split_once(':').ok_or_else(|| format!("header {line:?} is not `Name: value`"))?;
-        let name =
-            HeaderName::from_bytes(name.trim().as_bytes()).map_err(|_| format!("bad header name in {line:?}"))?;
-        let value = HeaderValue::from_str(value.trim()).map_err(|_| format!("bad header value in {line:?}"))?;
+    for (number, line) in lines.iter().enumerate() {
+        let number = number.saturating_add(1);
+        let (name, value) = line.split_once(':').ok_or_else(|| format!("-H number {number} is not `Name: value`"))?;
+        let name = HeaderName::from_bytes(name.trim().as_bytes())
+            .map_err(|_| format!("-H number {number} does not start with a header name"))?;
+        let value =
+            HeaderValue::from_str(value.trim()).map_err(|_| format!("the value of -H {name} is not a header value"))?;
         map.append(name, value);
     }
     Ok(map)
@@ -79,6 +85,234 @@ fn now(seconds: Option<u64>) -> Result<SystemTime, String> {
         .ok_or_else(|| format!("--now must be Unix seconds no later than the end of year 9999 ({LATEST_NOW})"))
 }
 
+/// The guide to receiving webhooks behind a proxy, as the command names it.
+const PROXY_GUIDE: &str = "docs/webhooks-behind-a-proxy.md";
+
+/// `url` as given, with any userinfo of its authority hidden (`https://***@host/path`): the
+/// authority ends at the first `/`, `?`, `#` or `\`, as a URL parser reads it.
+fn shown_url(url: &str) -> String {
+    let Some((scheme, rest)) = url.split_once("://") else { return redact_url_userinfo(url) };
+    let end = rest.find(['/', '?', '#', '\\']).unwrap_or(rest.len());
+    match rest.split_at_checked(end) {
+        Some((authority, tail)) => format!("{}{tail}", redact_url_userinfo(&format!("{scheme}://{authority}"))),
+        None => redact_url_userinfo(url),
+    }
+}
+
+/// Why a verification failed, in the user's terms: what the provider's scheme signs and what
+/// to check.
+struct Diagnosis {
+    /// Whether the scheme signs the URL.
+    url_signed: bool,
+    /// What the scheme signs.
+    signed: String,
+    /// The URL the signature was checked against (userinfo hidden), when the scheme signs it.
+    url: Option<String>,
+    /// What to check.
+    check: String,
+}
+
+impl Diagnosis {
+    /// The lines printed after the error.
+    fn lines(&self) -> Vec<String> {
+        let mut lines = vec![self.signed.clone()];
+        if let Some(url) = &self.url {
+            lines.push(format!("URL used: {url} (--url, as given)"));
+        }
+        lines.push(self.check.clone());
+        lines
+    }
+
+    /// The fields added to the JSON error.
+    fn extend(&self, record: &mut Map<String, Value>) {
+        record.insert("url_signed".into(), Value::Bool(self.url_signed));
+        record.insert("signed".into(), Value::String(self.signed.clone()));
+        if let Some(url) = &self.url {
+            record.insert("url".into(), Value::String(url.clone()));
+        }
+        record.insert("check".into(), Value::String(self.check.clone()));
+    }
+}
+
+/// What to check when a URL-signing scheme refuses the signature: the URL's `parts` first (with
+/// `note` on what the verifier already tries), `then` the rest.
+fn check_the_url(provider: &str, parts: &str, note: &str, then: &str) -> String {
+    format!(
+        "Check that --url is the exact public URL {provider} called: {parts}, character for character (a trailing \
+         slash, http against https), as configured at {provider}{note}. Behind a proxy, a load balancer or a tunnel, \
+         that is the URL outside it, not the one your server sees: see {PROXY_GUIDE}. If the URL is right, {then}"
+    )
+}
+
+/// The diagnosis of `error` for `provider`'s scheme, checked against `url`; `None` for errors
+/// that say all there is to say.
+fn diagnose(provider: Provider, error: &WebhookError, url: &str, headers: &HeaderMap) -> Option<Diagnosis> {
+    let reason = error.reason()?;
+    let url = Some(shown_url(url));
+    let diagnosis = match (provider, reason) {
+        (Provider::Twilio, "invalid_signature") => Diagnosis {
+            url_signed: true,
+            signed: "The URL is part of what Twilio signs: the URL it called, query included, then the POST \
+                     parameters sorted by name (a JSON body through the bodySHA256 query parameter)."
+                .into(),
+            url,
+            check: check_the_url(
+                "Twilio",
+                "scheme, host, port, path and query",
+                " (the URL is also tried with its port removed, or with the scheme's default port added when it has \
+                 none)",
+                "check that the body is the one received, byte for byte, and that TWILIO_AUTH_TOKEN is the auth \
+                 token of the account that sent it.",
+            ),
+        },
+        (Provider::Twilio, "body_hash_mismatch") => Diagnosis {
+            url_signed: true,
+            signed: "Twilio signs a JSON callback through its URL: the bodySHA256 query parameter is the SHA-256 of \
+                     the body."
+                .into(),
+            url,
+            check: "The body is not the one whose hash is in --url: check that the body is the one received, byte \
+                    for byte (no re-encoding or pretty-printing), and that --url carries the bodySHA256 Twilio \
+                    called with."
+                .into(),
+        },
+        (Provider::Plivo, "invalid_signature") if headers.contains_key("x-plivo-signature-v3") => Diagnosis {
+            url_signed: true,
+            signed: "The URL is part of what Plivo signs (V3): the URL it called with its query, then the POST \
+                     parameters sorted by name, then the nonce."
+                .into(),
+            url,
+            check: check_the_url(
+                "Plivo",
+                "scheme, host, port, path and query",
+                "",
+                "check that the body is the one received, byte for byte, that X-Plivo-Signature-V3-Nonce is the \
+                 one received, and that PLIVO_AUTH_TOKEN is the auth token of the account that sent it.",
+            ),
+        },
+        (Provider::Plivo, "invalid_signature") => Diagnosis {
+            url_signed: true,
+            signed: "The URL is part of what Plivo signs (V2): the URL it called without its query, then the nonce \
+                     (not the body)."
+                .into(),
+            url,
+            check: check_the_url(
+                "Plivo",
+                "scheme, host, port and path (V2 leaves the query out)",
+                "",
+                "check that X-Plivo-Signature-V2-Nonce is the one received and that PLIVO_AUTH_TOKEN is the auth \
+                 token of the account that sent it.",
+            ),
+        },
+        (Provider::Telnyx, "invalid_signature") => Diagnosis {
+            url_signed: false,
+            signed: "Telnyx does not sign the URL: it signs the telnyx-timestamp header and the raw body, with \
+                     Ed25519."
+                .into(),
+            url: None,
+            check: "Check that the body is the one received, byte for byte (no re-encoding, pretty-printing or \
+                    added newline), that telnyx-timestamp and telnyx-signature-ed25519 are the headers received, \
+                    and that TELNYX_PUBLIC_KEY is the account's public key (Mission Control, \"Public Key\")."
+                .into(),
+        },
+        (Provider::Vonage, "invalid_signature") => Diagnosis {
+            url_signed: false,
+            signed: "Vonage does not sign the URL: it signs a JWT (HS256, with the signature secret) in the \
+                     Authorization header, whose payload_hash is the SHA-256 of the raw body."
+                .into(),
+            url: None,
+            check: "The token was not signed with VONAGE_SIGNATURE_SECRET: check that it is the account's \
+                    signature secret (Vonage dashboard, API settings) and that the Authorization header is the \
+                    one received."
+                .into(),
+        },
+        (Provider::Vonage, "body_hash_mismatch") => Diagnosis {
+            url_signed: false,
+            signed: "Vonage does not sign the URL: it signs a JWT whose payload_hash is the SHA-256 of the raw body."
+                .into(),
+            url: None,
+            check: "The token is authentic, but its payload_hash is missing or is not the hash of this body: check \
+                    that the body is the one received, byte for byte (no re-encoding or pretty-printing)."
+                .into(),
+        },
+        _ => return None,
+    };
+    Some(diagnosis)
+}
+
+/// A phone number or sender as the command prints it: masked.
+fn masked(value: &str) -> Value {
+    Value::String(mask_phone_number(value))
+}
+
+/// The number of characters of a message body, which the output never shows.
+fn body_chars(body: &str) -> Value {
+    Value::from(body.chars().count())
+}
+
+/// The fields of an inbound message, numbers masked and the body as its length.
+fn inbound_fields(record: &mut Map<String, Value>, message: &Inbound) {
+    record.insert("provider_id".into(), Value::String(message.provider_id.clone()));
+    record.insert("from".into(), masked(&message.from));
+    record.insert("to".into(), masked(&message.to));
+    record.insert("body_chars".into(), body_chars(&message.body));
+    record.insert("media_urls".into(), json!(message.media_urls));
+}
+
+/// The fields of a status update, numbers masked.
+fn status_fields(record: &mut Map<String, Value>, update: &StatusUpdate) {
+    record.insert("provider_id".into(), Value::String(update.provider_id.clone()));
+    record.insert("provider_status".into(), Value::String(update.provider_status.clone()));
+    if let Some(code) = &update.error_code {
+        record.insert("error_code".into(), Value::String(code.clone()));
+    }
+    if let Some(from) = &update.from {
+        record.insert("from".into(), masked(from));
+    }
+    if let Some(to) = &update.to {
+        record.insert("to".into(), masked(to));
+    }
+}
+
+/// The fields of a keyword message, numbers masked and the body as its length.
+fn keyword_fields(record: &mut Map<String, Value>, message: &KeywordMessage) {
+    record.insert("provider_id".into(), Value::String(message.provider_id.clone()));
+    record.insert("from".into(), masked(&message.from));
+    record.insert("to".into(), masked(&message.to));
+    record.insert("body_chars".into(), body_chars(&message.body));
+    record.insert("source".into(), serde_json::to_value(message.source).unwrap_or(Value::Null));
+    record.insert("keyword".into(), Value::String(message.keyword.clone()));
+}
+
+/// The event as `--json` prints it: the fields of its `SmsEvent` serialization with phone
+/// numbers masked, a message body as its length (`body_chars`), and without the provider's raw
+/// payload (it holds both, and it is the body the command was given).
+fn event_json(event: &SmsEvent) -> Value {
+    let occurred_at = event.occurred_at.and_then(|t| t.format(&time::format_description::well_known::Rfc3339).ok());
+    let mut record = Map::new();
+    record.insert("provider".into(), Value::String(event.provider.to_owned()));
+    record.insert("dedupe_key".into(), Value::String(event.dedupe_key.clone()));
+    record.insert("occurred_at".into(), occurred_at.map_or(Value::Null, Value::String));
+    record.insert("type".into(), Value::String(event.type_name().to_owned()));
+    match &event.kind {
+        EventKind::Received(message) => inbound_fields(&mut record, message),
+        EventKind::Queued(update)
+        | EventKind::Sent(update)
+        | EventKind::Delivered(update)
+        | EventKind::Undelivered(update)
+        | EventKind::Filtered(update) => status_fields(&mut record, update),
+        EventKind::OptedOut(message) | EventKind::OptedIn(message) | EventKind::Help(message) => {
+            keyword_fields(&mut record, message);
+        }
+        EventKind::Unrecognized { provider_event_type } => {
+            record.insert("provider_event_type".into(), Value::String(provider_event_type.clone()));
+        }
+        // A kind this command does not know yet: its type only, never fields it cannot mask.
+        _ => {}
+    }
+    Value::Object(record)
+}
+
 /// `webhook verify`.
 pub(crate) fn verify(args: &VerifyArgs, env: &Env, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
     let now = match now(args.now) {
@@ -106,18 +340,28 @@ pub(crate) fn verify(args: &VerifyArgs, env: &Env, out: &mut dyn Write, err: &mu
     match verifier.verify_at(&request, now) {
         Ok(event) => {
             if args.json {
-                let _ = writeln!(out, "{}", serde_json::to_string(&event).unwrap_or_default());
+                let _ = writeln!(out, "{}", event_json(&event));
             } else {
                 let _ = writeln!(out, "verified {} {} ({})", event.provider, event.type_name(), event.dedupe_key);
             }
             EXIT_OK
         }
         Err(error) => {
+            let diagnosis = diagnose(args.provider, &error, &args.url, &headers);
             if args.json {
-                let record = serde_json::json!({"error": {"code": error.code(), "reason": error.reason(), "message": error.to_string()}});
-                let _ = writeln!(out, "{record}");
+                let mut record = Map::new();
+                record.insert("code".into(), Value::String(error.code().to_owned()));
+                record.insert("reason".into(), error.reason().map_or(Value::Null, |r| Value::String(r.to_owned())));
+                record.insert("message".into(), Value::String(error.to_string()));
+                if let Some(diagnosis) = &diagnosis {
+                    diagnosis.extend(&mut record);
+                }
+                let _ = writeln!(out, "{}", json!({ "error": record }));
             } else {
                 let _ = writeln!(err, "error: {error}");
+                for line in diagnosis.iter().flat_map(Diagnosis::lines) {
+                    let _ = writeln!(err, "  {line}");
+                }
             }
             if error.is_authentication() {
                 EXIT_FAILED
@@ -127,5 +371,24 @@ pub(crate) fn verify(args: &VerifyArgs, env: &Env, out: &mut dyn Write, err: &mu
                 EXIT_USAGE
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_shown_url_hides_its_userinfo_only() {
+        assert_eq!(
+            shown_url("https://app:hunter2@hooks.example.com:8443/sms?x=1"),
+            "https://***@hooks.example.com:8443/sms?x=1"
+        );
+        assert_eq!(
+            shown_url("https://hooks.example.com/sms?contact=a@b.example"),
+            "https://hooks.example.com/sms?contact=a@b.example"
+        );
+        assert_eq!(shown_url("http://us@er:pw@10.0.0.5:3000"), "http://***@10.0.0.5:3000");
+        assert_eq!(shown_url("https://hooks.example.com"), "https://hooks.example.com");
     }
 }

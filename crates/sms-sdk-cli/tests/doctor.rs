@@ -92,7 +92,8 @@ fn t255_missing_variables_and_a_bad_sid() {
     let o = doctor(&["--adapter", "twilio"], &[("TWILIO_ACCOUNT_SID", "bad")]);
     assert_eq!(o.code, 1);
     assert!(o.out.contains("[fail]         TWILIO_AUTH_TOKEN or TWILIO_API_KEY_SID missing"), "{}", o.out);
-    assert!(o.out.contains("account_sid must be AC"), "{}", o.out);
+    // The reference's `accountSid must be AC`, in the variable's name.
+    assert!(o.out.contains("TWILIO_ACCOUNT_SID must be AC"), "{}", o.out);
     assert!(o.out.contains("no sender"));
 }
 
@@ -366,4 +367,187 @@ fn json_reports_the_live_send() {
 fn json_is_in_the_usage() {
     let o = command(&["doctor", "--help"]);
     assert!(o.out.contains("  --json "), "{}", o.out);
+}
+
+/// The arguments of a confirmed live send from the test sender to the test recipient.
+const LIVE: [&str; 9] = [
+    "--adapter",
+    "twilio",
+    "--live",
+    "--to",
+    "+14155550123",
+    "--confirm-to",
+    "+14155550123",
+    "--confirm-from",
+    "+15005550006",
+];
+
+#[test]
+fn the_base_url_in_use_is_shown_without_its_userinfo() {
+    let env = [
+        ("TWILIO_ACCOUNT_SID", SID),
+        ("TWILIO_AUTH_TOKEN", "super-secret-twilio-token"),
+        ("TWILIO_FROM", "+15005550006"),
+        ("SMS_SDK_TWILIO_BASE_URL", "http://proxy-user:proxy-pass@127.0.0.1:4010/"),
+    ];
+    let o = doctor(&["--adapter", "twilio"], &env);
+    assert_eq!(o.code, 0, "{}{}", o.out, o.err);
+    assert!(
+        o.out.contains("[info]         base URL: http://***@127.0.0.1:4010 (from SMS_SDK_TWILIO_BASE_URL)"),
+        "{}",
+        o.out
+    );
+    let (report, o) = doctor_json(&["--adapter", "twilio"], &env);
+    assert_eq!(report["base_url"], json!({"url": "http://***@127.0.0.1:4010", "source": "SMS_SDK_TWILIO_BASE_URL"}));
+    for leak in ["proxy-user", "proxy-pass"] {
+        assert!(!o.out.contains(leak) && !o.err.contains(leak), "{leak}: {}", o.out);
+    }
+    // Without the override: the production origin.
+    for (adapter, origin) in [
+        ("twilio", "https://api.twilio.com"),
+        ("telnyx", "https://api.telnyx.com"),
+        ("plivo", "https://api.plivo.com"),
+        ("vonage", "https://api.nexmo.com"),
+    ] {
+        let o = doctor(&["--adapter", adapter], &[]);
+        let variable = format!("SMS_SDK_{}_BASE_URL", adapter.to_ascii_uppercase());
+        let line = format!("[info]         base URL: {origin} (production; {variable} is not set)");
+        assert!(o.out.contains(&line), "{adapter}: {}", o.out);
+        let (report, _) = doctor_json(&["--adapter", adapter], &[]);
+        assert_eq!(report["base_url"], json!({"url": origin, "source": "production"}), "{adapter}");
+    }
+}
+
+#[test]
+fn an_accepted_live_send_verifies_the_credentials() {
+    let body = json!({"sid": "SM0123456789abcdef0123456789abcdef", "status": "queued"});
+    let (_runtime, server) = mock_twilio(ResponseTemplate::new(201).set_body_json(body));
+    let o = confirmed_live(&server);
+    assert_eq!(o.code, 0, "{}{}", o.out, o.err);
+    assert!(!o.out.contains("[not verified] credentials"), "{}", o.out);
+    let endpoint = format!("the SMS_SDK_TWILIO_BASE_URL endpoint {}", server.uri());
+    assert!(
+        o.out.contains(&format!("[ok]           credentials verified: {endpoint} accepted the live send")),
+        "{}",
+        o.out
+    );
+    let uri = server.uri();
+    let mut env = twilio_env();
+    env.push(("SMS_SDK_TWILIO_BASE_URL", &uri));
+    let (report, o) = doctor_json(&LIVE, &env);
+    assert_eq!(o.code, 0);
+    assert_eq!(report["live"]["credentials"], "verified");
+    let checks = report["checks"].as_array().unwrap();
+    assert!(
+        !checks
+            .iter()
+            .any(|c| c["status"] == "not_verified" && c["message"].as_str().unwrap().starts_with("credentials"))
+    );
+}
+
+#[test]
+fn a_failed_live_send_says_what_it_proves_about_the_credentials() {
+    let twilio_error = |status: u16, code: u32| {
+        ResponseTemplate::new(status).set_body_json(json!({"code": code, "message": "no", "status": status}))
+    };
+    for (reply, code, label, proof, status) in [
+        (twilio_error(401, 20003), 1, "[fail]         ", "credentials refused: ", "refused"),
+        (twilio_error(400, 21211), 1, "[ok]           ", "credentials verified: ", "verified"),
+        (twilio_error(429, 20429), 1, "[not verified] ", "credentials (", "not_verified"),
+        (ResponseTemplate::new(404), 1, "[not verified] ", "credentials (", "not_verified"),
+        (
+            ResponseTemplate::new(500),
+            1,
+            "[not verified] ",
+            "credentials (the outcome of the live send is unknown",
+            "not_verified",
+        ),
+    ] {
+        let (runtime, server) = mock_twilio(reply);
+        let o = confirmed_live(&server);
+        assert_eq!(o.code, code, "{proof}: {}{}", o.out, o.err);
+        let credentials: Vec<&str> =
+            o.out.lines().filter(|l| l.get(15..).is_some_and(|t| t.starts_with("credentials"))).collect();
+        assert_eq!(credentials.len(), 1, "{}", o.out);
+        assert!(credentials[0].starts_with(&format!("{label}{proof}")), "{}", o.out);
+        assert!(!o.out.contains("the dry run does not call the provider"), "{}", o.out);
+        assert_eq!(calls(&runtime, &server), 1);
+        let uri = server.uri();
+        let mut env = twilio_env();
+        env.push(("SMS_SDK_TWILIO_BASE_URL", &uri));
+        let (report, _) = doctor_json(&LIVE, &env);
+        assert_eq!(report["live"]["credentials"], status, "{report}");
+        assert_eq!(report["exit_code"], u64::from(code));
+    }
+    // A live send that was not made says so.
+    let o = doctor(&["--adapter", "twilio", "--live"], &twilio_env());
+    assert_eq!(o.code, 2);
+    assert!(o.out.contains("[not verified] credentials (the live send was not made)"), "{}", o.out);
+}
+
+#[test]
+fn missing_credentials_are_named_as_the_variables_to_set() {
+    let sid = [("TWILIO_ACCOUNT_SID", SID), ("TWILIO_FROM", "+15005550006")];
+    for (adapter, env, expected) in [
+        ("twilio", &sid[..], "set TWILIO_AUTH_TOKEN (or TWILIO_API_KEY_SID and TWILIO_API_KEY_SECRET)"),
+        (
+            "twilio",
+            &[("TWILIO_ACCOUNT_SID", SID), ("TWILIO_API_KEY_SID", "SK0123456789abcdef0123456789abcdef")][..],
+            "set TWILIO_API_KEY_SECRET",
+        ),
+        (
+            "twilio",
+            &[][..],
+            "set TWILIO_ACCOUNT_SID and TWILIO_AUTH_TOKEN (or TWILIO_API_KEY_SID and TWILIO_API_KEY_SECRET)",
+        ),
+        ("telnyx", &[][..], "set TELNYX_API_KEY"),
+        ("plivo", &[][..], "set PLIVO_AUTH_ID and PLIVO_AUTH_TOKEN"),
+        ("plivo", &[("PLIVO_AUTH_ID", "MA1")][..], "set PLIVO_AUTH_TOKEN"),
+        (
+            "vonage",
+            &[][..],
+            "set VONAGE_API_KEY and VONAGE_API_SECRET (or VONAGE_APPLICATION_ID and VONAGE_PRIVATE_KEY)",
+        ),
+        ("vonage", &[("VONAGE_API_KEY", "k")][..], "set VONAGE_API_SECRET"),
+        ("vonage", &[("VONAGE_APPLICATION_ID", "app")][..], "set VONAGE_PRIVATE_KEY"),
+    ] {
+        let o = doctor(&["--adapter", adapter], env);
+        assert_eq!(o.code, 1, "{adapter}: {}", o.out);
+        assert!(
+            o.out.contains(&format!("[fail]         adapter configuration: {expected}\n")),
+            "{adapter} {env:?}: {}",
+            o.out
+        );
+        assert_no_field_names(&o.out);
+    }
+    // Other problems name the variable too.
+    let bad_key = [("VONAGE_APPLICATION_ID", "app"), ("VONAGE_PRIVATE_KEY", "not a key"), ("VONAGE_FROM", "Acme")];
+    let o = doctor(&["--adapter", "vonage"], &bad_key);
+    assert!(o.out.contains("[fail]         adapter configuration: VONAGE_PRIVATE_KEY "), "{}", o.out);
+    let bad_url =
+        [("TELNYX_API_KEY", "k"), ("TELNYX_FROM", "+15005550006"), ("SMS_SDK_TELNYX_BASE_URL", "api.telnyx.com")];
+    let o = doctor(&["--adapter", "telnyx"], &bad_url);
+    assert!(o.out.contains("[fail]         adapter configuration: SMS_SDK_TELNYX_BASE_URL must be"), "{}", o.out);
+    let bad_header = [("PLIVO_AUTH_ID", "MA1"), ("PLIVO_AUTH_TOKEN", "t t"), ("PLIVO_FROM", "+15005550006")];
+    let o = doctor(&["--adapter", "plivo"], &bad_header);
+    assert!(o.out.contains("[fail]         adapter configuration: PLIVO_AUTH_TOKEN "), "{}", o.out);
+    for o in [doctor(&["--adapter", "vonage"], &bad_key), doctor(&["--adapter", "plivo"], &bad_header)] {
+        assert_no_field_names(&o.out);
+    }
+}
+
+/// No line names a library field (`api_key_sid`) where the user sets a variable.
+fn assert_no_field_names(out: &str) {
+    for field in [
+        "account_sid",
+        "auth_token",
+        "api_key",
+        "api_secret",
+        "auth_id",
+        "application_id",
+        "private_key",
+        "base URL must",
+    ] {
+        assert!(!out.contains(field), "{field}: {out}");
+    }
 }

@@ -156,7 +156,10 @@ fn a_reservation_in_progress_is_listed_with_its_age_and_when_it_becomes_resolvab
     runtime.block_on(async {
         let store = SqliteStore::open(&path).await.unwrap();
         let fingerprint = Fingerprint::of(&sms_sdk::Message::new("+14155550123", "Hi"), &[]);
-        let reserved = store.reserve("killed-mid-flight", &fingerprint, SystemTime::now()).await.unwrap();
+        let reserved = store
+            .reserve("killed-mid-flight", sms_sdk::store::Claim::new(&fingerprint), SystemTime::now())
+            .await
+            .unwrap();
         assert!(matches!(reserved, Reservation::Acquired(_)));
     });
     let store = format!("sqlite:{}", path.display());

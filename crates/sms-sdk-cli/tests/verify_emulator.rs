@@ -1,5 +1,6 @@
 //! `sms-sdk webhook verify` on status webhooks the emulator really sent: accepted as signed,
-//! refused after one signed byte changes, for each provider.
+//! refused after one signed byte changes or at another URL where the URL is signed, and printed
+//! without a full number, for each provider.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing, clippy::string_slice)] // test code: a panic is a failed test
 
@@ -89,6 +90,14 @@ fn provider_of(headers: &HeaderMap) -> &'static str {
 }
 
 fn verify(provider: &str, url: &str, headers: &HeaderMap, body: &[u8]) -> u8 {
+    let (code, out, err) = verify_output(provider, url, headers, body, &[]);
+    assert!(code == 0 || !out.contains("verified"), "{err}");
+    code
+}
+
+/// `webhook verify` of a captured request at `url`, with `extra` arguments: the exit code,
+/// stdout and stderr.
+fn verify_output(provider: &str, url: &str, headers: &HeaderMap, body: &[u8], extra: &[&str]) -> (u8, String, String) {
     let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos();
     let file = std::env::temp_dir().join(format!("sms-sdk-verify-{}-{nanos}", std::process::id()));
     std::fs::write(&file, body).unwrap();
@@ -98,6 +107,7 @@ fn verify(provider: &str, url: &str, headers: &HeaderMap, body: &[u8]) -> u8 {
     for (name, value) in headers {
         args.extend(["-H".to_owned(), format!("{name}: {}", value.to_str().unwrap())]);
     }
+    args.extend(extra.iter().map(|s| (*s).to_owned()));
     let env: Env = [
         ("TWILIO_AUTH_TOKEN", credentials::TWILIO_AUTH_TOKEN),
         ("TELNYX_PUBLIC_KEY", credentials::TELNYX_PUBLIC_KEY),
@@ -108,8 +118,8 @@ fn verify(provider: &str, url: &str, headers: &HeaderMap, body: &[u8]) -> u8 {
     .collect();
     let (mut out, mut err) = (Vec::new(), Vec::new());
     let code = run(&args, &env, &mut out, &mut err);
-    assert!(code == 0 || !String::from_utf8_lossy(&out).contains("verified"), "{}", String::from_utf8_lossy(&err));
-    code
+    let _ = std::fs::remove_file(file);
+    (code, String::from_utf8(out).unwrap(), String::from_utf8(err).unwrap())
 }
 
 #[test]
@@ -124,6 +134,35 @@ fn emulator_webhooks_verify_and_a_changed_byte_is_refused() {
         let at = changed.len() / 2;
         changed[at] = if changed[at] == b'1' { b'2' } else { b'1' };
         assert_eq!(verify(provider, &received, headers, &changed), 1, "{provider}: a changed byte was accepted");
+        seen.insert(provider);
+    }
+    assert_eq!(seen.into_iter().collect::<Vec<_>>(), ["plivo", "telnyx", "twilio", "vonage"]);
+}
+
+#[test]
+fn emulator_webhooks_at_another_url_fail_only_where_the_url_is_signed_and_json_masks_numbers() {
+    let (url, captured) = emulator_webhooks();
+    let mut seen = std::collections::BTreeSet::new();
+    for (path, headers, body) in &captured {
+        let provider = provider_of(headers);
+        let received = format!("{}{}", url.trim_end_matches("/hooks"), path);
+        let (code, out, err) = verify_output(provider, &received, headers, body, &["--json"]);
+        assert_eq!(code, 0, "{provider}: {out}{err}");
+        let event: serde_json::Value = serde_json::from_str(out.trim()).unwrap();
+        assert!(event.get("raw").is_none() && event.get("body").is_none(), "{provider}: {event}");
+        for number in ["14155550123", "15005550006"] {
+            assert!(!out.contains(number), "{provider}: {number} in {out}");
+        }
+        // The same request checked against the URL a server behind a proxy would see.
+        let internal = received.replacen("http://127.0.0.1", "https://10.0.0.5", 1);
+        let (code, out, err) = verify_output(provider, &internal, headers, body, &[]);
+        if matches!(provider, "twilio" | "plivo") {
+            assert_eq!(code, 1, "{provider}: {out}{err}");
+            assert!(err.contains("The URL is part of what"), "{provider}: {err}");
+            assert!(err.contains(&format!("URL used: {internal}")), "{provider}: {err}");
+        } else {
+            assert_eq!(code, 0, "{provider}: the URL is not signed: {out}{err}");
+        }
         seen.insert(provider);
     }
     assert_eq!(seen.into_iter().collect::<Vec<_>>(), ["plivo", "telnyx", "twilio", "vonage"]);

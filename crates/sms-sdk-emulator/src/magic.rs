@@ -1,19 +1,28 @@
 //! The magic recipients: the one table from a recipient number to what the emulator does with
-//! a send to it, and the table of each provider's error code for each kind of rejection.
+//! a send to it and what the library makes of that through each provider ([`Expected`]), and
+//! the table of each provider's error code for each kind of rejection.
+//!
+//! Plivo documents no error codes, so its adapter classifies every magic rejection (its generic
+//! 400) as `request`, which never fails over.
 //!
 //! Any recipient that is not listed here is accepted and delivered.
 
-use std::fmt;
+use std::fmt::{self, Write as _};
+use std::sync::LazyLock;
 
-/// Invalid number: rejected, category `recipient`.
+use sms_sdk::{Category, UnknownReason};
+
+use crate::provider::Provider;
+
+/// Invalid number: rejected, category `recipient` (`request` on Plivo).
 pub const INVALID_NUMBER: &str = "+15005550001";
-/// Cannot route from this sender: rejected, category `sender`.
+/// Cannot route from this sender: rejected, category `sender` (`request` on Plivo).
 pub const SENDER_CANNOT_ROUTE: &str = "+15005550002";
-/// No international permission: rejected, category `account`.
+/// No international permission: rejected, category `account` (`request` on Plivo).
 pub const NO_PERMISSION: &str = "+15005550003";
-/// Blocked, opted out: rejected, category `compliance`.
+/// Blocked, opted out: rejected, category `compliance` (`request` on Plivo).
 pub const OPTED_OUT: &str = "+15005550004";
-/// Cannot receive SMS: rejected, category `recipient`.
+/// Cannot receive SMS: rejected, category `recipient` (`request` on Plivo).
 pub const CANNOT_RECEIVE: &str = "+15005550009";
 /// Accepted, then undelivered in the status webhooks.
 pub const UNDELIVERED: &str = "+15005550010";
@@ -79,21 +88,17 @@ pub(crate) enum Reason {
     OptedOut,
 }
 
-/// The magic recipients: number, behavior, and what a send to it gets (for the help and the
-/// start banner).
+/// The magic recipients: number, behavior, and what the emulator does with a send to it (the
+/// help and the start banner add what the library makes of it, from [`Behavior::expected`]).
 const TABLE: &[(&str, Behavior, &str)] = &[
-    (INVALID_NUMBER, Behavior::Reject(Reason::InvalidNumber), "rejected: invalid number (category recipient)"),
-    (
-        SENDER_CANNOT_ROUTE,
-        Behavior::Reject(Reason::SenderCannotRoute),
-        "rejected: cannot route from this sender (category sender)",
-    ),
-    (NO_PERMISSION, Behavior::Reject(Reason::NoPermission), "rejected: no international permission (category account)"),
-    (OPTED_OUT, Behavior::Reject(Reason::OptedOut), "rejected: blocked, opted out (category compliance)"),
-    (CANNOT_RECEIVE, Behavior::Reject(Reason::CannotReceive), "rejected: cannot receive SMS (category recipient)"),
-    (UNDELIVERED, Behavior::Undeliver, "accepted, then undelivered in the status webhooks"),
+    (INVALID_NUMBER, Behavior::Reject(Reason::InvalidNumber), "rejected: invalid number"),
+    (SENDER_CANNOT_ROUTE, Behavior::Reject(Reason::SenderCannotRoute), "rejected: cannot route from this sender"),
+    (NO_PERMISSION, Behavior::Reject(Reason::NoPermission), "rejected: no international permission"),
+    (OPTED_OUT, Behavior::Reject(Reason::OptedOut), "rejected: blocked, opted out"),
+    (CANNOT_RECEIVE, Behavior::Reject(Reason::CannotReceive), "rejected: cannot receive SMS"),
+    (UNDELIVERED, Behavior::Undeliver, "reported undelivered in the status webhooks"),
     (SERVER_ERROR, Behavior::ServerError, "answered HTTP 500"),
-    (HOLD, Behavior::Hold, "never answered (the connection is held until the client gives up)"),
+    (HOLD, Behavior::Hold, "never answered: the connection is held until the client gives up"),
     (RESET, Behavior::Reset, "the connection is reset before any response"),
     (
         RATE_LIMITED_ONCE,
@@ -109,6 +114,34 @@ const TABLE: &[(&str, Behavior, &str)] = &[
     ),
     (RATE_LIMITED, Behavior::RateLimitAlways, "always rate-limited (429, Retry-After: 1)"),
 ];
+
+/// What the library makes of a send to a magic recipient: the outcome the emulator means, which
+/// the provider's adapter gives for the emulator's answer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Expected {
+    /// Accepted: a message is created.
+    Accepted,
+    /// Rejected in this category (a rate limit: once the client's retries are spent).
+    Rejected(Category),
+    /// An unknown outcome, for this reason.
+    Unknown(UnknownReason),
+    /// Rejected as rate-limited with `Retry-After: 1`, then accepted when the client retries.
+    RateLimitedThenAccepted,
+}
+
+impl fmt::Display for Expected {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Accepted => f.write_str("accepted"),
+            Self::Rejected(category) => write!(f, "category {category}"),
+            Self::Unknown(reason) => write!(f, "unknown, reason {reason}"),
+            Self::RateLimitedThenAccepted => {
+                write!(f, "category {}, then accepted when retried", Category::RateLimited)
+            }
+        }
+    }
+}
 
 /// A fault the emulator injects in place of a normal answer (what a magic recipient triggers).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -153,16 +186,59 @@ impl fmt::Display for Fault {
     }
 }
 
-/// One magic recipient: its number, what a send to it gets, and the fault it injects (if any).
+/// One magic recipient: its number, what a send to it gets, the fault it injects (if any), and
+/// what the library makes of it through each provider ([`MagicRecipient::expected`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct MagicRecipient {
     /// The recipient, E.164.
     pub number: &'static str,
-    /// What a send to it gets, in a few words.
+    /// What a send to it gets, in a few words, with the library's outcome in parentheses
+    /// (`rejected: invalid number (category recipient; plivo: category request)`).
     pub meaning: &'static str,
     /// The fault it injects, `None` for a rejection or an accepted message.
     pub fault: Option<Fault>,
+    behavior: Behavior,
+}
+
+impl MagicRecipient {
+    /// What the library makes of a send to this recipient through `provider`'s adapter.
+    ///
+    /// ```
+    /// use sms_sdk::Category;
+    /// use sms_sdk_emulator::Provider;
+    /// use sms_sdk_emulator::magic::{self, Expected};
+    ///
+    /// let route = magic::recipients().find(|r| r.number == magic::SENDER_CANNOT_ROUTE).unwrap();
+    /// assert_eq!(route.expected(Provider::Twilio), Expected::Rejected(Category::Sender));
+    /// ```
+    #[must_use]
+    pub const fn expected(&self, provider: Provider) -> Expected {
+        self.behavior.expected(provider)
+    }
+}
+
+/// The table's recipients, their meanings written out once.
+static RECIPIENTS: LazyLock<Vec<(&str, Behavior, String)>> = LazyLock::new(|| {
+    TABLE.iter().map(|&(number, behavior, does)| (number, behavior, meaning(does, behavior))).collect()
+});
+
+/// `does`, then the library's outcome: the one most providers give, and each other provider's.
+fn meaning(does: &str, behavior: Behavior) -> String {
+    let outcomes = Provider::ALL.map(|provider| behavior.expected(provider));
+    let common = outcomes
+        .iter()
+        .max_by_key(|outcome| outcomes.iter().filter(|other| other == outcome).count())
+        .copied()
+        .unwrap_or(Expected::Accepted);
+    let mut text = format!("{does} ({common}");
+    for (provider, outcome) in Provider::ALL.iter().zip(outcomes) {
+        if outcome != common {
+            let _ = write!(text, "; {provider}: {outcome}");
+        }
+    }
+    text.push(')');
+    text
 }
 
 /// Every magic recipient, in table order: what `sms-sdk emulator` lists in its help and at start.
@@ -172,7 +248,12 @@ pub struct MagicRecipient {
 /// assert!(numbers.contains(&sms_sdk_emulator::magic::RESET));
 /// ```
 pub fn recipients() -> impl Iterator<Item = MagicRecipient> {
-    TABLE.iter().map(|&(number, behavior, meaning)| MagicRecipient { number, meaning, fault: behavior.fault() })
+    RECIPIENTS.iter().map(|(number, behavior, meaning)| MagicRecipient {
+        number,
+        meaning: meaning.as_str(),
+        fault: behavior.fault(),
+        behavior: *behavior,
+    })
 }
 
 impl Behavior {
@@ -190,17 +271,35 @@ impl Behavior {
             Self::CreateThenDrop => Some(Fault::DropAfterCreate),
         }
     }
+
+    /// What the library makes of a send with this behavior through `provider`'s adapter: the one
+    /// place that says what each magic recipient means for each provider.
+    pub(crate) const fn expected(self, provider: Provider) -> Expected {
+        match self {
+            Self::Deliver | Self::Undeliver => Expected::Accepted,
+            Self::Reject(reason) => Expected::Rejected(reason.category(provider)),
+            Self::ServerError => Expected::Unknown(UnknownReason::ServerError),
+            Self::Hold => Expected::Unknown(UnknownReason::Timeout),
+            Self::Reset | Self::CreateThenDrop => Expected::Unknown(UnknownReason::Network),
+            Self::RateLimitOnce => Expected::RateLimitedThenAccepted,
+            Self::RateLimitAlways => Expected::Rejected(Category::RateLimited),
+            Self::Bare429 => Expected::Unknown(UnknownReason::UnexpectedStatus),
+            Self::Unreadable => Expected::Unknown(UnknownReason::MalformedResponse),
+        }
+    }
 }
 
 impl Reason {
-    /// The rejection category the library gives it: `recipient`, `sender`, `account` or
-    /// `compliance`.
-    pub(crate) const fn category(self) -> &'static str {
-        match self {
-            Self::InvalidNumber | Self::CannotReceive => "recipient",
-            Self::SenderCannotRoute | Self::InvalidSender => "sender",
-            Self::NoPermission => "account",
-            Self::OptedOut => "compliance",
+    /// The rejection category the library gives it through `provider`'s adapter: the category
+    /// of the provider's documented code for it, and `request` for Plivo, which documents no
+    /// error codes (its generic 400 is classified by its status alone).
+    pub(crate) const fn category(self, provider: Provider) -> Category {
+        match (provider, self) {
+            (Provider::Plivo, _) => Category::Request,
+            (_, Self::InvalidNumber | Self::CannotReceive) => Category::Recipient,
+            (_, Self::SenderCannotRoute | Self::InvalidSender) => Category::Sender,
+            (_, Self::NoPermission) => Category::Account,
+            (_, Self::OptedOut) => Category::Compliance,
         }
     }
 }
@@ -307,5 +406,30 @@ mod tests {
         assert_eq!(listed.len(), all.len());
         assert!(all.iter().all(|n| listed.contains(n)));
         assert_eq!(recipients().find(|r| r.number == HOLD).and_then(|r| r.fault), Some(Fault::Hang));
+    }
+
+    #[test]
+    fn plivo_magic_rejections_are_request_rejections() {
+        for reason in [
+            Reason::InvalidNumber,
+            Reason::CannotReceive,
+            Reason::SenderCannotRoute,
+            Reason::InvalidSender,
+            Reason::NoPermission,
+            Reason::OptedOut,
+        ] {
+            assert_eq!(reason.category(Provider::Plivo), Category::Request, "{reason:?}");
+            assert_ne!(reason.category(Provider::Vonage), Category::Request, "{reason:?}");
+        }
+        let meaning = |number| recipients().find(|r| r.number == number).map(|r| r.meaning);
+        assert_eq!(
+            meaning(SENDER_CANNOT_ROUTE),
+            Some("rejected: cannot route from this sender (category sender; plivo: category request)")
+        );
+        assert_eq!(meaning(SERVER_ERROR), Some("answered HTTP 500 (unknown, reason server_error)"));
+        assert_eq!(
+            recipients().find(|r| r.number == RATE_LIMITED_ONCE).map(|r| r.expected(Provider::Plivo)),
+            Some(Expected::RateLimitedThenAccepted)
+        );
     }
 }

@@ -100,7 +100,7 @@ impl App {
                 };
                 let delay = self.config.latency.of(&entry);
                 let reply = Reply::Respond(self.refuse(entry, failure));
-                self.report_send(provider, None, &reply, failure.outcome());
+                self.report_send(provider, None, &reply, failure.outcome(provider));
                 return (reply, delay);
             }
         };
@@ -138,13 +138,14 @@ impl App {
         authenticated: bool,
         request: Option<&SendRequest>,
     ) -> (Reply, Outcome) {
+        let provider = entry.provider;
         let behavior = match decide(authenticated, request) {
             Ok(behavior) => behavior,
-            Err(failure) => return (Reply::Respond(self.refuse(entry, failure)), failure.outcome()),
+            Err(failure) => return (Reply::Respond(self.refuse(entry, failure)), failure.outcome(provider)),
         };
         let reply = self.act(entry, behavior);
         let outcome = if let Behavior::Reject(reason) = behavior {
-            Outcome::Rejected(reason.category())
+            Outcome::Rejected(reason.category(provider).as_str())
         } else if behavior == Behavior::RateLimitOnce && reply.status().is_some_and(|s| s < 300) {
             // The second request of a rate-limited-once recipient is accepted.
             Outcome::Accepted

@@ -41,7 +41,7 @@ use crate::receipt::{Handoff, Receipt, new_send_id};
 use crate::redact::mask_phone_number;
 use crate::retry::RetryPolicy;
 use crate::store::{
-    DEFAULT_REFERENCE_RETENTION, DEFAULT_STALE_RESERVATION, DEFAULT_TTL, FinalRecord, Finalized, Fingerprint,
+    Claim, DEFAULT_REFERENCE_RETENTION, DEFAULT_STALE_RESERVATION, DEFAULT_TTL, FinalRecord, Finalized, Fingerprint,
     IdempotencyStore, Record, Reservation, ReservationId,
 };
 use crate::validate::{self, Candidate, Validation};
@@ -332,7 +332,7 @@ impl Dispatch<'_> {
         let Some(idempotency) = &self.inner.idempotency else { return self.execute(chain, None).await };
         let now = SystemTime::now();
         let timer = metrics::StoreTimer::start();
-        let reserved = idempotency.store.reserve(key, fingerprint, now).await;
+        let reserved = idempotency.store.reserve(key, Claim::new(fingerprint).to(&self.message.to), now).await;
         timer.finish("reserve", reserved.is_ok());
         match reserved {
             Ok(Reservation::Acquired(id)) => {
@@ -357,8 +357,8 @@ impl Dispatch<'_> {
             return Err(Error::idempotency_conflict(key));
         }
         match record {
-            Record::Accepted { result, .. } => {
-                self.same_endpoint(key, &result.attempts)?;
+            Record::Accepted { result, endpoint, .. } => {
+                self.same_endpoint(key, endpoint.as_deref())?;
                 Ok(Receipt {
                     replayed: true,
                     encoding: self.preview.encoding,
@@ -367,7 +367,7 @@ impl Dispatch<'_> {
                 })
             }
             Record::Unknown { error, .. } => {
-                self.same_endpoint(key, &error.attempts)?;
+                self.same_endpoint(key, error.attempts.last().and_then(|a| a.endpoint.as_deref()))?;
                 Err(Error::unknown_replay(UnknownReason::ReplayedUnknown, error.attempts))
             }
             Record::Reserved { reserved_at, .. }
@@ -379,11 +379,12 @@ impl Dispatch<'_> {
         }
     }
 
-    /// Refuses to replay a result whose last request went to an endpoint none of this client's
-    /// adapters sends to (a result from an emulator is not a message sent by a real provider).
-    /// Records without an endpoint, and clients whose adapters do not say theirs, pass.
-    fn same_endpoint(&self, key: &str, attempts: &[Attempt]) -> Result<(), Error> {
-        let Some(recorded) = attempts.last().and_then(|a| a.endpoint.as_deref()) else { return Ok(()) };
+    /// Refuses to replay a result recorded for an endpoint none of this client's adapters sends
+    /// to (a result from an emulator is not a message sent by a real provider): the last
+    /// request's endpoint, or the one an operator settled the key for. Records without an
+    /// endpoint, and clients whose adapters do not say theirs, pass.
+    fn same_endpoint(&self, key: &str, recorded: Option<&str>) -> Result<(), Error> {
+        let Some(recorded) = recorded else { return Ok(()) };
         let current: Vec<&str> = self.inner.adapters.iter().filter_map(|a| a.info().endpoint.as_deref()).collect();
         if current.is_empty() || current.contains(&recorded) {
             return Ok(());

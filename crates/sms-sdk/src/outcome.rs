@@ -259,6 +259,19 @@ impl ProviderError {
         self
     }
 
+    /// Details read back from a store, exactly as they were written (already bounded and
+    /// redacted when they were made).
+    #[cfg(any(feature = "sqlite", feature = "postgres", feature = "redis"))]
+    pub(crate) fn restore(
+        provider: String,
+        http_status: Option<u16>,
+        code: Option<String>,
+        message: Option<String>,
+        request_id: Option<String>,
+    ) -> Self {
+        Self { provider, http_status, code, message, request_id }
+    }
+
     /// The provider (adapter) name.
     #[must_use]
     pub fn provider(&self) -> &str {

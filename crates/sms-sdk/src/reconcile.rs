@@ -43,14 +43,15 @@ use std::time::{Duration, SystemTime};
 use crate::boxed::BoxFuture;
 use crate::correlation::{REFERENCE_PARAM, is_reference};
 use crate::store::{
-    DEFAULT_STALE_RESERVATION, DEFAULT_TTL, Operator, ReferenceIndex, Settled, StoreError, settle_reference,
+    DEFAULT_STALE_RESERVATION, DEFAULT_TTL, IdempotencyStore, Operator, ReferenceIndex, Settled, StoreError,
+    settle_reference,
 };
 use crate::webhook::{EventKind, EventObserver, SmsEvent};
 
 /// A store a [`Reconciler`] can settle records in.
-trait Settles: ReferenceIndex + Operator {}
+trait Settles: ReferenceIndex + Operator + IdempotencyStore {}
 
-impl<T: ReferenceIndex + Operator> Settles for T {}
+impl<T: ReferenceIndex + Operator + IdempotencyStore> Settles for T {}
 
 /// Feeds verified status webhooks to the idempotency store. Cheap to clone.
 #[derive(Clone)]
@@ -74,7 +75,7 @@ impl Reconciler {
     /// A reconciler over `store` (the client's idempotency store, or another handle on it),
     /// keeping settled records for [`DEFAULT_TTL`] and treating reservations older than
     /// [`DEFAULT_STALE_RESERVATION`] as unknown.
-    pub fn new(store: impl ReferenceIndex + Operator) -> Self {
+    pub fn new(store: impl ReferenceIndex + Operator + IdempotencyStore) -> Self {
         Self { store: Arc::new(store), ttl: DEFAULT_TTL, stale_after: DEFAULT_STALE_RESERVATION }
     }
 

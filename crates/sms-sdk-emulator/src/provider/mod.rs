@@ -157,14 +157,14 @@ pub(crate) enum Failure {
 }
 
 impl Failure {
-    /// How a send refused for this ends, for the request log.
-    pub(crate) const fn outcome(self) -> Outcome {
+    /// How a send to `provider` refused for this ends, for the request log.
+    pub(crate) const fn outcome(self, provider: Provider) -> Outcome {
         match self {
             Self::Auth => Outcome::Rejected("auth"),
             Self::Unreadable | Self::TooLarge { .. } | Self::Missing(_) | Self::Invalid(_) | Self::NotFound => {
                 Outcome::Rejected("request")
             }
-            Self::Reject(reason) => Outcome::Rejected(reason.category()),
+            Self::Reject(reason) => Outcome::Rejected(reason.category(provider).as_str()),
             Self::RateLimited => Outcome::Fault(Fault::RateLimited),
             Self::ServerError => Outcome::Fault(Fault::Http500),
         }

@@ -39,6 +39,7 @@ enum Kind {
     Backend,
     Timeout,
     Corrupt,
+    NewerFormat,
 }
 
 /// What a store says about a failure: its kind, where, and a message over an optional source.
@@ -68,6 +69,24 @@ impl StoreError {
     #[must_use]
     pub fn is_corrupt(&self) -> bool {
         self.failure().is_some_and(|f| f.kind == Kind::Corrupt)
+    }
+
+    /// True when a record was written in a stored format newer than this release reads (by a
+    /// newer release sharing the store): upgrade this one. The record is left as it is, and the
+    /// key is never taken for unused.
+    #[must_use]
+    pub fn is_newer_format(&self) -> bool {
+        self.failure().is_some_and(|f| f.kind == Kind::NewerFormat)
+    }
+
+    /// The stored record of `key` is in format `version`, newer than the `known` one.
+    pub(crate) fn newer_format(key: &str, version: u32, known: u32) -> Self {
+        let message = format!(
+            "the record of key {} is in stored format version {version}, written by a newer release; this one reads \
+             versions up to {known}: upgrade it (the record is left as it is)",
+            quote_key(key)
+        );
+        Self::failure_of(Kind::NewerFormat, None, message)
     }
 
     /// `what` at `place` took longer than `limit` allows (`after`).

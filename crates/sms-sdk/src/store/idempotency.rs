@@ -8,6 +8,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use serde::{Deserialize, Serialize};
 
 use super::{BoxFuture, Fingerprint, StoreError};
+use crate::PhoneNumber;
 use crate::error::ErrorRecord;
 use crate::receipt::{Handoff, Receipt, new_send_id};
 
@@ -130,7 +131,12 @@ impl State {
     }
 }
 
-/// What a store holds for a key. Never a body.
+/// What a store holds for a key. Never a body. Its `Debug` and `Serialize` (a log form) mask
+/// the recipient.
+///
+/// Every state keeps the recipient (`to`, E.164) and when the send reserved the key, so that an
+/// operator can look an unknown outcome up; records written before stored format version 1 have
+/// neither (`None`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "state", rename_all = "snake_case")]
 pub enum Record {
@@ -143,6 +149,9 @@ pub enum Record {
         /// When it was reserved.
         #[serde(with = "epoch_ms", rename = "reserved_at_ms")]
         reserved_at: SystemTime,
+        /// The message's recipient (`Debug` and `Serialize` write it masked).
+        #[serde(default, skip_deserializing, serialize_with = "masked", skip_serializing_if = "Option::is_none")]
+        to: Option<PhoneNumber>,
     },
     /// Accepted, with the result to replay.
     Accepted {
@@ -150,6 +159,18 @@ pub enum Record {
         fingerprint: Fingerprint,
         /// The send's result.
         result: Receipt,
+        /// Where the message went (`scheme://host[:port]`): the accepting request's endpoint,
+        /// or, for a key an operator settled, the endpoint it was settled for. A client replays
+        /// the result only when one of its adapters sends there; `None` (unknown) replays
+        /// anywhere.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        endpoint: Option<String>,
+        /// The message's recipient (`Debug` and `Serialize` write it masked).
+        #[serde(default, skip_deserializing, serialize_with = "masked", skip_serializing_if = "Option::is_none")]
+        to: Option<PhoneNumber>,
+        /// When the send reserved the key.
+        #[serde(default, with = "epoch_ms_opt", rename = "reserved_at_ms", skip_serializing_if = "Option::is_none")]
+        reserved_at: Option<SystemTime>,
     },
     /// Rejected: nothing was accepted.
     Rejected {
@@ -157,6 +178,12 @@ pub enum Record {
         fingerprint: Fingerprint,
         /// The error, in its log form.
         error: ErrorRecord,
+        /// The message's recipient (`Debug` and `Serialize` write it masked).
+        #[serde(default, skip_deserializing, serialize_with = "masked", skip_serializing_if = "Option::is_none")]
+        to: Option<PhoneNumber>,
+        /// When the send reserved the key.
+        #[serde(default, with = "epoch_ms_opt", rename = "reserved_at_ms", skip_serializing_if = "Option::is_none")]
+        reserved_at: Option<SystemTime>,
     },
     /// The outcome is unknown.
     Unknown {
@@ -164,6 +191,12 @@ pub enum Record {
         fingerprint: Fingerprint,
         /// The error, in its log form.
         error: ErrorRecord,
+        /// The message's recipient (`Debug` and `Serialize` write it masked).
+        #[serde(default, skip_deserializing, serialize_with = "masked", skip_serializing_if = "Option::is_none")]
+        to: Option<PhoneNumber>,
+        /// When the send reserved the key.
+        #[serde(default, with = "epoch_ms_opt", rename = "reserved_at_ms", skip_serializing_if = "Option::is_none")]
+        reserved_at: Option<SystemTime>,
     },
 }
 
@@ -190,6 +223,28 @@ impl Record {
         }
     }
 
+    /// The message's recipient, when the record keeps it.
+    #[must_use]
+    pub fn to(&self) -> Option<&PhoneNumber> {
+        match self {
+            Self::Reserved { to, .. }
+            | Self::Accepted { to, .. }
+            | Self::Rejected { to, .. }
+            | Self::Unknown { to, .. } => to.as_ref(),
+        }
+    }
+
+    /// When the send reserved the key (when it started), when the record keeps it.
+    #[must_use]
+    pub fn reserved_at(&self) -> Option<SystemTime> {
+        match self {
+            Self::Reserved { reserved_at, .. } => Some(*reserved_at),
+            Self::Accepted { reserved_at, .. }
+            | Self::Rejected { reserved_at, .. }
+            | Self::Unknown { reserved_at, .. } => *reserved_at,
+        }
+    }
+
     /// True for `unknown`, and for `reserved` longer than `stale_after` at `now`: the keys an
     /// operator must reconcile.
     #[must_use]
@@ -199,6 +254,32 @@ impl Record {
             Self::Reserved { reserved_at, .. } => now.duration_since(*reserved_at).is_ok_and(|age| age > stale_after),
             Self::Accepted { .. } | Self::Rejected { .. } => false,
         }
+    }
+}
+
+/// What a send reserves a key for: its message's fingerprint and recipient.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Claim<'a> {
+    /// The message's fingerprint.
+    pub fingerprint: &'a Fingerprint,
+    /// The message's recipient (E.164), which the record keeps so that an unknown outcome can be
+    /// looked up; `None` when the caller has none to give.
+    pub to: Option<&'a str>,
+}
+
+impl<'a> Claim<'a> {
+    /// A claim for the message with `fingerprint`.
+    #[must_use]
+    pub const fn new(fingerprint: &'a Fingerprint) -> Self {
+        Self { fingerprint, to: None }
+    }
+
+    /// The same claim, for a message to `to`.
+    #[must_use]
+    pub const fn to(mut self, to: &'a str) -> Self {
+        self.to = Some(to);
+        self
     }
 }
 
@@ -224,13 +305,19 @@ impl FinalRecord {
         }
     }
 
-    /// The stored record for `fingerprint`.
+    /// The stored record that replaces the reservation `reserved` (whose fingerprint, recipient
+    /// and time it keeps).
     #[must_use]
-    pub fn into_record(self, fingerprint: Fingerprint) -> Record {
+    pub fn into_record(self, reserved: &Record) -> Record {
+        let (fingerprint, to, reserved_at) =
+            (reserved.fingerprint().clone(), reserved.to().cloned(), reserved.reserved_at());
         match self {
-            Self::Accepted(result) => Record::Accepted { fingerprint, result },
-            Self::Rejected(error) => Record::Rejected { fingerprint, error },
-            Self::Unknown(error) => Record::Unknown { fingerprint, error },
+            Self::Accepted(result) => {
+                let endpoint = result.attempts.last().and_then(|a| a.endpoint.clone());
+                Record::Accepted { fingerprint, result, endpoint, to, reserved_at }
+            }
+            Self::Rejected(error) => Record::Rejected { fingerprint, error, to, reserved_at },
+            Self::Unknown(error) => Record::Unknown { fingerprint, error, to, reserved_at },
         }
     }
 
@@ -276,11 +363,11 @@ pub trait IdempotencyStore: Send + Sync + 'static {
     /// The live (unexpired) record of `key`.
     fn get<'a>(&'a self, key: &'a str) -> BoxFuture<'a, Result<Option<Record>, StoreError>>;
 
-    /// Claims `key` for a send of the message with `fingerprint`, atomically.
+    /// Claims `key` for a send of the message `claim` describes, atomically.
     fn reserve<'a>(
         &'a self,
         key: &'a str,
-        fingerprint: &'a Fingerprint,
+        claim: Claim<'a>,
         now: SystemTime,
     ) -> BoxFuture<'a, Result<Reservation, StoreError>>;
 
@@ -381,6 +468,11 @@ pub enum Resolution {
         provider_id: String,
         /// How long to keep the accepted record.
         ttl: Duration,
+        /// Where the message was sent (`scheme://host[:port]`, as
+        /// [`AdapterInfo::endpoint`](crate::adapter::AdapterInfo::endpoint) says): later sends
+        /// replay the record only through an adapter that sends there, as for a record a send
+        /// wrote. `None` replays anywhere.
+        endpoint: Option<String>,
     },
     /// The provider does not have it: the record is removed and the next send goes out.
     NotSent,
@@ -423,10 +515,10 @@ impl<S: IdempotencyStore + ?Sized> IdempotencyStore for Arc<S> {
     fn reserve<'a>(
         &'a self,
         key: &'a str,
-        fingerprint: &'a Fingerprint,
+        claim: Claim<'a>,
         now: SystemTime,
     ) -> BoxFuture<'a, Result<Reservation, StoreError>> {
-        (**self).reserve(key, fingerprint, now)
+        (**self).reserve(key, claim, now)
     }
     fn finalize<'a>(
         &'a self,
@@ -512,6 +604,15 @@ pub(crate) fn stale_cutoff(now: SystemTime, stale_after: Duration) -> i64 {
     millis(now).saturating_sub(i64::try_from(stale_after.as_millis()).unwrap_or(i64::MAX))
 }
 
+/// A recipient as the log form writes it: masked.
+#[allow(clippy::ref_option)] // the signature serde's `serialize_with` requires
+fn masked<S: serde::Serializer>(to: &Option<PhoneNumber>, s: S) -> Result<S::Ok, S::Error> {
+    match to {
+        Some(to) => s.serialize_str(&to.masked()),
+        None => s.serialize_none(),
+    }
+}
+
 mod epoch_ms {
     use std::time::SystemTime;
 
@@ -529,7 +630,11 @@ mod epoch_ms {
 mod epoch_ms_opt {
     use std::time::SystemTime;
 
-    use serde::Serializer;
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub(super) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<SystemTime>, D::Error> {
+        Option::<i64>::deserialize(d).map(|ms| ms.map(super::from_millis))
+    }
 
     #[allow(clippy::ref_option)] // the signature serde's `with` requires
     pub(super) fn serialize<S: Serializer>(at: &Option<SystemTime>, s: S) -> Result<S::Ok, S::Error> {

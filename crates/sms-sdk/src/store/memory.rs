@@ -13,9 +13,10 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, SystemTime};
 
 use super::{
-    Entry, Filter, FinalRecord, Finalized, Fingerprint, IdempotencyStore, Listing, Operator, Page, Record, Reservation,
+    Claim, Entry, Filter, FinalRecord, Finalized, IdempotencyStore, Listing, Operator, Page, Record, Reservation,
     ReservationId, Resolution, Resolved, StoreError, later, resolved_receipt,
 };
+use crate::PhoneNumber;
 use crate::boxed::BoxFuture;
 use crate::store::{DedupeStore, ReferenceIndex};
 
@@ -156,16 +157,21 @@ impl IdempotencyStore for MemoryStore {
     fn reserve<'a>(
         &'a self,
         key: &'a str,
-        fingerprint: &'a Fingerprint,
+        claim: Claim<'a>,
         now: SystemTime,
     ) -> BoxFuture<'a, Result<Reservation, StoreError>> {
         Box::pin(async move {
             let mut entries = self.lock();
+            let fingerprint = claim.fingerprint;
             // A new reservation (its id is made only when the key is claimed, not for a replay).
             let reserve = || {
                 let id = ReservationId::new();
-                let record =
-                    Record::Reserved { fingerprint: fingerprint.clone(), reservation_id: id.clone(), reserved_at: now };
+                let record = Record::Reserved {
+                    fingerprint: fingerprint.clone(),
+                    reservation_id: id.clone(),
+                    reserved_at: now,
+                    to: claim.to.and_then(|to| PhoneNumber::parse(to).ok()),
+                };
                 (id, record)
             };
             // The key is claimed where it is found, or inserted where it is missing.
@@ -203,13 +209,12 @@ impl IdempotencyStore for MemoryStore {
             let mut entries = self.lock();
             // The record is replaced where it is: one lookup, and the key is not copied again.
             let Some((held, expires_at)) = entries.records.get_mut(key) else { return Ok(Finalized::NotOwner) };
-            let Record::Reserved { reservation_id, fingerprint, .. } = held else { return Ok(Finalized::NotOwner) };
+            let Record::Reserved { reservation_id, .. } = held else { return Ok(Finalized::NotOwner) };
             if reservation_id != reservation {
                 return Ok(Finalized::NotOwner);
             }
-            let fingerprint = fingerprint.clone();
             *expires_at = record.expires_at(ttl, now);
-            *held = record.into_record(fingerprint);
+            *held = record.into_record(held);
             Ok(Finalized::Written)
         })
     }
@@ -322,14 +327,15 @@ impl Operator for MemoryStore {
             if !record.is_unresolved(stale_after, now) {
                 return Ok(Resolved::Refused(Box::new(record.clone())));
             }
-            let fingerprint = record.fingerprint().clone();
+            let (fingerprint, to, reserved_at) =
+                (record.fingerprint().clone(), record.to().cloned(), record.reserved_at());
             match resolution {
                 Resolution::NotSent => {
                     entries.records.remove(key);
                 }
-                Resolution::Sent { provider, provider_id, ttl } => {
+                Resolution::Sent { provider, provider_id, ttl, endpoint } => {
                     let result = resolved_receipt(provider, provider_id);
-                    let accepted = Record::Accepted { fingerprint, result };
+                    let accepted = Record::Accepted { fingerprint, result, endpoint, to, reserved_at };
                     entries.records.insert(key.to_owned(), (accepted, Some(later(now, ttl))));
                 }
             }
@@ -341,7 +347,7 @@ impl Operator for MemoryStore {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::store::State;
+    use crate::store::{Fingerprint, State};
 
     #[test]
     fn filter_matches_states_and_unresolved_records() {
@@ -350,6 +356,7 @@ mod tests {
             fingerprint: Fingerprint::from_canonical("f"),
             reservation_id: ReservationId::new(),
             reserved_at: now - Duration::from_secs(age),
+            to: None,
         };
         let stale = Filter::Unresolved { stale_after: Duration::from_secs(300) };
         assert!(stale.matches(&reserved(301), now));
@@ -372,7 +379,7 @@ mod tests {
     }
 
     async fn acquire(store: &MemoryStore, key: &str, now: SystemTime) -> ReservationId {
-        match store.reserve(key, &Fingerprint::from_canonical("f"), now).await.unwrap() {
+        match store.reserve(key, crate::store::Claim::new(&Fingerprint::from_canonical("f")), now).await.unwrap() {
             Reservation::Acquired(id) => id,
             Reservation::Existing(record) => panic!("{key} is held: {record:?}"),
         }

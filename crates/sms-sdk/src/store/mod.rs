@@ -46,6 +46,8 @@ mod sql;
 #[cfg(feature = "sqlite")]
 #[cfg_attr(docsrs, doc(cfg(feature = "sqlite")))]
 pub mod sqlite;
+#[cfg(any(feature = "sqlite", feature = "postgres", feature = "redis"))]
+mod stored;
 pub mod suppression;
 mod timeouts;
 
@@ -57,7 +59,7 @@ pub use self::fingerprint::Fingerprint;
 #[cfg(any(feature = "sqlite", feature = "postgres", feature = "redis"))]
 pub(crate) use self::idempotency::stale_cutoff;
 pub use self::idempotency::{
-    DEFAULT_LIST_LIMIT, DEFAULT_STALE_RESERVATION, DEFAULT_TTL, Entry, Filter, FinalRecord, Finalized,
+    Claim, DEFAULT_LIST_LIMIT, DEFAULT_STALE_RESERVATION, DEFAULT_TTL, Entry, Filter, FinalRecord, Finalized,
     IdempotencyStore, Listing, Operator, Page, Record, Reservation, ReservationId, Resolution, Resolved, State,
 };
 #[cfg(any(feature = "sqlite", feature = "postgres", feature = "redis"))]

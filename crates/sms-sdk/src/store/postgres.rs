@@ -15,7 +15,8 @@
 //!
 //! On first use it creates, under an advisory lock, the table (default `sms_idempotency`):
 //! `key TEXT PRIMARY KEY, fingerprint TEXT NOT NULL, state TEXT NOT NULL, reservation_id TEXT,
-//! reserved_at BIGINT, record TEXT, expires_at BIGINT` (times in epoch milliseconds). `reserve`
+//! reserved_at BIGINT, record TEXT, expires_at BIGINT, recipient TEXT` (times in epoch milliseconds;
+//! a table made before the `recipient` column gets it, `ADD COLUMN IF NOT EXISTS`). `reserve`
 //! is one `INSERT … ON CONFLICT (key) DO UPDATE … WHERE … RETURNING` statement when it claims the
 //! key; when it does not, a second statement claims or answers with the key's record atomically
 //! (the same upsert inside a `WITH` that also returns the existing row; the upsert alone costs the
@@ -70,11 +71,11 @@ use tokio_postgres::error::SqlState;
 use tokio_postgres::types::{ToSql, Type};
 
 use super::error::Limit;
-use super::row::{Row, expiry, payload};
+use super::row::{Row, expiry, payload, payload_to};
 use super::sql::{Statements, dedupe_times, list_filter, list_limit, listing};
 use super::timeouts::{Timeouts, timeout_setters};
 use super::{
-    Filter, FinalRecord, Finalized, Fingerprint, IdempotencyStore, Listing, Operator, Page, Record, Reservation,
+    Claim, Filter, FinalRecord, Finalized, IdempotencyStore, Listing, Operator, Page, Record, Reservation,
     ReservationId, Resolution, Resolved, StoreError, millis, resolved_receipt, stale_cutoff,
 };
 use crate::boxed::BoxFuture;
@@ -171,8 +172,8 @@ impl Queries {
         let query = Query::new;
         Self {
             get: query(sql.get, &[T::TEXT, T::INT8]),
-            reserve: query(sql.reserve, &[T::TEXT, T::TEXT, T::TEXT, T::INT8]),
-            claim: query(sql.claim, &[T::TEXT, T::TEXT, T::TEXT, T::INT8]),
+            reserve: query(sql.reserve, &[T::TEXT, T::TEXT, T::TEXT, T::INT8, T::TEXT]),
+            claim: query(sql.claim, &[T::TEXT, T::TEXT, T::TEXT, T::INT8, T::TEXT]),
             finalize: query(sql.finalize, &[T::TEXT, T::TEXT, T::TEXT, T::TEXT, T::INT8]),
             list: query(sql.list, &[T::INT8, T::TEXT, T::TEXT, T::TEXT, T::INT8, T::INT8]),
             resolve_sent: query(sql.resolve_sent, &[T::TEXT, T::INT8, T::TEXT, T::INT8]),
@@ -181,8 +182,8 @@ impl Queries {
             reference_remember: query(sql.reference_remember, &[T::TEXT, T::TEXT, T::INT8]),
             reference_find: query(sql.reference_find, &[T::TEXT, T::INT8]),
             schema: format!(
-                "SELECT pg_advisory_xact_lock(7325901); {}; {}; {}",
-                sql.create, sql.dedupe_create, sql.reference_create
+                "SELECT pg_advisory_xact_lock(7325901); {}; {}; {}; {}",
+                sql.create, sql.migrate, sql.dedupe_create, sql.reference_create
             ),
         }
     }
@@ -412,6 +413,32 @@ fn location(config: &tokio_postgres::Config) -> String {
     format!("{hosts}/{}", config.get_dbname().unwrap_or_default())
 }
 
+/// A recipient as a statement parameter: the text itself, but masked in `Debug`, which the
+/// driver's trace logs print.
+struct Recipient<'a>(&'a str);
+
+impl std::fmt::Debug for Recipient<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&crate::redact::mask_phone_number(self.0))
+    }
+}
+
+impl ToSql for Recipient<'_> {
+    fn to_sql(
+        &self,
+        ty: &Type,
+        out: &mut bytes::BytesMut,
+    ) -> Result<tokio_postgres::types::IsNull, Box<dyn std::error::Error + Sync + Send>> {
+        self.0.to_sql(ty, out)
+    }
+
+    fn accepts(ty: &Type) -> bool {
+        <&str as ToSql>::accepts(ty)
+    }
+
+    tokio_postgres::types::to_sql_checked!();
+}
+
 /// A row of [`super::row::COLUMNS`]; a column of another type is a corrupt record of its key.
 fn read_row(row: &tokio_postgres::Row) -> Result<Row, StoreError> {
     let key = row.try_get(0).map_err(|e| StoreError::corrupt("", format_args!("column key: {e}")))?;
@@ -433,12 +460,13 @@ impl IdempotencyStore for PostgresStore {
     fn reserve<'a>(
         &'a self,
         key: &'a str,
-        fingerprint: &'a Fingerprint,
+        claim: Claim<'a>,
         now: SystemTime,
     ) -> BoxFuture<'a, Result<Reservation, StoreError>> {
         Box::pin(self.run("reserve", async move |c| {
             let id = ReservationId::new();
-            let values: [&(dyn ToSql + Sync); 4] = [&key, &fingerprint.as_str(), &id.as_str(), &millis(now)];
+            let to = claim.to.map(Recipient);
+            let values: [&(dyn ToSql + Sync); 5] = [&key, &claim.fingerprint.as_str(), &id.as_str(), &millis(now), &to];
             // Only this reserve can have written this reservation id (both statements return it).
             let claimed = |row: &tokio_postgres::Row| {
                 Ok::<_, StoreError>(row.try_get::<_, Option<&str>>("reservation_id")? == Some(id.as_str()))
@@ -503,9 +531,9 @@ impl Operator for PostgresStore {
             let cutoff = stale_cutoff(now, stale_after);
             let changed = match resolution {
                 Resolution::NotSent => c.changed(&self.queries.resolve_not_sent, &[&key, &cutoff]).await?,
-                Resolution::Sent { provider, provider_id, ttl } => {
+                Resolution::Sent { provider, provider_id, ttl, endpoint } => {
                     let result = FinalRecord::Accepted(resolved_receipt(provider, provider_id));
-                    let (json, expires) = (payload(&result)?, expiry(&result, ttl, now));
+                    let (json, expires) = (payload_to(&result, endpoint.as_deref())?, expiry(&result, ttl, now));
                     let values: [&(dyn ToSql + Sync); 4] = [&key, &cutoff, &json, &expires];
                     c.changed(&self.queries.resolve_sent, &values).await?
                 }

@@ -9,8 +9,9 @@
 //! ```
 //!
 //! Each key is a hash at `<prefix>idempotency:<key>` (default prefix `sms-sdk:`) with the fields
-//! `state`, `fingerprint`, `reservation_id`, `reserved_at`, `record` and `expires_at` (epoch
-//! milliseconds). `reserve`, `finalize` and the operator's `resolve` are Lua scripts, so each is
+//! `state`, `fingerprint`, `reservation_id`, `reserved_at`, `record`, `expires_at` (epoch
+//! milliseconds) and `recipient`; a final record keeps its reservation's `reserved_at` and
+//! `recipient` (records written before stored format version 1 have neither). `reserve`, `finalize` and the operator's `resolve` are Lua scripts, so each is
 //! atomic, and each is one round trip; accepted and rejected records also get a key expiry of
 //! their TTL (at most a century), while reserved and unknown records never expire.
 //!
@@ -65,10 +66,10 @@ use redis::io::tcp::TcpSettings;
 use redis::{Cmd, ErrorKind, FromRedisValue, Pipeline, RedisError, RedisWrite, ServerErrorKind, Value};
 
 use super::error::Limit;
-use super::row::{Row, expiry, payload, write_payload};
+use super::row::{Row, expiry, payload_to, write_payload};
 use super::timeouts::{Timeouts, timeout_setters};
 use super::{
-    Filter, FinalRecord, Finalized, Fingerprint, IdempotencyStore, Listing, Operator, Page, Record, Reservation,
+    Claim, Filter, FinalRecord, Finalized, IdempotencyStore, Listing, Operator, Page, Record, Reservation,
     ReservationId, Resolution, Resolved, StoreError, millis, resolved_receipt, stale_cutoff,
 };
 use crate::boxed::BoxFuture;
@@ -88,6 +89,7 @@ const DEDUPE_NAMESPACE: &str = "dedupe:";
 const MAX_EXPIRY_MS: u64 = 100 * 365 * 24 * 3600 * 1000;
 
 /// Claims a key: returns 1, or the existing hash when it is not claimable (or not readable).
+/// ARGV: fingerprint, reservation id, now, the recipient (or empty).
 const RESERVE: &str = r"
 if redis.call('EXISTS', KEYS[1]) == 1 then
   local state = redis.call('HGET', KEYS[1], 'state')
@@ -100,27 +102,51 @@ if redis.call('EXISTS', KEYS[1]) == 1 then
   redis.call('DEL', KEYS[1])
 end
 redis.call('HSET', KEYS[1], 'state', 'reserved', 'fingerprint', ARGV[1], 'reservation_id', ARGV[2], 'reserved_at', ARGV[3])
+if ARGV[4] ~= '' then redis.call('HSET', KEYS[1], 'recipient', ARGV[4]) end
 return 1
 ";
 
+/// Keeps what a reservation's final record inherits from it (its recipient and time), across
+/// the `DEL` that clears the rest: a Lua fragment run before it.
+const KEEP: &str = r"
+local kept = {}
+for _, field in ipairs({'recipient', 'reserved_at'}) do
+  local value = redis.call('HGET', KEYS[1], field)
+  if value then table.insert(kept, field) table.insert(kept, value) end
+end
+";
+
+/// Writes back what [`KEEP`] kept: a Lua fragment run after the new fields.
+const RESTORE: &str = r"
+if #kept > 0 then redis.call('HSET', KEYS[1], unpack(kept)) end
+";
+
 /// Writes a final record if the reservation still owns the key: returns 1, else 0.
-const FINALIZE: &str = r"
+static FINALIZE: LazyLock<String> = LazyLock::new(|| {
+    format!(
+        r"
 if redis.call('HGET', KEYS[1], 'state') ~= 'reserved' or redis.call('HGET', KEYS[1], 'reservation_id') ~= ARGV[1] then
   return 0
 end
 local fingerprint = redis.call('HGET', KEYS[1], 'fingerprint')
+{KEEP}
 redis.call('DEL', KEYS[1])
 redis.call('HSET', KEYS[1], 'state', ARGV[2], 'fingerprint', fingerprint, 'record', ARGV[3])
+{RESTORE}
 if ARGV[4] ~= '' then
   redis.call('HSET', KEYS[1], 'expires_at', ARGV[4])
   redis.call('PEXPIRE', KEYS[1], ARGV[5])
 end
 return 1
-";
+"
+    )
+});
 
 /// Settles an unresolved key: 1 done, 0 not found, or the hash when refused (or not readable).
 /// ARGV: cutoff, sent?, record, `expires_at`, ttl, now.
-const RESOLVE: &str = r"
+static RESOLVE: LazyLock<String> = LazyLock::new(|| {
+    format!(
+        r"
 local state = redis.call('HGET', KEYS[1], 'state')
 if not state then return 0 end
 local expires = tonumber(redis.call('HGET', KEYS[1], 'expires_at'))
@@ -133,11 +159,15 @@ if ARGV[2] == '0' then
   return 1
 end
 local fingerprint = redis.call('HGET', KEYS[1], 'fingerprint')
+{KEEP}
 redis.call('DEL', KEYS[1])
 redis.call('HSET', KEYS[1], 'state', 'accepted', 'fingerprint', fingerprint, 'record', ARGV[3], 'expires_at', ARGV[4])
+{RESTORE}
 redis.call('PEXPIRE', KEYS[1], ARGV[5])
 return 1
-";
+"
+    )
+});
 
 /// The server's answer to an `EVALSHA` of a script it does not have.
 const NO_SCRIPT: ServerErrorKind = ServerErrorKind::NoScript;
@@ -209,8 +239,11 @@ struct Scripts {
     resolve: Lua,
 }
 
-static SCRIPTS: LazyLock<Scripts> =
-    LazyLock::new(|| Scripts { reserve: Lua::new(RESERVE), finalize: Lua::new(FINALIZE), resolve: Lua::new(RESOLVE) });
+static SCRIPTS: LazyLock<Scripts> = LazyLock::new(|| Scripts {
+    reserve: Lua::new(RESERVE),
+    finalize: Lua::new(FINALIZE.as_str()),
+    resolve: Lua::new(RESOLVE.as_str()),
+});
 
 /// Idempotency records and webhook dedupe keys in Redis. Cheap to clone; reconnects by itself.
 #[derive(Clone)]
@@ -416,6 +449,7 @@ fn row(key: &str, value: Value) -> Result<Option<Row>, StoreError> {
         reserved_at,
         payload: fields.remove("record"),
         expires_at,
+        recipient: fields.remove("recipient"),
     }))
 }
 
@@ -445,14 +479,14 @@ impl IdempotencyStore for RedisStore {
     fn reserve<'a>(
         &'a self,
         key: &'a str,
-        fingerprint: &'a Fingerprint,
+        claim: Claim<'a>,
         now: SystemTime,
     ) -> BoxFuture<'a, Result<Reservation, StoreError>> {
         Box::pin(async move {
             let id = ReservationId::new();
             let script = &SCRIPTS.reserve;
-            let mut command = script.on_key(self.record_key(key), self.prefix.len() + key.len() + 160);
-            command.arg(fingerprint.as_str()).arg(id.as_str()).arg(millis(now));
+            let mut command = script.on_key(self.record_key(key), self.prefix.len() + key.len() + 192);
+            command.arg(claim.fingerprint.as_str()).arg(id.as_str()).arg(millis(now)).arg(claim.to.unwrap_or_default());
             let reply: Value = self.eval("reserve", script, &command).await?;
             if let Value::Int(1) = reply {
                 return Ok(Reservation::Acquired(id));
@@ -507,10 +541,10 @@ impl Operator for RedisStore {
         Box::pin(async move {
             let (sent, json, expires, ttl) = match resolution {
                 Resolution::NotSent => ("0", String::new(), String::new(), 1),
-                Resolution::Sent { provider, provider_id, ttl } => {
+                Resolution::Sent { provider, provider_id, ttl, endpoint } => {
                     let result = FinalRecord::Accepted(resolved_receipt(provider, provider_id));
                     let expires = expiry(&result, ttl, now).map(|at| at.to_string()).unwrap_or_default();
-                    ("1", payload(&result)?, expires, expiry_ms(ttl))
+                    ("1", payload_to(&result, endpoint.as_deref())?, expires, expiry_ms(ttl))
                 }
             };
             let script = &SCRIPTS.resolve;
@@ -556,7 +590,7 @@ mod tests {
 
     #[test]
     fn every_script_touches_only_its_one_key() {
-        for script in [RESERVE, FINALIZE, RESOLVE] {
+        for script in [RESERVE, FINALIZE.as_str(), RESOLVE.as_str()] {
             let mentions = script.matches("KEYS[").count();
             assert!(mentions > 0 && script.matches("KEYS[1]").count() == mentions, "{script}");
             // Every call names its key first: no key built inside the script.

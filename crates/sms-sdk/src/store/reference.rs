@@ -3,7 +3,7 @@
 
 use std::time::{Duration, SystemTime};
 
-use super::{BoxFuture, Operator, Resolution, Resolved, StoreError};
+use super::{BoxFuture, IdempotencyStore, Operator, Record, Resolution, Resolved, StoreError};
 
 /// How long a store remembers a reference by default: 7 days (providers stop redelivering a
 /// status webhook long before).
@@ -69,10 +69,18 @@ pub async fn settle_reference<S>(
     now: SystemTime,
 ) -> Result<Settled, StoreError>
 where
-    S: ReferenceIndex + Operator + ?Sized,
+    S: ReferenceIndex + Operator + IdempotencyStore + ?Sized,
 {
     let Some(key) = store.find_reference(reference, now).await? else { return Ok(Settled::NotFound) };
-    let resolution = Resolution::Sent { provider: provider.to_owned(), provider_id: provider_id.to_owned(), ttl };
+    // An unknown record knows where its request to `provider` went: the settled one keeps it.
+    let endpoint = match store.get(&key).await? {
+        Some(Record::Unknown { error, .. }) => {
+            error.attempts.iter().rev().find(|a| a.provider == provider).and_then(|a| a.endpoint.clone())
+        }
+        _ => None,
+    };
+    let resolution =
+        Resolution::Sent { provider: provider.to_owned(), provider_id: provider_id.to_owned(), ttl, endpoint };
     Ok(match store.resolve(&key, resolution, stale_after, now).await? {
         Resolved::Done => Settled::Accepted { key },
         Resolved::NotFound => Settled::NotFound,

@@ -7,8 +7,7 @@
 
 use std::time::SystemTime;
 
-use serde::de::DeserializeOwned;
-
+use super::stored::{read_error, read_receipt};
 use super::{Entry, FinalRecord, Fingerprint, MAX_MILLIS, Record, ReservationId, State, StoreError, from_millis};
 
 /// A key's stored columns, as read: nothing is trusted yet.
@@ -21,11 +20,12 @@ pub(crate) struct Row {
     pub(crate) reserved_at: Option<i64>,
     pub(crate) payload: Option<String>,
     pub(crate) expires_at: Option<i64>,
+    pub(crate) recipient: Option<String>,
 }
 
 /// The column names, in the order the SQL stores select them.
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
-pub(crate) const COLUMNS: &str = "key, state, fingerprint, reservation_id, reserved_at, record, expires_at";
+pub(crate) const COLUMNS: &str = "key, state, fingerprint, reservation_id, reserved_at, record, expires_at, recipient";
 
 impl Row {
     /// The row of `key` from a reader of the other [`COLUMNS`] by index (text and integer
@@ -44,6 +44,7 @@ impl Row {
             reserved_at: number(4).map_err(|e| bad("reserved_at", e))?,
             payload: text(5).map_err(|e| bad("record", e))?,
             expires_at: number(6).map_err(|e| bad("expires_at", e))?,
+            recipient: text(7).map_err(|e| bad("recipient", e))?,
             key,
         })
     }
@@ -62,6 +63,13 @@ impl Row {
             )
         })?;
         self.expires_at()?;
+        let to = match self.recipient.as_deref() {
+            None => None,
+            Some(to) => {
+                Some(crate::PhoneNumber::parse(to).map_err(|_| corrupt("the recipient is not an E.164 number"))?)
+            }
+        };
+        let reserved_at = time(&self.key, "reserved_at", self.reserved_at)?;
         Ok(match state {
             State::Reserved => Record::Reserved {
                 fingerprint,
@@ -71,12 +79,19 @@ impl Row {
                         .filter(|id| !id.is_empty())
                         .ok_or_else(|| corrupt("no reservation id"))?,
                 ),
-                reserved_at: time(&self.key, "reserved_at", self.reserved_at)?
-                    .ok_or_else(|| corrupt("no reservation time"))?,
+                reserved_at: reserved_at.ok_or_else(|| corrupt("no reservation time"))?,
+                to,
             },
-            State::Accepted => Record::Accepted { fingerprint, result: self.json()? },
-            State::Rejected => Record::Rejected { fingerprint, error: self.json()? },
-            State::Unknown => Record::Unknown { fingerprint, error: self.json()? },
+            State::Accepted => {
+                let (result, endpoint) = read_receipt(&self.key, self.json()?)?;
+                Record::Accepted { fingerprint, result, endpoint, to, reserved_at }
+            }
+            State::Rejected => {
+                Record::Rejected { fingerprint, error: read_error(&self.key, self.json()?)?, to, reserved_at }
+            }
+            State::Unknown => {
+                Record::Unknown { fingerprint, error: read_error(&self.key, self.json()?)?, to, reserved_at }
+            }
         })
     }
 
@@ -91,10 +106,9 @@ impl Row {
         time(&self.key, "expires_at", self.expires_at)
     }
 
-    fn json<T: DeserializeOwned>(&self) -> Result<T, StoreError> {
-        let payload = self.payload.as_deref().ok_or_else(|| StoreError::corrupt(&self.key, "no record"))?;
-        serde_json::from_str(payload)
-            .map_err(|e| StoreError::corrupt(&self.key, format_args!("the record does not parse: {e}")))
+    /// The record's JSON, which a final state must have.
+    fn json(&self) -> Result<&str, StoreError> {
+        self.payload.as_deref().ok_or_else(|| StoreError::corrupt(&self.key, "no record"))
     }
 }
 
@@ -108,27 +122,32 @@ fn time(key: &str, column: &str, ms: Option<i64>) -> Result<Option<SystemTime>, 
     }
 }
 
-/// The JSON stored for a final record: the result or the error (the fingerprint has its column).
+/// The JSON stored for a final record: the result or the error, in the stored format (the
+/// fingerprint has its column).
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
 pub(crate) fn payload(record: &FinalRecord) -> Result<String, StoreError> {
-    Ok(serde_json::to_string(&Payload(record))?)
+    payload_to(record, None)
+}
+
+/// [`payload`], for an accepted record whose message went to `endpoint` (a key an operator
+/// settled, which has no attempt that says so).
+pub(crate) fn payload_to(record: &FinalRecord, endpoint: Option<&str>) -> Result<String, StoreError> {
+    let mut json = Vec::new();
+    write_payload_to(&mut json, record, endpoint)?;
+    String::from_utf8(json).map_err(StoreError::new)
 }
 
 /// Writes [`payload`]'s text into `out` (a buffer of the command that stores it), without
 /// building it on the side first.
 #[cfg(feature = "redis")]
 pub(crate) fn write_payload(out: impl std::io::Write, record: &FinalRecord) -> Result<(), StoreError> {
-    Ok(serde_json::to_writer(out, &Payload(record))?)
+    write_payload_to(out, record, None)
 }
 
-/// What a final record is stored as: its receipt, or its error.
-struct Payload<'a>(&'a FinalRecord);
-
-impl serde::Serialize for Payload<'_> {
-    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        match self.0 {
-            FinalRecord::Accepted(result) => result.serialize(serializer),
-            FinalRecord::Rejected(error) | FinalRecord::Unknown(error) => error.serialize(serializer),
-        }
+fn write_payload_to(out: impl std::io::Write, record: &FinalRecord, endpoint: Option<&str>) -> Result<(), StoreError> {
+    match record {
+        FinalRecord::Accepted(result) => super::stored::write_receipt(out, result, endpoint),
+        FinalRecord::Rejected(error) | FinalRecord::Unknown(error) => super::stored::write_error(out, error),
     }
 }
 
@@ -152,12 +171,13 @@ mod tests {
             reserved_at: Some(1_000),
             payload: None,
             expires_at: None,
+            recipient: None,
         }
     }
 
     /// The Redis store writes a record's JSON straight into its command: the very text
     /// `payload` returns (and earlier versions stored), byte for byte.
-    #[cfg(all(feature = "redis", feature = "testing"))]
+    #[cfg(all(feature = "redis", feature = "testing", any(feature = "sqlite", feature = "postgres")))]
     #[test]
     fn write_payload_writes_the_payload_text() {
         use crate::testing::store_contract::{sample_error, sample_receipt};
@@ -193,6 +213,7 @@ mod tests {
             Row { expires_at: Some(i64::MAX), ..reserved() },
             Row { state: Some("accepted".into()), payload: Some("{not json".into()), ..reserved() },
             Row { state: Some("unknown".into()), payload: None, ..reserved() },
+            Row { recipient: Some("14155550123".into()), ..reserved() },
         ];
         for row in cases {
             let error = row.clone().entry().unwrap_err();

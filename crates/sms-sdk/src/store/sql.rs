@@ -9,9 +9,13 @@ use super::{Filter, Listing, Page, StoreError, millis, stale_cutoff};
 #[derive(Debug, Clone)]
 pub(crate) struct Statements {
     pub(crate) create: String,
+    /// Adds the columns of stored format version 1 to a table created before it (PostgreSQL; the
+    /// SQLite store adds them when [`super::sqlite`] finds them missing).
+    #[cfg_attr(not(feature = "postgres"), allow(dead_code))]
+    pub(crate) migrate: String,
     pub(crate) get: String,
-    /// Claims a key (`$1` key, `$2` fingerprint, `$3` reservation id, `$4` now ms), returning the
-    /// reservation id when it claimed and no row otherwise.
+    /// Claims a key (`$1` key, `$2` fingerprint, `$3` reservation id, `$4` now ms, `$5` the
+    /// recipient or NULL), returning the reservation id when it claimed and no row otherwise.
     pub(crate) reserve: String,
     /// The same claim in one statement that also answers when it did not claim (PostgreSQL,
     /// after a `reserve` that did not claim: the upsert alone costs the server less):
@@ -113,11 +117,11 @@ impl Statements {
         let dedupe = dedupe_table(table);
         // Insert, or take over an expired record or a same-message rejection.
         let upsert = format!(
-            "INSERT INTO {table} (key, fingerprint, state, reservation_id, reserved_at, record, expires_at)
-                 VALUES ($1, $2, 'reserved', $3, $4, NULL, NULL)
+            "INSERT INTO {table} (key, fingerprint, state, reservation_id, reserved_at, record, expires_at, recipient)
+                 VALUES ($1, $2, 'reserved', $3, $4, NULL, NULL, $5)
                  ON CONFLICT (key) DO UPDATE SET
                     fingerprint = excluded.fingerprint, state = 'reserved', reservation_id = excluded.reservation_id,
-                    reserved_at = excluded.reserved_at, record = NULL, expires_at = NULL
+                    reserved_at = excluded.reserved_at, record = NULL, expires_at = NULL, recipient = excluded.recipient
                  WHERE ({table}.expires_at IS NOT NULL AND {table}.expires_at <= $4)
                     OR ({table}.state = 'rejected' AND {table}.fingerprint = excluded.fingerprint)"
         );
@@ -131,9 +135,11 @@ impl Statements {
                     reservation_id TEXT,
                     reserved_at BIGINT,
                     record TEXT,
-                    expires_at BIGINT
+                    expires_at BIGINT,
+                    recipient TEXT
                 )"
             ),
+            migrate: format!("ALTER TABLE {table} ADD COLUMN IF NOT EXISTS recipient TEXT"),
             get: format!("SELECT {columns} FROM {table} WHERE key = $1 AND (expires_at IS NULL OR expires_at > $2)"),
             reserve: format!("{upsert} RETURNING reservation_id"),
             claim: format!(
@@ -145,7 +151,7 @@ impl Statements {
             ),
             select: format!("SELECT {columns} FROM {table} WHERE key = $1"),
             finalize: format!(
-                "UPDATE {table} SET state = $3, record = $4, expires_at = $5, reservation_id = NULL, reserved_at = NULL
+                "UPDATE {table} SET state = $3, record = $4, expires_at = $5, reservation_id = NULL
                  WHERE key = $1 AND state = 'reserved' AND reservation_id = $2"
             ),
             list: format!(
@@ -158,8 +164,7 @@ impl Statements {
                  ORDER BY key LIMIT $6"
             ),
             resolve_sent: format!(
-                "UPDATE {table} SET state = 'accepted', record = $3, expires_at = $4, reservation_id = NULL,
-                    reserved_at = NULL
+                "UPDATE {table} SET state = 'accepted', record = $3, expires_at = $4, reservation_id = NULL
                  WHERE key = $1 AND {unresolved}"
             ),
             resolve_not_sent: format!("DELETE FROM {table} WHERE key = $1 AND {unresolved}"),
@@ -199,6 +204,7 @@ impl Statements {
         let convert = |sql: String| sqlite_placeholders(&sql);
         Self {
             create: convert(self.create),
+            migrate: convert(self.migrate),
             get: convert(self.get),
             reserve: convert(self.reserve),
             claim: convert(self.claim),

@@ -18,7 +18,8 @@
 //! disk before the call returns, so neither a killed process nor a power loss can forget a key
 //! that was already sent (with `NORMAL`, a power loss could drop the last commits and let a send
 //! go out twice). On first use it gets the table `sms_idempotency (key TEXT
-//! PRIMARY KEY, fingerprint, state, reservation_id, reserved_at, record, expires_at)`. `reserve`
+//! PRIMARY KEY, fingerprint, state, reservation_id, reserved_at, record, expires_at, recipient)`
+//! (a table made before the `recipient` column gets it when opened). `reserve`
 //! is one `INSERT … ON CONFLICT DO UPDATE … WHERE … RETURNING` (and, for a key it cannot claim,
 //! the same again with a `SELECT` of the record in one immediate transaction); `finalize` is one
 //! `UPDATE`. One thread of the store's own owns the connection and runs the calls in turn, with
@@ -45,11 +46,11 @@ use rusqlite::{Connection, ErrorCode, OptionalExtension, TransactionBehavior, pa
 use self::worker::Worker;
 
 use super::error::Limit;
-use super::row::{Row, expiry, payload};
+use super::row::{Row, expiry, payload, payload_to};
 use super::sql::{Statements, dedupe_times, list_filter, list_limit, listing};
 use super::timeouts::{Timeouts, timeout_setters};
 use super::{
-    Filter, FinalRecord, Finalized, Fingerprint, IdempotencyStore, Listing, Operator, Page, Record, Reservation,
+    Claim, Filter, FinalRecord, Finalized, IdempotencyStore, Listing, Operator, Page, Record, Reservation,
     ReservationId, Resolution, Resolved, StoreError, millis, resolved_receipt, stale_cutoff,
 };
 use crate::boxed::BoxFuture;
@@ -214,8 +215,29 @@ fn prepare(path: &Path, schema: &[String], busy: Duration) -> rusqlite::Result<C
     for create in schema {
         connection.execute_batch(create)?;
     }
+    add_missing_columns(&connection)?;
     connection.busy_handler(Some(wait_for_lock))?;
     Ok(connection)
+}
+
+/// The columns stored format version 1 added: a table created before it gets them.
+const ADDED_COLUMNS: [(&str, &str); 1] = [("recipient", "TEXT")];
+
+/// Adds the [`ADDED_COLUMNS`] the records table lacks, when there is one (another process adding
+/// one at the same time is no error).
+fn add_missing_columns(connection: &Connection) -> rusqlite::Result<()> {
+    let mut statement = connection.prepare("SELECT name FROM pragma_table_info('sms_idempotency')")?;
+    let present = statement.query_map([], |row| row.get::<_, String>(0))?.collect::<Result<Vec<_>, _>>()?;
+    if present.is_empty() {
+        return Ok(());
+    }
+    for (column, kind) in ADDED_COLUMNS.iter().filter(|(column, _)| !present.iter().any(|p| p == column)) {
+        match connection.execute_batch(&format!("ALTER TABLE sms_idempotency ADD COLUMN {column} {kind}")) {
+            Err(rusqlite::Error::SqliteFailure(_, Some(message))) if message.contains("duplicate column") => {}
+            other => other?,
+        }
+    }
+    Ok(())
 }
 
 fn is_busy(code: ErrorCode) -> bool {
@@ -272,12 +294,13 @@ impl IdempotencyStore for SqliteStore {
     fn reserve<'a>(
         &'a self,
         key: &'a str,
-        fingerprint: &'a Fingerprint,
+        claim: Claim<'a>,
         now: SystemTime,
     ) -> BoxFuture<'a, Result<Reservation, StoreError>> {
-        let (key, fingerprint, id) = (key.to_owned(), fingerprint.as_str().to_owned(), ReservationId::new());
+        let (key, fingerprint, id) = (key.to_owned(), claim.fingerprint.as_str().to_owned(), ReservationId::new());
+        let to = claim.to.map(str::to_owned);
         Box::pin(self.with("reserve", move |c, sql| {
-            let values = params![key, fingerprint, id.as_str(), millis(now)];
+            let values = params![key, fingerprint, id.as_str(), millis(now), to];
             // Usually the key is new: the statement alone claims it, in its own transaction.
             if write_returning(c, &sql.reserve, values)?.as_deref() == Some(id.as_str()) {
                 return Ok(Reservation::Acquired(id));
@@ -342,9 +365,10 @@ impl Operator for SqliteStore {
             let tx = c.transaction_with_behavior(TransactionBehavior::Immediate)?;
             let changed = match resolution {
                 Resolution::NotSent => tx.prepare_cached(&sql.resolve_not_sent)?.execute(params![key, cutoff])?,
-                Resolution::Sent { provider, provider_id, ttl } => {
+                Resolution::Sent { provider, provider_id, ttl, endpoint } => {
                     let result = FinalRecord::Accepted(resolved_receipt(provider, provider_id));
-                    let values = params![key, cutoff, payload(&result)?, expiry(&result, ttl, now)];
+                    let json = payload_to(&result, endpoint.as_deref())?;
+                    let values = params![key, cutoff, json, expiry(&result, ttl, now)];
                     tx.prepare_cached(&sql.resolve_sent)?.execute(values)?
                 }
             };

@@ -23,8 +23,8 @@ use crate::encoding::Encoding;
 use crate::error::{Attempt, AttemptOutcome, ErrorRecord};
 use crate::receipt::{Handoff, Receipt};
 use crate::store::{
-    Entry, Filter, FinalRecord, Finalized, Fingerprint, Page, Record, Reservation, ReservationId, Resolution, Resolved,
-    Settled, State, Store, settle_reference,
+    Claim, Entry, Filter, FinalRecord, Finalized, Fingerprint, Page, Record, Reservation, ReservationId, Resolution,
+    Resolved, Settled, State, Store, settle_reference,
 };
 
 type Check = Result<(), String>;
@@ -39,8 +39,10 @@ const STALE: Duration = Duration::from_secs(300);
 
 /// Runs every check against `store`; `name` labels the report.
 pub async fn run(name: &str, store: Arc<dyn Store>) -> Report {
-    let run =
-        Run { store, prefix: format!("contract:{}:", crate::random::uuid_v4().simple()), base: SystemTime::now() };
+    // Stores keep times in milliseconds: a base time in whole milliseconds reads back equal.
+    let now = SystemTime::now().duration_since(SystemTime::UNIX_EPOCH).unwrap_or_default();
+    let base = SystemTime::UNIX_EPOCH + Duration::from_millis(u64::try_from(now.as_millis()).unwrap_or(u64::MAX));
+    let run = Run { store, prefix: format!("contract:{}:", crate::random::uuid_v4().simple()), base };
     let mut results = Vec::new();
     let mut record = |check: &str, result: Check| {
         results.push(CaseResult { name: format!("{name}: {check}"), passed: result.is_ok(), error: result.err() });
@@ -53,6 +55,7 @@ pub async fn run(name: &str, store: Arc<dyn Store>) -> Report {
     record("accepted records expire exactly at their TTL", run.expiry_boundary().await);
     record("unknown records never expire", run.unknown_is_kept().await);
     record("records keep the result and the error", run.round_trip().await);
+    record("records keep the recipient and the reservation time", run.keeps_recipient_and_time().await);
     record("the operator lists unresolved keys", run.lists_unresolved().await);
     record("the operator lists reservations with their time", run.lists_in_progress().await);
     record("the operator lists page by page", run.lists_in_pages().await);
@@ -87,6 +90,26 @@ pub fn sample_receipt(provider_id: &str) -> Receipt {
         }],
         replayed: false,
     }
+}
+
+/// The recipient of the suite's claims.
+const RECIPIENT: &str = "+14155550123";
+
+/// The endpoint of the twilio request of [`unknown_at_twilio`].
+const TWILIO_ENDPOINT: &str = "https://api.twilio.example";
+
+/// An unknown outcome of one request to twilio at [`TWILIO_ENDPOINT`].
+fn unknown_at_twilio() -> ErrorRecord {
+    let mut error = sample_error("handoff_unknown");
+    error.attempts = vec![Attempt {
+        provider: "twilio".into(),
+        attempt: 1,
+        outcome: AttemptOutcome::Unknown { reason: crate::UnknownReason::Timeout, http_status: None },
+        duration: Duration::from_secs(10),
+        endpoint: Some(TWILIO_ENDPOINT.into()),
+    }];
+    error.reason = Some(crate::UnknownReason::Timeout);
+    error
 }
 
 /// A sample error record.
@@ -134,14 +157,15 @@ impl Run {
     }
 
     async fn acquire(&self, key: &str, fingerprint: &Fingerprint, now: SystemTime) -> Result<ReservationId, String> {
-        match self.store.reserve(key, fingerprint, now).await.map_err(|e| e.to_string())? {
+        let claim = Claim::new(fingerprint).to(RECIPIENT);
+        match self.store.reserve(key, claim, now).await.map_err(|e| e.to_string())? {
             Reservation::Acquired(id) => Ok(id),
             Reservation::Existing(record) => Err(format!("{key} was not claimable: {:?}", record.state())),
         }
     }
 
     async fn existing(&self, key: &str, fingerprint: &Fingerprint, now: SystemTime) -> Result<Record, String> {
-        match self.store.reserve(key, fingerprint, now).await.map_err(|e| e.to_string())? {
+        match self.store.reserve(key, Claim::new(fingerprint), now).await.map_err(|e| e.to_string())? {
             Reservation::Existing(record) => Ok(*record),
             Reservation::Acquired(_) => Err(format!("{key} was claimed but should not be")),
         }
@@ -233,16 +257,63 @@ impl Run {
         self.finalize(&accepted, &id, FinalRecord::Accepted(receipt.clone()), HOUR).await?;
         let got = self.store.get(&accepted).await.map_err(|e| e.to_string())?;
         ensure!(
-            got == Some(Record::Accepted { fingerprint: fp("f"), result: receipt }),
+            got == Some(Record::Accepted {
+                fingerprint: fp("f"),
+                endpoint: receipt.attempts.first().and_then(|a| a.endpoint.clone()),
+                result: receipt,
+                to: crate::PhoneNumber::parse(RECIPIENT).ok(),
+                reserved_at: Some(self.base),
+            }),
             "the accepted record changed: {got:?}"
         );
         let id = self.acquire(&rejected, &fp("f"), self.base).await?;
         self.finalize(&rejected, &id, FinalRecord::Rejected(sample_error("provider_rejected")), HOUR).await?;
         let got = self.store.get(&rejected).await.map_err(|e| e.to_string())?;
         ensure!(
-            got == Some(Record::Rejected { fingerprint: fp("f"), error: sample_error("provider_rejected") }),
+            got == Some(Record::Rejected {
+                fingerprint: fp("f"),
+                error: sample_error("provider_rejected"),
+                to: crate::PhoneNumber::parse(RECIPIENT).ok(),
+                reserved_at: Some(self.base),
+            }),
             "the rejected record changed: {got:?}"
         );
+        Ok(())
+    }
+
+    async fn keeps_recipient_and_time(&self) -> Check {
+        let reserved = self.key("kept-reserved");
+        self.acquire(&reserved, &fp("f"), self.base).await?;
+        let record = self.store.get(&reserved).await.map_err(|e| e.to_string())?.ok_or("the reservation is gone")?;
+        ensure!(
+            record.to().map(crate::PhoneNumber::as_str) == Some(RECIPIENT),
+            "the reservation lost its recipient: {record:?}"
+        );
+        ensure!(record.reserved_at() == Some(self.base), "the reservation's time changed: {record:?}");
+        let anonymous = self.key("kept-anonymous");
+        let fingerprint = fp("f");
+        let claim = Claim::new(&fingerprint);
+        ensure!(
+            matches!(self.store.reserve(&anonymous, claim, self.base).await, Ok(Reservation::Acquired(_))),
+            "a claim without a recipient was not taken"
+        );
+        let record = self.store.get(&anonymous).await.map_err(|e| e.to_string())?.ok_or("the reservation is gone")?;
+        ensure!(record.to().is_none(), "a recipient appeared: {record:?}");
+        for (tag, last) in [
+            ("accepted", FinalRecord::Accepted(sample_receipt("p-kept"))),
+            ("rejected", FinalRecord::Rejected(sample_error("provider_rejected"))),
+            ("unknown", FinalRecord::Unknown(unknown_at_twilio())),
+        ] {
+            let key = self.key(&format!("kept-{tag}"));
+            let id = self.acquire(&key, &fp("f"), self.base - STALE).await?;
+            self.finalize(&key, &id, last, HOUR).await?;
+            let record = self.store.get(&key).await.map_err(|e| e.to_string())?.ok_or("the record is gone")?;
+            ensure!(
+                record.to().map(crate::PhoneNumber::as_str) == Some(RECIPIENT),
+                "{tag}: the recipient was lost: {record:?}"
+            );
+            ensure!(record.reserved_at() == Some(self.base - STALE), "{tag}: the time was lost: {record:?}");
+        }
         Ok(())
     }
 
@@ -251,7 +322,7 @@ impl Run {
         let keys =
             [self.key(&format!("{tag}-unknown")), self.key(&format!("{tag}-stale")), self.key(&format!("{tag}-fresh"))];
         let id = self.acquire(&keys[0], &fp("f"), self.base).await?;
-        self.finalize(&keys[0], &id, FinalRecord::Unknown(sample_error("handoff_unknown")), HOUR).await?;
+        self.finalize(&keys[0], &id, FinalRecord::Unknown(unknown_at_twilio()), HOUR).await?;
         self.acquire(&keys[1], &fp("f"), self.base - 2 * STALE).await?;
         self.acquire(&keys[2], &fp("f"), self.base).await?;
         Ok(keys)
@@ -336,15 +407,23 @@ impl Run {
 
     async fn resolves_sent(&self) -> Check {
         let [unknown, stale, _] = self.unresolved_keys("sent").await?;
-        for key in [&unknown, &stale] {
-            let resolution = Resolution::Sent { provider: "twilio".into(), provider_id: "SM1".into(), ttl: HOUR };
+        for (key, settled_for) in [(&unknown, Some("https://operator.example:8443")), (&stale, None)] {
+            let endpoint = settled_for.map(str::to_owned);
+            let resolution =
+                Resolution::Sent { provider: "twilio".into(), provider_id: "SM1".into(), ttl: HOUR, endpoint };
             let done = self.store.resolve(key, resolution, STALE, self.base).await.map_err(|e| e.to_string())?;
             ensure!(done == Resolved::Done, "{key}: expected done, got {done:?}");
             let record = self.existing(key, &fp("f"), self.base).await?;
-            let Record::Accepted { fingerprint, result } = &record else {
+            let Record::Accepted { fingerprint, result, endpoint, .. } = &record else {
                 return Err(format!("{key}: expected accepted, got {record:?}"));
             };
             ensure!(*fingerprint == fp("f"), "{key}: the fingerprint changed");
+            ensure!(endpoint.as_deref() == settled_for, "{key}: settled for {endpoint:?}, not {settled_for:?}");
+            ensure!(
+                record.to().map(crate::PhoneNumber::as_str) == Some(RECIPIENT),
+                "{key}: settling lost the recipient: {record:?}"
+            );
+            ensure!(record.reserved_at().is_some(), "{key}: settling lost the reservation time: {record:?}");
             ensure!(result.provider == "twilio" && result.provider_id == "SM1", "{key}: wrong result {result:?}");
             ensure!(result.delivery == Delivery::Unknown && result.handoff == Handoff::Accepted, "{key}: wrong status");
         }
@@ -417,14 +496,16 @@ impl Run {
                 .await
                 .map_err(|e| e.to_string())
         };
-        for key in [&unknown, &stale] {
+        // The unknown record's request to twilio says where the message went; the stale one, nothing.
+        for (key, sent_to) in [(&unknown, Some(TWILIO_ENDPOINT)), (&stale, None)] {
             let settled = settle(key).await?;
             ensure!(settled == Settled::Accepted { key: key.clone() }, "{key}: expected accepted, got {settled:?}");
             let record = self.existing(key, &fp("f"), self.base).await?;
-            let Record::Accepted { fingerprint, result } = &record else {
+            let Record::Accepted { fingerprint, result, endpoint, .. } = &record else {
                 return Err(format!("{key}: expected accepted, got {record:?}"));
             };
             ensure!(*fingerprint == fp("f"), "{key}: the fingerprint changed");
+            ensure!(endpoint.as_deref() == sent_to, "{key}: settled for {endpoint:?}, not {sent_to:?}");
             ensure!(
                 result.provider == "twilio" && result.provider_id == "SM-settled",
                 "{key}: wrong result {result:?}"
@@ -462,7 +543,7 @@ impl Run {
                     let mut won = Vec::new();
                     for i in 0..keys.len() {
                         let Some(key) = keys.get((i + task * 7) % keys.len()) else { continue };
-                        match store.reserve(key, &fp("race"), now).await {
+                        match store.reserve(key, Claim::new(&fp("race")), now).await {
                             Ok(Reservation::Acquired(_)) => won.push(key.clone()),
                             Ok(Reservation::Existing(_)) => {}
                             Err(e) => return Err(e.to_string()),

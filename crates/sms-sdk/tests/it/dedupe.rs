@@ -100,7 +100,10 @@ mod redis {
         let now = SystemTime::now();
         assert!(store.first_seen("evt-1", now, Duration::from_secs(60)).await.unwrap());
         assert_eq!(listed_keys(&store, now).await, Vec::<String>::new(), "dedupe keys were listed as records");
-        let reserved = store.reserve("dedupe:order-1", &Fingerprint::from_canonical("f"), now).await.unwrap();
+        let reserved = store
+            .reserve("dedupe:order-1", sms_sdk::store::Claim::new(&Fingerprint::from_canonical("f")), now)
+            .await
+            .unwrap();
         assert!(matches!(reserved, Reservation::Acquired(_)), "{reserved:?}");
         assert_eq!(listed_keys(&store, now).await, ["dedupe:order-1"]);
     }

@@ -129,7 +129,10 @@ async fn t050_a_stale_reservation_is_an_unknown_outcome() {
     let store = MemoryStore::new();
     let fingerprint = Fingerprint::of(&appointment(), &["memory"]);
     let ten_minutes_ago = SystemTime::now() - Duration::from_secs(600);
-    assert!(matches!(store.reserve(KEY, &fingerprint, ten_minutes_ago).await.unwrap(), Reservation::Acquired(_)));
+    assert!(matches!(
+        store.reserve(KEY, sms_sdk::store::Claim::new(&fingerprint), ten_minutes_ago).await.unwrap(),
+        Reservation::Acquired(_)
+    ));
     let memory = MemoryAdapter::new();
     let client = Client::builder()
         .adapter(memory.clone())
@@ -158,12 +161,12 @@ impl IdempotencyStore for Failing {
     fn reserve<'a>(
         &'a self,
         key: &'a str,
-        fingerprint: &'a Fingerprint,
+        claim: sms_sdk::store::Claim<'a>,
         now: SystemTime,
     ) -> BoxFuture<'a, Result<Reservation, StoreError>> {
         match self.reserve {
             Some(reason) => Box::pin(async move { Err(StoreError::new(reason)) }),
-            None => self.store.reserve(key, fingerprint, now),
+            None => self.store.reserve(key, claim, now),
         }
     }
     fn finalize<'a>(
@@ -206,8 +209,9 @@ async fn a_store_failure_says_why_and_sends_nothing() {
 async fn t052_concurrent_reserves_have_one_winner() {
     let store = Arc::new(MemoryStore::new());
     let at = SystemTime::UNIX_EPOCH + Duration::from_millis(1);
-    let reserve =
-        |store: Arc<MemoryStore>| async move { store.reserve("k", &Fingerprint::from_canonical("f"), at).await };
+    let reserve = |store: Arc<MemoryStore>| async move {
+        store.reserve("k", sms_sdk::store::Claim::new(&Fingerprint::from_canonical("f")), at).await
+    };
     let (a, b) = tokio::join!(tokio::spawn(reserve(store.clone())), tokio::spawn(reserve(store.clone())));
     let outcomes = [a.unwrap().unwrap(), b.unwrap().unwrap()];
     assert_eq!(outcomes.iter().filter(|o| matches!(o, Reservation::Acquired(_))).count(), 1);
@@ -218,7 +222,9 @@ async fn t052_concurrent_reserves_have_one_winner() {
 async fn t053_finalize_needs_the_owner() {
     let store = MemoryStore::new();
     let now = SystemTime::now();
-    let Reservation::Acquired(id) = store.reserve("k", &Fingerprint::from_canonical("f"), now).await.unwrap() else {
+    let Reservation::Acquired(id) =
+        store.reserve("k", sms_sdk::store::Claim::new(&Fingerprint::from_canonical("f")), now).await.unwrap()
+    else {
         panic!()
     };
     let record = || FinalRecord::Rejected(sample_error("provider_rejected"));
@@ -233,11 +239,16 @@ async fn t054_a_rejection_is_claimable_by_its_own_fingerprint() {
     let store = MemoryStore::new();
     let (f, other) = (Fingerprint::from_canonical("f"), Fingerprint::from_canonical("other"));
     let now = SystemTime::now();
-    let Reservation::Acquired(id) = store.reserve("k", &f, now).await.unwrap() else { panic!() };
+    let Reservation::Acquired(id) = store.reserve("k", sms_sdk::store::Claim::new(&f), now).await.unwrap() else {
+        panic!()
+    };
     let rejected = FinalRecord::Rejected(sample_error("provider_rejected"));
     store.finalize("k", &id, rejected, Duration::from_secs(60), now).await.unwrap();
-    assert!(matches!(store.reserve("k", &other, now).await.unwrap(), Reservation::Existing(_)));
-    assert!(matches!(store.reserve("k", &f, now).await.unwrap(), Reservation::Acquired(_)));
+    assert!(matches!(
+        store.reserve("k", sms_sdk::store::Claim::new(&other), now).await.unwrap(),
+        Reservation::Existing(_)
+    ));
+    assert!(matches!(store.reserve("k", sms_sdk::store::Claim::new(&f), now).await.unwrap(), Reservation::Acquired(_)));
 }
 
 #[tokio::test]
@@ -245,11 +256,13 @@ async fn t055_unknown_never_expires_and_delete_removes_it() {
     let store = MemoryStore::new();
     let f = Fingerprint::from_canonical("f");
     let now = SystemTime::now();
-    let Reservation::Acquired(id) = store.reserve("k", &f, now).await.unwrap() else { panic!() };
+    let Reservation::Acquired(id) = store.reserve("k", sms_sdk::store::Claim::new(&f), now).await.unwrap() else {
+        panic!()
+    };
     store.finalize("k", &id, FinalRecord::Unknown(sample_error("handoff_unknown")), Duration::ZERO, now).await.unwrap();
     let much_later = now + Duration::from_secs(1_000_000);
     assert!(
-        matches!(store.reserve("k", &f, much_later).await.unwrap(), Reservation::Existing(r) if matches!(*r, Record::Unknown { .. }))
+        matches!(store.reserve("k", sms_sdk::store::Claim::new(&f), much_later).await.unwrap(), Reservation::Existing(r) if matches!(*r, Record::Unknown { .. }))
     );
     assert!(store.delete("k"));
     assert_eq!(store.len(), 0);
@@ -260,11 +273,19 @@ async fn t056_accepted_expires_at_its_ttl() {
     let store = MemoryStore::new();
     let f = Fingerprint::from_canonical("f");
     let zero = SystemTime::UNIX_EPOCH;
-    let Reservation::Acquired(id) = store.reserve("k", &f, zero).await.unwrap() else { panic!() };
+    let Reservation::Acquired(id) = store.reserve("k", sms_sdk::store::Claim::new(&f), zero).await.unwrap() else {
+        panic!()
+    };
     let accepted = FinalRecord::Accepted(sample_receipt("p1"));
     store.finalize("k", &id, accepted, Duration::from_secs(10), zero).await.unwrap();
-    assert!(matches!(store.reserve("k", &f, zero + Duration::from_secs(9)).await.unwrap(), Reservation::Existing(_)));
-    assert!(matches!(store.reserve("k", &f, zero + Duration::from_secs(10)).await.unwrap(), Reservation::Acquired(_)));
+    assert!(matches!(
+        store.reserve("k", sms_sdk::store::Claim::new(&f), zero + Duration::from_secs(9)).await.unwrap(),
+        Reservation::Existing(_)
+    ));
+    assert!(matches!(
+        store.reserve("k", sms_sdk::store::Claim::new(&f), zero + Duration::from_secs(10)).await.unwrap(),
+        Reservation::Acquired(_)
+    ));
 }
 
 #[tokio::test]

@@ -141,7 +141,7 @@ async fn race_worker(url: &str) {
     let mut report = String::new();
     for i in 0..RACE_KEYS {
         let key = format!("{prefix}{i}");
-        match store.reserve(&key, &fingerprint, now).await {
+        match store.reserve(&key, sms_sdk::store::Claim::new(&fingerprint), now).await {
             Ok(Reservation::Acquired(_)) => writeln!(report, "RACE-WON {key}").unwrap(),
             Ok(Reservation::Existing(_)) => {}
             Err(error) => writeln!(report, "RACE-ERROR {error}").unwrap(),
@@ -236,7 +236,7 @@ mod postgres {
             other.execute(insert, &[&key, &fingerprint.as_str(), &now.unwrap()]).await.unwrap();
             let reserve = tokio::spawn({
                 let (store, key, fingerprint) = (store.clone(), key.clone(), fingerprint.clone());
-                async move { store.reserve(&key, &fingerprint, SystemTime::now()).await }
+                async move { store.reserve(&key, sms_sdk::store::Claim::new(&fingerprint), SystemTime::now()).await }
             });
             let waiting =
                 "SELECT count(*) FROM pg_stat_activity WHERE application_name = $1 AND wait_event_type = 'Lock'";

@@ -117,7 +117,7 @@ pub(crate) async fn store_pair<S: IdempotencyStore + ?Sized>(
     key: String,
 ) -> Result<(), String> {
     let now = SystemTime::now();
-    let id = match store.reserve(&key, &data.fingerprint, now).await {
+    let id = match store.reserve(&key, sms_sdk::store::Claim::new(&data.fingerprint), now).await {
         Ok(Reservation::Acquired(id)) => id,
         Ok(Reservation::Existing(_)) => return Err(format!("key {key} was already taken")),
         Err(error) => return Err(format!("reserve: {error}")),

@@ -74,7 +74,11 @@ async fn check(store: &(impl IdempotencyStore + Operator), extra: &[&str]) {
         bad_rows().into_iter().map(|b| b.name).chain(extra.iter().map(|&n| n.to_owned())).collect();
     for key in names {
         assert_corrupt("get", &key, store.get(&key).await);
-        assert_corrupt("reserve", &key, store.reserve(&key, &fingerprint, SystemTime::now()).await);
+        assert_corrupt(
+            "reserve",
+            &key,
+            store.reserve(&key, sms_sdk::store::Claim::new(&fingerprint), SystemTime::now()).await,
+        );
     }
     let listed = store.list(Filter::All, SystemTime::now(), Page::default()).await;
     let error = listed.expect_err("a listing of corrupt rows");

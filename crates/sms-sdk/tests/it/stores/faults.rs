@@ -67,7 +67,9 @@ async fn send_fails_in_time(client: &Client, memory: &MemoryAdapter) {
 async fn recovers(store: &(impl IdempotencyStore + Operator), client: &Client, memory: &MemoryAdapter) {
     let fingerprint = Fingerprint::from_canonical("after");
     let key = format!("after:{}", uuid_suffix());
-    let reserved = succeeds("reserve after", store.reserve(&key, &fingerprint, SystemTime::now())).await;
+    let reserved =
+        succeeds("reserve after", store.reserve(&key, sms_sdk::store::Claim::new(&fingerprint), SystemTime::now()))
+            .await;
     assert!(matches!(reserved, Reservation::Acquired(_)), "{reserved:?}");
     succeeds("list after", store.list(Filter::All, SystemTime::now(), Page::default())).await;
     client.send(&keyed("after-send")).await.unwrap();
@@ -85,9 +87,9 @@ where
 {
     let (client, memory) = client(store.clone());
     let (fingerprint, now) = (Fingerprint::from_canonical("frozen"), SystemTime::now());
-    succeeds("warm-up", store.reserve("warm", &fingerprint, now)).await;
+    succeeds("warm-up", store.reserve("warm", sms_sdk::store::Claim::new(&fingerprint), now)).await;
     freeze();
-    let error = times_out("reserve", store.reserve("k", &fingerprint, now)).await;
+    let error = times_out("reserve", store.reserve("k", sms_sdk::store::Claim::new(&fingerprint), now)).await;
     let expected = format!("{place}: reserve timed out after 1 s (the operation timeout)");
     assert!(error.to_string().contains(&expected), "{error}");
     let (_, _, _, connect, ()) = tokio::join!(
@@ -138,12 +140,14 @@ async fn store_fault_sqlite_locked() {
     let store = SqliteStore::builder(&path).connect_timeout(BOUND).operation_timeout(BOUND).open().await.unwrap();
     let (client, memory) = client(store.clone());
     let (fingerprint, now) = (Fingerprint::from_canonical("locked"), SystemTime::now());
-    let Reservation::Acquired(id) = succeeds("reserve", store.reserve("held", &fingerprint, now)).await else {
+    let Reservation::Acquired(id) =
+        succeeds("reserve", store.reserve("held", sms_sdk::store::Claim::new(&fingerprint), now)).await
+    else {
         panic!("the key was taken")
     };
     let locker = rusqlite::Connection::open(&path).unwrap();
     locker.execute_batch("BEGIN EXCLUSIVE").unwrap();
-    let error = times_out("reserve", store.reserve("k", &fingerprint, now)).await;
+    let error = times_out("reserve", store.reserve("k", sms_sdk::store::Claim::new(&fingerprint), now)).await;
     let place = format!("SQLite at {}", path.display());
     assert!(
         error.to_string().contains(&format!("{place}: waiting for the database lock timed out after 1 s")),

@@ -28,7 +28,7 @@ use sms_sdk::store::suppression::{
     Change, PostgresSuppressionStore, RedisSuppressionStore, Scope, SqliteSuppressionStore, SuppressionStore,
 };
 use sms_sdk::store::{
-    DedupeStore as _, FinalRecord, Fingerprint, IdempotencyStore as _, MemoryStore, Operator as _, Record,
+    Claim, DedupeStore as _, FinalRecord, Fingerprint, IdempotencyStore as _, MemoryStore, Operator as _, Record,
     ReferenceIndex as _, Reservation, Resolution, Store,
 };
 use sms_sdk::testing::{MemoryAdapter, RejectedOptions, accepted_outcome, rejected_outcome, unknown_outcome};
@@ -37,7 +37,7 @@ use sms_sdk::{Category, Client, Failover, Issue, Message, OutboundMessage, Phone
 use super::server_url;
 
 /// The format version the code writes today.
-const WRITES: u32 = 0;
+const WRITES: u32 = 1;
 
 /// A time every fixture keeps: far enough that nothing written with it expires.
 const KEEP: Duration = Duration::from_secs(10 * 365 * 24 * 3600);
@@ -120,7 +120,8 @@ async fn sent_records() -> Vec<(String, Record)> {
 async fn fill(store: &dyn Store, suppression: &dyn SuppressionStore) {
     let now = SystemTime::now();
     for (key, record) in sent_records().await {
-        let Reservation::Acquired(id) = store.reserve(&key, record.fingerprint(), now).await.unwrap() else {
+        let claim = Claim::new(record.fingerprint()).to("+14155550123");
+        let Reservation::Acquired(id) = store.reserve(&key, claim, now).await.unwrap() else {
             panic!("{key} was already there")
         };
         let last = match record {
@@ -132,10 +133,12 @@ async fn fill(store: &dyn Store, suppression: &dyn SuppressionStore) {
         store.finalize(&key, &id, last, KEEP, now).await.unwrap();
     }
     let fingerprint = Fingerprint::from_canonical("golden");
-    store.reserve("reserved", &fingerprint, now).await.unwrap();
-    store.reserve("stale", &fingerprint, now - Duration::from_secs(3600)).await.unwrap();
-    store.reserve("settled", &fingerprint, now - Duration::from_secs(3600)).await.unwrap();
-    let sent = Resolution::Sent { provider: "twilio".into(), provider_id: "SM2".into(), ttl: KEEP };
+    let claim = Claim::new(&fingerprint).to("+14155550123");
+    store.reserve("reserved", claim, now).await.unwrap();
+    store.reserve("stale", claim, now - Duration::from_secs(3600)).await.unwrap();
+    store.reserve("settled", claim, now - Duration::from_secs(3600)).await.unwrap();
+    let endpoint = Some("http://127.0.0.1:4010".to_owned());
+    let sent = Resolution::Sent { provider: "twilio".into(), provider_id: "SM2".into(), ttl: KEEP, endpoint };
     store.resolve("settled", sent, Duration::from_secs(300), now).await.unwrap();
     assert!(store.first_seen("twilio:SM1:delivered", now, KEEP).await.unwrap());
     store.remember_reference("ref-unknown", "unknown", now, KEEP).await.unwrap();
@@ -272,6 +275,20 @@ async fn check(version: u32, store: Arc<dyn Store>, suppression: &dyn Suppressio
     assert_eq!((receipt.provider.as_str(), receipt.encoding.as_str()), ("vonage", "ucs2"), "{}", at("unicode"));
     let settled = accepted(get("settled").await);
     assert_eq!((settled.provider.as_str(), settled.provider_id.as_str()), ("twilio", "SM2"), "{}", at("settled"));
+    let Record::Accepted { endpoint, .. } = get("settled").await else { unreachable!() };
+    let Record::Accepted { endpoint: sent_to, .. } = get("accepted").await else { unreachable!() };
+    assert_eq!(sent_to.as_deref(), Some("https://api.twilio.example"), "{}: from its attempt", at("accepted"));
+    if version >= 1 {
+        assert_eq!(endpoint.as_deref(), Some("http://127.0.0.1:4010"), "{}: settled for", at("settled"));
+        for key in ["accepted", "rejected", "unknown", "reserved", "settled"] {
+            let record = get(key).await;
+            assert_eq!(record.to().map(PhoneNumber::as_str), Some("+14155550123"), "{}: the recipient", at(key));
+            assert!(record.reserved_at().is_some(), "{}: the reservation time", at(key));
+        }
+    } else {
+        assert_eq!(endpoint, None, "{}: version 0 kept no endpoint", at("settled"));
+        assert_eq!(get("unknown").await.to(), None, "{}: version 0 kept no recipient", at("unknown"));
+    }
 
     let record = get("rejected").await;
     assert_eq!(record.state().as_str(), "rejected");
@@ -408,4 +425,66 @@ async fn every_version_reads_in_redis() {
             let _: () = redis::cmd("DEL").arg(format!("{prefix}{name}")).query_async(&mut c).await.unwrap();
         }
     }
+}
+
+/// A row of a format newer than this code's, in each store: a typed error naming the version
+/// from every operation that reads it, and the key is never taken for free.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_newer_format_is_a_typed_error_in_every_store() {
+    const NEWER: &str = r#"{"v":99,"id":"sms_x","provider":"twilio","provider_id":"SM1","shape":"of the future"}"#;
+    let fingerprint = Fingerprint::from_canonical("from the future").as_str().to_owned();
+    let far = 253_402_300_799_000_i64;
+
+    let path = super::temp_db();
+    let sqlite = SqliteStore::open(&path).await.unwrap();
+    let raw = rusqlite::Connection::open(&path).unwrap();
+    raw.execute(
+        "INSERT INTO sms_idempotency (key, state, fingerprint, record, expires_at) VALUES ('next', 'accepted', ?1, ?2, ?3)",
+        rusqlite::params![fingerprint, NEWER, far],
+    )
+    .unwrap();
+    refuses_newer("SQLite", &sqlite).await;
+
+    let url = server_url("SMS_SDK_TEST_POSTGRES_URL");
+    let table = format!("sms_newer_{}", super::uuid_suffix());
+    let postgres = PostgresStore::builder(&url).table(&table).connect().await.unwrap();
+    let (client, connection) = tokio_postgres::connect(&url, tokio_postgres::NoTls).await.unwrap();
+    tokio::spawn(connection);
+    let insert = format!(
+        "INSERT INTO {table} (key, state, fingerprint, record, expires_at) VALUES ('next', 'accepted', $1, $2, $3)"
+    );
+    client.execute(&insert, &[&fingerprint, &NEWER, &far]).await.unwrap();
+    refuses_newer("PostgreSQL", &postgres).await;
+
+    let url = server_url("SMS_SDK_TEST_REDIS_URL");
+    let prefix = format!("newer-{}:", super::uuid_suffix());
+    let redis = RedisStore::builder(url.as_str()).prefix(prefix.as_str()).connect().await.unwrap();
+    let mut c = redis::Client::open(url.as_str()).unwrap().get_multiplexed_async_connection().await.unwrap();
+    let _: () = redis::cmd("HSET")
+        .arg(format!("{prefix}idempotency:next"))
+        .arg("state")
+        .arg("accepted")
+        .arg("fingerprint")
+        .arg(&fingerprint)
+        .arg("record")
+        .arg(NEWER)
+        .arg("expires_at")
+        .arg(far)
+        .query_async(&mut c)
+        .await
+        .unwrap();
+    refuses_newer("Redis", &redis).await;
+    let _: () = redis::cmd("DEL").arg(format!("{prefix}idempotency:next")).query_async(&mut c).await.unwrap();
+}
+
+async fn refuses_newer(name: &str, store: &(impl sms_sdk::store::IdempotencyStore + sms_sdk::store::Operator)) {
+    let newer = |what: &str, error: sms_sdk::store::StoreError| {
+        assert!(error.is_newer_format() && !error.is_corrupt(), "{name} {what}: {error}");
+        assert!(error.to_string().contains("version 99"), "{name} {what}: {error}");
+    };
+    newer("get", store.get("next").await.unwrap_err());
+    let fingerprint = Fingerprint::from_canonical("from the future");
+    newer("reserve", store.reserve("next", Claim::new(&fingerprint), SystemTime::now()).await.unwrap_err());
+    let page = sms_sdk::store::Page { prefix: "next".into(), ..sms_sdk::store::Page::default() };
+    newer("list", store.list(sms_sdk::store::Filter::All, SystemTime::now(), page).await.unwrap_err());
 }

@@ -39,7 +39,8 @@ async fn keys(raw: &mut MultiplexedConnection) -> Vec<String> {
 async fn pair(store: &RedisStore, key: &str) {
     let fingerprint = Fingerprint::from_canonical("scripts");
     let now = SystemTime::now();
-    let Reservation::Acquired(id) = store.reserve(key, &fingerprint, now).await.unwrap() else {
+    let Reservation::Acquired(id) = store.reserve(key, sms_sdk::store::Claim::new(&fingerprint), now).await.unwrap()
+    else {
         panic!("{key} was taken")
     };
     let record = FinalRecord::Rejected(store_contract::sample_error("provider_rejected"));
@@ -94,7 +95,7 @@ async fn redis_each_key_is_one_hash_under_the_prefix() {
         redis::cmd("HGETALL").arg("app:idempotency:plain").query_async(&mut raw).await.unwrap();
     let mut names: Vec<_> = fields.keys().map(String::as_str).collect();
     names.sort_unstable();
-    assert_eq!(names, ["expires_at", "fingerprint", "record", "state"]);
+    assert_eq!(names, ["expires_at", "fingerprint", "record", "reserved_at", "state"]);
 }
 
 /// The shared rate limiter's script after `SCRIPT FLUSH` (a failover to a replica that never

@@ -52,7 +52,8 @@ async fn every_operation(store: &dyn Store, clocks: Clocks) -> Result<(), StoreE
     let Clocks { times: [reserved, finalized, again, resolved, seen, listed], ttl, stale_after, retention } = clocks;
     let key = format!("times:{}", uuid_suffix());
     let fingerprint = Fingerprint::from_canonical(&key);
-    let Reservation::Acquired(id) = store.reserve(&key, &fingerprint, reserved).await? else {
+    let Reservation::Acquired(id) = store.reserve(&key, sms_sdk::store::Claim::new(&fingerprint), reserved).await?
+    else {
         panic!("a new key was not claimed")
     };
     let record = if ttl.as_secs() % 2 == 0 {
@@ -61,9 +62,9 @@ async fn every_operation(store: &dyn Store, clocks: Clocks) -> Result<(), StoreE
         FinalRecord::Rejected(sample_error("provider_rejected"))
     };
     store.finalize(&key, &id, record, ttl, finalized).await?;
-    store.reserve(&key, &fingerprint, again).await?;
+    store.reserve(&key, sms_sdk::store::Claim::new(&fingerprint), again).await?;
     store.get(&key).await?;
-    let sent = Resolution::Sent { provider: "memory".into(), provider_id: "p".into(), ttl };
+    let sent = Resolution::Sent { provider: "memory".into(), provider_id: "p".into(), ttl, endpoint: None };
     store.resolve(&key, sent, stale_after, resolved).await?;
     store.resolve(&key, Resolution::NotSent, stale_after, resolved).await?;
     store.first_seen(&key, seen, retention).await?;

@@ -435,7 +435,9 @@ async fn reconcile_the_tower_layer_feeds_its_reconciler() {
 
     let store = MemoryStore::new();
     let at = SystemTime::now();
-    let Reservation::Acquired(id) = store.reserve("k", &Fingerprint::from_canonical("f"), at).await.unwrap() else {
+    let Reservation::Acquired(id) =
+        store.reserve("k", sms_sdk::store::Claim::new(&Fingerprint::from_canonical("f")), at).await.unwrap()
+    else {
         panic!("not acquired")
     };
     let unknown = FinalRecord::Unknown(sms_sdk::testing::store_contract::sample_error("handoff_unknown"));

@@ -7,7 +7,7 @@ use std::time::{Duration, SystemTime};
 
 use sms_sdk::store::BoxFuture;
 use sms_sdk::store::{
-    self, FinalRecord, Finalized, Fingerprint, IdempotencyStore, Record, Reservation, ReservationId, Store, StoreError,
+    self, FinalRecord, Finalized, IdempotencyStore, Record, Reservation, ReservationId, Store, StoreError,
 };
 use sms_sdk::{Client, Message, RetryPolicy, Twilio};
 
@@ -96,7 +96,7 @@ impl IdempotencyStore for Signalling {
     fn reserve<'a>(
         &'a self,
         key: &'a str,
-        fingerprint: &'a Fingerprint,
+        claim: sms_sdk::store::Claim<'a>,
         now: SystemTime,
     ) -> BoxFuture<'a, Result<Reservation, StoreError>> {
         Box::pin(async move {
@@ -104,7 +104,7 @@ impl IdempotencyStore for Signalling {
             if self.phase == Phase::BeforeReserve {
                 std::future::pending::<()>().await;
             }
-            let reserved = self.inner.reserve(key, fingerprint, now).await;
+            let reserved = self.inner.reserve(key, claim, now).await;
             say(&format!("reserved {key}"));
             reserved
         })
