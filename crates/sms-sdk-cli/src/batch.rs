@@ -19,9 +19,10 @@ use std::time::Duration;
 use clap::Args;
 use futures_util::StreamExt;
 use sms_sdk::adapter::AnyAdapter;
-use sms_sdk::batch::{BatchOptions, Outcome, Summary};
+use sms_sdk::batch::{BatchOptions, BatchResult, Outcome, Summary};
 use sms_sdk::rate::RateLimit;
 use sms_sdk::rate::redis::RedisRateLimiter;
+use sms_sdk::store::Stores;
 use sms_sdk::{CancellationToken, Client, Failover, Message};
 use sms_sdk_emulator::RunningEmulator;
 
@@ -39,6 +40,8 @@ const SHARED_BUCKET: &str = "batch";
 
 /// `sms-sdk batch` flags.
 #[derive(Debug, Args)]
+#[command(group(clap::ArgGroup::new("body").required(true).args(["body_column", "body_template"])))]
+#[command(group(clap::ArgGroup::new("key").required(true).args(["key_column", "key_prefix"])))]
 pub(crate) struct BatchArgs {
     /// The CSV file (RFC 4180; the first line is the header).
     #[arg(long, value_name = "FILE")]
@@ -46,14 +49,14 @@ pub(crate) struct BatchArgs {
     /// The column of the recipients (E.164).
     #[arg(long, value_name = "NAME", default_value = "to")]
     to_column: String,
-    /// The column of the message text.
-    #[arg(long, value_name = "NAME", required_unless_present = "body_template", conflicts_with = "body_template")]
+    /// The column of the message text (or --body-template).
+    #[arg(long, value_name = "NAME")]
     body_column: Option<String>,
     /// The message text, with `{column}` placeholders (`{{` and `}}` for braces).
     #[arg(long, value_name = "TEXT")]
     body_template: Option<String>,
-    /// The column of each row's idempotency key.
-    #[arg(long, value_name = "NAME", required_unless_present = "key_prefix", conflicts_with = "key_prefix")]
+    /// The column of each row's idempotency key (or --key-prefix).
+    #[arg(long, value_name = "NAME")]
     key_column: Option<String>,
     /// Each row's key is this prefix followed by the row's number (1 = the first row after the
     /// header).
@@ -131,47 +134,50 @@ async fn go(args: &BatchArgs, env: &Env, out: &mut dyn Write, err: &mut dyn Writ
     let rows = Rows::new(&args.csv, args.columns()).map_err(usage)?;
     let total = rows::count(&args.csv).map_err(usage)?;
     let adapters = crate::send::configured_adapters(&args.providers, env).map_err(|(code, text)| Stop(code, text))?;
+    if let Some(adapters) = &adapters {
+        crate::send::require_sender(adapters, args.from.as_deref()).map_err(|(code, text)| Stop(code, text))?;
+    }
+    let sends = if adapters.is_some() { Sends::Real } else { Sends::Emulated };
+    let url = crate::paths::store_url(args.store.as_deref(), env, sends).map_err(|m| Stop(EXIT_CONFIGURATION, m))?;
+    let spinners = Spinners::new(env, args.json);
+    let opening = spinners.during(CONNECTING, Stores::open(&url));
+    let stores = opening.await.map_err(|e| Stop(EXIT_CONFIGURATION, format!("store: {e}")))?;
     if args.dry_run {
-        return dry_run(args, adapters, rows, out, err);
+        return dry_run(args, adapters, &stores, rows, out, err).await;
     }
     let format = args.report.as_deref().map(|path| Format::of(args.report_format.as_deref(), path)).transpose();
     let mut report = match (&args.report, format.map_err(usage)?) {
         (Some(path), Some(format)) => Some(Report::create(path, format).map_err(usage)?),
         _ => None,
     };
-    let sends = if adapters.is_some() { Sends::Real } else { Sends::Emulated };
-    let url = crate::paths::store_url(args.store.as_deref(), env, sends).map_err(|m| Stop(EXIT_CONFIGURATION, m))?;
-    let spinners = Spinners::new(env, args.json);
-    let opening = spinners.during(CONNECTING, sms_sdk::store::open(&url));
-    let store = opening.await.map_err(|e| Stop(EXIT_CONFIGURATION, format!("store: {e}")))?;
     if url == "memory" {
         let _ = writeln!(err, "warning: the memory store forgets every key when the command ends: not resumable");
     }
-    let options = options(args).await?;
-    let (client, emulator) = client(args, adapters, store, spinners, err).await?;
+    let (stop, abandon) = (CancellationToken::new(), CancellationToken::new());
+    let options = options(args).await?.stop(stop.clone()).abandon(abandon.clone());
+    let (client, emulator) = client(args, adapters, &stores, spinners, err).await?;
 
-    let stop = CancellationToken::new();
-    let interrupted = Arc::new(std::sync::atomic::AtomicBool::new(false));
-    let watcher = {
-        let (stop, interrupted) = (stop.clone(), Arc::clone(&interrupted));
-        tokio::spawn(async move {
-            if tokio::signal::ctrl_c().await.is_ok() {
-                interrupted.store(true, std::sync::atomic::Ordering::Relaxed);
-                stop.cancel();
-            }
-        })
-    };
+    let (signals, mut notices) = tokio::sync::mpsc::unbounded_channel();
+    let watcher = tokio::spawn(interrupts(stop.clone(), abandon.clone(), signals));
     let input_error: Arc<Mutex<Option<String>>> = Arc::default();
     let messages = messages(rows, &input_error, &stop);
-    let mut results = client.send_batch(messages, options.stop(stop.clone()));
-    let mut summary = Summary::default();
+    let mut results = client.send_batch(messages, options);
+    let mut tally = Tally::default();
     let mut progress = Progress::new(total, spinners.enabled());
     let mut report_failed = None;
-    while let Some(result) = results.next().await {
-        let outcome = result.outcome();
-        summary.add(outcome);
+    loop {
+        let result = tokio::select! {
+            biased;
+            Some(notice) = notices.recv() => {
+                progress.suspend(|| { let _ = writeln!(err, "{notice}"); });
+                continue;
+            }
+            result = results.next() => result,
+        };
+        let Some(result) = result else { break };
+        let outcome = tally.add(&result);
         let line = Line::of(&result);
-        if outcome == Outcome::Unknown && summary.unknown <= LISTED {
+        if outcome == Outcome::Unknown && tally.summary.unknown <= LISTED {
             let _ = writeln!(err, "row {} (key {}): unknown, {}", line.row, line.key, advice(outcome));
         }
         if let Some(report) = &mut report
@@ -181,10 +187,13 @@ async fn go(args: &BatchArgs, env: &Env, out: &mut dyn Write, err: &mut dyn Writ
             report_failed = Some(error);
             stop.cancel();
         }
-        progress.step(&summary, err);
+        progress.step(&tally, err);
     }
     progress.finish();
     watcher.abort();
+    while let Ok(notice) = notices.try_recv() {
+        let _ = writeln!(err, "{notice}");
+    }
     if let Some(report) = &mut report
         && let Err(error) = report.finish()
     {
@@ -194,35 +203,96 @@ async fn go(args: &BatchArgs, env: &Env, out: &mut dyn Write, err: &mut dyn Writ
         emulator.shutdown().await;
     }
     let input_error = input_error.lock().unwrap_or_else(PoisonError::into_inner).take();
-    let interrupted = interrupted.load(std::sync::atomic::Ordering::Relaxed);
-    print_summary(args, &summary, total, progress.elapsed(), interrupted, out);
+    let interrupted = stop.is_cancelled() && report_failed.is_none() && input_error.is_none();
+    print_summary(args, &tally, total, progress.elapsed(), interrupted, out);
     if let Some(error) = report_failed {
         return Err(Stop(EXIT_CONFIGURATION, format!("the report could not be written: {error}")));
     }
     if let Some(message) = input_error {
         return Err(usage(format!("{message}; the rows before it were sent (see the summary), run again to go on")));
     }
+    Ok(closing(&tally, total, interrupted, err))
+}
+
+/// The notes at the end of a batch, and its exit code: 3 when a row is unknown, else 1 when a
+/// row was not sent (rejected, suppressed, or never taken because the batch was interrupted).
+fn closing(tally: &Tally, total: u64, interrupted: bool, err: &mut dyn Write) -> u8 {
+    let summary = &tally.summary;
     if summary.unknown > LISTED {
         let _ = writeln!(err, "… and {} more unknown rows (see the report)", summary.unknown.saturating_sub(LISTED));
     }
-    if interrupted {
-        let _ = writeln!(err, "interrupted: no more rows were taken; run the same command again to send the rest");
+    if tally.suppressed > 0 {
+        let _ = writeln!(
+            err,
+            "{} row(s) not sent: the recipient opted out (sms-sdk suppression list; the report names them)",
+            tally.suppressed
+        );
     }
-    Ok(if summary.unknown > 0 {
+    if interrupted {
+        let _ = writeln!(err, "interrupted: no more rows were sent; run the same command again to send the rest");
+    }
+    if summary.unknown > 0 {
         EXIT_UNKNOWN
     } else if summary.rejected > 0 || interrupted || summary.total() < total {
         EXIT_FAILED
     } else {
         EXIT_OK
-    })
+    }
 }
 
-/// The batch's client (with the store) and, when no provider is configured, the embedded
-/// emulator it sends to, which lives as long as the batch.
+/// Waits for Ctrl-C: the first stops the batch (no new request; the requests in flight finish
+/// within their timeout), the second abandons the requests in flight (their keys stay
+/// unresolved: reported unknown, never resent). Each says so through `notices`.
+async fn interrupts(
+    stop: CancellationToken,
+    abandon: CancellationToken,
+    notices: tokio::sync::mpsc::UnboundedSender<&'static str>,
+) {
+    if tokio::signal::ctrl_c().await.is_err() {
+        return;
+    }
+    // The notice goes out first: once stopped, the batch may end before a later one is read.
+    let _ = notices.send(
+        "stopping: no new message is sent; waiting for the sends in flight to finish (Ctrl-C again abandons \
+         them: their outcome is then unknown, never resent)",
+    );
+    stop.cancel();
+    if tokio::signal::ctrl_c().await.is_err() {
+        return;
+    }
+    let _ = notices.send(
+        "abandoning the sends in flight: their outcome is unknown; reconcile them (sms-sdk idempotency list \
+         --state unresolved)",
+    );
+    abandon.cancel();
+}
+
+/// How the rows of a batch ended: the library's summary, and the rows refused because the
+/// recipient opted out (counted as rejected there).
+#[derive(Debug, Default)]
+pub(crate) struct Tally {
+    pub(crate) summary: Summary,
+    pub(crate) suppressed: u64,
+}
+
+impl Tally {
+    /// Counts one result; returns its outcome.
+    fn add(&mut self, result: &BatchResult<(u64, String)>) -> Outcome {
+        let outcome = result.outcome();
+        self.summary.add(outcome);
+        if report::is_suppressed(result) {
+            self.suppressed = self.suppressed.saturating_add(1);
+        }
+        outcome
+    }
+}
+
+/// The batch's client (with the store's records and suppression list) and, when no provider is
+/// configured, the embedded emulator it sends to, which lives as long as the batch.
 async fn client(
     args: &BatchArgs,
     adapters: Option<Vec<AnyAdapter>>,
-    store: Arc<dyn sms_sdk::store::Store>,
+    stores: &Stores,
     spinners: Spinners,
     err: &mut dyn Write,
 ) -> Result<(Client, Option<RunningEmulator>), Stop> {
@@ -239,7 +309,8 @@ async fn client(
             writeln!(err, "no provider is configured: sending to the embedded emulator (nothing leaves this machine)");
         (vec![adapter], Some(emulator))
     };
-    let mut builder = Client::builder().adapters(adapters).idempotency(store);
+    let policy = crate::send::policy(stores, &adapters);
+    let mut builder = crate::send::guarded(Client::builder().adapters(adapters), stores, &policy, true);
     builder = builder.max_in_flight(Some(usize::from(args.concurrency).max(100)));
     if args.fallback {
         builder = builder.failover(Failover::OnEligibleRejection);
@@ -292,12 +363,13 @@ fn messages(
 /// Prints the summary: text, or one JSON object.
 fn print_summary(
     args: &BatchArgs,
-    summary: &Summary,
+    tally: &Tally,
     total: u64,
     elapsed: Duration,
     interrupted: bool,
     out: &mut dyn Write,
 ) {
+    let summary = &tally.summary;
     let seconds = elapsed.as_secs_f64();
     let rate = if seconds > 0.0 { lossy(summary.total()) / seconds } else { 0.0 };
     if args.json {
@@ -307,6 +379,7 @@ fn print_summary(
             "accepted": summary.accepted,
             "replayed": summary.replayed,
             "rejected": summary.rejected,
+            "suppressed": tally.suppressed,
             "unknown": summary.unknown,
             "interrupted": interrupted,
             "elapsed_ms": u64::try_from(elapsed.as_millis()).unwrap_or(u64::MAX),
@@ -318,19 +391,23 @@ fn print_summary(
     }
     let _ = writeln!(
         out,
-        "{} of {total} rows: {} accepted, {} replayed, {} rejected, {} unknown, in {seconds:.1} s ({rate:.1} rows/s)",
+        "{} of {total} rows: {} accepted, {} replayed, {} rejected ({} of them suppressed), {} unknown, in \
+         {seconds:.1} s ({rate:.1} rows/s)",
         summary.total(),
         summary.accepted,
         summary.replayed,
         summary.rejected,
+        tally.suppressed,
         summary.unknown
     );
 }
 
-/// `--dry-run`: every row checked against the adapters, the cost in segments per encoding.
-fn dry_run(
+/// `--dry-run`: every row checked against the adapters and the store's suppression list, the cost
+/// in segments per encoding.
+async fn dry_run(
     args: &BatchArgs,
     adapters: Option<Vec<AnyAdapter>>,
+    stores: &Stores,
     rows: Rows,
     out: &mut dyn Write,
     err: &mut dyn Write,
@@ -342,13 +419,14 @@ fn dry_run(
                 .map_err(|e| Stop(EXIT_CONFIGURATION, format!("{}: {e}", e.code())))?,
         ],
     };
+    let policy = crate::send::policy(stores, &adapters);
     let client = Client::builder()
         .adapters(adapters)
         .build()
         .map_err(|e| Stop(crate::exit_code(e.kind()), format!("{}: {e}", e.code())))?;
     // Per encoding: messages and segments.
     let mut cost: BTreeMap<&'static str, (u64, u64)> = BTreeMap::new();
-    let (mut checked, mut invalid) = (0_u64, 0_u64);
+    let (mut checked, mut invalid, mut suppressed) = (0_u64, 0_u64, 0_u64);
     for row in rows {
         let (number, message) = row.map_err(|message| Stop(EXIT_USAGE, message))?;
         checked = checked.saturating_add(1);
@@ -361,6 +439,14 @@ fn dry_run(
             }
             continue;
         }
+        let opted_out = crate::send::suppressed(&message, stores, &policy).await;
+        if let Some(entry) = opted_out.map_err(|e| Stop(EXIT_CONFIGURATION, format!("store: {e}")))? {
+            suppressed = suppressed.saturating_add(1);
+            if suppressed <= LISTED {
+                let _ = writeln!(err, "row {number}: suppressed: {}", crate::send::opted_out(&entry));
+            }
+            continue;
+        }
         let entry = cost.entry(validation.preview.encoding.as_str()).or_default();
         entry.0 = entry.0.saturating_add(1);
         entry.1 = entry.1.saturating_add(u64::from(validation.preview.segments));
@@ -368,7 +454,11 @@ fn dry_run(
     if invalid > LISTED {
         let _ = writeln!(err, "… and {} more invalid rows", invalid.saturating_sub(LISTED));
     }
+    if suppressed > LISTED {
+        let _ = writeln!(err, "… and {} more suppressed rows", suppressed.saturating_sub(LISTED));
+    }
     let segments: u64 = cost.values().map(|(_, segments)| segments).sum();
+    let valid = checked.saturating_sub(invalid).saturating_sub(suppressed);
     if args.json {
         let encodings: serde_json::Map<String, serde_json::Value> = cost
             .iter()
@@ -377,15 +467,14 @@ fn dry_run(
             })
             .collect();
         let body = serde_json::json!({
-            "dry_run": true, "rows": checked, "valid": checked.saturating_sub(invalid), "invalid": invalid,
+            "dry_run": true, "rows": checked, "valid": valid, "invalid": invalid, "suppressed": suppressed,
             "segments": segments, "encodings": encodings,
         });
         let _ = writeln!(out, "{body}");
     } else {
         let _ = writeln!(
             out,
-            "dry run: {checked} rows, {} valid, {invalid} invalid; nothing was sent",
-            checked.saturating_sub(invalid)
+            "dry run: {checked} rows, {valid} to send, {invalid} invalid, {suppressed} suppressed; nothing was sent"
         );
         for (encoding, (messages, segments)) in &cost {
             let _ = writeln!(out, "{encoding}: {messages} messages, {segments} segments");

@@ -14,7 +14,7 @@ use crate::values::{Provider, StateFilter};
 
 /// Send SMS through Twilio, Telnyx, Plivo and Vonage; validate, diagnose, emulate, reconcile.
 #[derive(Debug, Parser)]
-#[command(name = "sms-sdk", version, arg_required_else_help = true)]
+#[command(name = "sms-sdk", version, arg_required_else_help = true, after_help = EXIT_CODES)]
 pub struct Cli {
     /// Colour: auto (on terminals, unless `NO_COLOR` is set), always or never. JSON is never
     /// coloured.
@@ -23,6 +23,19 @@ pub struct Cli {
     #[command(subcommand)]
     command: Command,
 }
+
+/// The exit codes, for every command (the README's table): the end of the top-level help and
+/// of the manual page.
+pub(crate) const EXIT_CODES: &str = "Exit codes (every command; `doctor` keeps its own 0 passed, 1 failed, 2 usage):
+  0  accepted (or replayed), valid, verified
+  1  a proven failure, nothing sent: rejected (provider_unreachable included), a policy refusal (an opted-out
+     recipient), an unsupported message in `validate`, a signature that does not verify, an interrupted batch
+  2  usage or input error, before any request
+  3  outcome unknown: the message may have been sent; reconcile, do not resend
+  4  the idempotency key names another message (or was used against another endpoint)
+  5  another process is sending this key right now
+  6  `webhook verify`: authentic, but the payload is malformed
+  7  configuration or store error (a missing variable included): nothing was sent";
 
 #[derive(Debug, Subcommand)]
 enum Command {
@@ -93,21 +106,33 @@ pub(crate) struct MessageArgs {
     /// Fail over to the next provider after an eligible rejection.
     #[arg(long)]
     pub(crate) fallback: bool,
-    /// Idempotency store URL: memory, sqlite:PATH, postgres://… (or postgresql://…), redis://…
+    /// Store URL: memory, sqlite:PATH, postgres://… (or postgresql://…), redis://… (default:
+    /// `SMS_SDK_STORE`, else state.db in the user's data directory, or emulator.db there when no
+    /// provider is configured). Its suppression list is checked before every send; its records
+    /// make a keyed send replay.
     #[arg(long, value_name = "URL")]
     pub(crate) store: Option<String>,
     /// Per-request timeout in milliseconds.
     #[arg(long, value_name = "N")]
     pub(crate) timeout_ms: Option<u64>,
+    /// Send this one message even if the recipient opted out (the store's suppression list),
+    /// saying why (for example the one confirmation a regulator allows after STOP); the
+    /// override is printed on stderr.
+    #[arg(long, value_name = "REASON")]
+    pub(crate) policy_override: Option<String>,
     #[command(flatten)]
     pub(crate) output: Output,
 }
 
-/// `sms-sdk validate` flags: the message only (nothing is sent).
+/// `sms-sdk validate` flags: the message, and the store whose suppression list is checked
+/// (nothing is sent).
 #[derive(Debug, Args)]
 pub(crate) struct ValidateArgs {
     #[command(flatten)]
     pub(crate) message: MessageFields,
+    /// Store URL whose suppression list is checked (default as for `send`).
+    #[arg(long, value_name = "URL")]
+    pub(crate) store: Option<String>,
     #[command(flatten)]
     pub(crate) output: Output,
     /// `send`'s delivery flags, accepted so that a script can validate with the very flags it
@@ -121,10 +146,10 @@ pub(crate) struct ValidateArgs {
 pub(crate) struct SendOnlyFlags {
     #[arg(long, hide = true)]
     fallback: bool,
-    #[arg(long, hide = true, value_name = "URL")]
-    store: Option<String>,
     #[arg(long, hide = true, value_name = "N")]
     timeout_ms: Option<u64>,
+    #[arg(long, hide = true, value_name = "REASON")]
+    policy_override: Option<String>,
 }
 
 /// `sms-sdk doctor`'s flags, from the doctor's own table: for its help, completions and manual
@@ -352,12 +377,12 @@ pub(crate) async fn dispatch(cli: Cli, env: &Env, out: &mut dyn Write, err: &mut
         }
         Command::Validate(mut args) => {
             args.output.streams = streams;
-            crate::send::validate(&args, env, out, err)
+            crate::send::validate(&args, env, out, err).await
         }
         // Reached only through `sms-sdk help doctor` or a global flag before it: `run` hands
         // `doctor …` to the doctor's own parser.
         Command::Doctor(DoctorArgs) => crate::doctor::run(&[], env, out, err),
-        Command::Emulator(args) => crate::emulator::run(args, out, err).await,
+        Command::Emulator(args) => crate::emulator::run(args, env, out, err).await,
         Command::Idempotency(IdempotencyCommand::List(args)) => crate::store::list(args, env, out, err).await,
         Command::Idempotency(IdempotencyCommand::Show(args)) => crate::store::show(args, env, out, err).await,
         Command::Idempotency(IdempotencyCommand::Resolve(args)) => crate::store::resolve(args, env, out, err).await,

@@ -86,6 +86,25 @@ pub(crate) fn is_mentioned(env: &Env, provider: &str) -> bool {
     send_variables(provider).any(|name| env.get(&name).is_some())
 }
 
+/// The variables that give `provider` a default sender, as an error names them.
+pub(crate) fn sender_variables(provider: &str) -> &'static str {
+    match provider {
+        "twilio" => "TWILIO_FROM (or TWILIO_MESSAGING_SERVICE_SID)",
+        "telnyx" => "TELNYX_FROM",
+        "plivo" => "PLIVO_FROM (or PLIVO_POWERPACK_UUID)",
+        _ => "VONAGE_FROM",
+    }
+}
+
+/// Whether `endpoint` (`scheme://host[:port]`) is `provider`'s own production API.
+pub(crate) fn is_own_endpoint(provider: &str, endpoint: &str) -> bool {
+    if !PROVIDERS.contains(&provider) {
+        return true;
+    }
+    let own = url::Url::parse(default_origin(provider)).map(|url| url.origin().ascii_serialization());
+    own.is_ok_and(|own| own == endpoint)
+}
+
 /// The endpoint a send through `provider` is recorded against now (`scheme://host[:port]`,
 /// as its adapter says): the embedded emulator's when no provider is configured (as `send`
 /// then does), else the origin of `SMS_SDK_<PROVIDER>_BASE_URL` or of the provider's own API.

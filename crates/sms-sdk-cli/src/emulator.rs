@@ -14,6 +14,7 @@ use axum::extract::{FromRef, State};
 use axum::http::StatusCode;
 use axum::routing::post;
 use sms_sdk::adapter::{Adapter, AdapterInfo, AnyAdapter, Outcome, SendContext};
+use sms_sdk::store::Stores;
 use sms_sdk::webhook::SmsEvent;
 use sms_sdk::webhook::axum::Verified;
 use sms_sdk::{Client, Issue, Message, OutboundMessage, Twilio, TwilioWebhook};
@@ -21,9 +22,9 @@ use sms_sdk_emulator::{Emulator, StartError, StartErrorKind, credentials, magic}
 use tokio::sync::mpsc;
 
 use crate::cli::{EmulatorArgs, MessageArgs};
-use crate::send::{report_error, report_receipt, watch_retries};
+use crate::send::{Reporting, Sending, guarded, report_error, watch_retries};
 use crate::spinner::Spinners;
-use crate::{EXIT_CONFIGURATION, EXIT_OK};
+use crate::{EXIT_CONFIGURATION, EXIT_OK, Env};
 
 /// The emulator's default sender.
 const SENDER: &str = "+15005550006";
@@ -107,7 +108,7 @@ async fn start_receiver() -> std::io::Result<(String, mpsc::UnboundedReceiver<Sm
 pub(crate) async fn embedded_send(
     args: &MessageArgs,
     message: Message,
-    store: Option<Arc<dyn sms_sdk::store::Store>>,
+    stores: &Stores,
     spinners: Spinners,
     out: &mut dyn Write,
     err: &mut dyn Write,
@@ -128,29 +129,24 @@ pub(crate) async fn embedded_send(
         }
     };
     let spinner = spinners.spinner("sending through the local emulator");
-    let built = embedded_adapter(&emulator.base_url()).and_then(|adapter| {
-        let mut builder = watch_retries(Client::builder().adapter(adapter), &spinner);
-        if let Some(ms) = args.timeout_ms {
-            builder = builder.timeout(Duration::from_millis(ms));
-        }
-        if let Some(store) = store {
-            builder = builder.idempotency(store);
-        }
-        builder.build()
-    });
-    let result = match built {
-        Ok(client) => spinner.during(client.send(&message)).await,
-        Err(error) => Err(error),
-    };
-    let code = match result {
-        Ok(receipt) => {
-            report_receipt(&receipt, args.output, true, out);
-            if !receipt.replayed && !args.output.json {
+    let how = Reporting::of(args, 1, true);
+    let code = match embedded_adapter(&emulator.base_url()) {
+        Ok(adapter) => {
+            let adapters = vec![adapter];
+            let policy = crate::send::policy(stores, &adapters);
+            let mut builder = watch_retries(Client::builder().adapters(adapters), &spinner);
+            if let Some(ms) = args.timeout_ms {
+                builder = builder.timeout(Duration::from_millis(ms));
+            }
+            let builder = guarded(builder, stores, &policy, how.keyed);
+            let sending = Sending { args, message: &message, stores, policy: &policy, how };
+            let (code, receipt) = crate::send::dispatch(sending, builder, spinner, out, err).await;
+            if let Some(receipt) = receipt.filter(|r| !r.replayed && !args.output.json) {
                 timeline(&receipt.provider_id, &mut events, spinners, out).await;
             }
-            EXIT_OK
+            code
         }
-        Err(error) => report_error(&error, args.output, true, out, err),
+        Err(error) => report_error(&error, how, out, err),
     };
     let _ = writeln!(
         err,
@@ -188,8 +184,8 @@ async fn timeline(
 }
 
 /// `sms-sdk emulator`: runs until interrupted.
-pub(crate) async fn run(args: EmulatorArgs, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
-    serve(args, out, err, |_| async {
+pub(crate) async fn run(args: EmulatorArgs, env: &Env, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
+    serve(args, crate::paths::emulator_store_url(env), out, err, |_| async {
         let _ = tokio::signal::ctrl_c().await;
     })
     .await
@@ -199,6 +195,7 @@ pub(crate) async fn run(args: EmulatorArgs, out: &mut dyn Write, err: &mut dyn W
 /// it serves and each webhook it posts to `err` (one line each) unless `--quiet`.
 async fn serve<F: Future<Output = ()>>(
     args: EmulatorArgs,
+    store: Option<String>,
     out: &mut dyn Write,
     err: &mut dyn Write,
     until: impl FnOnce(String) -> F,
@@ -228,7 +225,7 @@ async fn serve<F: Future<Output = ()>>(
             return EXIT_CONFIGURATION;
         }
     };
-    let _ = out.write_all(setup_text(&emulator.base_url()).as_bytes());
+    let _ = out.write_all(setup_text(&emulator.base_url(), store.as_deref()).as_bytes());
     let _ = out.flush();
     let mut stop = std::pin::pin!(until(emulator.base_url()));
     loop {
@@ -290,7 +287,7 @@ pub(crate) fn magic_help() -> String {
 /// What `sms-sdk emulator` prints at start: valid shell as a whole (comments and one `export`
 /// line per variable), so that pasting it, or saving it and `source`-ing it, configures
 /// `sms-sdk send` (and an application) for all four providers against the emulator.
-fn setup_text(base: &str) -> String {
+fn setup_text(base: &str, store: Option<&str>) -> String {
     let mut text = format!(
         "# sms-sdk emulator listening on {base}\n\
          # Runs until Ctrl-C. Paste these lines into a shell: the four providers' base URLs then point\n\
@@ -318,6 +315,24 @@ fn setup_text(base: &str) -> String {
     ];
     for (name, value) in variables {
         let _ = writeln!(text, "export {name}={}", crate::shell::quote(value));
+    }
+    match store {
+        Some(store) => {
+            let _ = writeln!(
+                text,
+                "# Sends through the emulator keep their idempotency records and suppression list apart from the\n\
+                 # real ones (unset SMS_SDK_STORE, and the lines above, to send for real):\n\
+                 export SMS_SDK_STORE={}",
+                crate::shell::quote(store)
+            );
+        }
+        None => {
+            let _ = writeln!(
+                text,
+                "# No data directory (HOME or XDG_DATA_HOME): name a store of its own for these sends with \
+                 SMS_SDK_STORE."
+            );
+        }
     }
     let _ = write!(
         text,
@@ -348,7 +363,7 @@ mod tests {
 
     #[test]
     fn every_magic_number_is_in_the_help_and_the_banner() {
-        let banner = setup_text("http://127.0.0.1:4010");
+        let banner = setup_text("http://127.0.0.1:4010", Some("sqlite:/data/sms-sdk/emulator.db"));
         let help = magic_help();
         for recipient in magic::recipients() {
             assert!(help.contains(recipient.number), "help: {}", recipient.number);
@@ -385,7 +400,7 @@ mod tests {
             assert!(client.send(&Message::new(magic::OPTED_OUT, "a private text")).await.is_err());
             assert!(client.send(&Message::new(magic::RESET, "a private text")).await.is_err());
         };
-        let code = serve(emulator_args(flags), &mut out, &mut err, sends).await;
+        let code = serve(emulator_args(flags), None, &mut out, &mut err, sends).await;
         assert_eq!(code, EXIT_OK);
         (String::from_utf8(out).expect("UTF-8"), String::from_utf8(err).expect("UTF-8"))
     }
@@ -418,7 +433,7 @@ mod tests {
 
     #[test]
     fn every_line_is_a_comment_or_one_export() {
-        for line in setup_text("http://127.0.0.1:4010").lines() {
+        for line in setup_text("http://127.0.0.1:4010", Some("sqlite:/d/emulator.db")).lines() {
             assert!(line.starts_with("# ") || line.starts_with("export "), "{line}");
         }
     }

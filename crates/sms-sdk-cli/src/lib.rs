@@ -8,6 +8,7 @@
 //! assert_eq!(code, 0);
 //! ```
 
+mod advice;
 mod batch;
 mod cli;
 pub mod config;

@@ -61,6 +61,12 @@ pub(crate) fn store_url(named: Option<&str>, env: &Env, sends: Sends) -> Result<
     Ok(format!("sqlite:{}", dir.join(file).display()))
 }
 
+/// The store of sends through an emulator, `emulator.db` in the data directory: what the
+/// standalone emulator's export lines name, so that its sends never share the real store.
+pub(crate) fn emulator_store_url(env: &Env) -> Option<String> {
+    data_dir(env).map(|dir| format!("sqlite:{}", dir.join(EMULATOR_STORE).display()))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -48,6 +48,9 @@ struct Finding {
     /// The provider and id of the one message that matched, when exactly one did.
     matched: Option<(&'static str, String)>,
     resolve: Option<String>,
+    /// The command that settles the key as never sent, when the lookup found no matching
+    /// message: a suggestion to check first, never applied.
+    not_sent: Option<String>,
     resolved: bool,
 }
 
@@ -148,6 +151,7 @@ async fn examine(
         messages: Vec::new(),
         matched: None,
         resolve: None,
+        not_sent: None,
         resolved: false,
     };
     let tried = tried(record);
@@ -210,6 +214,14 @@ async fn examine(
         _ => None,
     };
     finding.resolve = only.map(|one| resolve_command(key, one.provider, &one.provider_id, store));
+    if matching.is_empty() && matches!(finding.lookup, "found" | "not_found") && finding.resolve.is_none() {
+        let mut command = format!("sms-sdk idempotency resolve {} --not-sent", shell::quote(key));
+        if let Some(store) = store {
+            command.push_str(" --store ");
+            command.push_str(&shell::quote(&redact_url(store)));
+        }
+        finding.not_sent = Some(command);
+    }
     if matching.len() != 1 && finding.lookup == "found" && finding.reason.is_none() {
         finding.reason = Some(format!(
             "{} listed, {} matching (recipient, text and time): resolve by hand",
@@ -245,7 +257,7 @@ fn print_text(finding: &Finding, out: &mut dyn Write) {
     let _ = writeln!(out, "{}\t{}\t{provider}\tlookup: {}", finding.key, finding.state, finding.lookup);
     for (message, ok) in &finding.messages {
         let to = message.to.as_deref().map_or_else(|| "?".to_owned(), mask_phone_number);
-        let at = message.created_at.map_or_else(|| "?".to_owned(), |at| at.to_string());
+        let at = message.created_at.map_or_else(|| "?".to_owned(), sms_sdk::message::format_timestamp);
         let tag = if *ok { "match" } else { "no match" };
         let _ = writeln!(
             out,
@@ -260,6 +272,12 @@ fn print_text(finding: &Finding, out: &mut dyn Write) {
         let _ = writeln!(out, "  resolved: accepted; later sends replay it");
     } else if let Some(command) = &finding.resolve {
         let _ = writeln!(out, "  to settle it: {command}");
+    } else if let Some(command) = &finding.not_sent {
+        let _ = writeln!(
+            out,
+            "  no message matched: if the provider truly has none (check its console for this recipient and time \
+             first), `{command}` lets the next send go out; if it does have it, the customer gets it twice"
+        );
     }
 }
 
@@ -286,6 +304,7 @@ fn finding_json(finding: &Finding) -> Value {
         "reason": finding.reason,
         "messages": messages,
         "resolve_command": finding.resolve,
+        "not_sent_command": finding.not_sent,
         "resolved": finding.resolved,
     })
 }

@@ -9,8 +9,13 @@ use sms_sdk::store::{
     StoreError,
 };
 
+use clap::ValueEnum as _;
+use sms_sdk::message::format_timestamp;
+use sms_sdk::redact::redact_url;
+
 use crate::cli::{ListArgs, ResolveArgs, ShowArgs};
 use crate::paths::Sends;
+use crate::shell;
 use crate::spinner::{CONNECTING, Spinners};
 use crate::values::StateFilter;
 use crate::{EXIT_CONFIGURATION, EXIT_OK, EXIT_USAGE, Env};
@@ -54,26 +59,128 @@ fn age(reserved_at: SystemTime, now: SystemTime) -> Duration {
     now.duration_since(reserved_at).unwrap_or_default()
 }
 
+/// What a reservation of `reserved_at` is at `now`: in progress (and when it becomes resolvable),
+/// or stale.
+fn reservation(reserved_at: SystemTime, stale_after: Duration, now: SystemTime) -> (String, bool) {
+    let age = age(reserved_at, now);
+    match stale_after.checked_sub(age).filter(|left| !left.is_zero()) {
+        Some(left) => (
+            format!(
+                "in progress: reserved {}s ago; resolvable in {}s (stale limit {}s)",
+                age.as_secs(),
+                left.as_secs().max(1),
+                stale_after.as_secs()
+            ),
+            false,
+        ),
+        None => (format!("stale: reserved {}s ago; outcome unknown, resolve it", age.as_secs()), true),
+    }
+}
+
 /// One line about a record. A reservation says whether its send may still be running (in
-/// progress) or is stale and can be resolved, and when.
+/// progress) or is stale and can be resolved, and when; the recipient (masked) ends it when the
+/// record keeps one.
 fn describe(key: &str, record: &Record, stale_after: Duration, now: SystemTime) -> String {
     let detail = match record {
-        Record::Reserved { reserved_at, .. } => {
-            let age = age(*reserved_at, now);
-            match stale_after.checked_sub(age).filter(|left| !left.is_zero()) {
-                Some(left) => format!(
-                    "in progress: reserved {}s ago; resolvable in {}s (stale limit {}s)",
-                    age.as_secs(),
-                    left.as_secs().max(1),
-                    stale_after.as_secs()
-                ),
-                None => format!("stale: reserved {}s ago; outcome unknown, resolve it", age.as_secs()),
-            }
-        }
+        Record::Reserved { reserved_at, .. } => reservation(*reserved_at, stale_after, now).0,
         Record::Accepted { result, .. } => format!("{} {}", result.provider, result.provider_id),
         Record::Rejected { error, .. } | Record::Unknown { error, .. } => error.code.clone(),
     };
-    format!("{key}\t{}\t{detail}", record.state().as_str())
+    let to = record.to().map(|to| format!("\tto {}", to.masked())).unwrap_or_default();
+    format!("{key}\t{}\t{detail}{to}", record.state().as_str())
+}
+
+/// A time as the command prints it: RFC 3339 in UTC, and how long ago.
+fn when(at: SystemTime, now: SystemTime) -> String {
+    let ago = age(at, now).as_secs();
+    let ago = match ago {
+        0..60 => format!("{ago}s ago"),
+        60..3600 => format!("{} min ago", ago / 60),
+        3600..86_400 => format!("{} h ago", ago / 3600),
+        _ => format!("{} days ago", ago / 86_400),
+    };
+    format!("{} ({ago})", format_timestamp(time::OffsetDateTime::from(at)))
+}
+
+/// What `idempotency show` prints about a key: its state and what it means, the provider and
+/// why, when the send started, the recipient (masked), and the next command to run.
+fn details(key: &str, record: &Record, expires_at: Option<SystemTime>, args: &ShowArgs, now: SystemTime) -> String {
+    let stale_after = seconds(args.older_than);
+    let store =
+        args.store.as_deref().map(|url| format!(" --store {}", shell::quote(&redact_url(url)))).unwrap_or_default();
+    let quoted = shell::quote(key);
+    let mut lines = vec![format!("key        {key}")];
+    let mut line = |label: &str, text: String| lines.push(format!("{label:<10} {text}"));
+    let reconcile = format!("sms-sdk idempotency reconcile {quoted}{store}");
+    let (state, next) = match record {
+        Record::Reserved { reserved_at, .. } => match reservation(*reserved_at, stale_after, now) {
+            (state, false) => (
+                format!("reserved, {state}: a send holds the key (or was killed before it finished)"),
+                format!("wait: the send may still be running; once the reservation is stale: {reconcile}"),
+            ),
+            (state, true) => (
+                format!("reserved, {state}: the message may have been sent"),
+                format!("{reconcile} (looks the message up at the provider), then resolve it"),
+            ),
+        },
+        Record::Accepted { result, endpoint, .. } => {
+            line("provider", format!("{} (message {})", result.provider, result.provider_id));
+            if let Some(endpoint) = endpoint {
+                line("endpoint", format!("{endpoint} (replays only for sends there)"));
+            }
+            let until = expires_at.map(|at| format!(" until {}", format_timestamp(time::OffsetDateTime::from(at))));
+            (
+                "accepted: the provider has the message".to_owned(),
+                format!("nothing: later sends with this key replay it{}", until.unwrap_or_default()),
+            )
+        }
+        Record::Rejected { error, .. } => {
+            provider_lines(error, &mut line);
+            (
+                format!("rejected ({}): nothing was sent", error.code),
+                "nothing: the next send with this key sends again".to_owned(),
+            )
+        }
+        Record::Unknown { error, .. } => {
+            provider_lines(error, &mut line);
+            let provider = error.attempts.last().map_or("the provider", |a| a.provider.as_str());
+            (
+                format!("unknown ({}): the message may have been sent; it is never resent", error.code),
+                format!(
+                    "{reconcile} (looks it up at {provider}), then `sms-sdk idempotency resolve {quoted} --sent \
+                     --provider {provider} --provider-id ID{store}` if {provider} has it, or `--not-sent` if it \
+                     does not"
+                ),
+            )
+        }
+    };
+    line(
+        "recipient",
+        record.to().map_or_else(
+            || "not recorded (the record was written by an earlier release)".to_owned(),
+            sms_sdk::PhoneNumber::masked,
+        ),
+    );
+    if let Some(at) = record.reserved_at() {
+        line("started", when(at, now));
+    }
+    lines.insert(1, format!("{:<10} {state}", "state"));
+    lines.push(format!("{:<10} {next}", "next"));
+    lines.join("\n")
+}
+
+/// The provider, its request's endpoint and why, of a failed send's error.
+fn provider_lines(error: &sms_sdk::error::ErrorRecord, line: &mut impl FnMut(&str, String)) {
+    if let Some(attempt) = error.attempts.last() {
+        let endpoint = attempt.endpoint.as_deref().map(|e| format!(", last request to {e}")).unwrap_or_default();
+        line("provider", format!("{} ({} request(s){endpoint})", attempt.provider, error.attempts.len()));
+    }
+    let reason = error
+        .reason
+        .and_then(|r| serde_json::to_value(r).ok())
+        .and_then(|v| v.as_str().map(str::to_owned))
+        .or_else(|| error.category.map(|c| c.to_string()));
+    line("reason", reason.map_or_else(|| error.message.clone(), |reason| format!("{reason}: {}", error.message)));
 }
 
 /// The JSON of a listed or shown key: the record, and for a reservation its age and whether it
@@ -106,7 +213,12 @@ pub(crate) async fn list(args: ListArgs, env: &Env, out: &mut dyn Write, err: &m
         Some(StateFilter::Rejected) => Filter::State(State::Rejected),
         Some(StateFilter::Unknown) => Filter::State(State::Unknown),
     };
-    let store = match open(args.store.as_deref(), env, args.json, err).await {
+    let url = match url(args.store.as_deref(), env, err) {
+        Ok(url) => url,
+        Err(code) => return code,
+    };
+    let _ = writeln!(err, "store: {}", redact_url(&url));
+    let store = match open(Some(&url), env, args.json, err).await {
         Ok(store) => store,
         Err(code) => return code,
     };
@@ -147,6 +259,12 @@ pub(crate) async fn list(args: ListArgs, env: &Env, out: &mut dyn Write, err: &m
         }
     };
     printer.finish();
+    if printer.first && !args.json {
+        let which = args.state.map_or_else(String::new, |state| {
+            state.to_possible_value().map(|v| format!(" {}", v.get_name())).unwrap_or_default()
+        });
+        let _ = writeln!(out, "no{which} keys");
+    }
     match listed {
         Ok(()) => EXIT_OK,
         Err(error) => {
@@ -227,12 +345,12 @@ pub(crate) async fn show(args: ShowArgs, env: &Env, out: &mut dyn Write, err: &m
             if args.json {
                 let _ = writeln!(out, "{}", entry_json(&args.key, &record, None, stale_after, now));
             } else {
-                let _ = writeln!(out, "{}", describe(&args.key, &record, stale_after, now));
+                let _ = writeln!(out, "{}", details(&args.key, &record, None, &args, now));
             }
             EXIT_OK
         }
         Ok(None) => {
-            let _ = writeln!(err, "error: no record for key {:?}", args.key);
+            let _ = writeln!(err, "error: no record for key {:?} in the store", args.key);
             EXIT_USAGE
         }
         Err(error) => {

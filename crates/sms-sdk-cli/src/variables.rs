@@ -38,13 +38,14 @@ const PROVIDERS_AND_STORE_READ: &[Group] = &[Group::Credentials, Group::BaseUrls
 /// and the variables it reads. `NO_COLOR` is read by every command that clap parses.
 const TABLE: &[(&[&str], &[Group])] = &[
     (&["send"], PROVIDERS_AND_STORE_READ),
-    (&["validate"], PROVIDERS_READ),
+    (&["validate"], PROVIDERS_AND_STORE_READ),
     (&["doctor"], PROVIDERS_READ),
     (&["idempotency"], STORE_READ),
     (&["idempotency", "reconcile"], PROVIDERS_AND_STORE_READ),
     (&["suppression"], STORE_READ),
     (&["batch"], PROVIDERS_AND_STORE_READ),
     (&["webhook"], &[Group::WebhookSecrets]),
+    (&["emulator"], &[Group::DataDirectory]),
 ];
 
 /// The groups `path` reads: its own entry, else its nearest parent's.

@@ -129,8 +129,7 @@ fn batch_dry_run_sends_nothing_and_prices_each_encoding() {
     assert!(out.err.contains("row 3:"), "{}", out.err);
     assert!(!out.err.contains("not-a-number"), "no recipient in the output");
     assert!(setup.emulator().messages().is_empty(), "a dry run sends nothing");
-    let store = setup.dir.join("state.db");
-    assert!(!store.exists(), "nor opens the store");
+    assert_eq!(report["suppressed"], 0, "it reads the store's suppression list");
 
     let text = setup.batch(&csv, &["--body-column", "body", "--key-prefix", "dry-", "--dry-run"]);
     assert!(text.out.contains("gsm7: 1 messages, 1 segments"), "{}", text.out);
@@ -223,9 +222,144 @@ fn batch_ctrl_c_stops_taking_rows_finishes_the_sends_and_writes_the_report() {
     let output = child.wait_with_output().unwrap();
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert_eq!(output.status.code(), Some(1), "interrupted: exit 1\n{stderr}");
-    assert!(stderr.contains("interrupted: no more rows were taken"), "{stderr}");
+    assert!(stderr.contains("stopping: no new message is sent"), "{stderr}");
+    assert!(stderr.contains("interrupted: no more rows were sent"), "{stderr}");
     let lines = std::fs::read_to_string(&report).unwrap().lines().count();
     let sent = setup.emulator().messages().len();
     assert!(lines < 400, "it stopped taking rows: {lines}");
     assert_eq!(lines, sent, "every row taken was sent and reported");
+}
+
+/// Starts `sms-sdk batch` as a process (its own signals) with `args` over `csv`.
+fn spawn_batch(setup: &Setup, csv: &Path, args: &[&str]) -> std::process::Child {
+    Command::new(env!("CARGO_BIN_EXE_sms-sdk"))
+        .args(["batch", "--csv", &csv.display().to_string()])
+        .args(args)
+        .env_clear()
+        .envs(setup.vars())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+fn interrupt(child: &std::process::Child) {
+    assert!(Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap().success());
+}
+
+/// Waits up to `limit` for `child` to exit: its code and stderr, or `None` if it still runs (it
+/// is killed then).
+fn exited_within(mut child: std::process::Child, limit: Duration) -> Option<(Option<i32>, String)> {
+    let deadline = std::time::Instant::now() + limit;
+    while std::time::Instant::now() < deadline {
+        if child.try_wait().unwrap().is_some() {
+            let output = child.wait_with_output().unwrap();
+            return Some((output.status.code(), String::from_utf8_lossy(&output.stderr).into_owned()));
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    None
+}
+
+/// Waits until the emulator has received `count` messages (at most 30 s).
+fn wait_for_messages(setup: &Setup, count: usize) {
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    while setup.emulator().messages().len() < count {
+        assert!(std::time::Instant::now() < deadline, "the batch sent {} messages", setup.emulator().messages().len());
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn batch_first_ctrl_c_drops_the_rows_waiting_for_the_rate_at_once() {
+    let setup = Setup::new();
+    let rows = (0..100).map(|n| format!("+1415556{n:04},row {n}\n")).collect::<Vec<_>>().concat();
+    let csv = setup.file("rows.csv", &format!("to,body\n{rows}"));
+    let report = setup.dir.join("report.jsonl");
+    let args = ["--body-column", "body", "--key-prefix", "slow-", "--rate", "1", "--report"];
+    let child = spawn_batch(&setup, &csv, &[&args[..], &[report.to_str().unwrap()]].concat());
+    wait_for_messages(&setup, 2);
+    interrupt(&child);
+    let (code, stderr) =
+        exited_within(child, Duration::from_secs(10)).expect("it stops at once, not after the rows it took");
+    assert_eq!(code, Some(1), "interrupted: exit 1\n{stderr}");
+    assert!(stderr.contains("stopping: no new message is sent"), "it says it stops: {stderr}");
+    let sent = setup.emulator().messages().len();
+    assert!(sent <= 3, "rows waiting for the rate were sent after Ctrl-C: {sent}");
+    let lines = std::fs::read_to_string(&report).unwrap().lines().count();
+    assert_eq!(lines, sent, "the report has every row sent, and only those");
+
+    // The rows it dropped left no reservation: the next run sends them (and replays the rest).
+    let again = setup.batch(&csv, &["--body-column", "body", "--key-prefix", "slow-", "--rate", "1000", "--json"]);
+    assert_eq!(again.code, 0, "{}{}", again.out, again.err);
+    let summary: serde_json::Value = serde_json::from_str(again.out.trim()).unwrap();
+    assert_eq!(
+        (summary["replayed"].as_u64(), summary["accepted"].as_u64()),
+        (Some(sent as u64), Some(100 - sent as u64))
+    );
+    assert_eq!(setup.emulator().messages().len(), 100, "one request per row in all");
+}
+
+#[test]
+fn batch_second_ctrl_c_abandons_the_sends_in_flight_as_unknown() {
+    let setup = Setup::new();
+    // The emulator never answers this number: the sends hang until their (long) timeout.
+    let rows = (0..3).map(|n| format!("+15005559002,hang {n}\n")).collect::<Vec<_>>().concat();
+    let csv = setup.file("rows.csv", &format!("to,body\n{rows}"));
+    let report = setup.dir.join("report.jsonl");
+    let args = ["--body-column", "body", "--key-prefix", "hang-", "--timeout-ms", "120000", "--report"];
+    let child = spawn_batch(&setup, &csv, &[&args[..], &[report.to_str().unwrap()]].concat());
+    wait_for_messages(&setup, 3);
+    interrupt(&child);
+    std::thread::sleep(Duration::from_millis(300));
+    interrupt(&child);
+    let (code, stderr) =
+        exited_within(child, Duration::from_secs(20)).expect("the second Ctrl-C abandons them at once");
+    assert_eq!(code, Some(3), "abandoned sends are unknown: exit 3\n{stderr}");
+    assert!(stderr.contains("stopping") && stderr.contains("abandoning the sends in flight"), "{stderr}");
+    let outcomes: Vec<String> = std::fs::read_to_string(&report)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap()["outcome"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(outcomes, ["unknown", "unknown", "unknown"]);
+    // Never resent: a second run reports them unknown and makes no request.
+    let again = setup.batch(&csv, &["--body-column", "body", "--key-prefix", "hang-", "--json"]);
+    assert_eq!(again.code, 3, "{}{}", again.out, again.err);
+    assert_eq!(setup.emulator().messages().len(), 3, "an abandoned send was sent again");
+}
+
+#[test]
+fn batch_reports_an_opted_out_row_suppressed_and_sends_the_rest() {
+    let setup = Setup::new();
+    let csv = setup.file("rows.csv", "to,body\n+14155550101,one\n+14155550102,two\n+14155550103,three\n");
+    assert_eq!(command(&["suppression", "add", "+14155550102"], &setup.env()).code, 0);
+    let dry = setup.batch(&csv, &["--body-column", "body", "--key-prefix", "opt-", "--dry-run", "--json"]);
+    let dry: serde_json::Value = serde_json::from_str(dry.out.trim()).unwrap();
+    assert_eq!((dry["suppressed"].as_u64(), dry["valid"].as_u64()), (Some(1), Some(2)), "{dry}");
+
+    let report = setup.dir.join("report.csv");
+    let args = ["--body-column", "body", "--key-prefix", "opt-", "--report", report.to_str().unwrap()];
+    let out = setup.batch(&csv, &args);
+    assert_eq!(out.code, 1, "a row was not sent: exit 1\n{}{}", out.out, out.err);
+    assert!(out.out.contains("(1 of them suppressed)"), "{}", out.out);
+    assert!(out.err.contains("1 row(s) not sent: the recipient opted out"), "{}", out.err);
+    assert_eq!(setup.requests_to("+14155550102"), 0, "no request for the opted-out recipient");
+    assert_eq!((setup.requests_to("+14155550101"), setup.requests_to("+14155550103")), (1, 1));
+    let text = std::fs::read_to_string(&report).unwrap();
+    let line = text.lines().find(|l| l.starts_with("2,")).unwrap();
+    assert!(line.starts_with("2,opt-2,+1********02,suppressed,,,policy_rejected"), "{line}");
+}
+
+#[test]
+fn batch_without_a_key_flag_names_both() {
+    let setup = Setup::new();
+    let csv = setup.file("rows.csv", "to,body\n+14155550101,one\n");
+    let out = setup.batch(&csv, &["--body-column", "body"]);
+    assert_eq!(out.code, 2);
+    assert!(out.err.contains("--key-column") && out.err.contains("--key-prefix"), "{}", out.err);
+    let out = setup.batch(&csv, &["--key-prefix", "k-"]);
+    assert!(out.err.contains("--body-column") && out.err.contains("--body-template"), "{}", out.err);
 }

@@ -137,10 +137,11 @@ fn an_unknown_outcome_is_listed_and_settled_by_the_operator() {
 
 #[test]
 fn validate_is_local() {
-    let o = command(&["validate", "--to", "+14155550123", "--body", "Your package is ready 📦"], &Env::default());
+    let env: Env = [("SMS_SDK_STORE", "memory")].into_iter().collect();
+    let o = command(&["validate", "--to", "+14155550123", "--body", "Your package is ready 📦"], &env);
     assert_eq!(o.code, 0, "{}{}", o.out, o.err);
     assert!(o.out.contains("ucs2"));
-    let o = command(&["validate", "--to", "+1", "--body", ""], &Env::default());
+    let o = command(&["validate", "--to", "+1", "--body", ""], &env);
     assert_eq!(o.code, 1);
     assert!(o.out.contains("not supported"));
 }

@@ -28,6 +28,9 @@ impl Drop for EmulatorProcess {
 fn start_emulator() -> (EmulatorProcess, Vec<String>) {
     let mut command = Command::new(env!("CARGO_BIN_EXE_sms-sdk"));
     command.args(["emulator", "--listen", "127.0.0.1:0"]).stdout(Stdio::piped()).stderr(Stdio::inherit());
+    // Its export lines name a store in the data directory: a scratch one.
+    let data = std::env::temp_dir().join(format!("sms-sdk-emulator-command-{}", std::process::id()));
+    command.env("XDG_DATA_HOME", &data);
     for (name, _) in std::env::vars() {
         if ["TWILIO_", "TELNYX_", "PLIVO_", "VONAGE_", "SMS_SDK_"].iter().any(|p| name.starts_with(p)) {
             command.env_remove(name);

@@ -51,10 +51,11 @@ fn the_doctor_s_help_names_its_flags_and_variables() {
 
 #[test]
 fn validate_s_help_shows_only_the_flags_it_uses() {
-    let env = Env::default();
+    let env: Env = [("SMS_SDK_STORE", "memory")].into_iter().collect();
     let validate = command(&["validate", "--help"], &env).out;
     let send = command(&["send", "--help"], &env).out;
-    for flag in ["--store", "--fallback", "--timeout-ms"] {
+    assert!(validate.contains("--store"), "validate checks the store's suppression list:\n{validate}");
+    for flag in ["--fallback", "--timeout-ms", "--policy-override"] {
         assert!(!validate.contains(flag), "{flag} in:\n{validate}");
         assert!(send.contains(flag), "{flag} not in:\n{send}");
     }
@@ -69,7 +70,7 @@ fn validate_s_help_shows_only_the_flags_it_uses() {
     );
     assert_eq!((with_send_flags.code, &with_send_flags.out), (plain.code, &plain.out));
     assert!(send.contains("SMS_SDK_STORE") && send.contains("XDG_DATA_HOME"), "{send}");
-    assert!(!validate.contains("SMS_SDK_STORE"), "{validate}");
+    assert!(validate.contains("SMS_SDK_STORE"), "validate reads the store's suppression list: {validate}");
     assert!(command(&["webhook", "verify", "--help"], &env).out.contains("VONAGE_SIGNATURE_SECRET"));
     assert!(command(&["batch", "--help"], &env).out.contains("TELNYX_API_KEY"));
     assert!(command(&["suppression", "list", "--help"], &env).out.contains("SMS_SDK_STORE"));
@@ -160,9 +161,10 @@ fn validate(args: &[&str], env: &Env) -> common::Output {
 #[test]
 fn colour_only_when_asked_or_on_a_terminal_and_never_in_json() {
     const GREEN: &str = "\x1b[32msupported\x1b[0m";
-    let piped = Env::default();
-    let terminal = Env::default().with_terminals(true, true);
-    let no_color: Env = [("NO_COLOR", "1")].into_iter().collect::<Env>().with_terminals(true, true);
+    let store = ("SMS_SDK_STORE", "memory");
+    let piped: Env = [store].into_iter().collect();
+    let terminal = piped.clone().with_terminals(true, true);
+    let no_color: Env = [("NO_COLOR", "1"), store].into_iter().collect::<Env>().with_terminals(true, true);
 
     let plain = validate(&[], &piped);
     assert_eq!(plain.code, 0, "{}", plain.err);

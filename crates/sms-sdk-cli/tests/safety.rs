@@ -39,7 +39,9 @@ fn an_emulated_send_is_never_replayed_by_a_real_one() {
     assert_eq!(emulated["emulated"], true);
 
     let twilio = Twilio::accepting();
-    let real = command(&send_args("order:1"), &twilio.env(&[("XDG_DATA_HOME", &data.display().to_string())]));
+    // The default store (no SMS_SDK_STORE): the data directory's.
+    let env = twilio.env(&[("XDG_DATA_HOME", &data.display().to_string()), ("SMS_SDK_STORE", "")]);
+    let real = command(&send_args("order:1"), &env);
     assert_eq!(real.code, 0, "{}{}", real.out, real.err);
     let real: serde_json::Value = serde_json::from_str(real.out.trim()).unwrap();
     assert_eq!(real["replayed"], false, "the emulator's result was replayed: {real}");
@@ -244,7 +246,10 @@ fn arguments_and_variables_that_are_not_utf8_are_usage_errors_naming_them() {
     assert!(o.err.contains("TWILIO_AUTH_TOKEN is not valid UTF-8"), "{}", o.err);
 
     // A foreign variable is ignored, through the built binary too.
-    let env = Env::from_os([(OsString::from("SOME_OTHER_TOOL"), bad.clone())]);
+    let env = Env::from_os([
+        (OsString::from("SOME_OTHER_TOOL"), bad.clone()),
+        (OsString::from("SMS_SDK_STORE"), OsString::from("memory")),
+    ]);
     assert_eq!(command(&["validate", "--to", "+14155550123", "--body", "Hi"], &env).code, 0);
     let output = Command::new(env!("CARGO_BIN_EXE_sms-sdk"))
         .args(["validate", "--to", "+14155550123", "--body", "Hi"])

@@ -42,7 +42,7 @@ use std::sync::Arc;
 use futures_util::{Stream, StreamExt};
 use tokio_util::sync::CancellationToken;
 
-use crate::client::Client;
+use crate::client::{Client, SendOptions};
 use crate::error::{Error, ErrorKind};
 use crate::issue::Field;
 use crate::message::Message;
@@ -61,11 +61,12 @@ pub struct BatchOptions {
     concurrency: usize,
     pacer: Option<Arc<Pacer>>,
     stop: Option<CancellationToken>,
+    abandon: Option<CancellationToken>,
 }
 
 impl Default for BatchOptions {
     fn default() -> Self {
-        Self { concurrency: DEFAULT_CONCURRENCY, pacer: None, stop: None }
+        Self { concurrency: DEFAULT_CONCURRENCY, pacer: None, stop: None, abandon: None }
     }
 }
 
@@ -100,10 +101,24 @@ impl BatchOptions {
         Ok(self)
     }
 
-    /// When `stop` is cancelled, the batch takes no more messages from its stream; the sends
-    /// already started finish and their results still come out, then the result stream ends.
+    /// When `stop` is cancelled, the batch starts no new request: it takes no more messages from
+    /// its stream, and the messages it took that had not made their request yet (waiting for the
+    /// pace, a slot or a rate limit, or to retry: [`SendOptions::stop`]) are dropped without a
+    /// result (nothing was sent, and no reservation is left: a next run sends them). The
+    /// requests in flight finish and their results still come out, then the result stream ends.
+    ///
+    /// [`SendOptions::stop`]: crate::SendOptions::stop
     pub fn stop(mut self, stop: CancellationToken) -> Self {
         self.stop = Some(stop);
+        self
+    }
+
+    /// When `abandon` is cancelled, the requests still in flight are given up: each ends
+    /// `Unknown(Aborted)` (its key is left unknown, never resent, to reconcile), as a cancelled
+    /// [`SendOptions::cancel`](crate::SendOptions::cancel) does. A batch's second Ctrl-C, after
+    /// [`stop`](Self::stop).
+    pub fn abandon(mut self, abandon: CancellationToken) -> Self {
+        self.abandon = Some(abandon);
         self
     }
 }
@@ -221,28 +236,54 @@ impl Client {
         S: Stream<Item = (T, Message)>,
     {
         let stop = options.stop.unwrap_or_default();
+        let mut send = SendOptions::default().stop(stop.clone());
+        if let Some(abandon) = options.abandon {
+            send = send.cancel(abandon);
+        }
         let client = self.clone();
         let pacer = options.pacer;
+        let stopped = stop.clone();
         messages
-            .take_until(Box::pin(stop.cancelled_owned()))
-            .map(move |(tag, message)| one(client.clone(), pacer.clone(), tag, message))
+            .take_until(Box::pin(stopped.cancelled_owned()))
+            .map(move |(tag, message)| one(client.clone(), pacer.clone(), send.clone(), tag, message))
             .buffer_unordered(options.concurrency)
+            .filter_map(std::future::ready)
     }
 }
 
-/// One message of a batch: refused without a key, else paced, then sent.
-async fn one<T>(client: Client, pacer: Option<Arc<Pacer>>, tag: T, message: Message) -> BatchResult<T> {
+/// One message of a batch: refused without a key, else paced, then sent; `None` when the
+/// batch stopped while it waited for the pace.
+async fn one<T>(
+    client: Client,
+    pacer: Option<Arc<Pacer>>,
+    options: SendOptions,
+    tag: T,
+    message: Message,
+) -> Option<BatchResult<T>> {
     let key = message.idempotency_key.clone();
     let result = match (&key, &pacer) {
         (None, _) => Err(Error::invalid_message(
             Field::IdempotencyKey,
             "Every message of a batch needs an idempotency key, so that the batch can be run again safely.",
         )),
-        (Some(_), Some(pacer)) => match pacer.wait().await {
-            Ok(()) => client.send(&message).await,
-            Err(error) => Err(error),
-        },
-        (Some(_), None) => client.send(&message).await,
+        (Some(_), Some(pacer)) => {
+            let stop = options.stop.clone().unwrap_or_default();
+            let paced = tokio::select! {
+                biased;
+                () = stop.cancelled() => return None,
+                paced = pacer.wait() => paced,
+            };
+            match paced {
+                Ok(()) => client.send_with(&message, options.clone()).await,
+                Err(error) => Err(error),
+            }
+        }
+        (Some(_), None) => client.send_with(&message, options.clone()).await,
     };
-    BatchResult { tag, key, result }
+    // Stopped before its request: nothing was sent, and its key is free again.
+    let stopped = options.stop.as_ref().is_some_and(CancellationToken::is_cancelled);
+    if stopped && result.as_ref().is_err_and(|e| e.kind() == ErrorKind::Aborted) {
+        return None;
+    }
+    Some(BatchResult { tag, key, result })
 }

@@ -66,6 +66,12 @@ pub struct SendOptions {
     /// rate-limit wait the send fails with `Aborted` (retry-safe); while a request is in flight,
     /// with `Unknown(Aborted)`.
     pub cancel: Option<CancellationToken>,
+    /// Stops the send from starting any new request, without abandoning one in flight: once it
+    /// is cancelled, a send that has not made its first request yet (waiting for a slot or a
+    /// rate limit included), or waits between attempts (a rate-limit backoff, a failover), ends
+    /// `Aborted` (retry-safe); a request already in flight finishes and its outcome stands. A
+    /// batch's first Ctrl-C.
+    pub stop: Option<CancellationToken>,
     /// An explicit override of the `before_send` policy for this message, with the reason (for
     /// example the one confirmation a regulator allows after STOP). The policy sees it in
     /// [`BeforeSendContext::policy_override`]; the suppression policy then lets the message
@@ -78,6 +84,13 @@ impl SendOptions {
     #[must_use]
     pub fn cancel(mut self, token: CancellationToken) -> Self {
         self.cancel = Some(token);
+        self
+    }
+
+    /// Options with a stop token ([`SendOptions::stop`]).
+    #[must_use]
+    pub fn stop(mut self, token: CancellationToken) -> Self {
+        self.stop = Some(token);
         self
     }
 
@@ -234,8 +247,8 @@ impl Client {
         let inner = &self.inner;
         let preview = estimate_segments(&message.body);
         let chain = validate::candidates(message, &inner.adapters, inner.failover == Failover::OnEligibleRejection)?;
-        let cancel = options.cancel.as_ref();
-        if cancel.is_some_and(CancellationToken::is_cancelled) {
+        let (cancel, stop) = (options.cancel.as_ref(), options.stop.as_ref());
+        if [cancel, stop].into_iter().flatten().any(CancellationToken::is_cancelled) {
             return Err(Error::aborted(Vec::new()));
         }
         let requested = AtomicBool::new(false);
@@ -245,6 +258,7 @@ impl Client {
             message,
             preview: &preview,
             cancel,
+            stop,
             requested: &requested,
             policy_override: &policy_override,
         };
@@ -270,6 +284,8 @@ struct Dispatch<'a> {
     preview: &'a SegmentPreview,
     /// The caller's cancellation, when it gave one.
     cancel: Option<&'a CancellationToken>,
+    /// The caller's stop (no new request), when it gave one.
+    stop: Option<&'a CancellationToken>,
     /// Set when the first request starts (see [`Flights::join`]).
     requested: &'a AtomicBool,
     /// Why the caller overrides the `before_send` policies' refusals, if it does.
@@ -450,6 +466,7 @@ impl Dispatch<'_> {
             retry: self.inner.retry,
             timeout: self.inner.timeout,
             cancel: self.cancel,
+            stop: self.stop,
             idempotency_key: self.message.idempotency_key.as_deref(),
             on_attempt: &on_attempt,
             gates: &self.inner.gates,

@@ -24,6 +24,8 @@ pub(crate) struct Chain<'a> {
     pub(crate) timeout: Duration,
     /// The caller's cancellation, when it gave one.
     pub(crate) cancel: Option<&'a CancellationToken>,
+    /// The caller's stop: no new request once it is cancelled (one in flight finishes).
+    pub(crate) stop: Option<&'a CancellationToken>,
     pub(crate) idempotency_key: Option<&'a str>,
     pub(crate) on_attempt: &'a (dyn Fn(&Attempt) + Sync),
     /// The adapters' limits on requests in flight.
@@ -105,11 +107,17 @@ impl Chain<'_> {
         };
         let mut number = 1;
         loop {
-            if self.cancel.is_some_and(CancellationToken::is_cancelled) {
+            if [self.cancel, self.stop].into_iter().flatten().any(CancellationToken::is_cancelled) {
                 return AdapterEnd::Aborted;
             }
             // Waiting for a slot is not an attempt; the slot is freed when the request is over.
-            let admission = match self.gates.admit(name, &message.from.value, self.cancel, queue_budget).await {
+            let admitting = self.gates.admit(name, &message.from.value, self.cancel, queue_budget);
+            let admitted = tokio::select! {
+                biased;
+                () = cancelled(self.stop) => return AdapterEnd::Aborted,
+                admitted = admitting => admitted,
+            };
+            let admission = match admitted {
                 Ok(admission) => admission,
                 Err(Refusal::Cancelled) => return AdapterEnd::Aborted,
                 Err(Refusal::Stopped(error)) => {
@@ -162,6 +170,7 @@ impl Chain<'_> {
                             tokio::select! {
                                 biased;
                                 () = cancelled(self.cancel) => return AdapterEnd::Aborted,
+                                () = cancelled(self.stop) => return AdapterEnd::Aborted,
                                 () = tokio::time::sleep(delay) => {}
                             }
                         }

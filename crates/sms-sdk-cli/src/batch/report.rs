@@ -11,6 +11,8 @@ use serde::Serialize;
 use sms_sdk::batch::{BatchResult, Outcome, Summary};
 use sms_sdk::redact::mask_phone_number;
 
+use super::Tally;
+
 /// The format of the report file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Format {
@@ -45,8 +47,17 @@ pub(crate) struct Line<'a> {
     pub(crate) reason: String,
 }
 
+/// Whether `result` is a refusal for a recipient who opted out (the command's one policy is
+/// the suppression list).
+pub(crate) fn is_suppressed<T>(result: &BatchResult<T>) -> bool {
+    result.result.as_ref().err().is_some_and(|e| {
+        e.kind() == sms_sdk::ErrorKind::PolicyRejected && e.category() == Some(sms_sdk::Category::Compliance)
+    })
+}
+
 impl<'a> Line<'a> {
-    /// The line of one result; `to` is the row's recipient as written.
+    /// The line of one result; `to` is the row's recipient as written. A row refused because its
+    /// recipient opted out is `suppressed`.
     pub(crate) fn of(result: &'a BatchResult<(u64, String)>) -> Self {
         let (row, to) = &result.tag;
         let (provider, provider_id, error_code, reason) = match &result.result {
@@ -65,7 +76,7 @@ impl<'a> Line<'a> {
             row: *row,
             key: result.key.as_deref().unwrap_or_default(),
             to: mask_phone_number(to),
-            outcome: result.outcome().as_str(),
+            outcome: if is_suppressed(result) { "suppressed" } else { result.outcome().as_str() },
             provider,
             provider_id,
             error_code,
@@ -138,18 +149,27 @@ impl Progress {
     }
 
     /// One more row done.
-    pub(crate) fn step(&mut self, summary: &Summary, err: &mut dyn Write) {
+    pub(crate) fn step(&mut self, tally: &Tally, err: &mut dyn Write) {
+        let summary = &tally.summary;
         if let Some(bar) = &self.bar {
             bar.inc(1);
             bar.set_message(format!(
-                "{}, replayed {}, rejected {}, unknown {}",
-                summary.accepted, summary.replayed, summary.rejected, summary.unknown
+                "{}, replayed {}, rejected {}, suppressed {}, unknown {}",
+                summary.accepted, summary.replayed, summary.rejected, tally.suppressed, summary.unknown
             ));
             return;
         }
         if self.last_line.elapsed() >= PLAIN_EVERY {
             self.last_line = Instant::now();
             let _ = writeln!(err, "{}", self.line(summary));
+        }
+    }
+
+    /// Runs `print` with the bar out of its way (a line printed while it is drawn).
+    pub(crate) fn suspend(&self, print: impl FnOnce()) {
+        match &self.bar {
+            Some(bar) => bar.suspend(print),
+            None => print(),
         }
     }
 

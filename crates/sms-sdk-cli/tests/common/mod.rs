@@ -59,7 +59,9 @@ impl Twilio {
     /// A complete Twilio environment pointed at the mock, plus `extra` variables.
     pub fn env(&self, extra: &[(&str, &str)]) -> Env {
         let uri = self.server.uri();
+        // Every send checks its store's suppression list: a memory store unless `extra` names one.
         let base = [
+            ("SMS_SDK_STORE", "memory"),
             ("TWILIO_ACCOUNT_SID", SID),
             ("TWILIO_AUTH_TOKEN", "test-token"),
             ("TWILIO_FROM", "+15005550006"),

@@ -83,23 +83,76 @@ impl<T: IdempotencyStore + Operator + DedupeStore + ReferenceIndex> Store for T 
 /// # Errors
 /// A [`StoreError`] when the URL names no shipped store (or one whose feature is off), or the
 /// store cannot be reached.
-#[cfg_attr(not(any(feature = "sqlite", feature = "postgres", feature = "redis")), allow(clippy::unused_async))] // awaits a store feature's connect
 pub async fn open(url: &str) -> Result<Arc<dyn Store>, StoreError> {
-    if url == "memory" {
-        return Ok(Arc::new(MemoryStore::new()));
+    Stores::open(url).await.map(|stores| stores.records)
+}
+
+/// Everything one store URL holds, on one connection: the idempotency records (with the
+/// operator tools, the correlation index and the webhook dedupe keys) and the suppression list.
+/// What a program that sends and receives needs from [`open`] and [`suppression::open`] at once.
+///
+/// ```
+/// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+/// use sms_sdk::store::Stores;
+/// use sms_sdk::suppression::SuppressionPolicy;
+/// use sms_sdk::testing::MemoryAdapter;
+/// use sms_sdk::Client;
+///
+/// let stores = Stores::open("memory").await?;
+/// let client = Client::builder()
+///     .adapter(MemoryAdapter::new())
+///     .idempotency(stores.records.clone())
+///     .before_send(SuppressionPolicy::new(stores.suppression.clone()).before_send())
+///     .build()?;
+/// # let _ = client; Ok::<(), Box<dyn std::error::Error>>(()) }).unwrap();
+/// ```
+#[derive(Clone)]
+#[non_exhaustive]
+pub struct Stores {
+    /// The idempotency records, with the operator tools, correlation index and dedupe keys.
+    pub records: Arc<dyn Store>,
+    /// The suppression list, beside the records.
+    pub suppression: Arc<dyn suppression::SuppressionStore>,
+}
+
+impl std::fmt::Debug for Stores {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Stores").finish_non_exhaustive()
     }
-    #[cfg(feature = "sqlite")]
-    if let Some(path) = url.strip_prefix("sqlite:") {
-        return Ok(Arc::new(sqlite::SqliteStore::open(path).await?));
+}
+
+impl Stores {
+    /// Opens the stores of a URL, as [`open`] reads it; creates their tables on first use.
+    ///
+    /// # Errors
+    /// As [`open`].
+    #[cfg_attr(not(any(feature = "sqlite", feature = "postgres", feature = "redis")), allow(clippy::unused_async))] // awaits a store feature's connect
+    pub async fn open(url: &str) -> Result<Self, StoreError> {
+        if url == "memory" {
+            return Ok(Self::of(MemoryStore::new(), suppression::MemorySuppressionStore::new()));
+        }
+        #[cfg(feature = "sqlite")]
+        if let Some(path) = url.strip_prefix("sqlite:") {
+            let store = sqlite::SqliteStore::open(path).await?;
+            let list = suppression::SqliteSuppressionStore::new(store.clone()).await?;
+            return Ok(Self::of(store, list));
+        }
+        #[cfg(feature = "postgres")]
+        if url.starts_with("postgres://") || url.starts_with("postgresql://") {
+            let store = postgres::PostgresStore::connect(url).await?;
+            let list = suppression::PostgresSuppressionStore::new(store.clone()).await?;
+            return Ok(Self::of(store, list));
+        }
+        #[cfg(feature = "redis")]
+        if url.starts_with("redis://") || url.starts_with("rediss://") {
+            let store = redis::RedisStore::connect(url).await?;
+            return Ok(Self::of(store.clone(), suppression::RedisSuppressionStore::new(store)));
+        }
+        let scheme = url.split(':').next().unwrap_or_default();
+        Err(StoreError::new(format!("no store for a `{scheme}:` URL (memory, sqlite:, postgres://, redis://)")))
     }
-    #[cfg(feature = "postgres")]
-    if url.starts_with("postgres://") || url.starts_with("postgresql://") {
-        return Ok(Arc::new(postgres::PostgresStore::connect(url).await?));
+
+    fn of(records: impl Store, suppression: impl suppression::SuppressionStore) -> Self {
+        Self { records: Arc::new(records), suppression: Arc::new(suppression) }
     }
-    #[cfg(feature = "redis")]
-    if url.starts_with("redis://") || url.starts_with("rediss://") {
-        return Ok(Arc::new(redis::RedisStore::connect(url).await?));
-    }
-    let scheme = url.split(':').next().unwrap_or_default();
-    Err(StoreError::new(format!("no idempotency store for a `{scheme}:` URL (memory, sqlite:, postgres://, redis://)")))
 }

@@ -413,17 +413,17 @@ fn location(config: &tokio_postgres::Config) -> String {
     format!("{hosts}/{}", config.get_dbname().unwrap_or_default())
 }
 
-/// A recipient as a statement parameter: the text itself, but masked in `Debug`, which the
-/// driver's trace logs print.
-struct Recipient<'a>(&'a str);
+/// Text that may hold a phone number (a recipient, a sender's scope) as a statement parameter:
+/// the text itself, but with its numbers masked in `Debug`, which the driver's logs print.
+pub(crate) struct Masked<'a>(pub(crate) &'a str);
 
-impl std::fmt::Debug for Recipient<'_> {
+impl std::fmt::Debug for Masked<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&crate::redact::mask_phone_number(self.0))
+        write!(f, "{:?}", crate::redact::redact_text(self.0))
     }
 }
 
-impl ToSql for Recipient<'_> {
+impl ToSql for Masked<'_> {
     fn to_sql(
         &self,
         ty: &Type,
@@ -465,7 +465,7 @@ impl IdempotencyStore for PostgresStore {
     ) -> BoxFuture<'a, Result<Reservation, StoreError>> {
         Box::pin(self.run("reserve", async move |c| {
             let id = ReservationId::new();
-            let to = claim.to.map(Recipient);
+            let to = claim.to.map(Masked);
             let values: [&(dyn ToSql + Sync); 5] = [&key, &claim.fingerprint.as_str(), &id.as_str(), &millis(now), &to];
             // Only this reserve can have written this reservation id (both statements return it).
             let claimed = |row: &tokio_postgres::Row| {

@@ -117,27 +117,8 @@ impl<S: SuppressionStore + ?Sized> SuppressionStore for Arc<S> {
 /// # Errors
 /// A [`StoreError`] when the URL names no shipped store (or one whose feature is off), or the
 /// store cannot be reached.
-#[cfg_attr(not(any(feature = "sqlite", feature = "postgres", feature = "redis")), allow(clippy::unused_async))] // awaits a store feature's connect
 pub async fn open(url: &str) -> Result<Arc<dyn SuppressionStore>, StoreError> {
-    if url == "memory" {
-        return Ok(Arc::new(MemorySuppressionStore::new()));
-    }
-    #[cfg(feature = "sqlite")]
-    if let Some(path) = url.strip_prefix("sqlite:") {
-        let store = super::sqlite::SqliteStore::open(path).await?;
-        return Ok(Arc::new(SqliteSuppressionStore::new(store).await?));
-    }
-    #[cfg(feature = "postgres")]
-    if url.starts_with("postgres://") || url.starts_with("postgresql://") {
-        let store = super::postgres::PostgresStore::connect(url).await?;
-        return Ok(Arc::new(PostgresSuppressionStore::new(store).await?));
-    }
-    #[cfg(feature = "redis")]
-    if url.starts_with("redis://") || url.starts_with("rediss://") {
-        return Ok(Arc::new(RedisSuppressionStore::new(super::redis::RedisStore::connect(url).await?)));
-    }
-    let scheme = url.split(':').next().unwrap_or_default();
-    Err(StoreError::new(format!("no suppression store for a `{scheme}:` URL (memory, sqlite:, postgres://, redis://)")))
+    super::Stores::open(url).await.map(|stores| stores.suppression)
 }
 
 /// Refuses a batch over [`MAX_BATCH`] or a check over [`MAX_CHECK_SCOPES`] before any I/O.

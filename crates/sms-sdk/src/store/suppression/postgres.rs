@@ -5,6 +5,8 @@ use std::time::SystemTime;
 
 use tokio_postgres::types::{ToSql, Type};
 
+use crate::store::postgres::Masked;
+
 use super::sql::{DEFAULT_TABLE, SuppressionSql, check_params, limit, listing};
 use super::{Applied, Change, EVENT_RETENTION, Entry, Listing, Page, Scope, StoreError, SuppressionStore, bounded};
 use crate::PhoneNumber;
@@ -130,21 +132,20 @@ impl SuppressionStore for PostgresSuppressionStore {
             self.store
                 .run("apply", async move |c| {
                     // Pipelined: each statement is sent in order on first poll, and answered in order.
-                    let runs = values.iter().map(|v| {
+                    let runs = values.iter().map(|v| async move {
+                        let (recipient, scope) = (Masked(v.recipient), Masked(&v.scope));
                         let params: [&(dyn ToSql + Sync); 8] =
-                            [&v.recipient, &v.scope, &v.suppressed, &v.at, &v.reason, &v.event, &seen_at, &forget_at];
-                        async move {
-                            let row = c
-                                .row(&self.queries.apply, &params)
-                                .await?
-                                .ok_or_else(|| StoreError::new("the suppression upsert returned no row"))?;
-                            let (seen, written): (i64, i64) = (row.try_get(0)?, row.try_get(1)?);
-                            Ok::<_, StoreError>(match (v.event, seen, written) {
-                                (Some(_), 0, _) => Applied::Replayed,
-                                (_, _, 0) => Applied::Stale,
-                                _ => Applied::Recorded,
-                            })
-                        }
+                            [&recipient, &scope, &v.suppressed, &v.at, &v.reason, &v.event, &seen_at, &forget_at];
+                        let row = c
+                            .row(&self.queries.apply, &params)
+                            .await?
+                            .ok_or_else(|| StoreError::new("the suppression upsert returned no row"))?;
+                        let (seen, written): (i64, i64) = (row.try_get(0)?, row.try_get(1)?);
+                        Ok::<_, StoreError>(match (v.event, seen, written) {
+                            (Some(_), 0, _) => Applied::Replayed,
+                            (_, _, 0) => Applied::Stale,
+                            _ => Applied::Recorded,
+                        })
                     });
                     futures_util::future::try_join_all(runs).await
                 })
@@ -162,7 +163,8 @@ impl SuppressionStore for PostgresSuppressionStore {
             let [a, b, c, d] = check_params(scopes)?;
             self.store
                 .run("check", async move |client| {
-                    let params: [&(dyn ToSql + Sync); 5] = [&recipient.as_str(), &a, &b, &c, &d];
+                    let [a, b, c, d] = [&a, &b, &c, &d].map(|scope| scope.as_deref().map(Masked));
+                    let params: [&(dyn ToSql + Sync); 5] = [&Masked(recipient.as_str()), &a, &b, &c, &d];
                     client.row(&self.queries.check, &params).await?.as_ref().map(read_entry).transpose()
                 })
                 .await
