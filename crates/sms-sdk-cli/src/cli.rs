@@ -353,7 +353,7 @@ pub(crate) struct VerifyArgs {
     /// Verify as of this Unix time (seconds).
     #[arg(long, value_name = "UNIX_SECONDS")]
     pub(crate) now: Option<u64>,
-    /// Print JSON.
+    /// Print JSON (phone numbers masked, a message body as its length, no raw payload).
     #[arg(long)]
     pub(crate) json: bool,
 }

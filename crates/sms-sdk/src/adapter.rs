@@ -136,22 +136,13 @@ pub struct SendContext {
     pub idempotency_key: Option<String>,
     /// The per-request timeout the client enforces (adapters may pass it to their transport).
     pub timeout: Duration,
-    /// The transport the client shares with its adapters, when it was given transport options.
-    #[cfg(feature = "__http")]
-    pub(crate) http: Option<crate::transport::SharedHttp>,
 }
 
 impl SendContext {
     /// A context for `attempt` (used by the client and by tests that call adapters directly).
     #[must_use]
     pub fn new(attempt: u32, idempotency_key: Option<String>, timeout: Duration) -> Self {
-        Self {
-            attempt,
-            idempotency_key,
-            timeout,
-            #[cfg(feature = "__http")]
-            http: None,
-        }
+        Self { attempt, idempotency_key, timeout }
     }
 }
 

@@ -121,8 +121,6 @@ struct Inner {
     flights: Flights,
     idempotency: Option<Idempotency>,
     gates: crate::gate::Gates,
-    #[cfg(feature = "__http")]
-    http: Option<crate::transport::SharedHttp>,
 }
 
 /// The idempotency store and its timings.
@@ -154,32 +152,6 @@ pub struct ClientBuilder {
     pub(crate) limits: crate::gate::LimitOptions,
     correlation: Option<CorrelationSecret>,
     correlation_retention: Duration,
-    #[cfg(feature = "__http")]
-    transport: TransportOptions,
-}
-
-/// The transport options of a [`ClientBuilder`]; none set means each adapter keeps its own.
-#[cfg(feature = "__http")]
-#[derive(Default)]
-struct TransportOptions {
-    client: Option<reqwest::Client>,
-    connect_timeout: Option<Duration>,
-    user_agent: Option<String>,
-}
-
-#[cfg(feature = "__http")]
-impl TransportOptions {
-    /// The shared transport, whose requests end after `timeout` (the client's).
-    fn build(self, timeout: Duration) -> Result<Option<crate::transport::SharedHttp>, Error> {
-        if self.client.is_none() && self.connect_timeout.is_none() && self.user_agent.is_none() {
-            return Ok(None);
-        }
-        if self.connect_timeout.is_some_and(|timeout| timeout > MAX_DURATION) {
-            return Err(Error::configuration("connect_timeout must be at most 10 years."));
-        }
-        crate::transport::SharedHttp::new(self.client, self.connect_timeout, self.user_agent.as_deref(), timeout)
-            .map(Some)
-    }
 }
 
 /// The request timeout of a client built without [`ClientBuilder::timeout`]: 10 s.
@@ -205,8 +177,6 @@ impl Client {
             limits: crate::gate::LimitOptions::default(),
             correlation: None,
             correlation_retention: DEFAULT_REFERENCE_RETENTION,
-            #[cfg(feature = "__http")]
-            transport: TransportOptions::default(),
         }
     }
 
@@ -471,8 +441,6 @@ impl Dispatch<'_> {
             on_attempt: &on_attempt,
             gates: &self.inner.gates,
             requested: self.requested,
-            #[cfg(feature = "__http")]
-            http: self.inner.http.as_ref(),
         };
         let success = match runner.run(chain).await {
             Ok(success) => success,
@@ -646,47 +614,12 @@ impl ClientBuilder {
         self
     }
 
-    /// Sends every request of the built-in provider adapters through `client` (one connection
-    /// pool for all of them; proxies, extra root certificates, local addresses…), instead of
-    /// the client each adapter builds.
-    ///
-    /// Build it as the adapters do: no redirects (`redirect::Policy::none()`), no retries, a
-    /// connect timeout below the request timeout. Its connect failures are still
-    /// `provider_unreachable`; its own TLS settings apply. Each request carries the
-    /// [`user_agent`](Self::user_agent). Custom adapters are not affected.
-    #[cfg(feature = "__http")]
-    #[cfg_attr(docsrs, doc(cfg(any(feature = "twilio", feature = "telnyx", feature = "plivo", feature = "vonage"))))]
-    pub fn http_client(mut self, client: reqwest::Client) -> Self {
-        self.transport.client = Some(client);
-        self
-    }
-
-    /// Sets the longest the connect phase (DNS, TCP, TLS) of a provider request may take (10 s
-    /// by default, and never more than 90 % of the request timeout). A connect that fails or
-    /// times out never sent anything: `provider_unreachable`. Ignored with an injected
-    /// [`http_client`](Self::http_client), which keeps its own.
-    #[cfg(feature = "__http")]
-    #[cfg_attr(docsrs, doc(cfg(any(feature = "twilio", feature = "telnyx", feature = "plivo", feature = "vonage"))))]
-    pub fn connect_timeout(mut self, timeout: Duration) -> Self {
-        self.transport.connect_timeout = Some(timeout);
-        self
-    }
-
-    /// Sets the `User-Agent` of provider requests (`sms-sdk/<version>` by default).
-    #[cfg(feature = "__http")]
-    #[cfg_attr(docsrs, doc(cfg(any(feature = "twilio", feature = "telnyx", feature = "plivo", feature = "vonage"))))]
-    pub fn user_agent(mut self, user_agent: impl Into<String>) -> Self {
-        self.transport.user_agent = Some(user_agent.into());
-        self
-    }
-
     /// Builds the client. Makes no request.
     ///
     /// # Errors
-    /// `Configuration` when there is no adapter, two adapters share a name, the timeout or the
-    /// connect timeout is zero, a duration (timeout, connect timeout, idempotency TTL, stale
-    /// limit, queue timeout) is over 10 years, the user agent is not visible ASCII, a limit on
-    /// requests in flight is zero, or one names no adapter.
+    /// `Configuration` when there is no adapter, two adapters share a name, the timeout is zero,
+    /// a duration (timeout, idempotency TTL, stale limit, queue timeout) is over 10 years, a
+    /// limit on requests in flight is zero, or one names no adapter.
     pub fn build(self) -> Result<Client, Error> {
         if self.adapters.is_empty() {
             return Err(Error::configuration("A client needs at least one adapter."));
@@ -714,8 +647,6 @@ impl ClientBuilder {
             }
         }
         let gates = self.limits.build(&names)?;
-        #[cfg(feature = "__http")]
-        let http = self.transport.build(self.timeout)?;
         Ok(Client {
             inner: Arc::new(Inner {
                 adapters: self.adapters,
@@ -734,8 +665,6 @@ impl ClientBuilder {
                         .map(|secret| Correlation { secret, retention: self.correlation_retention }),
                 }),
                 gates,
-                #[cfg(feature = "__http")]
-                http,
             }),
         })
     }

@@ -32,9 +32,6 @@ pub(crate) struct Chain<'a> {
     pub(crate) gates: &'a Gates,
     /// Set before each request: from then on a dropped send may have sent the message.
     pub(crate) requested: &'a AtomicBool,
-    /// The transport shared with the adapters, when the client has one.
-    #[cfg(feature = "__http")]
-    pub(crate) http: Option<&'a crate::transport::SharedHttp>,
 }
 
 /// An accepted chain.
@@ -124,12 +121,7 @@ impl Chain<'_> {
                     return AdapterEnd::QueueTimeout(error.with_attempts(attempts.clone()));
                 }
             };
-            #[allow(unused_mut)] // the shared transport exists with the provider features only
-            let mut cx = SendContext::new(number, self.idempotency_key.map(str::to_owned), self.timeout);
-            #[cfg(feature = "__http")]
-            {
-                cx.http = self.http.cloned();
-            }
+            let cx = SendContext::new(number, self.idempotency_key.map(str::to_owned), self.timeout);
             self.requested.store(true, Ordering::Relaxed);
             let started = Instant::now();
             let outcome = self.attempt(adapter, message, &cx).await;

@@ -31,13 +31,12 @@ use serde_json::Value;
 
 use crate::adapter::{Accepted, Category, Outcome, Rejection, SendContext, Unknown, UnknownReason};
 
-use crate::client::DEFAULT_TIMEOUT;
 use crate::error::{Error, ProviderError};
 use crate::lenient::{self, Shape};
 use crate::message::OutboundMessage;
 use crate::redact::Secret;
 use crate::retry::parse_retry_after;
-use crate::transport::{CONNECT_BUDGET, CONNECT_TIMEOUT, SharedHttp, USER_AGENT, connect_budget, http_client};
+use crate::transport::{CONNECT_BUDGET, Http, HttpConfig, connect_budget};
 
 /// The largest provider response body read: 1 MiB. A longer one is `Unknown(MalformedResponse)`
 /// (the request was sent).
@@ -64,8 +63,6 @@ pub(crate) struct Post<'a> {
     pub(crate) timeout: Duration,
     /// The message text: scrubbed from anything the provider sends back, as secrets are.
     pub(crate) text: &'a str,
-    /// The client's shared transport, when it has one.
-    pub(crate) shared: Option<&'a SharedHttp>,
 }
 
 impl<'a> Post<'a> {
@@ -76,7 +73,7 @@ impl<'a> Post<'a> {
         cx: &'a SendContext,
         message: &'a OutboundMessage,
     ) -> Self {
-        Self { authorization, body, timeout: cx.timeout, text: &message.body, shared: cx.http.as_ref() }
+        Self { authorization, body, timeout: cx.timeout, text: &message.body }
     }
 }
 
@@ -112,11 +109,11 @@ impl fmt::Debug for Authorization {
     }
 }
 
-/// A provider's HTTP endpoint and the pooled client that reaches it.
+/// A provider's HTTP endpoint and the pooled client that reaches it, for sends and lookups.
 #[derive(Clone)]
 pub(crate) struct Transport {
     provider: &'static str,
-    client: reqwest::Client,
+    http: Http,
     /// The URL every request goes to: the base URL and the adapter's path, parsed once.
     endpoint: url::Url,
     /// The base URL (no trailing slash) and the adapter's path under it, for lookups.
@@ -127,10 +124,16 @@ pub(crate) struct Transport {
 }
 
 impl Transport {
-    /// A transport posting to `path` under `base_url` (trailing slashes removed) whose responses
-    /// never carry any of `secrets` on to errors or records. HTTPS is the default; plain `http`
-    /// is accepted for an explicit override (the emulator, a local proxy).
-    pub(crate) fn new(provider: &'static str, base_url: &str, path: &str, secrets: Vec<Secret>) -> Result<Self, Error> {
+    /// A transport posting to `path` under `base_url` (trailing slashes removed) through `http`,
+    /// whose responses never carry any of `secrets` on to errors or records. HTTPS is the
+    /// default; plain `http` is accepted for an explicit override (the emulator, a local proxy).
+    pub(crate) fn new(
+        provider: &'static str,
+        base_url: &str,
+        path: &str,
+        secrets: Vec<Secret>,
+        http: &HttpConfig,
+    ) -> Result<Self, Error> {
         let base_url = base_url.trim_end_matches('/');
         let invalid = || Error::configuration(format!("The {provider} base URL must be an absolute http(s) URL."));
         let parsed = url::Url::parse(base_url).map_err(|_| invalid())?;
@@ -138,11 +141,11 @@ impl Transport {
             return Err(invalid());
         }
         let endpoint = url::Url::parse(&format!("{base_url}{path}")).map_err(|_| invalid())?;
-        let client = http_client(provider, CONNECT_TIMEOUT, DEFAULT_TIMEOUT, HeaderValue::from_static(USER_AGENT))?;
+        let http = http.build(provider)?;
         let origin = parsed.origin().ascii_serialization();
         Ok(Self {
             provider,
-            client,
+            http,
             endpoint,
             base_url: base_url.into(),
             path: path.into(),
@@ -176,21 +179,18 @@ impl Transport {
             let details = ProviderError::new(provider).message("the credentials cannot be sent in a header");
             return Outcome::rejected(Category::Auth, details);
         };
-        let (client, connect_timeout, preset_timeout) = match post.shared {
-            Some(shared) => (&shared.client, shared.connect_timeout, shared.request_timeout),
-            None => (&self.client, CONNECT_TIMEOUT, Some(DEFAULT_TIMEOUT)),
-        };
+        let Http { client, user_agent, connect_timeout, request_timeout } = &self.http;
         let mut request = client
             .post(self.endpoint.clone())
             .header(header::ACCEPT, HeaderValue::from_static("application/json"))
             .header(header::AUTHORIZATION, auth.clone());
         // A timeout set on a request costs reqwest a few allocations: only one that differs from
         // the client's own is set.
-        if preset_timeout != Some(post.timeout) {
+        if *request_timeout != Some(post.timeout) {
             request = request.timeout(post.timeout);
         }
-        if let Some(user_agent) = post.shared.and_then(|shared| shared.user_agent.clone()) {
-            request = request.header(header::USER_AGENT, user_agent);
+        if let Some(user_agent) = user_agent {
+            request = request.header(header::USER_AGENT, user_agent.clone());
         }
         request = match post.body {
             Body::Form(form) => request
@@ -206,7 +206,7 @@ impl Transport {
             let body = read_capped(&mut response, MAX_RESPONSE_BODY).await?;
             Ok::<_, reqwest::Error>((response, body))
         };
-        let result = CONNECT_BUDGET.scope(connect_budget(connect_timeout, post.timeout), exchange).await;
+        let result = CONNECT_BUDGET.scope(connect_budget(*connect_timeout, post.timeout), exchange).await;
         match result {
             Ok((response, Some(body))) => {
                 let status = response.status().as_u16();
@@ -510,13 +510,16 @@ mod tests {
 
     #[test]
     fn transport_needs_an_http_base_url() {
-        assert!(Transport::new("x", "ftp://example.com", "/m", Vec::new()).is_err());
-        assert!(Transport::new("x", "not a url", "/m", Vec::new()).is_err());
-        assert!(Transport::new("x", "http://", "/m", Vec::new()).is_err());
-        let transport = Transport::new("x", "http://127.0.0.1:4010//", "/v1/m", Vec::new()).unwrap();
+        assert!(Transport::new("x", "ftp://example.com", "/m", Vec::new(), &HttpConfig::new()).is_err());
+        assert!(Transport::new("x", "not a url", "/m", Vec::new(), &HttpConfig::new()).is_err());
+        assert!(Transport::new("x", "http://", "/m", Vec::new(), &HttpConfig::new()).is_err());
+        let transport =
+            Transport::new("x", "http://127.0.0.1:4010//", "/v1/m", Vec::new(), &HttpConfig::new()).unwrap();
         assert_eq!(transport.endpoint.as_str(), "http://127.0.0.1:4010/v1/m");
         assert_eq!(transport.origin(), "http://127.0.0.1:4010");
-        let transport = Transport::new("x", "https://user:pass@Example.COM:443/proxy/", "/v1/m", Vec::new()).unwrap();
+        let transport =
+            Transport::new("x", "https://user:pass@Example.COM:443/proxy/", "/v1/m", Vec::new(), &HttpConfig::new())
+                .unwrap();
         assert_eq!(transport.origin(), "https://example.com");
         assert_eq!(transport.endpoint.as_str(), "https://user:pass@example.com/proxy/v1/m");
         assert!(!format!("{transport:?}").contains("pass"));
@@ -524,7 +527,7 @@ mod tests {
 
     #[test]
     fn building_a_transport_installs_no_process_wide_tls_provider() {
-        let _ = Transport::new("x", "https://example.com", "/m", Vec::new()).unwrap();
+        let _ = Transport::new("x", "https://example.com", "/m", Vec::new(), &HttpConfig::new()).unwrap();
         assert!(rustls::crypto::CryptoProvider::get_default().is_none());
     }
 
@@ -541,7 +544,9 @@ mod tests {
 
     #[test]
     fn scrubbing_removes_secrets_the_header_and_the_text_in_every_encoding() {
-        let transport = Transport::new("x", "http://127.0.0.1:1", "/m", vec![Secret::new("tok/en+secret")]).unwrap();
+        let transport =
+            Transport::new("x", "http://127.0.0.1:1", "/m", vec![Secret::new("tok/en+secret")], &HttpConfig::new())
+                .unwrap();
         let auth = basic_auth("AC1", "tok/en+secret");
         let encoded_auth = auth.expose().strip_prefix("Basic ").unwrap().to_owned();
         let text = "Your code is \"1234\" & more";

@@ -53,6 +53,9 @@ pub use retry::RetryPolicy;
 /// The cancellation token of [`SendOptions::cancel`], re-exported from `tokio-util` (0.7) so a
 /// caller needs no dependency of its own to cancel a send.
 pub use tokio_util::sync::CancellationToken;
+#[cfg(feature = "__http")]
+#[cfg_attr(docsrs, doc(cfg(any(feature = "twilio", feature = "telnyx", feature = "plivo", feature = "vonage"))))]
+pub use transport::HttpConfig;
 pub use validate::{Field, Issue, IssueCode, Validation};
 
 #[cfg(feature = "plivo")]

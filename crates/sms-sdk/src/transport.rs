@@ -1,6 +1,6 @@
 //! Building the HTTP client: rustls on ring set on the client (never as a process-wide default),
 //! the platform's certificate verifier, no redirects, no automatic retries, a bounded connect
-//! phase; and the transport options a [`Client`](crate::Client) shares with its adapters.
+//! phase; and [`HttpConfig`], how an adapter's sends and lookups reach its provider.
 
 use std::fmt;
 use std::sync::Arc;
@@ -50,53 +50,117 @@ pub(crate) fn http_client(
         })
 }
 
-/// The transport a client's adapters share when the client was given transport options
-/// ([`ClientBuilder::http_client`](crate::ClientBuilder::http_client),
-/// [`connect_timeout`](crate::ClientBuilder::connect_timeout),
-/// [`user_agent`](crate::ClientBuilder::user_agent)).
-#[derive(Clone)]
-pub(crate) struct SharedHttp {
-    pub(crate) client: reqwest::Client,
-    /// Set on each request of an injected client (a client we build carries it already).
-    pub(crate) user_agent: Option<HeaderValue>,
-    /// The connect limit of the client we build (an injected client keeps its own).
-    pub(crate) connect_timeout: Duration,
-    /// The request timeout the client applies by itself (a request with it sets none): the
-    /// client's timeout for a client we build, none for an injected one.
-    pub(crate) request_timeout: Option<Duration>,
+/// The request timeout the built-in adapters' HTTP clients apply by themselves: a client's
+/// default ([`ClientBuilder::timeout`](crate::ClientBuilder::timeout)), so that its requests
+/// set none of their own.
+const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
+/// The longest connect timeout: 10 years, as every duration a client takes.
+const MAX_CONNECT_TIMEOUT: Duration = Duration::from_secs(10 * 366 * 24 * 60 * 60);
+
+/// How a built-in adapter reaches its provider, for its sends and its lookups alike: an HTTP
+/// client of your own (a proxy, extra root certificates, local addresses, one connection pool
+/// for several adapters), the connect timeout, and the `User-Agent`. Give it to each adapter's
+/// builder (`Twilio::builder(…).http(config)`); an adapter without one builds its own client.
+///
+/// ```
+/// # #[cfg(feature = "twilio")] {
+/// use std::time::Duration;
+/// use sms_sdk::{HttpConfig, Twilio};
+///
+/// let http = HttpConfig::new().connect_timeout(Duration::from_secs(3)).user_agent("shop/2.0");
+/// let twilio = Twilio::builder("AC0123456789abcdef0123456789abcdef", "token").from("+15005550006").http(http).build()?;
+/// # let _ = twilio; }
+/// # Ok::<(), sms_sdk::Error>(())
+/// ```
+#[derive(Clone, Default)]
+#[must_use]
+pub struct HttpConfig {
+    client: Option<reqwest::Client>,
+    connect_timeout: Option<Duration>,
+    user_agent: Option<String>,
 }
 
-impl SharedHttp {
-    /// The shared transport: `injected`, or a client we build with `connect_timeout` and
-    /// `user_agent` (defaults: 10 s, `sms-sdk/<version>`) and the client's `request_timeout`.
-    pub(crate) fn new(
-        injected: Option<reqwest::Client>,
-        connect_timeout: Option<Duration>,
-        user_agent: Option<&str>,
-        request_timeout: Duration,
-    ) -> Result<Self, Error> {
-        let user_agent = HeaderValue::from_str(user_agent.unwrap_or(USER_AGENT))
+impl HttpConfig {
+    /// No client of your own, a 10 s connect timeout and the `sms-sdk/<version>` user agent.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Sends every request through `client` instead of one the adapter builds (clones share one
+    /// connection pool). Build it as the adapters do: no redirects
+    /// (`redirect::Policy::none()`), no retries, a connect timeout below the request timeout. Its
+    /// connect failures are still `provider_unreachable`; its own TLS and timeouts apply, and
+    /// each request carries the [`user_agent`](Self::user_agent).
+    pub fn client(mut self, client: reqwest::Client) -> Self {
+        self.client = Some(client);
+        self
+    }
+
+    /// The longest the connect phase (DNS, TCP, TLS) of a request may take (10 s by default, and
+    /// never more than 90 % of the request timeout; above zero, at most 10 years). A connect that
+    /// fails or times out never sent anything: `provider_unreachable`. A [`client`](Self::client)
+    /// of your own keeps its own.
+    pub fn connect_timeout(mut self, timeout: Duration) -> Self {
+        self.connect_timeout = Some(timeout);
+        self
+    }
+
+    /// The `User-Agent` of every request (`sms-sdk/<version>` by default; visible ASCII).
+    pub fn user_agent(mut self, user_agent: impl Into<String>) -> Self {
+        self.user_agent = Some(user_agent.into());
+        self
+    }
+
+    /// The HTTP of an adapter for `provider` (named in errors).
+    ///
+    /// # Errors
+    /// `Configuration` for a zero or over-long connect timeout, a user agent that is not
+    /// visible ASCII, or a client that cannot be built.
+    pub(crate) fn build(&self, provider: &str) -> Result<Http, Error> {
+        let user_agent = HeaderValue::from_str(self.user_agent.as_deref().unwrap_or(USER_AGENT))
             .map_err(|_| Error::configuration("The user agent must be visible ASCII text."))?;
-        let connect_timeout = connect_timeout.unwrap_or(CONNECT_TIMEOUT);
+        let connect_timeout = self.connect_timeout.unwrap_or(CONNECT_TIMEOUT);
         if connect_timeout.is_zero() {
             return Err(Error::configuration("The connect timeout must be greater than zero."));
         }
-        Ok(match injected {
-            Some(client) => Self { client, user_agent: Some(user_agent), connect_timeout, request_timeout: None },
-            None => Self {
-                client: http_client("the shared", connect_timeout, request_timeout, user_agent)?,
+        if connect_timeout > MAX_CONNECT_TIMEOUT {
+            return Err(Error::configuration("connect_timeout must be at most 10 years."));
+        }
+        Ok(match &self.client {
+            Some(client) => {
+                Http { client: client.clone(), user_agent: Some(user_agent), connect_timeout, request_timeout: None }
+            }
+            None => Http {
+                client: http_client(provider, connect_timeout, DEFAULT_TIMEOUT, user_agent)?,
                 user_agent: None,
                 connect_timeout,
-                request_timeout: Some(request_timeout),
+                request_timeout: Some(DEFAULT_TIMEOUT),
             },
         })
     }
 }
 
-impl fmt::Debug for SharedHttp {
+impl fmt::Debug for HttpConfig {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("SharedHttp").field("connect_timeout", &self.connect_timeout).finish_non_exhaustive()
+        f.debug_struct("HttpConfig")
+            .field("client", &self.client.as_ref().map(|_| "your own"))
+            .field("connect_timeout", &self.connect_timeout)
+            .field("user_agent", &self.user_agent)
+            .finish()
     }
+}
+
+/// An adapter's HTTP, built from its [`HttpConfig`].
+#[derive(Clone)]
+pub(crate) struct Http {
+    pub(crate) client: reqwest::Client,
+    /// Set on each request of a client of the caller's (a client we build carries it already).
+    pub(crate) user_agent: Option<HeaderValue>,
+    /// The connect limit of the client we build (a client of the caller's keeps its own).
+    pub(crate) connect_timeout: Duration,
+    /// The request timeout the client applies by itself (a request with it sets none): ours,
+    /// none for a client of the caller's.
+    pub(crate) request_timeout: Option<Duration>,
 }
 
 /// The connect budget of a request with `timeout`: the connect timeout, or 90 % of the request
@@ -173,6 +237,11 @@ mod tests {
     use super::*;
 
     #[test]
+    fn the_adapters_timeout_is_the_clients_default() {
+        assert_eq!(DEFAULT_TIMEOUT, crate::client::DEFAULT_TIMEOUT);
+    }
+
+    #[test]
     fn the_connect_budget_stays_inside_the_request_timeout() {
         assert_eq!(connect_budget(CONNECT_TIMEOUT, Duration::from_secs(30)), CONNECT_TIMEOUT);
         assert_eq!(connect_budget(CONNECT_TIMEOUT, Duration::from_secs(10)), Duration::from_secs(9));
@@ -187,14 +256,14 @@ mod tests {
     }
 
     #[test]
-    fn shared_transport_options_are_checked() {
-        let timeout = Duration::from_secs(10);
-        assert!(SharedHttp::new(None, Some(Duration::ZERO), None, timeout).is_err());
-        assert!(SharedHttp::new(None, None, Some("bad\nagent"), timeout).is_err());
-        let shared = SharedHttp::new(None, Some(Duration::from_secs(3)), Some("shop/1.0"), timeout).unwrap();
-        assert_eq!(shared.request_timeout, Some(timeout));
-        assert_eq!(shared.connect_timeout, Duration::from_secs(3));
-        assert!(shared.user_agent.is_none(), "a client we build carries its user agent itself");
+    fn http_options_are_checked_when_built() {
+        assert!(HttpConfig::new().connect_timeout(Duration::ZERO).build("x").is_err());
+        assert!(HttpConfig::new().connect_timeout(MAX_CONNECT_TIMEOUT + Duration::from_secs(1)).build("x").is_err());
+        assert!(HttpConfig::new().user_agent("bad\nagent").build("x").is_err());
+        let http = HttpConfig::new().connect_timeout(Duration::from_secs(3)).user_agent("shop/1.0").build("x").unwrap();
+        assert_eq!(http.request_timeout, Some(DEFAULT_TIMEOUT));
+        assert_eq!(http.connect_timeout, Duration::from_secs(3));
+        assert!(http.user_agent.is_none(), "a client we build carries its user agent itself");
         assert!(USER_AGENT.starts_with("sms-sdk/"));
     }
 }

@@ -8,7 +8,7 @@ use http::{HeaderValue, header};
 
 use super::{Authorization, MAX_RESPONSE_BODY, Transport, read_capped};
 use crate::lookup::LookupOutcome;
-use crate::transport::{CONNECT_BUDGET, CONNECT_TIMEOUT, connect_budget};
+use crate::transport::{CONNECT_BUDGET, connect_budget};
 
 impl Transport {
     /// `GET {base}{path}`: the body of a 2xx answer, or the outcome that says why there is none
@@ -23,18 +23,22 @@ impl Transport {
         let Some(auth) = &authorization.header else {
             return Err(LookupOutcome::failed("the credentials cannot be sent in a header"));
         };
-        let request = self
+        let mut request = self
+            .http
             .client
             .get(format!("{}{path}", self.base_url))
             .timeout(timeout)
             .header(header::ACCEPT, HeaderValue::from_static("application/json"))
             .header(header::AUTHORIZATION, auth.clone());
+        if let Some(user_agent) = &self.http.user_agent {
+            request = request.header(header::USER_AGENT, user_agent.clone());
+        }
         let exchange = async {
             let mut response = request.send().await?;
             let status = response.status().as_u16();
             Ok::<_, reqwest::Error>((status, read_capped(&mut response, MAX_RESPONSE_BODY).await?))
         };
-        match CONNECT_BUDGET.scope(connect_budget(CONNECT_TIMEOUT, timeout), exchange).await {
+        match CONNECT_BUDGET.scope(connect_budget(self.http.connect_timeout, timeout), exchange).await {
             Ok((200..=299, Some(body))) => Ok(body),
             Ok((200..=299, None)) => Err(LookupOutcome::failed("the answer is larger than 1 MiB")),
             Ok((404, _)) => Err(LookupOutcome::NotFound),

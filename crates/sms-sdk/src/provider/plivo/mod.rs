@@ -24,6 +24,7 @@ use self::response::interpret;
 #[cfg(feature = "testing")]
 pub(crate) use self::webhook::parse as parse_fields;
 pub use self::webhook::{PlivoWebhook, signature_v2, signature_v3};
+use crate::HttpConfig;
 use crate::adapter::{Adapter, AdapterInfo, Outcome, SendContext, Support, SupportStatus};
 use crate::error::Error;
 use crate::http::{Authorization, Body, Post, Transport, basic_auth, check_credential};
@@ -59,6 +60,7 @@ pub struct PlivoBuilder {
     auth_token: Secret,
     from: Option<Sender>,
     base_url: String,
+    http: HttpConfig,
 }
 
 impl Plivo {
@@ -69,6 +71,7 @@ impl Plivo {
             auth_token: auth_token.into(),
             from: None,
             base_url: DEFAULT_BASE_URL.into(),
+            http: HttpConfig::new(),
         }
     }
 }
@@ -81,6 +84,12 @@ impl PlivoBuilder {
         self
     }
 
+    /// How the adapter reaches Plivo, for its sends and lookups: a client of your own (a proxy,
+    /// one pool for several adapters), the connect timeout, the `User-Agent` ([`HttpConfig`]).
+    pub fn http(mut self, http: HttpConfig) -> Self {
+        self.http = http;
+        self
+    }
     /// Replaces `https://api.plivo.com`.
     pub fn base_url(mut self, base_url: impl Into<String>) -> Self {
         self.base_url = base_url.into();
@@ -102,7 +111,7 @@ impl PlivoBuilder {
         info.default_from = self.from;
         let encoded_id: String = url::form_urlencoded::byte_serialize(self.auth_id.as_bytes()).collect();
         let path = format!("/v1/Account/{}/Message/", encoded_id.replace('+', "%20"));
-        let transport = Transport::new(NAME, &self.base_url, &path, vec![self.auth_token.clone()])?;
+        let transport = Transport::new(NAME, &self.base_url, &path, vec![self.auth_token.clone()], &self.http)?;
         info.endpoint = Some(transport.origin().to_owned());
         Ok(Plivo { info, transport, authorization: basic_auth(&self.auth_id, self.auth_token.expose()) })
     }

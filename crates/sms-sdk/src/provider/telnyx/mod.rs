@@ -24,6 +24,7 @@ use self::response::interpret;
 pub use self::webhook::TelnyxWebhook;
 #[cfg(feature = "testing")]
 pub(crate) use self::webhook::parse as parse_body;
+use crate::HttpConfig;
 use crate::adapter::{Adapter, AdapterInfo, Outcome, SendContext, Support, SupportStatus};
 use crate::error::Error;
 use crate::http::{Authorization, Body, Post, Transport, check_credential};
@@ -61,6 +62,7 @@ pub struct TelnyxBuilder {
     from: Option<Sender>,
     messaging_profile_id: Option<String>,
     base_url: String,
+    http: HttpConfig,
 }
 
 impl Telnyx {
@@ -71,6 +73,7 @@ impl Telnyx {
             from: None,
             messaging_profile_id: None,
             base_url: DEFAULT_BASE_URL.into(),
+            http: HttpConfig::new(),
         }
     }
 }
@@ -88,6 +91,12 @@ impl TelnyxBuilder {
         self
     }
 
+    /// How the adapter reaches Telnyx, for its sends and lookups: a client of your own (a proxy,
+    /// one pool for several adapters), the connect timeout, the `User-Agent` ([`HttpConfig`]).
+    pub fn http(mut self, http: HttpConfig) -> Self {
+        self.http = http;
+        self
+    }
     /// Replaces `https://api.telnyx.com`.
     pub fn base_url(mut self, base_url: impl Into<String>) -> Self {
         self.base_url = base_url.into();
@@ -105,7 +114,7 @@ impl TelnyxBuilder {
             .support(Support { status: SupportStatus::Supported, notes: Vec::new() })
             .provider_options(&OPTIONS);
         info.default_from = self.from;
-        let transport = Transport::new(NAME, &self.base_url, "/v2/messages", vec![self.api_key.clone()])?;
+        let transport = Transport::new(NAME, &self.base_url, "/v2/messages", vec![self.api_key.clone()], &self.http)?;
         info.endpoint = Some(transport.origin().to_owned());
         Ok(Telnyx {
             info,

@@ -26,6 +26,7 @@ use self::response::interpret;
 #[cfg(feature = "testing")]
 pub(crate) use self::webhook::parse as parse_fields;
 pub use self::webhook::{TwilioWebhook, signature};
+use crate::HttpConfig;
 use crate::adapter::{Adapter, AdapterInfo, Outcome, SendContext, Support, SupportStatus};
 use crate::error::Error;
 use crate::http::{Authorization, Body, Post, Transport, basic_auth, check_credential};
@@ -63,6 +64,7 @@ pub struct TwilioBuilder {
     credentials: Credentials,
     from: Option<Sender>,
     base_url: String,
+    http: HttpConfig,
 }
 
 enum Credentials {
@@ -89,7 +91,7 @@ impl Twilio {
 
 impl TwilioBuilder {
     fn new(account_sid: String, credentials: Credentials) -> Self {
-        Self { account_sid, credentials, from: None, base_url: DEFAULT_BASE_URL.to_owned() }
+        Self { account_sid, credentials, from: None, base_url: DEFAULT_BASE_URL.to_owned(), http: HttpConfig::new() }
     }
 
     /// The default sender: a number, a short code, a sender ID or a Messaging Service SID.
@@ -98,6 +100,12 @@ impl TwilioBuilder {
         self
     }
 
+    /// How the adapter reaches Twilio, for its sends and lookups: a client of your own (a proxy,
+    /// one pool for several adapters), the connect timeout, the `User-Agent` ([`HttpConfig`]).
+    pub fn http(mut self, http: HttpConfig) -> Self {
+        self.http = http;
+        self
+    }
     /// Replaces `https://api.twilio.com` (a proxy, the emulator, a test server).
     pub fn base_url(mut self, base_url: impl Into<String>) -> Self {
         self.base_url = base_url.into();
@@ -133,7 +141,7 @@ impl TwilioBuilder {
             .provider_options(&OPTIONS);
         info.default_from = self.from;
         let path = format!("/2010-04-01/Accounts/{}/Messages.json", self.account_sid);
-        let transport = Transport::new(NAME, &self.base_url, &path, secrets)?;
+        let transport = Transport::new(NAME, &self.base_url, &path, secrets, &self.http)?;
         info.endpoint = Some(transport.origin().to_owned());
         Ok(Twilio { info, transport, authorization })
     }

@@ -32,6 +32,7 @@ use self::response::interpret;
 #[cfg(feature = "testing")]
 pub(crate) use self::webhook::parse as parse_body;
 pub use self::webhook::{VonageWebhook, sign_jwt};
+use crate::HttpConfig;
 use crate::adapter::{Adapter, AdapterInfo, Category, Outcome, SendContext, Support, SupportStatus};
 use crate::error::{Error, ProviderError};
 use crate::http::{Authorization, Body, Post, Transport, basic_auth, check_credential};
@@ -105,6 +106,7 @@ pub struct VonageBuilder {
     from: Option<Sender>,
     base_url: Option<String>,
     region: Region,
+    http: HttpConfig,
 }
 
 enum Credentials {
@@ -127,7 +129,7 @@ impl Vonage {
 
 impl VonageBuilder {
     fn new(credentials: Credentials) -> Self {
-        Self { credentials, from: None, base_url: None, region: Region::Global }
+        Self { credentials, from: None, base_url: None, region: Region::Global, http: HttpConfig::new() }
     }
 
     /// The default sender (a number or an alphanumeric sender ID).
@@ -142,6 +144,12 @@ impl VonageBuilder {
         self
     }
 
+    /// How the adapter reaches Vonage, for its sends and lookups: a client of your own (a proxy,
+    /// one pool for several adapters), the connect timeout, the `User-Agent` ([`HttpConfig`]).
+    pub fn http(mut self, http: HttpConfig) -> Self {
+        self.http = http;
+        self
+    }
     /// Replaces the region's origin (a proxy, the emulator, a test server).
     pub fn base_url(mut self, base_url: impl Into<String>) -> Self {
         self.base_url = Some(base_url.into());
@@ -179,7 +187,7 @@ impl VonageBuilder {
             .provider_options(&OPTIONS);
         info.default_from = self.from;
         let base_url = self.base_url.as_deref().unwrap_or(self.region.base_url());
-        let transport = Transport::new(NAME, base_url, "/v1/messages", secrets)?;
+        let transport = Transport::new(NAME, base_url, "/v1/messages", secrets, &self.http)?;
         info.endpoint = Some(transport.origin().to_owned());
         Ok(Vonage { info, transport, auth })
     }

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use serde_json::json;
 use sms_sdk::testing::MemoryAdapter;
-use sms_sdk::{Category, Client, ErrorKind, Failover, Message, Twilio, UnknownReason};
+use sms_sdk::{Category, Client, ErrorKind, Failover, HttpConfig, Message, Twilio, UnknownReason};
 use tokio::io::AsyncReadExt;
 use wiremock::ResponseTemplate;
 
@@ -295,14 +295,19 @@ fn injected_client() -> reqwest::Client {
         .unwrap()
 }
 
+/// A Twilio adapter at `base_url` reaching it through `http`.
+fn twilio_over(base_url: &str, http: HttpConfig) -> Twilio {
+    Twilio::builder(SID, "test-token").from("+15005550006").base_url(base_url).http(http).build().unwrap()
+}
+
 #[tokio::test]
 async fn every_request_carries_the_sdk_user_agent_or_the_configured_one() {
     let server =
         serve(json_reply(201, &json!({"sid": "SM0123456789abcdef0123456789abcdef", "status": "queued"}))).await;
     let plain = Client::builder().adapter(twilio(&server.uri(), "test-token")).build().unwrap();
     plain.send(&crate::message()).await.unwrap();
-    let named = Client::builder().adapter(twilio(&server.uri(), "test-token")).user_agent("shop/2.0").build().unwrap();
-    named.send(&crate::message()).await.unwrap();
+    let named = twilio_over(&server.uri(), HttpConfig::new().user_agent("shop/2.0"));
+    Client::builder().adapter(named).build().unwrap().send(&crate::message()).await.unwrap();
     let agents: Vec<_> =
         requests(&server).await.iter().map(|r| super::header(r, "user-agent").unwrap_or_default().to_owned()).collect();
     assert_eq!(agents, [concat!("sms-sdk/", env!("CARGO_PKG_VERSION")), "shop/2.0"]);
@@ -312,8 +317,8 @@ async fn every_request_carries_the_sdk_user_agent_or_the_configured_one() {
 async fn an_injected_http_client_sends_every_provider_request() {
     let server =
         serve(json_reply(201, &json!({"sid": "SM0123456789abcdef0123456789abcdef", "status": "queued"}))).await;
-    let client =
-        Client::builder().adapter(twilio(&server.uri(), "test-token")).http_client(injected_client()).build().unwrap();
+    let adapter = twilio_over(&server.uri(), HttpConfig::new().client(injected_client()));
+    let client = Client::builder().adapter(adapter).build().unwrap();
     let receipt = client.send(&crate::message()).await.unwrap();
     assert_eq!(receipt.provider_id, "SM0123456789abcdef0123456789abcdef");
     let received = requests(&server).await;
@@ -321,13 +326,44 @@ async fn an_injected_http_client_sends_every_provider_request() {
     assert_eq!(super::header(&received[0], "user-agent"), Some(concat!("sms-sdk/", env!("CARGO_PKG_VERSION"))));
 }
 
+/// An HTTP proxy that answers every request itself (as the provider would) and counts them: the
+/// adapter's base URL names a host that does not exist, so a request that reaches the stand-in
+/// went through the proxy.
 #[tokio::test]
-async fn an_injected_client_that_cannot_connect_is_still_unreachable() {
-    let client = Client::builder()
-        .adapter(twilio(&closed_port().await, "test-token"))
-        .http_client(injected_client())
+async fn sends_and_lookups_go_through_the_configured_client_s_proxy() {
+    use sms_sdk::lookup::{Lookup as _, LookupOutcome};
+
+    let sid = "SM0123456789abcdef0123456789abcdef";
+    let message = json!({"sid": sid, "status": "delivered", "to": "+14155550123", "from": "+15005550006",
+                         "body": "hi", "date_created": "Tue, 01 Dec 2026 10:00:00 +0000"});
+    let proxy = serve(json_reply(201, &message)).await;
+    let tls = rustls::ClientConfig::builder_with_provider(Arc::new(rustls::crypto::ring::default_provider()))
+        .with_safe_default_protocol_versions()
+        .unwrap()
+        .with_root_certificates(rustls::RootCertStore::empty())
+        .with_no_client_auth();
+    let through_proxy = reqwest::Client::builder()
+        .tls_backend_preconfigured(tls)
+        .proxy(reqwest::Proxy::http(proxy.uri()).unwrap())
+        .redirect(reqwest::redirect::Policy::none())
+        .retry(reqwest::retry::never())
         .build()
         .unwrap();
+    let adapter = twilio_over("http://api.twilio.invalid", HttpConfig::new().client(through_proxy));
+    let client = Client::builder().adapter(adapter.clone()).build().unwrap();
+    assert_eq!(client.send(&crate::message()).await.unwrap().provider_id, sid);
+    let found = adapter.fetch(sid, Duration::from_secs(5)).await;
+    assert!(matches!(found, LookupOutcome::Found(ref messages) if messages[0].provider_id == sid), "{found:?}");
+    let seen = requests(&proxy).await;
+    let lines: Vec<String> =
+        seen.iter().map(|r| format!("{} {}", r.method, r.url.host_str().unwrap_or_default())).collect();
+    assert_eq!(lines, ["POST api.twilio.invalid", "GET api.twilio.invalid"], "the proxy saw the send and the lookup");
+}
+
+#[tokio::test]
+async fn an_injected_client_that_cannot_connect_is_still_unreachable() {
+    let adapter = twilio_over(&closed_port().await, HttpConfig::new().client(injected_client()));
+    let client = Client::builder().adapter(adapter).build().unwrap();
     let err = client.send(&crate::message()).await.unwrap_err();
     assert_eq!(err.kind(), ErrorKind::Rejected(Category::Unreachable), "{err:?}");
 }
@@ -335,12 +371,8 @@ async fn an_injected_client_that_cannot_connect_is_still_unreachable() {
 #[tokio::test]
 async fn timeout_a_configured_connect_timeout_ends_a_hanging_connect_sooner() {
     let (base, _held, _listener) = full_backlog();
-    let client = Client::builder()
-        .adapter(twilio(&base, "test-token"))
-        .timeout(Duration::from_secs(5))
-        .connect_timeout(Duration::from_millis(300))
-        .build()
-        .unwrap();
+    let adapter = twilio_over(&base, HttpConfig::new().connect_timeout(Duration::from_millis(300)));
+    let client = Client::builder().adapter(adapter).timeout(Duration::from_secs(5)).build().unwrap();
     let started = std::time::Instant::now();
     let err = client.send(&crate::message()).await.unwrap_err();
     assert_eq!(err.kind(), ErrorKind::Rejected(Category::Unreachable), "{err:?}");
@@ -349,12 +381,9 @@ async fn timeout_a_configured_connect_timeout_ends_a_hanging_connect_sooner() {
 }
 
 #[test]
-fn transport_options_are_checked_when_the_client_is_built() {
-    let memory = MemoryAdapter::new();
-    let zero = Client::builder().adapter(memory.clone()).connect_timeout(Duration::ZERO).build().unwrap_err();
-    assert_eq!(zero.kind(), ErrorKind::Configuration);
-    let long = Client::builder().adapter(memory.clone()).connect_timeout(Duration::MAX).build().unwrap_err();
-    assert_eq!(long.kind(), ErrorKind::Configuration);
-    let agent = Client::builder().adapter(memory).user_agent("shop\n2.0").build().unwrap_err();
-    assert_eq!(agent.kind(), ErrorKind::Configuration);
+fn transport_options_are_checked_when_the_adapter_is_built() {
+    let build = |http: HttpConfig| Twilio::builder(SID, "test-token").http(http).build().unwrap_err();
+    assert_eq!(build(HttpConfig::new().connect_timeout(Duration::ZERO)).kind(), ErrorKind::Configuration);
+    assert_eq!(build(HttpConfig::new().connect_timeout(Duration::MAX)).kind(), ErrorKind::Configuration);
+    assert_eq!(build(HttpConfig::new().user_agent("shop\n2.0")).kind(), ErrorKind::Configuration);
 }
