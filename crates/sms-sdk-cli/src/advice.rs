@@ -51,9 +51,9 @@ pub(crate) fn retry(error: &Error) -> Option<Retry> {
     })
 }
 
-/// One line saying what `error` means and what to do; `keyed` says whether the send had an
-/// idempotency key.
-pub(crate) fn line(error: &Error, keyed: bool) -> String {
+/// One line saying what `error` means and what to do; `key` is the send's idempotency key, when
+/// it had one.
+pub(crate) fn line(error: &Error, key: Option<&str>) -> String {
     let suppressed = error.kind() == ErrorKind::PolicyRejected && error.category() == Some(Category::Compliance);
     match retry(error) {
         None if error.kind() == ErrorKind::IdempotencyConflict => {
@@ -61,9 +61,11 @@ pub(crate) fn line(error: &Error, keyed: bool) -> String {
              resend this message under it"
                 .to_owned()
         }
-        None if keyed => "the message may have been sent: do not resend it; reconcile the key first (sms-sdk \
-                          idempotency reconcile KEY, or idempotency list --state unresolved)"
-            .to_owned(),
+        None if key.is_some() => format!(
+            "the message may have been sent: do not resend it; reconcile the key first (sms-sdk idempotency \
+             reconcile {})",
+            crate::shell::quote(key.unwrap_or_default())
+        ),
         None => "the message may have been sent, and without --idempotency-key nothing recorded this send: there \
                  is nothing to reconcile, so check with the provider (its console or API, by recipient and time) \
                  before sending it again, or the customer may get it twice"

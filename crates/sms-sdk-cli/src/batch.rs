@@ -389,15 +389,16 @@ fn print_summary(
         let _ = writeln!(out, "{body}");
         return;
     }
+    let suppressed =
+        if tally.suppressed > 0 { format!(" ({} of them suppressed)", tally.suppressed) } else { String::new() };
     let _ = writeln!(
         out,
-        "{} of {total} rows: {} accepted, {} replayed, {} rejected ({} of them suppressed), {} unknown, in \
-         {seconds:.1} s ({rate:.1} rows/s)",
+        "{} of {total} rows: {} accepted, {} replayed, {} rejected{suppressed}, {} unknown, in {seconds:.1} s \
+         ({rate:.1} rows/s)",
         summary.total(),
         summary.accepted,
         summary.replayed,
         summary.rejected,
-        tally.suppressed,
         summary.unknown
     );
 }

@@ -14,7 +14,7 @@ use crate::values::{Provider, StateFilter};
 
 /// Send SMS through Twilio, Telnyx, Plivo and Vonage; validate, diagnose, emulate, reconcile.
 #[derive(Debug, Parser)]
-#[command(name = "sms-sdk", version, arg_required_else_help = true, after_help = EXIT_CODES)]
+#[command(name = "sms-sdk", version, arg_required_else_help = true)]
 pub struct Cli {
     /// Colour: auto (on terminals, unless `NO_COLOR` is set), always or never. JSON is never
     /// coloured.
@@ -23,19 +23,6 @@ pub struct Cli {
     #[command(subcommand)]
     command: Command,
 }
-
-/// The exit codes, for every command (the README's table): the end of the top-level help and
-/// of the manual page.
-pub(crate) const EXIT_CODES: &str = "Exit codes (every command; `doctor` keeps its own 0 passed, 1 failed, 2 usage):
-  0  accepted (or replayed), valid, verified
-  1  a proven failure, nothing sent: rejected (provider_unreachable included), a policy refusal (an opted-out
-     recipient), an unsupported message in `validate`, a signature that does not verify, an interrupted batch
-  2  usage or input error, before any request
-  3  outcome unknown: the message may have been sent; reconcile, do not resend
-  4  the idempotency key names another message (or was used against another endpoint)
-  5  another process is sending this key right now
-  6  `webhook verify`: authentic, but the payload is malformed
-  7  configuration or store error (a missing variable included): nothing was sent";
 
 #[derive(Debug, Subcommand)]
 enum Command {
@@ -361,7 +348,15 @@ pub(crate) struct VerifyArgs {
 /// The command's definition: the arguments, each command's "Environment:" help section, and
 /// `colour` for clap's own help and errors.
 pub(crate) fn command(colour: ColorChoice) -> clap::Command {
-    crate::variables::annotate(Cli::command()).color(colour)
+    crate::variables::annotate(Cli::command()).color(colour).after_help(exit_codes())
+}
+
+/// The exit codes as the top-level help ends with them.
+fn exit_codes() -> String {
+    let lines = crate::EXIT_STATUS.iter().map(|(code, meaning)| format!("\n  {code}  {meaning}"));
+    std::iter::once("Exit codes (every command; `doctor` keeps its own 0 passed, 1 failed, 2 usage):".to_owned())
+        .chain(lines)
+        .collect()
 }
 
 /// Runs the parsed command.

@@ -138,7 +138,7 @@ pub(crate) async fn embedded_send(
             if let Some(ms) = args.timeout_ms {
                 builder = builder.timeout(Duration::from_millis(ms));
             }
-            let builder = guarded(builder, stores, &policy, how.keyed);
+            let builder = guarded(builder, stores, &policy, how.key.is_some());
             let sending = Sending { args, message: &message, stores, policy: &policy, how };
             let (code, receipt) = crate::send::dispatch(sending, builder, spinner, out, err).await;
             if let Some(receipt) = receipt.filter(|r| !r.replayed && !args.output.json) {

@@ -94,7 +94,9 @@ fn misspelt_arm(text: &str, misspelt: &str) -> bool {
 /// `sms-sdk man [--dir DIR]`.
 pub(crate) fn man(args: &ManArgs, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
     let result = match &args.dir {
-        None => clap_mangen::Man::new(definition()).render(out),
+        None => {
+            clap_mangen::Man::new(definition().after_help(None::<&str>)).render(out).and_then(|()| exit_status(out))
+        }
         Some(dir) => pages(dir, out),
     };
     match result {
@@ -117,10 +119,25 @@ fn pages(dir: &Path, out: &mut dyn Write) -> std::io::Result<()> {
         writeln!(out, "{}", path.display())
     }
     std::fs::create_dir_all(dir)?;
-    let mut command = definition().disable_help_subcommand(true);
+    let mut command = definition().disable_help_subcommand(true).after_help(None::<&str>);
     // Building names each subcommand's page after its path (`sms-sdk-idempotency-list`).
     command.build();
-    write(command, dir, out)
+    let top = dir.join(format!("{}.1", command.get_name()));
+    write(command, dir, out)?;
+    let mut page = std::fs::OpenOptions::new().append(true).open(top)?;
+    exit_status(&mut page)
+}
+
+/// The manual's EXIT STATUS section (roff), from the command's one table of exit codes.
+fn exit_status(out: &mut dyn Write) -> std::io::Result<()> {
+    writeln!(out, ".SH \"EXIT STATUS\"")?;
+    writeln!(out, "Every command but \\fBdoctor\\fR, which keeps its own (0 passed, 1 failed, 2 usage):")?;
+    for (code, meaning) in crate::EXIT_STATUS {
+        // Text lines are plain roff: escape the backslash, and never start one with a control character.
+        let text = meaning.replace('\\', "\\e").replace('`', "");
+        writeln!(out, ".TP\n{code}\n\\&{text}")?;
+    }
+    Ok(())
 }
 
 #[cfg(test)]

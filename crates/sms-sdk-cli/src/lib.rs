@@ -53,6 +53,37 @@ pub const EXIT_PAYLOAD: u8 = 6;
 /// Configuration or store error: nothing was sent.
 pub const EXIT_CONFIGURATION: u8 = 7;
 
+/// Every exit code and what it means, for every command (`doctor` keeps its own): the end of
+/// the top-level help, the manual page's EXIT STATUS and the README's table say these.
+pub(crate) const EXIT_STATUS: [(u8, &str); 8] = [
+    (EXIT_OK, "accepted (or replayed), valid, verified"),
+    (
+        EXIT_FAILED,
+        "a proven failure, nothing sent: rejected (`provider_unreachable` included), a policy refusal (a recipient \
+         who opted out), `validate` found the message unsupported (an invalid or opted-out recipient included), a \
+         signature that does not verify, an interrupted `batch`",
+    ),
+    (
+        EXIT_USAGE,
+        "usage or input error, before any request: a bad flag or value, an invalid message, an argument or \
+         variable that is not UTF-8, `idempotency show` or `resolve` of a key with no record, `resolve` of a key \
+         that is not unresolved",
+    ),
+    (
+        EXIT_UNKNOWN,
+        "outcome unknown: the message may have been sent; reconcile, do not resend (`batch`: a row is unknown; \
+         `idempotency reconcile`: a key is left unresolved)",
+    ),
+    (EXIT_CONFLICT, "the idempotency key names another message (or was used against another endpoint)"),
+    (EXIT_IN_PROGRESS, "another process is sending this key right now"),
+    (EXIT_PAYLOAD, "`webhook verify`: authentic, but the payload is malformed"),
+    (
+        EXIT_CONFIGURATION,
+        "configuration or store error: nothing was sent (a missing variable, a sender included; a suppression \
+         list that cannot be read)",
+    ),
+];
+
 /// The environment the command reads (empty values count as unset).
 ///
 /// Variables whose value is not UTF-8 are kept by name only: the command refuses to run when one

@@ -97,9 +97,9 @@ fn tried(record: &Record) -> Vec<String> {
 /// A configured provider's lookup, by name.
 type NamedLookup = (&'static str, Box<dyn Lookup>);
 
-/// Each provider's answer to the one `--to` listing a run makes: the recipient and window are
-/// the same for every key, so a provider is listed once, the first time a key needs it.
-type Listings = HashMap<&'static str, LookupOutcome>;
+/// Each provider's answer for each recipient a run lists: the window is the same for every key,
+/// so a provider is listed once per recipient, the first time a key needs it.
+type Listings = HashMap<(&'static str, String), LookupOutcome>;
 
 /// Whether `found` is the message of a key with `fingerprint`, sent to `to` inside the window.
 fn matches(
@@ -154,6 +154,20 @@ async fn examine(
         not_sent: None,
         resolved: false,
     };
+    // The recipient to list by: the one the record keeps, or `--to` for a record without one. A
+    // `--to` that names another recipient than the record's is not this key's message.
+    let to = match (args.to.as_deref(), record.to()) {
+        (Some(given), Some(kept)) if given != kept.as_str() => {
+            finding.reason = Some(format!(
+                "its recipient is {}, not the --to {}: not looked up",
+                kept.masked(),
+                mask_phone_number(given)
+            ));
+            return finding;
+        }
+        (Some(given), _) => Some(given),
+        (None, kept) => kept.map(PhoneNumber::as_str),
+    };
     let tried = tried(record);
     let candidates: Vec<&(&'static str, Box<dyn Lookup>)> =
         lookups.iter().filter(|(name, _)| tried.is_empty() || tried.iter().any(|t| t == name)).collect();
@@ -167,25 +181,30 @@ async fn examine(
         let known = ids.iter().find(|(p, _)| p == name).map(|(_, id)| id);
         let outcome = if let Some(id) = known {
             lookup.fetch(id, LOOKUP_TIMEOUT).await
-        } else if let Some(to) = args.to.as_deref() {
-            if let Some(listed) = listings.get(name) {
+        } else if let Some(to) = to {
+            let listing = (*name, to.to_owned());
+            if let Some(listed) = listings.get(&listing) {
                 listed.clone()
             } else {
                 let listed = lookup.list_to(to, window.0, LOOKUP_TIMEOUT).await;
-                listings.insert(name, listed.clone());
+                listings.insert(listing, listed.clone());
                 listed
             }
         } else {
-            reasons.push(format!("{name}: no provider id is known; give --to to list by recipient"));
+            reasons.push(format!(
+                "{name}: no provider id is known, and the record keeps no recipient (an earlier release wrote \
+                 it): give --to to list by recipient"
+            ));
             continue;
         };
         finding.provider = Some(name);
         match outcome {
+            LookupOutcome::Found(messages) if messages.is_empty() => finding.lookup = "not_found",
             LookupOutcome::Found(messages) => {
                 finding.lookup = "found";
                 let fingerprint = record.fingerprint();
                 finding.messages.extend(messages.into_iter().map(|m| {
-                    let ok = matches(&m, fingerprint, args.to.as_deref(), window);
+                    let ok = matches(&m, fingerprint, to, window);
                     (m, ok)
                 }));
                 break;
@@ -203,18 +222,33 @@ async fn examine(
     if !reasons.is_empty() {
         finding.reason = Some(reasons.join("; "));
     }
+    hints(&mut finding, record, args.store.as_deref(), window);
+    finding
+}
+
+/// What `finding` tells the operator to run: `resolve --sent` for the one matching message (or
+/// the one listed), `--not-sent` when the lookup covered the send and matched nothing, and why
+/// not otherwise.
+fn hints(finding: &mut Finding, record: &Record, store: Option<&str>, window: (OffsetDateTime, OffsetDateTime)) {
+    let key = finding.key.clone();
+    let key = key.as_str();
     let matching: Vec<&FoundMessage> = finding.messages.iter().filter(|(_, ok)| *ok).map(|(m, _)| m).collect();
     if let [one] = matching.as_slice() {
         finding.matched = Some((one.provider, one.provider_id.clone()));
     }
-    let store = args.store.as_deref();
     let only = match (matching.as_slice(), finding.messages.as_slice()) {
         ([one], _) => Some(*one),
         ([], [(one, _)]) => Some(one),
         _ => None,
     };
     finding.resolve = only.map(|one| resolve_command(key, one.provider, &one.provider_id, store));
-    if matching.is_empty() && matches!(finding.lookup, "found" | "not_found") && finding.resolve.is_none() {
+    // Not sent is suggested only when the lookup covered the time the send started.
+    let covered = record.reserved_at().is_none_or(|at| OffsetDateTime::from(at) >= window.0);
+    if !covered {
+        let note = "the send started before the lookup's window: widen --since";
+        finding.reason = Some(finding.reason.take().map_or_else(|| note.to_owned(), |r| format!("{r}; {note}")));
+    }
+    if covered && matching.is_empty() && matches!(finding.lookup, "found" | "not_found") && finding.resolve.is_none() {
         let mut command = format!("sms-sdk idempotency resolve {} --not-sent", shell::quote(key));
         if let Some(store) = store {
             command.push_str(" --store ");
@@ -229,7 +263,6 @@ async fn examine(
             matching.len()
         ));
     }
-    finding
 }
 
 /// Settles `finding`'s key when exactly one message matched.
@@ -443,7 +476,7 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn a_provider_is_listed_once_per_run() {
+    async fn a_provider_is_listed_once_per_recipient_per_run() {
         let calls = Arc::new(AtomicUsize::new(0));
         let lookups: Vec<NamedLookup> = vec![("twilio", Box::new(Counting(Arc::clone(&calls))))];
         let args = ReconcileArgs {
@@ -458,16 +491,19 @@ mod tests {
         let now = OffsetDateTime::now_utc();
         let window = (now - time::Duration::hours(1), now);
         let mut listings = Listings::new();
-        for key in ["a", "b", "c"] {
+        let kept = |to: &str| PhoneNumber::parse(to).ok();
+        // Three keys without a recipient (--to), one that keeps the same one, one another.
+        for (key, to) in [("a", None), ("b", None), ("c", None), ("d", kept("+14155550123")), ("e", kept("+14155550124"))] {
             let record = Record::Reserved {
                 fingerprint: Fingerprint::of(&Message::new("+14155550123", key), &[]),
                 reservation_id: ReservationId::new(),
                 reserved_at: SystemTime::now(),
-                to: None,
+                to,
             };
             let finding = examine(&(key.to_owned(), record), &args, &lookups, window, &mut listings).await;
-            assert_eq!(finding.lookup, "found");
+            let expected = if key == "e" { "skipped" } else { "not_found" };
+            assert_eq!(finding.lookup, expected, "{key}");
         }
-        assert_eq!(calls.load(Ordering::Relaxed), 1);
+        assert_eq!(calls.load(Ordering::Relaxed), 1, "one listing for the one recipient looked up");
     }
 }

@@ -152,24 +152,24 @@ fn command_text(message: &str, field: Option<Field>) -> String {
 
 /// What the command knows of a send when it reports its result.
 #[derive(Debug, Clone, Copy)]
-pub(crate) struct Reporting {
+pub(crate) struct Reporting<'a> {
     /// JSON or text, and the streams' styles.
     pub(crate) output: Output,
     /// The embedded emulator stood in for the providers.
     pub(crate) emulated: bool,
-    /// The send had an idempotency key.
-    pub(crate) keyed: bool,
+    /// The send's idempotency key, when it had one.
+    pub(crate) key: Option<&'a str>,
     /// `--fallback` was on, with this many adapters.
     pub(crate) failover: Option<usize>,
 }
 
-impl Reporting {
+impl<'a> Reporting<'a> {
     /// The reporting of `args`'s send through `adapters` adapters (`emulated`: the embedded one).
-    pub(crate) fn of(args: &MessageArgs, adapters: usize, emulated: bool) -> Self {
+    pub(crate) fn of(args: &'a MessageArgs, adapters: usize, emulated: bool) -> Self {
         Self {
             output: args.output,
             emulated,
-            keyed: args.message.idempotency_key.is_some(),
+            key: args.message.idempotency_key.as_deref(),
             failover: args.fallback.then_some(adapters),
         }
     }
@@ -205,7 +205,7 @@ fn send_exit_code(error: &Error) -> u8 {
 }
 
 /// Reports an error as JSON or text and returns its exit code.
-pub(crate) fn report_error(error: &Error, how: Reporting, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
+pub(crate) fn report_error(error: &Error, how: Reporting<'_>, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
     let record = error.to_record();
     let flag = record.field.and_then(flag);
     let code = send_exit_code(error);
@@ -226,6 +226,9 @@ pub(crate) fn report_error(error: &Error, how: Reporting, out: &mut dyn Write, e
     {
         let _ = writeln!(err, "the suppression list could not be read: {source}");
     }
+    if let Some(why) = error.policy_reason() {
+        let _ = writeln!(err, "why: {why}");
+    }
     if let Some(reason) = record.reason {
         let reason = serde_json::to_value(reason).ok().and_then(|v| v.as_str().map(str::to_owned)).unwrap_or_default();
         let _ = writeln!(err, "reason: {reason}");
@@ -236,7 +239,7 @@ pub(crate) fn report_error(error: &Error, how: Reporting, out: &mut dyn Write, e
     if let Some(note) = how.failover.and_then(|adapters| failover_note(error, adapters)) {
         let _ = writeln!(err, "{note}");
     }
-    let _ = writeln!(err, "{}", crate::advice::line(error, how.keyed));
+    let _ = writeln!(err, "{}", crate::advice::line(error, how.key));
     code
 }
 
@@ -248,7 +251,7 @@ fn foreign_endpoint(receipt: &Receipt) -> Option<&str> {
 }
 
 /// Prints an accepted (or replayed) result.
-pub(crate) fn report_receipt(receipt: &Receipt, how: Reporting, out: &mut dyn Write) {
+pub(crate) fn report_receipt(receipt: &Receipt, how: Reporting<'_>, out: &mut dyn Write) {
     if how.output.json {
         let mut body = serde_json::to_value(receipt).unwrap_or_default();
         if let Some(object) = body.as_object_mut() {
@@ -341,7 +344,7 @@ pub(crate) async fn send(args: MessageArgs, env: &Env, out: &mut dyn Write, err:
     let how = Reporting::of(&args, adapters.len(), false);
     let spinner = spinners.spinner("sending");
     let policy = policy(&stores, &adapters);
-    let builder = guarded(watch_retries(builder(&args, adapters), &spinner), &stores, &policy, how.keyed);
+    let builder = guarded(watch_retries(builder(&args, adapters), &spinner), &stores, &policy, how.key.is_some());
     let sending = Sending { args: &args, message: &message, stores: &stores, policy: &policy, how };
     dispatch(sending, builder, spinner, out, err).await.0
 }
@@ -352,7 +355,7 @@ pub(crate) struct Sending<'a> {
     pub(crate) message: &'a Message,
     pub(crate) stores: &'a Stores,
     pub(crate) policy: &'a SuppressionPolicy,
-    pub(crate) how: Reporting,
+    pub(crate) how: Reporting<'a>,
 }
 
 /// Builds the client, notes an override of the suppression list, sends and reports the result;
@@ -399,7 +402,7 @@ pub(crate) async fn dispatch(
 
 /// `sms-sdk validate`.
 pub(crate) async fn validate(args: &ValidateArgs, env: &Env, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
-    let how = Reporting { output: args.output, emulated: false, keyed: false, failover: None };
+    let how = Reporting { output: args.output, emulated: false, key: None, failover: None };
     let message = match message(&args.message) {
         Ok(message) => message,
         Err(error) => return report_error(&error, how, out, err),

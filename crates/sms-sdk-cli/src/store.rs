@@ -27,12 +27,23 @@ pub(crate) fn store_error(error: StoreError) -> sms_sdk::Error {
 
 /// The URL of the named store, or of the one `send` would use: the data directory's `state.db`
 /// when any provider variable is set, else the embedded emulator's `emulator.db`.
+/// The operator commands (`idempotency`, `suppression`) name it on `err`, and say when it is the
+/// emulator's, which real sends never read.
 pub(crate) fn url(named: Option<&str>, env: &Env, err: &mut dyn Write) -> Result<String, u8> {
     let sends = if crate::config::any_mentioned(env) { Sends::Real } else { Sends::Emulated };
-    crate::paths::store_url(named, env, sends).map_err(|message| {
+    let url = crate::paths::store_url(named, env, sends).map_err(|message| {
         let _ = writeln!(err, "error: store: {message}");
         EXIT_CONFIGURATION
-    })
+    })?;
+    let _ = writeln!(err, "store: {}", redact_url(&url));
+    if sends == Sends::Emulated && named.is_none() && env.get("SMS_SDK_STORE").is_none() {
+        let _ = writeln!(
+            err,
+            "note: no provider is configured here, so this is the emulator's store (emulator.db); sends with \
+             provider credentials read state.db: name the store with --store or SMS_SDK_STORE"
+        );
+    }
+    Ok(url)
 }
 
 /// Opens the named store, or the one `send` would use (see [`url`]), with a spinner while it
@@ -136,10 +147,14 @@ fn details(key: &str, record: &Record, expires_at: Option<SystemTime>, args: &Sh
         }
         Record::Rejected { error, .. } => {
             provider_lines(error, &mut line);
-            (
-                format!("rejected ({}): nothing was sent", error.code),
-                "nothing: the next send with this key sends again".to_owned(),
-            )
+            let refused = error.code == "policy_rejected" && error.category == Some(sms_sdk::Category::Compliance);
+            let next = if refused {
+                "nothing: while the recipient opted out, the next send with this key is refused again (sms-sdk \
+                 suppression check)"
+            } else {
+                "nothing: the next send with this key sends again"
+            };
+            (format!("rejected ({}): nothing was sent", error.code), next.to_owned())
         }
         Record::Unknown { error, .. } => {
             provider_lines(error, &mut line);
@@ -180,7 +195,10 @@ fn provider_lines(error: &sms_sdk::error::ErrorRecord, line: &mut impl FnMut(&st
         .and_then(|r| serde_json::to_value(r).ok())
         .and_then(|v| v.as_str().map(str::to_owned))
         .or_else(|| error.category.map(|c| c.to_string()));
-    line("reason", reason.map_or_else(|| error.message.clone(), |reason| format!("{reason}: {}", error.message)));
+    if let Some(reason) = reason {
+        line("reason", reason);
+    }
+    line("message", error.message.clone());
 }
 
 /// The JSON of a listed or shown key: the record, and for a reservation its age and whether it
@@ -213,12 +231,7 @@ pub(crate) async fn list(args: ListArgs, env: &Env, out: &mut dyn Write, err: &m
         Some(StateFilter::Rejected) => Filter::State(State::Rejected),
         Some(StateFilter::Unknown) => Filter::State(State::Unknown),
     };
-    let url = match url(args.store.as_deref(), env, err) {
-        Ok(url) => url,
-        Err(code) => return code,
-    };
-    let _ = writeln!(err, "store: {}", redact_url(&url));
-    let store = match open(Some(&url), env, args.json, err).await {
+    let store = match open(args.store.as_deref(), env, args.json, err).await {
         Ok(store) => store,
         Err(code) => return code,
     };
@@ -392,6 +405,20 @@ pub(crate) async fn resolve(args: ResolveArgs, env: &Env, out: &mut dyn Write, e
                     return EXIT_CONFIGURATION;
                 }
             };
+            if let Some(Record::Unknown { error, .. }) = &recorded {
+                let tried: Vec<&str> = error.attempts.iter().map(|a| a.provider.as_str()).collect();
+                if !tried.is_empty() && !tried.contains(&provider.as_str()) {
+                    let _ = writeln!(
+                        err,
+                        "error: the send of {:?} went to {}, not {}: resolve it with the provider that has the \
+                         message",
+                        args.key,
+                        tried.join(", "),
+                        provider.as_str()
+                    );
+                    return EXIT_USAGE;
+                }
+            }
             let endpoint = settled_endpoint(recorded.as_ref(), provider.as_str(), env);
             Resolution::Sent { provider: provider.as_str().to_owned(), provider_id, ttl: DEFAULT_TTL, endpoint }
         }

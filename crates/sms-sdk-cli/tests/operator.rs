@@ -191,3 +191,73 @@ fn a_lookup_that_matches_nothing_suggests_not_sent_with_its_caution() {
     assert_eq!(value["keys"][0]["not_sent_command"], "sms-sdk idempotency resolve order:never-left --not-sent");
     assert_eq!(command(&["idempotency", "list", "--state", "unresolved"], &env).code, 0, "never applied");
 }
+
+#[test]
+fn resolve_refuses_a_provider_the_send_never_went_to() {
+    let unknown = Twilio::answering(ResponseTemplate::new(500));
+    let store = format!("sqlite:{}", scratch("other-provider").join("state.db").display());
+    let env = unknown.env(&[("SMS_SDK_STORE", &store)]);
+    assert_eq!(command(&["send", "--to", TO, "--body", BODY, "--idempotency-key", "k-1"], &env).code, 3);
+    let uuid = "2b7a3f3c-1d2e-4f5a-9b8c-7d6e5f4a3b2c";
+    let wrong =
+        command(&["idempotency", "resolve", "k-1", "--sent", "--provider", "vonage", "--provider-id", uuid], &env);
+    assert_eq!(wrong.code, 2, "{}", wrong.err);
+    assert!(wrong.err.contains("went to twilio, not vonage"), "{}", wrong.err);
+    let right = command(
+        &["idempotency", "resolve", "k-1", "--sent", "--provider", "twilio", "--provider-id", MESSAGE_SID],
+        &env,
+    );
+    assert_eq!(right.code, 0, "{}", right.err);
+}
+
+#[test]
+fn the_operator_commands_name_their_store_and_warn_when_it_is_the_emulators() {
+    let data = scratch("which-store");
+    let env: Env = [("XDG_DATA_HOME", data.display().to_string())].into_iter().collect();
+    let added = command(&["suppression", "add", "+14155550999"], &env);
+    assert_eq!(added.code, 0, "{}", added.err);
+    assert!(
+        added.err.contains("emulator.db") && added.err.contains("sends with provider credentials read state.db"),
+        "{}",
+        added.err
+    );
+    let listed = command(&["idempotency", "list"], &env);
+    assert!(listed.err.contains("store: sqlite:") && listed.err.contains("emulator's store"), "{}", listed.err);
+    let empty = command(&["suppression", "list", "--store", "memory"], &env);
+    assert_eq!(empty.out, "no suppressed recipients\n");
+    assert!(empty.err.contains("store: memory") && !empty.err.contains("emulator's store"), "{}", empty.err);
+}
+
+#[test]
+fn a_refused_send_says_why_and_show_says_it_is_refused_again() {
+    let twilio = Twilio::accepting();
+    let store = format!("sqlite:{}", scratch("why").join("state.db").display());
+    let env = twilio.env(&[("SMS_SDK_STORE", &store)]);
+    assert_eq!(command(&["suppression", "add", TO, "--reason", "keyword:STOP"], &env).code, 0);
+    let refused = command(&["send", "--to", TO, "--body", BODY, "--idempotency-key", "promo-1"], &env);
+    assert_eq!(refused.code, 1);
+    assert!(refused.err.contains("why: +1********23 opted out (account, keyword:STOP) at"), "{}", refused.err);
+    let shown = command(&["idempotency", "show", "promo-1"], &env);
+    assert!(shown.out.contains("the next send with this key is refused again"), "{}", shown.out);
+    assert_eq!(twilio.calls(), 0);
+}
+
+#[test]
+fn the_exit_codes_of_the_help_and_the_manual_are_the_readmes() {
+    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../README.md")).unwrap();
+    let rows: Vec<(String, String)> = readme
+        .lines()
+        .filter_map(|l| {
+            l.strip_prefix("| ")?.split_once(" | ").map(|(c, m)| (c.to_owned(), m.trim_end_matches(" |").to_owned()))
+        })
+        .filter(|(code, _)| code.len() == 1 && code.chars().all(|c| c.is_ascii_digit()))
+        .collect();
+    assert_eq!(rows.len(), 8, "{rows:?}");
+    let help = command(&["--help"], &Env::default()).out;
+    let man = command(&["man"], &Env::default()).out;
+    assert!(man.contains(".SH \"EXIT STATUS\""), "{man}");
+    for (code, meaning) in rows {
+        assert!(help.contains(&format!("  {code}  {meaning}")), "{code} {meaning}\n{help}");
+        assert!(man.contains(&format!("{code}\n\\&{}", meaning.replace('`', ""))), "{code}\n{man}");
+    }
+}

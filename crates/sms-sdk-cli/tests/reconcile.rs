@@ -378,10 +378,14 @@ fn reconcile_command_finds_the_created_message_and_apply_settles_it() {
     assert_eq!(code, 3, "the send is unknown: {err}");
     let sid = background.emulator().messages()[0].id.clone().unwrap();
 
-    // Without --to there is nothing to list by: the key is reported, exit 3.
+    // The record keeps its recipient: a bare reconcile lists by it and finds the message.
     let (code, out, _) = command(&["idempotency", "reconcile", &key, "--store", &store], &env);
     assert_eq!(code, 3, "{out}");
-    assert!(out.contains("--to"), "{out}");
+    assert!(out.contains(&format!("--sent --provider twilio --provider-id {sid}")), "{out}");
+    // A --to that names another recipient is not this key's message: not looked up.
+    let (code, out, _) = command(&["idempotency", "reconcile", &key, "--to", "+14155550999", "--store", &store], &env);
+    assert_eq!(code, 3, "{out}");
+    assert!(out.contains("not the --to +1********99: not looked up") && !out.contains("--not-sent"), "{out}");
 
     // With the recipient, Twilio's list finds the created message and prints the command.
     let look = ["idempotency", "reconcile", "--to", DROPPED, "--since", "1h", "--store", &store];

@@ -606,10 +606,16 @@ impl Error {
 
     /// The key's record was made against another endpoint than any this client sends to.
     pub(crate) fn endpoint_conflict(key: &str, recorded: &str, current: &[&str]) -> Self {
+        let mut endpoints: Vec<&str> = Vec::with_capacity(current.len());
+        for endpoint in current {
+            if !endpoints.contains(endpoint) {
+                endpoints.push(endpoint);
+            }
+        }
         let message = format!(
             "This idempotency key's result was recorded against {recorded}, but this client sends to {}; \
              refusing to replay it.",
-            current.join(", ")
+            endpoints.join(", ")
         );
         let mut e = Self::new(ErrorKind::IdempotencyConflict, message);
         e.inner.idempotency_key = Some(key.to_owned());

@@ -220,8 +220,8 @@ async fn list(args: ListArgs, env: &Env, out: &mut dyn Write, err: &mut dyn Writ
     each_entry(
         &*store,
         |entry| {
+            let separator = if std::mem::take(&mut first) { "" } else { "," };
             if args.json {
-                let separator = if std::mem::take(&mut first) { "" } else { "," };
                 write!(out, "{separator}{}", entry_json(entry))
             } else {
                 writeln!(out, "{}", entry_line(entry))
@@ -232,6 +232,8 @@ async fn list(args: ListArgs, env: &Env, out: &mut dyn Write, err: &mut dyn Writ
     .await?;
     if args.json {
         let _ = writeln!(out, "]");
+    } else if first {
+        let _ = writeln!(out, "no suppressed recipients");
     }
     Ok(EXIT_OK)
 }
