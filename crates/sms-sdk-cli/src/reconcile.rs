@@ -493,7 +493,9 @@ mod tests {
         let mut listings = Listings::new();
         let kept = |to: &str| PhoneNumber::parse(to).ok();
         // Three keys without a recipient (--to), one that keeps the same one, one another.
-        for (key, to) in [("a", None), ("b", None), ("c", None), ("d", kept("+14155550123")), ("e", kept("+14155550124"))] {
+        for (key, to) in
+            [("a", None), ("b", None), ("c", None), ("d", kept("+14155550123")), ("e", kept("+14155550124"))]
+        {
             let record = Record::Reserved {
                 fingerprint: Fingerprint::of(&Message::new("+14155550123", key), &[]),
                 reservation_id: ReservationId::new(),

@@ -255,6 +255,8 @@ pub(crate) fn report_receipt(receipt: &Receipt, how: Reporting<'_>, out: &mut dy
     if how.output.json {
         let mut body = serde_json::to_value(receipt).unwrap_or_default();
         if let Some(object) = body.as_object_mut() {
+            // A receipt is the accepted outcome; the command's JSON says so, as it always has.
+            object.shift_insert(3, "handoff".into(), "accepted".into());
             object.insert("emulated".into(), how.emulated.into());
         }
         let _ = writeln!(out, "{body}");

@@ -9,6 +9,9 @@
 //!   faster of the two as the ceiling. `webhook/<provider>_event` is the normalized event built
 //!   from the same request without any check (`parse_unverified`): `verify` less `event` is what
 //!   checking the signature costs.
+//! - `response/<provider>_<accepted|rejected>`: the adapter's `interpret` of the provider's
+//!   documented send response and one documented error (the wire tests' fixtures): reading the
+//!   few members it needs from the body, without building a `serde_json::Value`.
 //! - `segments/<body>`: `estimate_segments` of a 320-character GSM-7 and UCS-2 body (throughput in
 //!   bytes, so criterion prints MB/s).
 //!
@@ -138,6 +141,54 @@ fn webhooks(c: &mut Criterion<ThreadCpu>) {
     group.finish();
 }
 
+/// Each adapter's pure response reader over a documented success and error body.
+fn responses(c: &mut Criterion<ThreadCpu>) {
+    type Interpret = fn(u16, &http::HeaderMap, &[u8], std::time::SystemTime) -> sms_sdk::adapter::Outcome;
+    /// A status and the fixture of its body.
+    type Response = (u16, &'static str);
+    let fixture = |provider: &str, name: &str| {
+        let path = format!("{}/tests/fixtures/{provider}/{name}", env!("CARGO_MANIFEST_DIR"));
+        std::fs::read(&path).unwrap_or_else(|error| panic!("{path}: {error}"))
+    };
+    let cases: [(&str, Interpret, Response, Response); 4] = [
+        (
+            "twilio",
+            sms_sdk::provider::twilio::__private::interpret,
+            (201, "message_created.json"),
+            (400, "error_21211.json"),
+        ),
+        (
+            "telnyx",
+            sms_sdk::provider::telnyx::__private::interpret,
+            (200, "message_created.json"),
+            (400, "error_40300.json"),
+        ),
+        (
+            "plivo",
+            sms_sdk::provider::plivo::__private::interpret,
+            (202, "message_created.json"),
+            (400, "error_400.json"),
+        ),
+        (
+            "vonage",
+            sms_sdk::provider::vonage::__private::interpret,
+            (202, "message_accepted.json"),
+            (422, "error_1430.json"),
+        ),
+    ];
+    let headers = http::HeaderMap::new();
+    let mut group = c.benchmark_group("response");
+    for (provider, interpret, accepted, rejected) in cases {
+        for (outcome, (status, name)) in [("accepted", accepted), ("rejected", rejected)] {
+            let body = fixture(provider, name);
+            group.bench_function(format!("{provider}_{outcome}"), |b| {
+                b.iter(|| interpret(status, &headers, black_box(&body), now()));
+            });
+        }
+    }
+    group.finish();
+}
+
 fn segments(c: &mut Criterion<ThreadCpu>) {
     let mut group = c.benchmark_group("segments");
     for (name, body) in segment_bodies() {
@@ -154,7 +205,7 @@ fn config() -> Criterion<ThreadCpu> {
         .measurement_time(Duration::from_secs(2))
 }
 
-criterion_group! { name = micro; config = config(); targets = webhooks, segments }
+criterion_group! { name = micro; config = config(); targets = webhooks, responses, segments }
 
 /// Rounds of the paired webhook ratios.
 const PAIRED_ROUNDS: usize = 21;

@@ -37,7 +37,7 @@ use crate::failover::Chain;
 use crate::hooks::{AcceptedEvent, AttemptEvent, BeforeSendContext, FailureEvent, HookBase, Hooks, PolicyDecision};
 use crate::message::Message;
 use crate::metrics;
-use crate::receipt::{Handoff, Receipt, new_send_id};
+use crate::receipt::{Receipt, new_send_id};
 use crate::redact::mask_phone_number;
 use crate::retry::RetryPolicy;
 use crate::store::{
@@ -457,7 +457,6 @@ impl Dispatch<'_> {
             id,
             provider: success.provider,
             provider_id: success.accepted.provider_id,
-            handoff: Handoff::Accepted,
             delivery: success.accepted.delivery,
             encoding: self.preview.encoding,
             segments: self.preview.segments,

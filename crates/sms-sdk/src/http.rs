@@ -32,7 +32,7 @@ use serde_json::Value;
 use crate::adapter::{Accepted, Category, Outcome, Rejection, SendContext, Unknown, UnknownReason};
 
 use crate::error::{Error, ProviderError};
-use crate::lenient::{self, Shape};
+use crate::json;
 use crate::message::OutboundMessage;
 use crate::redact::Secret;
 use crate::retry::parse_retry_after;
@@ -328,10 +328,10 @@ pub(crate) fn basic_auth(user: &str, password: &str) -> Authorization {
 }
 
 /// What one provider's response body says, and where: each provider's `response.rs` implements
-/// it on a small struct of the members it reads (read by [`lenient`](crate::lenient), borrowed
-/// from the body), with its code table. The control flow that uses them is written once, in
+/// it on a small struct of the members it reads (read by [`json`](crate::json), borrowed from
+/// the body), with its code table. The control flow that uses them is written once, in
 /// [`classify_response`].
-pub(crate) trait ResponseBody<'a>: Shape<'a> {
+pub(crate) trait ResponseBody<'a>: serde::Deserialize<'a> + Default {
     /// The provider's name, for [`ProviderError`].
     const PROVIDER: &'static str;
 
@@ -355,15 +355,16 @@ pub(crate) trait ResponseBody<'a>: Shape<'a> {
 /// Classifies a response whose body reads as `B`. A 2xx is accepted when the body proves it,
 /// else `Unknown(MalformedResponse)`; a 4xx is rejected in the provider's category with its code
 /// and message (a 429 only with the documented rate-limit signal, and `Retry-After` only for a
-/// rate limit); anything else is unknown. A body that is not JSON proves and says nothing. Pure:
-/// `now` is only for an HTTP-date `Retry-After`.
+/// rate limit); anything else is unknown. A body that is not a JSON object, or one that repeats a
+/// member the provider's struct reads (ambiguous), proves and says nothing. Pure: `now` is only
+/// for an HTTP-date `Retry-After`.
 pub(crate) fn classify_response<'a, B: ResponseBody<'a>>(
     status: u16,
     headers: &HeaderMap,
     body: &'a [u8],
     now: SystemTime,
 ) -> Outcome {
-    let body: B = lenient::read(body);
+    let body: B = json::read(body).ok().flatten().unwrap_or_default();
     let details = || {
         let details = ProviderError::new(B::PROVIDER).http_status(status);
         match body.request_id(headers) {
@@ -398,10 +399,10 @@ pub(crate) fn classify_response<'a, B: ResponseBody<'a>>(
 
 #[cfg(test)] // the webhook normalizers read codes in place; their tests keep this reference
 /// `obj[key]` as a code: a number in decimal, or a non-empty string (the webhook payloads' rule;
-/// responses read theirs with [`lenient::Code`]).
+/// responses read theirs with [`json::Code`]).
 pub(crate) fn read_code(obj: &Value, key: &str) -> Option<String> {
     match obj.get(key)? {
-        Value::Number(n) => Some(lenient::number_text(n)),
+        Value::Number(n) => Some(json::number_text(n)),
         Value::String(s) if !s.is_empty() => Some(s.clone()),
         Value::Null | Value::Bool(_) | Value::String(_) | Value::Array(_) | Value::Object(_) => None,
     }

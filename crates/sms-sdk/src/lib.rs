@@ -18,7 +18,7 @@ pub mod hooks;
 mod http;
 mod issue;
 #[cfg(feature = "__http")]
-mod lenient;
+mod json;
 mod limits;
 pub mod lookup;
 pub mod message;
@@ -48,7 +48,7 @@ pub use adapter::{Adapter, Category, Delivery, Outcome, UnknownReason};
 pub use client::{Client, ClientBuilder, Failover, SendOptions};
 pub use error::{Error, ErrorKind, Limit};
 pub use message::{Message, OutboundMessage, PhoneNumber, Sender};
-pub use receipt::{Handoff, Receipt};
+pub use receipt::Receipt;
 pub use retry::RetryPolicy;
 /// The cancellation token of [`SendOptions::cancel`], re-exported from `tokio-util` (0.7) so a
 /// caller needs no dependency of its own to cancel a send.

@@ -6,18 +6,6 @@ use crate::adapter::Delivery;
 use crate::encoding::Encoding;
 use crate::error::Attempt;
 
-/// How the send was handed off. A [`Receipt`] is always `Accepted`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Handoff {
-    /// The provider accepted the message.
-    Accepted,
-    /// The provider proved it did not create the message.
-    Rejected,
-    /// The message may have been created.
-    Unknown,
-}
-
 /// The result of an accepted send.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -28,8 +16,6 @@ pub struct Receipt {
     pub provider: String,
     /// The provider's message id.
     pub provider_id: String,
-    /// Always [`Handoff::Accepted`].
-    pub handoff: Handoff,
     /// The status in the send response (usually `queued`; never assumed delivered).
     pub delivery: Delivery,
     /// The body's encoding.

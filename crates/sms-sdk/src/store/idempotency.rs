@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 use super::{BoxFuture, Fingerprint, StoreError};
 use crate::PhoneNumber;
 use crate::error::ErrorRecord;
-use crate::receipt::{Handoff, Receipt, new_send_id};
+use crate::receipt::{Receipt, new_send_id};
 
 /// How long accepted and rejected records are kept by default: 24 hours.
 pub const DEFAULT_TTL: Duration = Duration::from_secs(86_400);
@@ -569,7 +569,6 @@ pub(crate) fn resolved_receipt(provider: String, provider_id: String) -> Receipt
         id: new_send_id(),
         provider: provider.clone(),
         provider_id,
-        handoff: Handoff::Accepted,
         delivery: crate::outcome::Delivery::Unknown,
         encoding: crate::encoding::Encoding::Gsm7,
         segments: 0,

@@ -295,7 +295,6 @@ pub(crate) fn read_receipt(key: &str, json: &str) -> Result<(Receipt, Option<Str
         id: stored.id,
         provider: stored.provider,
         provider_id: stored.provider_id,
-        handoff: crate::receipt::Handoff::Accepted,
         delivery: stored.delivery,
         encoding: stored.encoding,
         segments: stored.segments,

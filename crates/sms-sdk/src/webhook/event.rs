@@ -146,7 +146,9 @@ impl SmsEvent {
     ///
     /// The payload is decoded into this value the first time it is read (verification and
     /// normalization read the fields they need in place, from the form or the JSON body), so a
-    /// server that never reads it does not pay for it.
+    /// server that never reads it does not pay for it. A JSON body that `serde_json::Value`
+    /// cannot hold (a lone surrogate, a number beyond `f64` or nesting deeper than 128, in a
+    /// member the normalizer does not read) is `null` here.
     #[must_use]
     pub fn raw(&self) -> &Value {
         self.raw.get()

@@ -30,8 +30,6 @@
 #[cfg_attr(docsrs, doc(cfg(feature = "axum")))]
 pub mod axum;
 pub mod event;
-#[cfg(any(feature = "telnyx", feature = "vonage"))]
-pub(crate) mod fields;
 mod observe;
 pub mod ordering;
 mod raw;
@@ -49,10 +47,6 @@ use std::time::{Duration, SystemTime};
 use http::HeaderMap;
 
 pub use self::event::{EventKind, SmsEvent};
-#[cfg(feature = "telnyx")]
-pub(crate) use self::fields::Items;
-#[cfg(any(feature = "telnyx", feature = "vonage"))]
-pub(crate) use self::fields::{Field, Present, refused};
 pub use self::observe::{EventObserver, Observer};
 pub(crate) use self::raw::Raw;
 #[cfg(feature = "__http")]

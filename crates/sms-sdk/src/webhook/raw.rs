@@ -31,7 +31,7 @@ pub(crate) struct Raw {
 enum Source {
     /// Form-encoded parameters (a body or a URL query).
     Form(Box<[u8]>),
-    /// A JSON body that the normalizer read and checked: it parses as a `Value`.
+    /// A JSON body that the normalizer read.
     Json(Box<[u8]>),
 }
 
@@ -72,7 +72,9 @@ impl Raw {
     fn decode(&self) -> Value {
         match &self.source {
             Some(Source::Form(encoded)) => Value::Object(first_values(&form_pairs(encoded))),
-            // The normalizer parsed the body as `Value` parses it: this cannot fail.
+            // The normalizer read the body as JSON; `Value` refuses the little JSON it cannot hold
+            // (a lone surrogate, a number beyond `f64`, nesting deeper than 128), in members the
+            // normalizer does not read, and then the payload is `null`.
             Some(Source::Json(body)) => serde_json::from_slice(body).unwrap_or(Value::Null),
             None => Value::Object(Map::new()),
         }

@@ -9,13 +9,11 @@
 #![cfg_attr(not(all(feature = "twilio", feature = "telnyx", feature = "plivo", feature = "vonage")), allow(dead_code))]
 
 use std::borrow::Cow;
-use std::collections::HashSet;
 use std::fmt;
 use std::time::{Duration, SystemTime};
 
 use base64::Engine as _;
 use http::HeaderMap;
-use serde::de::{self, DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use subtle::ConstantTimeEq;
 
 use super::{DEFAULT_MAX_BODY, DEFAULT_MAX_PARAMS, DEFAULT_TOLERANCE, WebhookError, WebhookRequest};
@@ -308,25 +306,10 @@ impl<'p, 'a> FormFields<'p, 'a> {
         pairs: &'p [(Cow<'a, str>, Cow<'a, str>)],
         read: impl Fn(&str) -> bool,
     ) -> Result<Self, WebhookError> {
-        let mut listed: Vec<&str> = Vec::new();
-        let mut hashed: std::collections::HashSet<&str> = std::collections::HashSet::new();
-        for (key, _) in pairs {
-            let key = key.as_ref();
-            if !read(key) {
-                continue;
-            }
-            let repeated = if listed.len() < LISTED_KEYS {
-                let repeated = listed.contains(&key);
-                listed.push(key);
-                repeated
-            } else {
-                listed.contains(&key) || !hashed.insert(key)
-            };
-            if repeated {
-                return Err(WebhookError::payload(provider, format!("the parameter {key} appears more than once")));
-            }
+        match first_repeat(pairs.iter().map(|(key, _)| key.as_ref()), read) {
+            Some(key) => Err(WebhookError::payload(provider, format!("the parameter {key} appears more than once"))),
+            None => Ok(Self { pairs }),
         }
-        Ok(Self { pairs })
     }
 
     /// The first value of `key`.
@@ -339,6 +322,25 @@ impl<'p, 'a> FormFields<'p, 'a> {
     pub(crate) fn iter(&self) -> impl Iterator<Item = (&'p str, &'p str)> + Clone + use<'p, 'a> {
         self.pairs.iter().map(|(key, value)| (key.as_ref(), value.as_ref()))
     }
+}
+
+/// The first key of `keys` that `read` says the normalizer reads and that an earlier key
+/// repeats, found in linear time.
+pub(crate) fn first_repeat<'k>(
+    keys: impl IntoIterator<Item = &'k str>,
+    read: impl Fn(&str) -> bool,
+) -> Option<&'k str> {
+    let mut listed: Vec<&str> = Vec::new();
+    let mut hashed = std::collections::HashSet::new();
+    keys.into_iter().filter(|key| read(key)).find(|&key| {
+        if listed.len() < LISTED_KEYS {
+            let repeated = listed.contains(&key);
+            listed.push(key);
+            repeated
+        } else {
+            listed.contains(&key) || !hashed.insert(key)
+        }
+    })
 }
 
 /// The index of a key `{prefix}{index}` written as `format!` writes numbers (`Media0`,
@@ -360,255 +362,6 @@ pub(crate) fn indexed_values<'a>(
         fields.into_iter().filter_map(|(key, value)| Some((key_index(key, prefix)?, value))).collect();
     values.sort_unstable_by_key(|&(index, _)| index);
     values
-}
-
-/// Refuses a JSON body in which an object repeats a key on a path the normalizer reads (where
-/// `serde_json` would silently keep the last value). `read` gets the path from the root, object
-/// keys and `*` for an array element, and answers whether the normalizer reads it or anything
-/// under it. Other objects are skipped without being stored, so the pass is linear. A body that
-/// is not JSON is a payload error too.
-pub(crate) fn check_json_duplicates(
-    provider: &'static str,
-    body: &[u8],
-    read: &dyn Fn(&[String]) -> bool,
-) -> Result<(), WebhookError> {
-    let mut duplicate = None;
-    let mut path = Vec::new();
-    let mut deserializer = serde_json::Deserializer::from_slice(body);
-    let walked = Walk { read, path: &mut path, duplicate: &mut duplicate }
-        .deserialize(&mut deserializer)
-        .and_then(|()| deserializer.end());
-    match (walked, duplicate) {
-        (_, Some(key)) => Err(WebhookError::payload(provider, format!("the key {key} appears more than once"))),
-        (Err(_), None) => Err(WebhookError::payload(provider, "the body is not JSON")),
-        (Ok(()), None) => Ok(()),
-    }
-}
-
-/// Paths from the root that a normalizer reads, one segment per key (`*` for the elements of an
-/// array): at most 64 of them.
-pub(crate) type ReadPaths = [&'static [&'static str]];
-
-/// Whether `path` is one of `leaves` or leads to one.
-pub(crate) fn leads_to(leaves: &ReadPaths, path: &[String]) -> bool {
-    leaves.iter().any(|leaf| leaf.len() >= path.len() && leaf.iter().zip(path).all(|(segment, key)| segment == key))
-}
-
-#[cfg(test)]
-/// The leaves of `mask` (bit `i` for `leaves[i]`) whose segment `depth` is `key`: those that
-/// still match once `key` is appended to a path of `depth` keys that `mask` matched.
-fn step(leaves: &ReadPaths, mask: u64, depth: usize, key: &str) -> u64 {
-    leaves.iter().take(64).enumerate().fold(0, |next, (i, leaf)| {
-        let bit = 1u64 << i;
-        if mask & bit != 0 && leaf.get(depth) == Some(&key) { next | bit } else { next }
-    })
-}
-
-#[cfg(test)] // the reference the in-place readers are tested against
-/// The JSON value of `body`, refused as [`check_json_duplicates`] with [`leads_to`] `leaves`
-/// refuses it, in one pass: the value is built while the keys on the read paths are checked for
-/// repeats. A body that fails either check is passed again through [`check_json_duplicates`]
-/// and `serde_json`, so that the error is exactly theirs (which failure comes first can differ
-/// between the strict parse and the lenient walk).
-///
-/// # Errors
-/// A repeated key on a read path, or a body that is not JSON (a payload error either way).
-pub(crate) fn parse_json_checked(
-    provider: &'static str,
-    body: &[u8],
-    leaves: &ReadPaths,
-) -> Result<serde_json::Value, WebhookError> {
-    let mut duplicate = false;
-    let mut deserializer = serde_json::Deserializer::from_slice(body);
-    let all = u64::MAX >> 64usize.saturating_sub(leaves.len().min(64));
-    let built = Build { leaves, mask: all, depth: 0, duplicate: &mut duplicate }
-        .deserialize(&mut deserializer)
-        .and_then(|value| deserializer.end().map(|()| value));
-    if let (Ok(value), false) = (built, duplicate) {
-        return Ok(value);
-    }
-    check_json_duplicates(provider, body, &|path| leads_to(leaves, path))?;
-    serde_json::from_slice(body).map_err(|_| WebhookError::payload(provider, "the body is not JSON"))
-}
-
-#[cfg(test)]
-/// One step of [`parse_json_checked`]: a value on a read path, `depth` keys from the root, that
-/// the leaves of `mask` lead through.
-struct Build<'w> {
-    leaves: &'w ReadPaths,
-    mask: u64,
-    depth: usize,
-    duplicate: &'w mut bool,
-}
-
-#[cfg(test)]
-impl Build<'_> {
-    fn child(&mut self, mask: u64) -> Build<'_> {
-        Build { leaves: self.leaves, mask, depth: self.depth.saturating_add(1), duplicate: self.duplicate }
-    }
-}
-
-#[cfg(test)]
-impl<'de> DeserializeSeed<'de> for Build<'_> {
-    type Value = serde_json::Value;
-
-    fn deserialize<D: de::Deserializer<'de>>(self, deserializer: D) -> Result<serde_json::Value, D::Error> {
-        deserializer.deserialize_any(self)
-    }
-}
-
-#[cfg(test)]
-/// Builds values as `serde_json::Value`'s own `Deserialize` does (a repeated key keeps its
-/// first place and its last value), checking the read keys of each object for repeats.
-impl<'de> Visitor<'de> for Build<'_> {
-    type Value = serde_json::Value;
-
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("any JSON value")
-    }
-
-    fn visit_bool<E>(self, value: bool) -> Result<serde_json::Value, E> {
-        Ok(serde_json::Value::Bool(value))
-    }
-
-    fn visit_i64<E>(self, value: i64) -> Result<serde_json::Value, E> {
-        Ok(serde_json::Value::Number(value.into()))
-    }
-
-    fn visit_u64<E>(self, value: u64) -> Result<serde_json::Value, E> {
-        Ok(serde_json::Value::Number(value.into()))
-    }
-
-    fn visit_f64<E>(self, value: f64) -> Result<serde_json::Value, E> {
-        Ok(serde_json::Number::from_f64(value).map_or(serde_json::Value::Null, serde_json::Value::Number))
-    }
-
-    fn visit_str<E>(self, value: &str) -> Result<serde_json::Value, E> {
-        Ok(serde_json::Value::String(value.to_owned()))
-    }
-
-    fn visit_string<E>(self, value: String) -> Result<serde_json::Value, E> {
-        Ok(serde_json::Value::String(value))
-    }
-
-    fn visit_unit<E>(self) -> Result<serde_json::Value, E> {
-        Ok(serde_json::Value::Null)
-    }
-
-    fn visit_map<A: MapAccess<'de>>(mut self, mut access: A) -> Result<serde_json::Value, A::Error> {
-        let mut map = serde_json::Map::new();
-        while let Some(key) = access.next_key::<String>()? {
-            let mask = step(self.leaves, self.mask, self.depth, &key);
-            let value = if mask == 0 {
-                access.next_value::<serde_json::Value>()?
-            } else if map.contains_key(&key) {
-                *self.duplicate = true;
-                return Err(de::Error::custom("duplicate key"));
-            } else {
-                access.next_value_seed(self.child(mask))?
-            };
-            map.insert(key, value);
-        }
-        Ok(serde_json::Value::Object(map))
-    }
-
-    fn visit_seq<A: SeqAccess<'de>>(mut self, mut access: A) -> Result<serde_json::Value, A::Error> {
-        let mut values = Vec::new();
-        let mask = step(self.leaves, self.mask, self.depth, "*");
-        if mask == 0 {
-            while let Some(value) = access.next_element::<serde_json::Value>()? {
-                values.push(value);
-            }
-        } else {
-            while let Some(value) = access.next_element_seed(self.child(mask))? {
-                values.push(value);
-            }
-        }
-        Ok(serde_json::Value::Array(values))
-    }
-}
-
-/// One step of [`check_json_duplicates`]: a value at `path`.
-struct Walk<'w> {
-    read: &'w dyn Fn(&[String]) -> bool,
-    path: &'w mut Vec<String>,
-    duplicate: &'w mut Option<String>,
-}
-
-impl Walk<'_> {
-    fn child(&mut self) -> Walk<'_> {
-        Walk { read: self.read, path: self.path, duplicate: self.duplicate }
-    }
-}
-
-impl<'de> DeserializeSeed<'de> for Walk<'_> {
-    type Value = ();
-
-    fn deserialize<D: de::Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
-        deserializer.deserialize_any(self)
-    }
-}
-
-impl<'de> Visitor<'de> for Walk<'_> {
-    type Value = ();
-
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("any JSON value")
-    }
-
-    fn visit_bool<E>(self, _: bool) -> Result<(), E> {
-        Ok(())
-    }
-
-    fn visit_i64<E>(self, _: i64) -> Result<(), E> {
-        Ok(())
-    }
-
-    fn visit_u64<E>(self, _: u64) -> Result<(), E> {
-        Ok(())
-    }
-
-    fn visit_f64<E>(self, _: f64) -> Result<(), E> {
-        Ok(())
-    }
-
-    fn visit_str<E>(self, _: &str) -> Result<(), E> {
-        Ok(())
-    }
-
-    fn visit_unit<E>(self) -> Result<(), E> {
-        Ok(())
-    }
-
-    fn visit_map<A: MapAccess<'de>>(mut self, mut map: A) -> Result<(), A::Error> {
-        let mut seen = HashSet::new();
-        while let Some(key) = map.next_key::<String>()? {
-            self.path.push(key);
-            if (self.read)(self.path) {
-                let key = self.path.last().map(String::as_str).unwrap_or_default();
-                if !seen.insert(key.to_owned()) {
-                    *self.duplicate = Some(key.to_owned());
-                    return Err(de::Error::custom("duplicate key"));
-                }
-                map.next_value_seed(self.child())?;
-            } else {
-                map.next_value::<IgnoredAny>()?;
-            }
-            self.path.pop();
-        }
-        Ok(())
-    }
-
-    fn visit_seq<A: SeqAccess<'de>>(mut self, mut seq: A) -> Result<(), A::Error> {
-        self.path.push("*".to_owned());
-        if (self.read)(self.path) {
-            while seq.next_element_seed(self.child())?.is_some() {}
-        } else {
-            while seq.next_element::<IgnoredAny>()?.is_some() {}
-        }
-        self.path.pop();
-        Ok(())
-    }
 }
 
 /// Strict standard base64 (canonical padding, no trailing bits).
@@ -746,65 +499,6 @@ mod tests {
 
     use super::*;
 
-    /// The dotted read paths as the verifiers wrote them before they were split into segments,
-    /// and that reading of them: each path key is the next dotted segment.
-    const DOTTED: [&str; 5] = ["data.id", "data.to.*.status", "data.to.*.phone_number", "error.type", "x"];
-    const SPLIT: [&[&str]; 5] = [
-        &["data", "id"],
-        &["data", "to", "*", "status"],
-        &["data", "to", "*", "phone_number"],
-        &["error", "type"],
-        &["x"],
-    ];
-
-    fn dotted_leads_to(path: &[String]) -> bool {
-        DOTTED.iter().any(|leaf| {
-            let mut segments = leaf.split('.');
-            path.iter().all(|key| segments.next() == Some(key.as_str()))
-        })
-    }
-
-    /// The two passes [`parse_json_checked`] stands for.
-    fn two_passes(body: &[u8]) -> Result<serde_json::Value, WebhookError> {
-        check_json_duplicates("p", body, &dotted_leads_to)?;
-        serde_json::from_slice(body).map_err(|_| WebhookError::payload("p", "the body is not JSON"))
-    }
-
-    fn key() -> impl Strategy<Value = Vec<u8>> {
-        proptest::sample::select(vec!["data", "id", "to", "*", "status", "phone_number", "error", "type", "x", "x.y"])
-            .prop_map(|key| format!("\"{key}\"").into_bytes())
-    }
-
-    /// JSON-like text: valid values, repeated keys on and off the read paths, strings that only
-    /// the strict parser refuses (a lone surrogate, a byte that is not UTF-8), numbers out of
-    /// range and broken syntax.
-    fn json_text() -> impl Strategy<Value = Vec<u8>> {
-        let leaf = proptest::sample::select(vec![
-            b"1".to_vec(),
-            b"-2.5e3".to_vec(),
-            b"true".to_vec(),
-            b"null".to_vec(),
-            b"\"s\"".to_vec(),
-            b"\"\\u00e9\\n\"".to_vec(),
-            b"\"\\ud800\"".to_vec(),
-            b"\"\xff\"".to_vec(),
-            b"1e999".to_vec(),
-            b"[".to_vec(),
-            b"{".to_vec(),
-        ]);
-        leaf.prop_recursive(4, 48, 5, |inner| {
-            prop_oneof![
-                proptest::collection::vec(inner.clone(), 0..4)
-                    .prop_map(|items| { [b"[".to_vec(), items.join(&b","[..]), b"]".to_vec()].concat() }),
-                proptest::collection::vec((key(), inner), 0..5).prop_map(|members| {
-                    let members: Vec<Vec<u8>> =
-                        members.into_iter().map(|(k, v)| [k, b":".to_vec(), v].concat()).collect();
-                    [b"{".to_vec(), members.join(&b","[..]), b"}".to_vec()].concat()
-                }),
-            ]
-        })
-    }
-
     fn form_input() -> impl Strategy<Value = Vec<u8>> {
         let bytes: Vec<&[u8]> = vec![
             b"a",
@@ -828,26 +522,6 @@ mod tests {
     }
 
     proptest! {
-        #[test]
-        fn one_pass_json_is_the_two_passes(body in json_text()) {
-            let one = parse_json_checked("p", &body, &SPLIT);
-            let two = two_passes(&body);
-            prop_assert_eq!(one.as_ref().map(ToString::to_string), two.as_ref().map(ToString::to_string));
-            prop_assert_eq!(one, two);
-        }
-
-        #[test]
-        fn read_paths_lead_as_the_dotted_ones(path in proptest::collection::vec(
-            proptest::sample::select(vec!["data", "id", "to", "*", "status", "error", "type", "x", "x.y", "data.id"]), 0..6)
-        ) {
-            let path: Vec<String> = path.into_iter().map(str::to_owned).collect();
-            prop_assert_eq!(leads_to(&SPLIT, &path), dotted_leads_to(&path));
-            let stepped = path.iter().enumerate().fold(u64::MAX >> (64 - SPLIT.len()), |mask, (depth, key)| {
-                step(&SPLIT, mask, depth, key)
-            });
-            prop_assert_eq!(stepped != 0, dotted_leads_to(&path));
-        }
-
         #[test]
         fn lazy_form_pairs_are_the_decoders(input in form_input()) {
             let expected: Vec<(String, String)> =
@@ -878,14 +552,6 @@ mod tests {
             let expected = (text.trim().len() <= max.div_ceil(3) * 4).then(|| decode_base64(&text)).flatten();
             prop_assert_eq!(decode_signature(&text, max).map(|bytes| bytes.to_vec()), expected);
         }
-    }
-
-    #[test]
-    fn a_repeated_read_key_is_named_and_other_repeats_keep_the_last_value() {
-        let error = parse_json_checked("p", br#"{"data":{"id":"1","id":"2"}}"#, &SPLIT).unwrap_err();
-        assert_eq!(error.to_string(), "p webhook payload is invalid: the key id appears more than once");
-        let value = parse_json_checked("p", br#"{"a":1,"b":2,"a":3}"#, &SPLIT).unwrap();
-        assert_eq!(value.to_string(), r#"{"a":3,"b":2}"#);
     }
 
     #[test]

@@ -7,7 +7,7 @@ use sms_sdk::message::SenderKind;
 use sms_sdk::testing::{
     MemoryAdapter, MemoryOutcome, RejectedOptions, accepted_outcome, rejected_outcome, unknown_outcome,
 };
-use sms_sdk::{Client, Delivery, ErrorKind, Handoff, RetryPolicy, Sender, UnknownReason};
+use sms_sdk::{Client, Delivery, ErrorKind, RetryPolicy, Sender, UnknownReason};
 
 use super::{TO, message, named};
 
@@ -18,7 +18,6 @@ async fn t057_accepted_result() {
     let receipt = client.send(&message()).await.unwrap();
     assert_eq!(receipt.provider, "memory");
     assert_eq!(receipt.provider_id, "prov-1");
-    assert_eq!(receipt.handoff, Handoff::Accepted);
     assert_eq!(receipt.delivery, Delivery::Queued);
     assert_eq!(receipt.encoding, sms_sdk::encoding::Encoding::Gsm7);
     assert_eq!(receipt.segments, 1);

@@ -13,13 +13,14 @@ use crate::digest::is_sha256_hex_of;
 #[cfg(test)]
 use crate::digest::sha256_hex;
 use crate::error::Error;
+use crate::json::{self, Members};
 use crate::redact::{Secret, js_trim};
 use crate::webhook::Raw;
 use crate::webhook::event::{DeliveryStatus, EventKind, Inbound, Keyword, KeywordKind, StatusUpdate};
 use crate::webhook::{
     FormFields, KeyedMac, Settings, SmsEvent, SortEntry, WebhookError, WebhookRequest, WebhookVerifier,
-    check_json_duplicates, decode_signature, encode_base64, header, indexed_values, key_index, query, same_bytes,
-    sort_entry, split_url,
+    decode_signature, encode_base64, first_repeat, header, indexed_values, key_index, query, same_bytes, sort_entry,
+    split_url,
 };
 
 /// HMAC-SHA1 of the `hmac` and `sha1` crates (with the CPU's SHA extensions where it has them).
@@ -195,7 +196,6 @@ impl TwilioWebhook {
                 return Err(WebhookError::BodyHashMismatch { provider: NAME });
             }
             self.check_signature(given, &url, &[])?;
-            check_json_duplicates(NAME, request.body, &|path| matches!(path, [key] if read_by_normalizer(key)))?;
             return parse_json(request.body, self.settings.detect_keywords);
         }
         if request.method.eq_ignore_ascii_case("GET") {
@@ -236,26 +236,28 @@ impl WebhookVerifier for TwilioWebhook {
     }
 }
 
-/// Normalizes a verified JSON body: its string and number fields are the record.
+/// Normalizes a verified JSON body: its string and number members are the record, and a member
+/// the normalizer reads may appear once only (as a form parameter).
 fn parse_json(body: &[u8], detect_keywords: bool) -> Result<SmsEvent, WebhookError> {
-    let fields = json_fields(body)?;
-    let (dedupe_key, kind) =
-        normalize(fields.iter().filter_map(|(k, v)| Some((k.as_str(), v.as_str()?))), detect_keywords)?;
-    Ok(SmsEvent::new(NAME, dedupe_key, None, Raw::ready(Value::Object(fields)), kind))
-}
-
-/// The string and number fields of a JSON object body.
-fn json_fields(body: &[u8]) -> Result<serde_json::Map<String, Value>, WebhookError> {
-    let value: Value = serde_json::from_slice(body).map_err(|_| WebhookError::payload(NAME, "the body is not JSON"))?;
-    let Value::Object(object) = value else { return Err(WebhookError::payload(NAME, "the body is not a JSON object")) };
-    Ok(object
-        .into_iter()
-        .filter_map(|(k, v)| match v {
-            Value::String(s) => Some((k, Value::String(s))),
-            Value::Number(n) => Some((k, Value::String(n.to_string()))),
-            Value::Null | Value::Bool(_) | Value::Array(_) | Value::Object(_) => None,
-        })
-        .collect())
+    let refused = |error: serde_json::Error| WebhookError::payload(NAME, json::refusal(&error));
+    let Members(members) = json::read::<Members<'_>>(body)
+        .map_err(refused)?
+        .ok_or_else(|| WebhookError::payload(NAME, "the body is not a JSON object"))?;
+    if let Some(key) = first_repeat(members.iter().map(|(key, _)| key.as_ref()), read_by_normalizer) {
+        return Err(WebhookError::payload(NAME, format!("the key {key} appears more than once")));
+    }
+    let fields: Vec<(&str, Cow<'_, str>)> =
+        members.iter().filter_map(|(key, value)| Some((key.as_ref(), value.string_or_number()?))).collect();
+    let (dedupe_key, kind) = normalize(fields.iter().map(|(key, value)| (*key, value.as_ref())), detect_keywords)?;
+    // The record as `serde_json::Value` keeps it: a repeated member has its first place and its
+    // last value, and only strings and numbers stay.
+    let mut record = serde_json::Map::new();
+    for (key, value) in &members {
+        let text = value.string_or_number().map_or(Value::Null, |text| Value::String(text.into_owned()));
+        record.insert(key.clone().into_owned(), text);
+    }
+    record.retain(|_, value| !value.is_null());
+    Ok(SmsEvent::new(NAME, dedupe_key, None, Raw::ready(Value::Object(record)), kind))
 }
 
 /// Whether the normalizer reads `key` (a repeat of it is ambiguous).
@@ -407,6 +409,74 @@ mod tests {
     use proptest::strategy::Strategy as _;
 
     use super::*;
+    use crate::json::reference::{assert_agree, value_checked};
+    use crate::random_json::{damage, random_json};
+
+    /// The JSON normalizer over a `Value` of the body (a member it reads repeated refused): its
+    /// string and number members are the record.
+    fn through_value(body: &[u8], detect_keywords: bool) -> Result<SmsEvent, WebhookError> {
+        const READ: [&[&str]; 11] = [
+            &["MessageSid"],
+            &["SmsSid"],
+            &["MessageStatus"],
+            &["SmsStatus"],
+            &["Body"],
+            &["From"],
+            &["To"],
+            &["NumMedia"],
+            &["OptOutType"],
+            &["ErrorCode"],
+            &["MediaUrl0"],
+        ];
+        // The members are read whole before they are judged: a body that is not JSON is refused as
+        // such, a repeat in it or not.
+        if serde_json::from_slice::<serde::de::IgnoredAny>(body).is_err() {
+            return Err(WebhookError::payload(NAME, "the body is not JSON"));
+        }
+        let value = value_checked(body, &READ).map_err(|why| WebhookError::payload(NAME, why))?;
+        let Value::Object(object) = value else {
+            return Err(WebhookError::payload(NAME, "the body is not a JSON object"));
+        };
+        let record: serde_json::Map<String, Value> = object
+            .into_iter()
+            .filter_map(|(k, v)| match v {
+                Value::String(s) => Some((k, Value::String(s))),
+                Value::Number(n) => Some((k, Value::String(n.to_string()))),
+                Value::Null | Value::Bool(_) | Value::Array(_) | Value::Object(_) => None,
+            })
+            .collect();
+        let fields = record.iter().filter_map(|(k, v)| Some((k.as_str(), v.as_str()?)));
+        let (dedupe_key, kind) = normalize(fields, detect_keywords)?;
+        Ok(SmsEvent::new(NAME, dedupe_key, None, Raw::ready(Value::Object(record)), kind))
+    }
+
+    #[test]
+    fn json_bodies_normalize_as_through_a_value() {
+        const KEYS: [&str; 8] = ["MessageSid", "MessageStatus", "Body", "From", "To", "MediaUrl0", "NumMedia", "x"];
+        const LEAVES: [&str; 10] = [
+            "\"SM1\"",
+            "\"delivered\"",
+            "\"STOP\"",
+            "\"+14155550123\"",
+            "\"\"",
+            "1",
+            "2.5",
+            "null",
+            "\"\\ud800\"",
+            "[]",
+        ];
+        let mut rng = fastrand::Rng::with_seed(25);
+        for _ in 0..8_000 {
+            let mut body = String::new();
+            let depth = rng.usize(1..4);
+            random_json(&mut rng, depth, &KEYS, &LEAVES, &mut body);
+            for body in [body.clone().into_bytes(), damage(&mut rng, body.into_bytes())] {
+                for detect_keywords in [true, false] {
+                    assert_agree(&body, parse_json(&body, detect_keywords), through_value(&body, detect_keywords));
+                }
+            }
+        }
+    }
 
     #[test]
     fn t179_published_example() {
