@@ -36,6 +36,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::boxed::BoxFuture;
 use crate::issue::Issue;
+use crate::lookup::Lookup;
 use crate::message::{OutboundMessage, Sender};
 use crate::options::OptionsSpec;
 pub use crate::outcome::{Accepted, Category, Delivery, Outcome, Rejection, Unknown, UnknownReason};
@@ -56,6 +57,13 @@ pub trait Adapter: Send + Sync + 'static {
     fn validate(&self, message: &OutboundMessage) -> Vec<Issue> {
         let _ = message;
         Vec::new()
+    }
+
+    /// How to read the adapter's messages back from its provider (to reconcile an unknown
+    /// outcome), when its API can: the built-in adapters' lookups use the adapter's own
+    /// transport and credentials. `None` by default.
+    fn lookup(&self) -> Option<&dyn Lookup> {
+        None
     }
 }
 
@@ -98,6 +106,10 @@ impl Adapter for AnyAdapter {
     fn validate(&self, message: &OutboundMessage) -> Vec<Issue> {
         self.0.validate(message)
     }
+
+    fn lookup(&self) -> Option<&dyn Lookup> {
+        self.0.lookup()
+    }
 }
 
 impl fmt::Debug for AnyAdapter {
@@ -112,6 +124,7 @@ pub(crate) trait DynAdapter: Send + Sync + 'static {
     fn info(&self) -> &AdapterInfo;
     fn send<'a>(&'a self, message: &'a OutboundMessage, cx: &'a SendContext) -> BoxFuture<'a, Outcome>;
     fn validate(&self, message: &OutboundMessage) -> Vec<Issue>;
+    fn lookup(&self) -> Option<&dyn Lookup>;
 }
 
 impl<A: Adapter> DynAdapter for A {
@@ -123,6 +136,9 @@ impl<A: Adapter> DynAdapter for A {
     }
     fn validate(&self, message: &OutboundMessage) -> Vec<Issue> {
         Adapter::validate(self, message)
+    }
+    fn lookup(&self) -> Option<&dyn Lookup> {
+        Adapter::lookup(self)
     }
 }
 

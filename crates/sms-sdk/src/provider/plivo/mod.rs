@@ -28,6 +28,7 @@ use crate::HttpConfig;
 use crate::adapter::{Adapter, AdapterInfo, Outcome, SendContext, Support, SupportStatus};
 use crate::error::Error;
 use crate::http::{Authorization, Body, Post, Transport, basic_auth, check_credential};
+use crate::lookup::Lookup;
 use crate::message::{OutboundMessage, Sender};
 use crate::redact::Secret;
 
@@ -126,6 +127,10 @@ impl Adapter for Plivo {
         let body = Body::Json(request_body(message));
         let post = Post::new(&self.authorization, body, cx, message);
         self.transport.post(post, interpret).await
+    }
+
+    fn lookup(&self) -> Option<&dyn Lookup> {
+        Some(self)
     }
 }
 

@@ -29,6 +29,7 @@ use crate::adapter::{Adapter, AdapterInfo, Outcome, SendContext, Support, Suppor
 use crate::error::Error;
 use crate::http::{Authorization, Body, Post, Transport, check_credential};
 use crate::issue::{Field, Issue, IssueCode};
+use crate::lookup::Lookup;
 use crate::message::{OutboundMessage, Sender, SenderKind};
 use crate::redact::Secret;
 
@@ -145,6 +146,10 @@ impl Adapter for Telnyx {
             )];
         }
         Vec::new()
+    }
+
+    fn lookup(&self) -> Option<&dyn Lookup> {
+        Some(self)
     }
 }
 

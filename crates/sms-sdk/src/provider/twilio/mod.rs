@@ -31,6 +31,7 @@ use crate::adapter::{Adapter, AdapterInfo, Outcome, SendContext, Support, Suppor
 use crate::error::Error;
 use crate::http::{Authorization, Body, Post, Transport, basic_auth, check_credential};
 use crate::issue::{Field, Issue, IssueCode};
+use crate::lookup::Lookup;
 use crate::message::{OutboundMessage, Sender, SenderKind};
 use crate::provider::is_prefixed_hex32;
 use crate::redact::Secret;
@@ -194,6 +195,10 @@ impl Adapter for Twilio {
             ));
         }
         issues
+    }
+
+    fn lookup(&self) -> Option<&dyn Lookup> {
+        Some(self)
     }
 }
 

@@ -37,6 +37,7 @@ use crate::adapter::{Adapter, AdapterInfo, Category, Outcome, SendContext, Suppo
 use crate::error::{Error, ProviderError};
 use crate::http::{Authorization, Body, Post, Transport, basic_auth, check_credential};
 use crate::issue::{Field, Issue, IssueCode};
+use crate::lookup::Lookup;
 use crate::message::{OutboundMessage, Sender};
 use crate::redact::Secret;
 
@@ -267,6 +268,10 @@ impl Adapter for Vonage {
             return vec![Issue::new(IssueCode::EmptyBody, Field::Body, "Vonage needs a non-empty body.")];
         }
         Vec::new()
+    }
+
+    fn lookup(&self) -> Option<&dyn Lookup> {
+        Some(self)
     }
 }
 
