@@ -29,7 +29,9 @@ use sms_sdk_emulator::RunningEmulator;
 use self::report::{Format, Line, Progress, Report, advice, lossy};
 use self::rows::{Columns, Rows};
 use crate::paths::Sends;
+use crate::sending::{guarded, opted_out, policy};
 use crate::spinner::{CONNECTING, Spinners};
+use crate::store::StoreFlag;
 use crate::{EXIT_CONFIGURATION, EXIT_FAILED, EXIT_OK, EXIT_UNKNOWN, EXIT_USAGE, Env};
 
 /// How many rows about unknown outcomes (or invalid rows in a dry run) are printed one by one;
@@ -67,7 +69,7 @@ pub(crate) struct BatchArgs {
     from: Option<String>,
     /// Provider to use; repeat for a failover order (default: every configured provider).
     #[arg(long = "provider", value_name = "NAME", value_enum)]
-    providers: Vec<crate::values::Provider>,
+    providers: Vec<crate::flags::Provider>,
     /// Fail over to the next provider after an eligible rejection.
     #[arg(long)]
     fallback: bool,
@@ -80,10 +82,8 @@ pub(crate) struct BatchArgs {
     /// Sends at once (1–10,000).
     #[arg(long, value_name = "N", default_value_t = 16, value_parser = clap::value_parser!(u16).range(1..=10_000))]
     concurrency: u16,
-    /// Idempotency store URL (default: `SMS_SDK_STORE`, else state.db in the user's data
-    /// directory, or emulator.db there when no provider is configured).
-    #[arg(long)]
-    store: Option<String>,
+    #[command(flatten)]
+    store: StoreFlag,
     /// Write one line per row (row, key, masked recipient, outcome, provider, provider id,
     /// error code, reason) to this file.
     #[arg(long, value_name = "FILE")]
@@ -133,12 +133,13 @@ async fn go(args: &BatchArgs, env: &Env, out: &mut dyn Write, err: &mut dyn Writ
     let usage = |message: String| Stop(EXIT_USAGE, message);
     let rows = Rows::new(&args.csv, args.columns()).map_err(usage)?;
     let total = rows::count(&args.csv).map_err(usage)?;
-    let adapters = crate::send::configured_adapters(&args.providers, env).map_err(|(code, text)| Stop(code, text))?;
+    let adapters = crate::config::configured_adapters(&args.providers, env).map_err(|(code, text)| Stop(code, text))?;
     if let Some(adapters) = &adapters {
-        crate::send::require_sender(adapters, args.from.as_deref()).map_err(|(code, text)| Stop(code, text))?;
+        crate::config::require_sender(adapters, args.from.as_deref()).map_err(|(code, text)| Stop(code, text))?;
     }
     let sends = if adapters.is_some() { Sends::Real } else { Sends::Emulated };
-    let url = crate::paths::store_url(args.store.as_deref(), env, sends).map_err(|m| Stop(EXIT_CONFIGURATION, m))?;
+    let url =
+        crate::paths::store_url(args.store.named.as_deref(), env, sends).map_err(|m| Stop(EXIT_CONFIGURATION, m))?;
     let spinners = Spinners::new(env, args.json);
     let opening = spinners.during(CONNECTING, Stores::open(&url));
     let stores = opening.await.map_err(|e| Stop(EXIT_CONFIGURATION, format!("store: {e}")))?;
@@ -304,13 +305,13 @@ async fn client(
             .during("starting the local emulator", sms_sdk_emulator::Emulator::start())
             .await
             .map_err(|e| Stop(EXIT_CONFIGURATION, format!("configuration: could not start the emulator: {e}")))?;
-        let adapter = crate::emulator::embedded_adapter(&emulator.base_url()).map_err(configuration)?;
+        let adapter = crate::embedded::embedded_adapter(&emulator.base_url()).map_err(configuration)?;
         let _ =
             writeln!(err, "no provider is configured: sending to the embedded emulator (nothing leaves this machine)");
         (vec![adapter], Some(emulator))
     };
-    let policy = crate::send::policy(stores, &adapters);
-    let mut builder = crate::send::guarded(Client::builder().adapters(adapters), stores, &policy, true);
+    let policy = policy(stores, &adapters);
+    let mut builder = guarded(Client::builder().adapters(adapters), stores, &policy, true);
     builder = builder.max_in_flight(Some(usize::from(args.concurrency).max(100)));
     if args.fallback {
         builder = builder.failover(Failover::OnEligibleRejection);
@@ -416,11 +417,11 @@ async fn dry_run(
     let adapters = match adapters {
         Some(adapters) => adapters,
         None => vec![
-            crate::emulator::embedded_adapter("http://127.0.0.1:9")
+            crate::embedded::embedded_adapter("http://127.0.0.1:9")
                 .map_err(|e| Stop(EXIT_CONFIGURATION, format!("{}: {e}", e.code())))?,
         ],
     };
-    let policy = crate::send::policy(stores, &adapters);
+    let policy = policy(stores, &adapters);
     let client = Client::builder()
         .adapters(adapters)
         .build()
@@ -440,11 +441,11 @@ async fn dry_run(
             }
             continue;
         }
-        let opted_out = crate::send::suppressed(&message, stores, &policy).await;
-        if let Some(entry) = opted_out.map_err(|e| Stop(EXIT_CONFIGURATION, format!("store: {e}")))? {
+        let found = crate::sending::suppressed(&message, stores, &policy).await;
+        if let Some(entry) = found.map_err(|e| Stop(EXIT_CONFIGURATION, format!("store: {e}")))? {
             suppressed = suppressed.saturating_add(1);
             if suppressed <= LISTED {
-                let _ = writeln!(err, "row {number}: suppressed: {}", crate::send::opted_out(&entry));
+                let _ = writeln!(err, "row {number}: suppressed: {}", opted_out(&entry));
             }
             continue;
         }

@@ -1,22 +1,19 @@
 //! Provider configuration from the environment, with the reference doctor's variable names.
 
-use sms_sdk::adapter::AnyAdapter;
-use sms_sdk::lookup::Lookup;
+use sms_sdk::adapter::{Adapter as _, AnyAdapter};
 use sms_sdk::provider::vonage::Vonage;
 use sms_sdk::{Error, Plivo, Sender, Telnyx, Twilio};
 
-use crate::Env;
-
-/// The providers, in the default failover order.
-pub const PROVIDERS: [&str; 4] = ["twilio", "telnyx", "plivo", "vonage"];
+use crate::flags::Provider;
+use crate::{EXIT_CONFIGURATION, Env};
 
 /// Each provider's production origin, replaced by `SMS_SDK_<PROVIDER>_BASE_URL`.
-fn default_origin(provider: &str) -> &'static str {
+pub(crate) fn default_origin(provider: Provider) -> &'static str {
     match provider {
-        "twilio" => sms_sdk::provider::twilio::DEFAULT_BASE_URL,
-        "telnyx" => sms_sdk::provider::telnyx::DEFAULT_BASE_URL,
-        "plivo" => sms_sdk::provider::plivo::DEFAULT_BASE_URL,
-        _ => sms_sdk::provider::vonage::Region::Global.base_url(),
+        Provider::Twilio => sms_sdk::provider::twilio::DEFAULT_BASE_URL,
+        Provider::Telnyx => sms_sdk::provider::telnyx::DEFAULT_BASE_URL,
+        Provider::Plivo => sms_sdk::provider::plivo::DEFAULT_BASE_URL,
+        Provider::Vonage => sms_sdk::provider::vonage::Region::Global.base_url(),
     }
 }
 
@@ -31,24 +28,24 @@ pub(crate) struct ProviderEnv {
 }
 
 /// The environment table of `provider`.
-pub(crate) fn provider_env(provider: &str) -> ProviderEnv {
+pub(crate) fn provider_env(provider: Provider) -> ProviderEnv {
     match provider {
-        "twilio" => ProviderEnv {
+        Provider::Twilio => ProviderEnv {
             required: &[&["TWILIO_ACCOUNT_SID"], &["TWILIO_AUTH_TOKEN", "TWILIO_API_KEY_SID"]],
             optional: &["TWILIO_API_KEY_SECRET", "TWILIO_FROM", "TWILIO_MESSAGING_SERVICE_SID"],
             secrets: &["TWILIO_AUTH_TOKEN", "TWILIO_API_KEY_SECRET"],
         },
-        "telnyx" => ProviderEnv {
+        Provider::Telnyx => ProviderEnv {
             required: &[&["TELNYX_API_KEY"]],
             optional: &["TELNYX_FROM", "TELNYX_MESSAGING_PROFILE_ID"],
             secrets: &["TELNYX_API_KEY"],
         },
-        "plivo" => ProviderEnv {
+        Provider::Plivo => ProviderEnv {
             required: &[&["PLIVO_AUTH_ID"], &["PLIVO_AUTH_TOKEN"]],
             optional: &["PLIVO_FROM", "PLIVO_POWERPACK_UUID"],
             secrets: &["PLIVO_AUTH_TOKEN"],
         },
-        _ => ProviderEnv {
+        Provider::Vonage => ProviderEnv {
             required: &[&["VONAGE_API_KEY", "VONAGE_APPLICATION_ID"]],
             optional: &["VONAGE_API_SECRET", "VONAGE_PRIVATE_KEY", "VONAGE_FROM"],
             secrets: &["VONAGE_API_SECRET", "VONAGE_PRIVATE_KEY"],
@@ -70,60 +67,46 @@ const HEADER_VARIABLES: [&str; 9] = [
 ];
 
 /// Every variable of `provider` that `send` reads, its base URL override included.
-fn send_variables(provider: &str) -> impl Iterator<Item = String> {
+fn send_variables(provider: Provider) -> impl Iterator<Item = String> {
     let table = provider_env(provider);
     let listed = table.required.iter().flat_map(|group| group.iter()).chain(table.optional).map(|n| (*n).to_owned());
     listed.chain(std::iter::once(base_url_variable(provider)))
 }
 
 /// `SMS_SDK_<PROVIDER>_BASE_URL`.
-pub(crate) fn base_url_variable(provider: &str) -> String {
-    format!("SMS_SDK_{}_BASE_URL", provider.to_ascii_uppercase())
+pub(crate) fn base_url_variable(provider: Provider) -> String {
+    format!("SMS_SDK_{}_BASE_URL", provider.as_str().to_ascii_uppercase())
 }
 
 /// Whether any variable of `provider` is set: the user meant to configure it.
-pub(crate) fn is_mentioned(env: &Env, provider: &str) -> bool {
+pub(crate) fn is_mentioned(env: &Env, provider: Provider) -> bool {
     send_variables(provider).any(|name| env.get(&name).is_some())
 }
 
 /// The variables that give `provider` a default sender, as an error names them.
-pub(crate) fn sender_variables(provider: &str) -> &'static str {
+pub(crate) fn sender_variables(provider: Provider) -> &'static str {
     match provider {
-        "twilio" => "TWILIO_FROM (or TWILIO_MESSAGING_SERVICE_SID)",
-        "telnyx" => "TELNYX_FROM",
-        "plivo" => "PLIVO_FROM (or PLIVO_POWERPACK_UUID)",
-        _ => "VONAGE_FROM",
+        Provider::Twilio => "TWILIO_FROM (or TWILIO_MESSAGING_SERVICE_SID)",
+        Provider::Telnyx => "TELNYX_FROM",
+        Provider::Plivo => "PLIVO_FROM (or PLIVO_POWERPACK_UUID)",
+        Provider::Vonage => "VONAGE_FROM",
     }
 }
 
 /// Whether `endpoint` (`scheme://host[:port]`) is `provider`'s own production API.
-pub(crate) fn is_own_endpoint(provider: &str, endpoint: &str) -> bool {
-    if !PROVIDERS.contains(&provider) {
-        return true;
-    }
+pub(crate) fn is_own_endpoint(provider: Provider, endpoint: &str) -> bool {
     let own = url::Url::parse(default_origin(provider)).map(|url| url.origin().ascii_serialization());
     own.is_ok_and(|own| own == endpoint)
-}
-
-/// The endpoint a send through `provider` is recorded against now (`scheme://host[:port]`,
-/// as its adapter says): the embedded emulator's when no provider is configured (as `send`
-/// then does), else the origin of `SMS_SDK_<PROVIDER>_BASE_URL` or of the provider's own API.
-pub(crate) fn endpoint(env: &Env, provider: &str) -> Option<String> {
-    if !any_mentioned(env) {
-        return Some(crate::emulator::EMBEDDED_ENDPOINT.to_owned());
-    }
-    let base = env.get(&base_url_variable(provider)).unwrap_or_else(|| default_origin(provider));
-    url::Url::parse(base).ok().map(|url| url.origin().ascii_serialization()).filter(|origin| origin != "null")
 }
 
 /// Whether any provider variable at all is set. Only when none is does the embedded emulator
 /// stand in.
 pub(crate) fn any_mentioned(env: &Env) -> bool {
-    PROVIDERS.iter().any(|p| is_mentioned(env, p))
+    Provider::ALL.into_iter().any(|p| is_mentioned(env, p))
 }
 
 /// What `provider` still needs before it can send, as the variables to set.
-pub(crate) fn missing(env: &Env, provider: &str) -> Vec<&'static str> {
+pub(crate) fn missing(env: &Env, provider: Provider) -> Vec<&'static str> {
     let set = |name: &str| env.get(name).is_some();
     let mut missing = Vec::new();
     let mut need = |name: &'static str| {
@@ -132,7 +115,7 @@ pub(crate) fn missing(env: &Env, provider: &str) -> Vec<&'static str> {
         }
     };
     match provider {
-        "twilio" => {
+        Provider::Twilio => {
             need("TWILIO_ACCOUNT_SID");
             if !set("TWILIO_AUTH_TOKEN") {
                 if set("TWILIO_API_KEY_SID") || set("TWILIO_API_KEY_SECRET") {
@@ -143,12 +126,12 @@ pub(crate) fn missing(env: &Env, provider: &str) -> Vec<&'static str> {
                 }
             }
         }
-        "telnyx" => need("TELNYX_API_KEY"),
-        "plivo" => {
+        Provider::Telnyx => need("TELNYX_API_KEY"),
+        Provider::Plivo => {
             need("PLIVO_AUTH_ID");
             need("PLIVO_AUTH_TOKEN");
         }
-        _ => {
+        Provider::Vonage => {
             // As `adapter` builds it: an API key means Basic auth, else an application.
             let application = set("VONAGE_APPLICATION_ID") || set("VONAGE_PRIVATE_KEY");
             if !set("VONAGE_API_KEY") && application {
@@ -166,11 +149,11 @@ pub(crate) fn missing(env: &Env, provider: &str) -> Vec<&'static str> {
 /// An adapter's configuration message as the command spells things: the library's field names
 /// (`Twilio account_sid`, `private_key`) become the variables that set them
 /// (`TWILIO_ACCOUNT_SID`, `VONAGE_PRIVATE_KEY`).
-pub(crate) fn spelled(provider: &str, message: &str) -> String {
+pub(crate) fn spelled(provider: Provider, message: &str) -> String {
     let table = provider_env(provider);
-    let prefix = format!("{}_", provider.to_ascii_uppercase());
-    let title =
-        provider.get(..1).map(str::to_ascii_uppercase).unwrap_or_default() + provider.get(1..).unwrap_or_default();
+    let name = provider.as_str();
+    let prefix = format!("{}_", name.to_ascii_uppercase());
+    let title = name.get(..1).map(str::to_ascii_uppercase).unwrap_or_default() + name.get(1..).unwrap_or_default();
     let mut text = message.to_owned();
     for name in table.required.iter().flat_map(|group| group.iter()).chain(table.optional) {
         let Some(field) = name.strip_prefix(&prefix).map(str::to_ascii_lowercase) else { continue };
@@ -187,13 +170,14 @@ pub(crate) fn spelled(provider: &str, message: &str) -> String {
 ///
 /// # Errors
 /// A configuration message naming the variables.
-pub(crate) fn check(env: &Env, provider: &str) -> Result<(), String> {
+pub(crate) fn check(env: &Env, provider: Provider) -> Result<(), String> {
     let missing = missing(env, provider);
+    let name = provider.as_str();
     if !missing.is_empty() {
         let verb = if missing.len() == 1 { "is" } else { "are" };
-        return Err(format!("{provider} is not fully configured: {} {verb} not set", missing.join(", ")));
+        return Err(format!("{name} is not fully configured: {} {verb} not set", missing.join(", ")));
     }
-    let prefix = format!("{}_", provider.to_ascii_uppercase());
+    let prefix = format!("{}_", name.to_ascii_uppercase());
     for name in HEADER_VARIABLES.iter().filter(|n| n.starts_with(&prefix)) {
         if env.get(name).is_some_and(|value| !value.bytes().all(|b| b.is_ascii_graphic())) {
             return Err(format!(
@@ -219,15 +203,15 @@ pub(crate) fn parse_sender(text: &str) -> Sender {
 
 /// The sender configured in the environment and its text: `<PROVIDER>_FROM`, else Twilio's
 /// messaging service or Plivo's Powerpack.
-pub(crate) fn env_sender(env: &Env, provider: &str) -> Option<(Sender, String)> {
-    let from = format!("{}_FROM", provider.to_ascii_uppercase());
+pub(crate) fn env_sender(env: &Env, provider: Provider) -> Option<(Sender, String)> {
+    let from = format!("{}_FROM", provider.as_str().to_ascii_uppercase());
     if let Some(text) = env.get(&from) {
         return Some((parse_sender(text), text.to_owned()));
     }
     let pool = match provider {
-        "twilio" => env.get("TWILIO_MESSAGING_SERVICE_SID"),
-        "plivo" => env.get("PLIVO_POWERPACK_UUID"),
-        _ => None,
+        Provider::Twilio => env.get("TWILIO_MESSAGING_SERVICE_SID"),
+        Provider::Plivo => env.get("PLIVO_POWERPACK_UUID"),
+        Provider::Telnyx | Provider::Vonage => None,
     }?;
     Some((Sender::messaging_service(pool), pool.to_owned()))
 }
@@ -242,87 +226,45 @@ macro_rules! with_from {
     };
 }
 
-/// A provider's adapter, built from the environment, as its own type.
-pub(crate) enum Built {
-    /// Twilio.
-    Twilio(Twilio),
-    /// Telnyx.
-    Telnyx(Telnyx),
-    /// Plivo.
-    Plivo(Plivo),
-    /// Vonage.
-    Vonage(Vonage),
-}
-
-impl Built {
-    /// The adapter, boxed for a client.
-    pub(crate) fn any(self) -> AnyAdapter {
-        match self {
-            Self::Twilio(a) => AnyAdapter::new(a),
-            Self::Telnyx(a) => AnyAdapter::new(a),
-            Self::Plivo(a) => AnyAdapter::new(a),
-            Self::Vonage(a) => AnyAdapter::new(a),
-        }
-    }
-
-    /// The adapter's lookup capability.
-    pub(crate) fn lookup(self) -> Box<dyn Lookup> {
-        match self {
-            Self::Twilio(a) => Box::new(a),
-            Self::Telnyx(a) => Box::new(a),
-            Self::Plivo(a) => Box::new(a),
-            Self::Vonage(a) => Box::new(a),
-        }
-    }
-}
-
 /// Builds `provider`'s adapter from the environment, with `from` (or the environment's sender)
 /// as its default sender.
 ///
 /// # Errors
 /// The adapter's configuration error.
-pub(crate) fn adapter(env: &Env, provider: &str, from: Option<Sender>) -> Result<AnyAdapter, Error> {
-    built(env, provider, from).map(Built::any)
-}
-
-/// Builds `provider`'s adapter from the environment, as its own type.
-///
-/// # Errors
-/// The adapter's configuration error.
-pub(crate) fn built(env: &Env, provider: &str, from: Option<Sender>) -> Result<Built, Error> {
+pub(crate) fn adapter(env: &Env, provider: Provider, from: Option<Sender>) -> Result<AnyAdapter, Error> {
     let var = |name: &str| env.get(name).unwrap_or_default().to_owned();
     let from = from.or_else(|| env_sender(env, provider).map(|(sender, _)| sender));
     let base = env.get(&base_url_variable(provider)).map(str::to_owned);
     let base = base.unwrap_or_else(|| default_origin(provider).to_owned());
     Ok(match provider {
-        "twilio" => {
+        Provider::Twilio => {
             let builder = if env.get("TWILIO_AUTH_TOKEN").is_some() {
                 Twilio::builder(var("TWILIO_ACCOUNT_SID"), var("TWILIO_AUTH_TOKEN"))
             } else {
                 Twilio::with_api_key(var("TWILIO_ACCOUNT_SID"), var("TWILIO_API_KEY_SID"), var("TWILIO_API_KEY_SECRET"))
             };
             let builder = builder.base_url(base);
-            Built::Twilio(with_from!(builder, from).build()?)
+            AnyAdapter::new(with_from!(builder, from).build()?)
         }
-        "telnyx" => {
+        Provider::Telnyx => {
             let mut builder = Telnyx::builder(var("TELNYX_API_KEY")).base_url(base);
             if let Some(profile) = env.get("TELNYX_MESSAGING_PROFILE_ID") {
                 builder = builder.messaging_profile_id(profile);
             }
-            Built::Telnyx(with_from!(builder, from).build()?)
+            AnyAdapter::new(with_from!(builder, from).build()?)
         }
-        "plivo" => {
+        Provider::Plivo => {
             let builder = Plivo::builder(var("PLIVO_AUTH_ID"), var("PLIVO_AUTH_TOKEN")).base_url(base);
-            Built::Plivo(with_from!(builder, from).build()?)
+            AnyAdapter::new(with_from!(builder, from).build()?)
         }
-        _ => {
+        Provider::Vonage => {
             let builder = if env.get("VONAGE_API_KEY").is_some() {
                 Vonage::basic(var("VONAGE_API_KEY"), var("VONAGE_API_SECRET"))
             } else {
                 Vonage::application(var("VONAGE_APPLICATION_ID"), private_key(&var("VONAGE_PRIVATE_KEY")))
             };
             let builder = builder.base_url(base);
-            Built::Vonage(with_from!(builder, from).build()?)
+            AnyAdapter::new(with_from!(builder, from).build()?)
         }
     })
 }
@@ -340,9 +282,55 @@ pub(crate) struct Unbuilt {
 ///
 /// # Errors
 /// What is missing or refused, naming the variables.
-pub(crate) fn checked(env: &Env, provider: &str) -> Result<Built, Unbuilt> {
+pub(crate) fn checked(env: &Env, provider: Provider) -> Result<AnyAdapter, Unbuilt> {
     check(env, provider).map_err(|message| Unbuilt { code: None, message })?;
-    built(env, provider, None).map_err(|e| Unbuilt { code: Some(e.code()), message: spelled(provider, &e.to_string()) })
+    adapter(env, provider, None)
+        .map_err(|e| Unbuilt { code: Some(e.code()), message: spelled(provider, &e.to_string()) })
+}
+
+/// The adapters of `providers` (the `--provider` flags), or of every provider with any variable
+/// set; `None` when no provider variable is set at all (the embedded emulator stands in). A
+/// provider that is named or mentioned must be complete: what is missing is a configuration
+/// error naming it.
+///
+/// # Errors
+/// The exit code (7) and the message.
+pub(crate) fn configured_adapters(providers: &[Provider], env: &Env) -> Result<Option<Vec<AnyAdapter>>, (u8, String)> {
+    let providers: Vec<Provider> = if providers.is_empty() {
+        Provider::ALL.into_iter().filter(|p| is_mentioned(env, *p)).collect()
+    } else {
+        providers.to_vec()
+    };
+    if providers.is_empty() {
+        return Ok(None);
+    }
+    let mut adapters = Vec::new();
+    for provider in providers {
+        let adapter = checked(env, provider).map_err(|Unbuilt { code, message }| {
+            let text = match code {
+                None => format!("configuration: {message}"),
+                Some(code) => format!("{code}: {}: {message}", provider.as_str()),
+            };
+            (EXIT_CONFIGURATION, text)
+        })?;
+        adapters.push(adapter);
+    }
+    Ok(Some(adapters))
+}
+
+/// Refuses a send that no adapter has a sender for: without `--from` (`from`), at least one of
+/// `adapters` needs its `<PROVIDER>_FROM` (a missing variable is a configuration error, exit 7).
+///
+/// # Errors
+/// The exit code (7) and the message naming the variables.
+pub(crate) fn require_sender(adapters: &[AnyAdapter], from: Option<&str>) -> Result<(), (u8, String)> {
+    if from.is_some() || adapters.iter().any(|a| a.info().default_from.is_some()) {
+        return Ok(());
+    }
+    let variables: Vec<&str> =
+        adapters.iter().filter_map(|a| Provider::named(&a.info().name)).map(sender_variables).collect();
+    let message = format!("configuration: no sender: set {}, or pass --from", variables.join(", or "));
+    Err((EXIT_CONFIGURATION, message))
 }
 
 /// The largest private key file read: 64 KiB (an RSA PEM key is a few KiB).
@@ -369,10 +357,10 @@ mod tests {
     #[test]
     fn library_field_names_become_the_variables() {
         assert_eq!(
-            spelled("twilio", "Twilio account_sid must be AC followed by 32 hex characters."),
+            spelled(Provider::Twilio, "Twilio account_sid must be AC followed by 32 hex characters."),
             "TWILIO_ACCOUNT_SID must be AC followed by 32 hex characters."
         );
-        assert_eq!(spelled("vonage", "Vonage private_key is not PEM."), "VONAGE_PRIVATE_KEY is not PEM.");
-        assert_eq!(spelled("telnyx", "from is required"), "from is required");
+        assert_eq!(spelled(Provider::Vonage, "Vonage private_key is not PEM."), "VONAGE_PRIVATE_KEY is not PEM.");
+        assert_eq!(spelled(Provider::Telnyx, "from is required"), "from is required");
     }
 }

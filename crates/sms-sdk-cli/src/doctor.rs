@@ -4,6 +4,7 @@
 
 use std::io::Write;
 
+use clap::{Arg, ArgAction, ArgMatches, Args, ColorChoice, FromArgMatches, value_parser};
 use sms_sdk::adapter::AnyAdapter;
 use sms_sdk::adapter::{Adapter, SupportStatus};
 use sms_sdk::encoding::{Encoding, estimate_segments};
@@ -12,7 +13,8 @@ use sms_sdk::redact::{mask_phone_number, redact_url_userinfo};
 use sms_sdk::{Category, Client, ErrorKind, Message, Sender};
 
 use crate::Env;
-use crate::config::{self, PROVIDERS};
+use crate::config;
+use crate::flags::Provider;
 
 /// One of the doctor's flags: the usage text and `sms-sdk help doctor` are written from these.
 #[derive(Debug)]
@@ -49,6 +51,42 @@ pub(crate) const FLAGS: [Flag; 8] = [
     Flag { long: "json", value: None, help: "print one JSON object (checks, estimate, live result, exit code)" },
 ];
 
+/// `sms-sdk doctor`'s flags, from the doctor's own table: for its help, completions and manual
+/// page only, since `run` hands `doctor …` to the doctor's parser.
+#[derive(Debug)]
+pub(crate) struct DoctorArgs;
+
+impl FromArgMatches for DoctorArgs {
+    fn from_arg_matches(_: &ArgMatches) -> Result<Self, clap::Error> {
+        Ok(Self)
+    }
+
+    fn update_from_arg_matches(&mut self, _: &ArgMatches) -> Result<(), clap::Error> {
+        Ok(())
+    }
+}
+
+impl Args for DoctorArgs {
+    fn augment_args(command: clap::Command) -> clap::Command {
+        let command = FLAGS.iter().fold(command, |command, flag| {
+            let arg = Arg::new(flag.long).long(flag.long).help(flag.help);
+            let arg = match flag.value {
+                Some(value) => arg.value_name(value).action(ArgAction::Set),
+                None => arg.action(ArgAction::SetTrue),
+            };
+            let arg =
+                if flag.long == "adapter" { arg.required(true).value_parser(value_parser!(Provider)) } else { arg };
+            command.arg(arg)
+        });
+        // The doctor's parser takes no `--color`: the global flag stays out of its help.
+        command.arg(Arg::new("color").long("color").value_parser(value_parser!(ColorChoice)).hide(true))
+    }
+
+    fn augment_args_for_update(command: clap::Command) -> clap::Command {
+        Self::augment_args(command)
+    }
+}
+
 /// What the doctor does.
 const ABOUT: &str = "Checks one provider's configuration without sending anything (a dry run, no network calls).";
 
@@ -56,8 +94,8 @@ const ABOUT: &str = "Checks one provider's configuration without sending anythin
 fn usage() -> String {
     use std::fmt::Write as _;
 
-    let mut text =
-        format!("Usage: sms-sdk doctor --adapter <{}> [options]\n\n{ABOUT}\n\nOptions:\n", PROVIDERS.join("|"));
+    let names: Vec<&str> = Provider::ALL.iter().map(|p| p.as_str()).collect();
+    let mut text = format!("Usage: sms-sdk doctor --adapter <{}> [options]\n\n{ABOUT}\n\nOptions:\n", names.join("|"));
     for flag in &FLAGS {
         let name = match flag.value {
             Some(value) => format!("--{} <{value}>", flag.long),
@@ -84,9 +122,9 @@ const NOT_VERIFIED: &str = "[not verified] ";
 const NOT_SENT: &str = "credentials (the live send was not made)";
 
 /// Parsed doctor options.
-#[derive(Debug, Default, PartialEq, Eq)]
+#[derive(Debug, PartialEq, Eq)]
 struct Options {
-    adapter: String,
+    adapter: Provider,
     body: Option<String>,
     to: Option<String>,
     from: Option<String>,
@@ -108,37 +146,35 @@ fn parse(args: &[String]) -> Result<Parsed, String> {
     if args.iter().any(|a| a == "--help" || a == "-h") {
         return Ok(Parsed::Help);
     }
-    let mut options = Options::default();
-    let mut adapter = None;
+    let (mut adapter, mut body, mut to, mut from, mut confirm_to, mut confirm_from) =
+        (None, None, None, None, None, None);
+    let (mut live, mut json) = (false, false);
     let mut iter = args.iter();
     while let Some(arg) = iter.next() {
         let slot = match arg.as_str() {
             "--live" => {
-                options.live = true;
+                live = true;
                 continue;
             }
             "--json" => {
-                options.json = true;
+                json = true;
                 continue;
             }
             "--adapter" => &mut adapter,
-            "--body" => &mut options.body,
-            "--to" => &mut options.to,
-            "--from" => &mut options.from,
-            "--confirm-to" => &mut options.confirm_to,
-            "--confirm-from" => &mut options.confirm_from,
+            "--body" => &mut body,
+            "--to" => &mut to,
+            "--from" => &mut from,
+            "--confirm-to" => &mut confirm_to,
+            "--confirm-from" => &mut confirm_from,
             other => return Err(format!("unknown option \"{other}\"")),
         };
         let value = iter.next().filter(|v| !v.starts_with("--")).ok_or_else(|| format!("{arg} needs a value"))?;
         *slot = Some(value.clone());
     }
-    match adapter {
-        Some(name) if PROVIDERS.contains(&name.as_str()) => {
-            options.adapter = name;
-            Ok(Parsed::Run(options))
-        }
-        _ => Err("--adapter must be one of twilio, telnyx, plivo, vonage".into()),
-    }
+    let Some(adapter) = adapter.as_deref().and_then(Provider::named) else {
+        return Err("--adapter must be one of twilio, telnyx, plivo, vonage".into());
+    };
+    Ok(Parsed::Run(Options { adapter, body, to, from, live, confirm_to, confirm_from, json }))
 }
 
 /// Runs the doctor with the arguments after `doctor`.
@@ -185,7 +221,7 @@ impl Report {
             .map(|(status, message)| serde_json::json!({"status": status, "message": message}))
             .collect();
         serde_json::json!({
-            "adapter": options.adapter,
+            "adapter": options.adapter.as_str(),
             "mode": if options.live { "live" } else { "dry_run" },
             "base_url": self.base_url,
             "checks": checks,
@@ -252,18 +288,18 @@ impl Doctor<'_> {
     }
 
     fn run(&mut self, err: &mut dyn Write) -> u8 {
-        let provider = self.options.adapter.clone();
+        let provider = self.options.adapter;
         let mode = if self.options.live { "LIVE: will send one billable message" } else { "dry run, no network calls" };
-        self.say(&format!("SMS SDK doctor: {provider} ({mode})"));
+        self.say(&format!("SMS SDK doctor: {} ({mode})", provider.as_str()));
 
-        self.environment(&provider);
-        let base_url = BaseUrl::of(self.env, &provider);
+        self.environment(provider);
+        let base_url = BaseUrl::of(self.env, provider);
         self.base_url(&base_url);
         let sender = match &self.options.from {
             Some(text) => Some((config::parse_sender(text), text.clone())),
-            None => config::env_sender(self.env, &provider),
+            None => config::env_sender(self.env, provider),
         };
-        let adapter = match config::adapter(self.env, &provider, sender.as_ref().map(|(s, _)| s.clone())) {
+        let adapter = match config::adapter(self.env, provider, sender.as_ref().map(|(s, _)| s.clone())) {
             Ok(adapter) => {
                 let support = &adapter.info().support;
                 let status = if support.status == SupportStatus::Partial { "partial" } else { "supported" };
@@ -274,12 +310,15 @@ impl Doctor<'_> {
                 Some(adapter)
             }
             Err(error) => {
-                self.configuration_failed(&provider, &error.to_string());
+                self.configuration_failed(provider, &error.to_string());
                 None
             }
         };
         match &sender {
-            None => self.line(FAIL, &format!("no sender: pass --from or set {}_FROM", provider.to_ascii_uppercase())),
+            None => {
+                let variable = format!("{}_FROM", provider.as_str().to_ascii_uppercase());
+                self.line(FAIL, &format!("no sender: pass --from or set {variable}"));
+            }
             Some((_, text)) => self.line(INFO, &format!("sender: {}", display_sender(text))),
         }
         let body = self.options.body.clone().unwrap_or_else(|| DEFAULT_BODY.to_owned());
@@ -332,7 +371,7 @@ impl Doctor<'_> {
 
     /// The lines of an adapter that could not be built from the environment (its `message`),
     /// in the variables' names: what is missing as the variables to set, and any other problem.
-    fn configuration_failed(&mut self, provider: &str, message: &str) {
+    fn configuration_failed(&mut self, provider: Provider, message: &str) {
         let message = spelled(provider, message);
         let missing = config::missing(self.env, provider);
         let table = config::provider_env(provider);
@@ -350,14 +389,14 @@ impl Doctor<'_> {
     /// The credentials line after a live send that ended with `error` (`None`: accepted): what
     /// the send proved, also in the JSON report's `live.credentials`.
     fn credentials(&mut self, error: Option<&sms_sdk::Error>, base: &BaseUrl) {
-        let (label, status, text) = credentials_proof(error, &base.endpoint(&self.options.adapter));
+        let (label, status, text) = credentials_proof(error, &base.endpoint(self.options.adapter));
         if let Some(serde_json::Value::Object(live)) = self.report.as_mut().and_then(|r| r.live.as_mut()) {
             live.insert("credentials".into(), status.into());
         }
         self.line(label, &text);
     }
 
-    fn environment(&mut self, provider: &str) {
+    fn environment(&mut self, provider: Provider) {
         let table = config::provider_env(provider);
         let hidden = |names: &[&str]| {
             if names.iter().any(|n| table.secrets.contains(n)) { " (value hidden)" } else { "" }
@@ -519,35 +558,29 @@ struct BaseUrl {
 impl BaseUrl {
     /// The base URL `config` builds `provider`'s adapter with: the override when set, else the
     /// production origin.
-    fn of(env: &Env, provider: &str) -> Self {
+    fn of(env: &Env, provider: Provider) -> Self {
         let variable = config::base_url_variable(provider);
         let overridden = env.get(&variable);
-        let url = overridden.unwrap_or_else(|| production_origin(provider));
+        let url = overridden.unwrap_or_else(|| config::default_origin(provider));
         let shown = redact_url_userinfo(url.trim_end_matches('/'));
         Self { overridden: overridden.is_some(), variable, shown }
     }
 
     /// Who answered a live send: the provider, or the endpoint that replaces it.
-    fn endpoint(&self, provider: &str) -> String {
-        if self.overridden { format!("the {} endpoint {}", self.variable, self.shown) } else { provider.to_owned() }
-    }
-}
-
-/// A provider's production origin, which `SMS_SDK_<PROVIDER>_BASE_URL` replaces.
-fn production_origin(provider: &str) -> &'static str {
-    match provider {
-        "twilio" => sms_sdk::provider::twilio::DEFAULT_BASE_URL,
-        "telnyx" => sms_sdk::provider::telnyx::DEFAULT_BASE_URL,
-        "plivo" => sms_sdk::provider::plivo::DEFAULT_BASE_URL,
-        _ => sms_sdk::provider::vonage::Region::Global.base_url(),
+    fn endpoint(&self, provider: Provider) -> String {
+        if self.overridden {
+            format!("the {} endpoint {}", self.variable, self.shown)
+        } else {
+            provider.as_str().to_owned()
+        }
     }
 }
 
 /// An adapter's configuration message in the variables' names: the library's field names
 /// ([`config::spelled`]) and its base URL (`SMS_SDK_<PROVIDER>_BASE_URL`).
-fn spelled(provider: &str, message: &str) -> String {
+fn spelled(provider: Provider, message: &str) -> String {
     config::spelled(provider, message)
-        .replace(&format!("The {provider} base URL"), &config::base_url_variable(provider))
+        .replace(&format!("The {} base URL", provider.as_str()), &config::base_url_variable(provider))
 }
 
 /// The variables to set, from [`config::missing`]: a credential that has an alternative names

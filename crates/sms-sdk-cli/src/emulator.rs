@@ -1,6 +1,5 @@
-//! The embedded default (no provider configured: the emulator in-process, the real Twilio
-//! adapter over loopback, and the status timeline from signed webhooks) and the
-//! `sms-sdk emulator` command.
+//! `sms-sdk emulator`: the local provider emulator on loopback until interrupted, printing the
+//! shell lines that point `sms-sdk send` (and an application) at it, and logging what it serves.
 
 use std::fmt::Write as _;
 use std::future::Future;
@@ -9,178 +8,37 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
-use axum::Router;
-use axum::extract::{FromRef, State};
-use axum::http::StatusCode;
-use axum::routing::post;
-use sms_sdk::adapter::{Adapter, AdapterInfo, AnyAdapter, Outcome, SendContext};
-use sms_sdk::store::Stores;
-use sms_sdk::webhook::SmsEvent;
-use sms_sdk::webhook::axum::Verified;
-use sms_sdk::{Client, Issue, Message, OutboundMessage, Twilio, TwilioWebhook};
+use clap::{Args, ValueHint};
 use sms_sdk_emulator::{Emulator, StartError, StartErrorKind, credentials, magic};
 use tokio::sync::mpsc;
 
-use crate::cli::{EmulatorArgs, MessageArgs};
-use crate::send::{Reporting, Sending, guarded, report_error, watch_retries};
-use crate::spinner::Spinners;
+use crate::embedded::SENDER;
 use crate::{EXIT_CONFIGURATION, EXIT_OK, Env};
 
-/// The emulator's default sender.
-const SENDER: &str = "+15005550006";
-/// How long the embedded default waits for the final status webhook.
-const TIMELINE_WAIT: Duration = Duration::from_secs(5);
 /// How many request log lines may wait to be written (beyond them, lines are dropped and
 /// counted).
 const LOG_BUFFER: usize = 1024;
-/// The path of the in-process webhook receiver.
-const STATUS_PATH: &str = "/sms/status";
 
-/// The endpoint the embedded emulator's results are recorded against: the same on every run,
-/// and never a real provider's.
-pub(crate) const EMBEDDED_ENDPOINT: &str = "sms-sdk-emulator://embedded";
-
-/// The Twilio adapter of the embedded default, against `base_url`.
-///
-/// # Errors
-/// The adapter's configuration error (the emulator's fixed credentials are valid, so only a
-/// malformed `base_url` could cause one).
-pub(crate) fn embedded_adapter(base_url: &str) -> Result<AnyAdapter, sms_sdk::Error> {
-    let twilio = Twilio::builder(credentials::TWILIO_ACCOUNT_SID, credentials::TWILIO_AUTH_TOKEN)
-        .from(SENDER)
-        .base_url(base_url)
-        .build()?;
-    let info = sms_sdk::Adapter::info(&twilio).clone().endpoint(EMBEDDED_ENDPOINT);
-    Ok(AnyAdapter::new(Embedded { twilio, info }))
-}
-
-/// The Twilio adapter of the embedded emulator, with its own info: its endpoint is the same on
-/// every run (the emulator's port is not), so its results replay from `emulator.db`.
-#[derive(Debug)]
-struct Embedded {
-    twilio: Twilio,
-    info: AdapterInfo,
-}
-
-impl Adapter for Embedded {
-    fn info(&self) -> &AdapterInfo {
-        &self.info
-    }
-
-    async fn send(&self, message: &OutboundMessage, cx: &SendContext) -> Outcome {
-        self.twilio.send(message, cx).await
-    }
-
-    fn validate(&self, message: &OutboundMessage) -> Vec<Issue> {
-        self.twilio.validate(message)
-    }
-}
-
-#[derive(Clone, FromRef)]
-struct Receiver {
-    verifier: TwilioWebhook,
-    events: mpsc::UnboundedSender<SmsEvent>,
-}
-
-async fn receive(
-    State(events): State<mpsc::UnboundedSender<SmsEvent>>,
-    Verified(event, ..): Verified<TwilioWebhook>,
-) -> StatusCode {
-    let _ = events.send(event);
-    StatusCode::NO_CONTENT
-}
-
-/// Starts the in-process receiver of the emulator's signed status webhooks: its URL and the
-/// events it verified.
-async fn start_receiver() -> std::io::Result<(String, mpsc::UnboundedReceiver<SmsEvent>)> {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
-    let url = format!("http://{}{STATUS_PATH}", listener.local_addr()?);
-    let verifier = TwilioWebhook::new(credentials::TWILIO_AUTH_TOKEN)
-        .map_err(|e| std::io::Error::other(e.to_string()))?
-        .public_url(&url);
-    let (events, received) = mpsc::unbounded_channel();
-    let app = Router::new().route(STATUS_PATH, post(receive)).with_state(Receiver { verifier, events });
-    tokio::spawn(async move { axum::serve(listener, app).await });
-    Ok((url, received))
-}
-
-/// Sends through the in-process emulator and prints the status timeline.
-pub(crate) async fn embedded_send(
-    args: &MessageArgs,
-    message: Message,
-    stores: &Stores,
-    spinners: Spinners,
-    out: &mut dyn Write,
-    err: &mut dyn Write,
-) -> u8 {
-    let (receiver_url, mut events) = match start_receiver().await {
-        Ok(receiver) => receiver,
-        Err(error) => {
-            let _ = writeln!(err, "error: configuration: could not start the webhook receiver: {error}");
-            return EXIT_CONFIGURATION;
-        }
-    };
-    let starting = Emulator::builder().webhook_url(&receiver_url).start();
-    let emulator = match spinners.during("starting the local emulator", starting).await {
-        Ok(emulator) => emulator,
-        Err(error) => {
-            let _ = writeln!(err, "error: configuration: could not start the emulator: {error}");
-            return EXIT_CONFIGURATION;
-        }
-    };
-    let spinner = spinners.spinner("sending through the local emulator");
-    let how = Reporting::of(args, 1, true);
-    let code = match embedded_adapter(&emulator.base_url()) {
-        Ok(adapter) => {
-            let adapters = vec![adapter];
-            let policy = crate::send::policy(stores, &adapters);
-            let mut builder = watch_retries(Client::builder().adapters(adapters), &spinner);
-            if let Some(ms) = args.timeout_ms {
-                builder = builder.timeout(Duration::from_millis(ms));
-            }
-            let builder = guarded(builder, stores, &policy, how.key.is_some());
-            let sending = Sending { args, message: &message, stores, policy: &policy, how };
-            let (code, receipt) = crate::send::dispatch(sending, builder, spinner, out, err).await;
-            if let Some(receipt) = receipt.filter(|r| !r.replayed && !args.output.json) {
-                timeline(&receipt.provider_id, &mut events, spinners, out).await;
-            }
-            code
-        }
-        Err(error) => report_error(&error, how, out, err),
-    };
-    let _ = writeln!(
-        err,
-        "note: no provider is configured, so the local emulator stood in: nothing left this machine.\n\
-         note: set TWILIO_ACCOUNT_SID, TWILIO_AUTH_TOKEN and TWILIO_FROM (or TELNYX_API_KEY, PLIVO_AUTH_ID and \
-         PLIVO_AUTH_TOKEN, VONAGE_API_KEY and VONAGE_API_SECRET) to send for real."
-    );
-    emulator.shutdown().await;
-    code
-}
-
-/// Prints the verified status webhooks of `provider_id` until a final one, or for 5 s.
-async fn timeline(
-    provider_id: &str,
-    events: &mut mpsc::UnboundedReceiver<SmsEvent>,
-    spinners: Spinners,
-    out: &mut dyn Write,
-) {
-    let _ = writeln!(out, "status timeline (signed webhooks, verified):");
-    let _ = writeln!(out, "  queued       (send response)");
-    let deadline = tokio::time::Instant::now() + TIMELINE_WAIT;
-    let waiting = format!("waiting for the delivery status webhook (up to {} s)", TIMELINE_WAIT.as_secs());
-    while let Ok(Some(event)) = spinners.during(waiting.clone(), tokio::time::timeout_at(deadline, events.recv())).await
-    {
-        let Some(status) = event.kind.delivery_status() else { continue };
-        if !event.dedupe_key.contains(provider_id) {
-            continue;
-        }
-        let _ = writeln!(out, "  {:<12} ({})", event.type_name().trim_start_matches("message."), event.dedupe_key);
-        if sms_sdk::webhook::ordering::stage(status) == 2 {
-            return;
-        }
-    }
-    let _ = writeln!(out, "  (no final status within {} s)", TIMELINE_WAIT.as_secs());
+/// `sms-sdk emulator` flags.
+#[derive(Debug, Args)]
+#[command(after_help = magic_help())]
+pub(crate) struct EmulatorArgs {
+    /// Loopback address to listen on: `127.0.0.1:PORT`, `[::1]:PORT` or `localhost:PORT` (port
+    /// 0: any free port).
+    #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:4010", value_parser = crate::flags::listen)]
+    pub(crate) listen: String,
+    /// Where status webhooks go when a message has no callback URL (an absolute http(s) URL).
+    #[arg(long, value_name = "URL", value_hint = ValueHint::Url, value_parser = crate::flags::http_url)]
+    pub(crate) webhook_url: Option<String>,
+    /// Where injected inbound messages go (an absolute http(s) URL).
+    #[arg(long, value_name = "URL", value_hint = ValueHint::Url, value_parser = crate::flags::http_url)]
+    pub(crate) inbound_url: Option<String>,
+    /// Milliseconds between status webhook steps.
+    #[arg(long, default_value_t = 200)]
+    pub(crate) status_delay_ms: u64,
+    /// Do not log the requests served and the webhooks posted (one line each on stderr).
+    #[arg(long, short)]
+    pub(crate) quiet: bool,
 }
 
 /// `sms-sdk emulator`: runs until interrupted.
@@ -359,6 +217,8 @@ fn setup_text(base: &str, store: Option<&str>) -> String {
 
 #[cfg(test)]
 mod tests {
+    use sms_sdk::{Client, Message, Twilio};
+
     use super::*;
 
     #[test]

@@ -1,10 +1,11 @@
 //! `sms-sdk completions` and `sms-sdk man`: the shell completion scripts and the manual pages,
-//! written from the command's own definition.
+//! written from the command's own definition (plain, no colour codes), which the dispatch
+//! passes in.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use clap::{Args, ColorChoice, ValueHint};
+use clap::{Args, ValueHint};
 use clap_complete::Shell;
 
 use crate::{EXIT_FAILED, EXIT_OK, EXIT_USAGE};
@@ -31,18 +32,13 @@ pub(crate) struct ManArgs {
     dir: Option<PathBuf>,
 }
 
-/// The command's definition as the generators see it (plain, no colour codes).
-fn definition() -> clap::Command {
-    crate::cli::command(ColorChoice::Never)
-}
-
 /// The command's name, as the scripts complete it.
 const BIN: &str = "sms-sdk";
 
-/// `sms-sdk completions SHELL`: the script on standard output.
-pub(crate) fn completions(args: &CompletionsArgs, out: &mut dyn Write) -> u8 {
+/// `sms-sdk completions SHELL`: the script of `definition` on standard output.
+pub(crate) fn completions(args: &CompletionsArgs, mut definition: clap::Command, out: &mut dyn Write) -> u8 {
     let mut script = Vec::new();
-    clap_complete::generate(args.shell, &mut definition(), BIN, &mut script);
+    clap_complete::generate(args.shell, &mut definition, BIN, &mut script);
     let script = String::from_utf8_lossy(&script);
     let script = if args.shell == Shell::Bash { repair_bash(&script) } else { script.into_owned() };
     match out.write_all(script.as_bytes()) {
@@ -91,13 +87,11 @@ fn misspelt_arm(text: &str, misspelt: &str) -> bool {
     })
 }
 
-/// `sms-sdk man [--dir DIR]`.
-pub(crate) fn man(args: &ManArgs, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
+/// `sms-sdk man [--dir DIR]`: the manual of `definition`.
+pub(crate) fn man(args: &ManArgs, definition: clap::Command, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
     let result = match &args.dir {
-        None => {
-            clap_mangen::Man::new(definition().after_help(None::<&str>)).render(out).and_then(|()| exit_status(out))
-        }
-        Some(dir) => pages(dir, out),
+        None => clap_mangen::Man::new(definition.after_help(None::<&str>)).render(out).and_then(|()| exit_status(out)),
+        Some(dir) => pages(definition, dir, out),
     };
     match result {
         Ok(()) => EXIT_OK,
@@ -109,8 +103,9 @@ pub(crate) fn man(args: &ManArgs, out: &mut dyn Write, err: &mut dyn Write) -> u
     }
 }
 
-/// Writes one page per command (hidden ones and `help` left out) to `dir`, printing each path.
-fn pages(dir: &Path, out: &mut dyn Write) -> std::io::Result<()> {
+/// Writes one page per command of `definition` (hidden ones and `help` left out) to `dir`,
+/// printing each path.
+fn pages(definition: clap::Command, dir: &Path, out: &mut dyn Write) -> std::io::Result<()> {
     fn write(command: clap::Command, dir: &Path, out: &mut dyn Write) -> std::io::Result<()> {
         for sub in command.get_subcommands().filter(|s| !s.is_hide_set()).cloned() {
             write(sub, dir, out)?;
@@ -119,7 +114,7 @@ fn pages(dir: &Path, out: &mut dyn Write) -> std::io::Result<()> {
         writeln!(out, "{}", path.display())
     }
     std::fs::create_dir_all(dir)?;
-    let mut command = definition().disable_help_subcommand(true).after_help(None::<&str>);
+    let mut command = definition.disable_help_subcommand(true).after_help(None::<&str>);
     // Building names each subcommand's page after its path (`sms-sdk-idempotency-list`).
     command.build();
     let top = dir.join(format!("{}.1", command.get_name()));
@@ -144,11 +139,18 @@ fn exit_status(out: &mut dyn Write) -> std::io::Result<()> {
 mod tests {
     use std::collections::BTreeSet;
 
+    use clap::ColorChoice;
+
     use super::*;
+
+    /// The command's definition as the dispatch passes it.
+    fn definition() -> clap::Command {
+        crate::cli::command(ColorChoice::Never)
+    }
 
     fn script(shell: Shell) -> String {
         let mut out = Vec::new();
-        assert_eq!(completions(&CompletionsArgs { shell }, &mut out), EXIT_OK);
+        assert_eq!(completions(&CompletionsArgs { shell }, definition(), &mut out), EXIT_OK);
         String::from_utf8(out).unwrap()
     }
 

@@ -14,7 +14,9 @@ use std::io::Write;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
+use clap::Args;
 use serde_json::{Value, json};
+use sms_sdk::adapter::{Adapter as _, AnyAdapter};
 use sms_sdk::error::AttemptOutcome;
 use sms_sdk::lookup::{FoundMessage, Lookup, LookupOutcome};
 use sms_sdk::redact::{mask_phone_number, redact_url};
@@ -22,10 +24,36 @@ use sms_sdk::store::{DEFAULT_TTL, Entry, Filter, Fingerprint, Page, Record, Reso
 use sms_sdk::{Message, PhoneNumber, Sender};
 use time::OffsetDateTime;
 
-use crate::cli::ReconcileArgs;
+use crate::flags::Provider;
 use crate::shell;
 use crate::spinner::Spinners;
+use crate::store::StoreFlag;
 use crate::{EXIT_CONFIGURATION, EXIT_OK, EXIT_UNKNOWN, EXIT_USAGE, Env};
+
+/// `idempotency reconcile` flags.
+#[derive(Debug, Args)]
+pub(crate) struct ReconcileArgs {
+    /// Only this key (default: every unresolved key, at most 1,000 per run).
+    pub(crate) key: Option<String>,
+    /// The recipient the messages were sent to (E.164): lists the provider's messages to it.
+    #[arg(long, value_name = "E164")]
+    pub(crate) to: Option<String>,
+    /// How far back to look: 30m, 24h, 7d or seconds (default 24h, at most 400d).
+    #[arg(long, value_name = "DURATION", value_parser = crate::flags::since)]
+    pub(crate) since: Option<Duration>,
+    /// Settle the keys whose lookup found exactly one matching message (same recipient, text and
+    /// time window) as sent; report the rest.
+    #[arg(long)]
+    pub(crate) apply: bool,
+    /// The stale-reservation limit in seconds (default 300).
+    #[arg(long, value_name = "SECS")]
+    pub(crate) older_than: Option<u64>,
+    #[command(flatten)]
+    pub(crate) store: StoreFlag,
+    /// Print JSON.
+    #[arg(long)]
+    pub(crate) json: bool,
+}
 
 /// The default lookup window: 24 hours.
 const DEFAULT_SINCE: Duration = Duration::from_secs(24 * 3600);
@@ -95,7 +123,7 @@ fn tried(record: &Record) -> Vec<String> {
 }
 
 /// A configured provider's lookup, by name.
-type NamedLookup = (&'static str, Box<dyn Lookup>);
+type NamedLookup<'a> = (&'static str, &'a dyn Lookup);
 
 /// Each provider's answer for each recipient a run lists: the window is the same for every key,
 /// so a provider is listed once per recipient, the first time a key needs it.
@@ -121,15 +149,15 @@ fn matches(
     })
 }
 
-/// The lookup adapters of the configured providers, by name.
-fn lookups(env: &Env) -> Result<Vec<NamedLookup>, String> {
+/// The adapters of the configured providers, by name: their lookups find the messages.
+fn adapters(env: &Env) -> Result<Vec<(&'static str, AnyAdapter)>, String> {
     let mut found = Vec::new();
-    for provider in crate::config::PROVIDERS {
+    for provider in Provider::ALL {
         if !crate::config::is_mentioned(env, provider) {
             continue;
         }
-        let built = crate::config::checked(env, provider).map_err(|unbuilt| unbuilt.message)?;
-        found.push((provider, built.lookup()));
+        let adapter = crate::config::checked(env, provider).map_err(|unbuilt| unbuilt.message)?;
+        found.push((provider.as_str(), adapter));
     }
     Ok(found)
 }
@@ -138,7 +166,7 @@ fn lookups(env: &Env) -> Result<Vec<NamedLookup>, String> {
 async fn examine(
     (key, record): &(String, Record),
     args: &ReconcileArgs,
-    lookups: &[NamedLookup],
+    lookups: &[NamedLookup<'_>],
     window: (OffsetDateTime, OffsetDateTime),
     listings: &mut Listings,
 ) -> Finding {
@@ -169,7 +197,7 @@ async fn examine(
         (None, kept) => kept.map(PhoneNumber::as_str),
     };
     let tried = tried(record);
-    let candidates: Vec<&(&'static str, Box<dyn Lookup>)> =
+    let candidates: Vec<&NamedLookup<'_>> =
         lookups.iter().filter(|(name, _)| tried.is_empty() || tried.iter().any(|t| t == name)).collect();
     if candidates.is_empty() {
         finding.reason = Some("no configured provider to look it up with".into());
@@ -222,7 +250,7 @@ async fn examine(
     if !reasons.is_empty() {
         finding.reason = Some(reasons.join("; "));
     }
-    hints(&mut finding, record, args.store.as_deref(), window);
+    hints(&mut finding, record, args.store.named.as_deref(), window);
     finding
 }
 
@@ -274,7 +302,8 @@ async fn apply(
     stale_after: Duration,
 ) -> Result<(), sms_sdk::store::StoreError> {
     let Some((provider, provider_id)) = finding.matched.clone() else { return Ok(()) };
-    let endpoint = crate::store::settled_endpoint(Some(record), provider, env);
+    let endpoint =
+        Provider::named(provider).and_then(|known| crate::idempotency::settled_endpoint(Some(record), known, env));
     let resolution = Resolution::Sent { provider: provider.to_owned(), provider_id, ttl: DEFAULT_TTL, endpoint };
     match store.resolve(&finding.key, resolution, stale_after, SystemTime::now()).await? {
         Resolved::Done => finding.resolved = true,
@@ -383,18 +412,20 @@ pub(crate) async fn run(args: ReconcileArgs, env: &Env, out: &mut dyn Write, err
         let _ = writeln!(err, "error: --to must be an E.164 number (+14155550123)");
         return EXIT_USAGE;
     }
-    let lookups = match lookups(env) {
-        Ok(lookups) => lookups,
+    let adapters = match adapters(env) {
+        Ok(adapters) => adapters,
         Err(message) => {
             let _ = writeln!(err, "error: {message}");
             return EXIT_CONFIGURATION;
         }
     };
-    let store: Arc<dyn Store> = match crate::store::open(args.store.as_deref(), env, args.json, err).await {
+    let lookups: Vec<NamedLookup<'_>> =
+        adapters.iter().filter_map(|(name, adapter)| adapter.lookup().map(|lookup| (*name, lookup))).collect();
+    let store: Arc<dyn Store> = match args.store.open(env, args.json, err).await {
         Ok(store) => store,
         Err(code) => return code,
     };
-    let stale_after = crate::store::seconds(args.older_than);
+    let stale_after = crate::idempotency::seconds(args.older_than);
     let entries = match unresolved(&*store, args.key.as_deref(), stale_after).await {
         Ok(Ok(entries)) => entries,
         Ok(Err(message)) => {
@@ -478,14 +509,15 @@ mod tests {
     #[tokio::test]
     async fn a_provider_is_listed_once_per_recipient_per_run() {
         let calls = Arc::new(AtomicUsize::new(0));
-        let lookups: Vec<NamedLookup> = vec![("twilio", Box::new(Counting(Arc::clone(&calls))))];
+        let counting = Counting(Arc::clone(&calls));
+        let lookups: Vec<NamedLookup<'_>> = vec![("twilio", &counting)];
         let args = ReconcileArgs {
             key: None,
             to: Some("+14155550123".into()),
             since: None,
             apply: false,
             older_than: None,
-            store: None,
+            store: StoreFlag::default(),
             json: false,
         };
         let now = OffsetDateTime::now_utc();

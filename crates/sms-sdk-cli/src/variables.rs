@@ -3,10 +3,10 @@
 
 use std::fmt::Write as _;
 
-use clap::{Command, ValueEnum as _};
+use clap::Command;
 
-use crate::config::{self, PROVIDERS};
-use crate::values::Provider;
+use crate::config;
+use crate::flags::Provider;
 
 /// A kind of variable the command reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -63,19 +63,19 @@ pub(crate) fn groups(path: &[&str]) -> &'static [Group] {
 pub(crate) fn names(group: Group) -> Vec<String> {
     let owned = |names: &[&str]| names.iter().map(|n| (*n).to_owned()).collect::<Vec<_>>();
     match group {
-        Group::Credentials | Group::Configured => PROVIDERS.iter().flat_map(|p| provider_names(p)).collect(),
-        Group::BaseUrls => PROVIDERS.iter().map(|p| config::base_url_variable(p)).collect(),
+        Group::Credentials | Group::Configured => Provider::ALL.into_iter().flat_map(provider_names).collect(),
+        Group::BaseUrls => Provider::ALL.into_iter().map(config::base_url_variable).collect(),
         Group::Store => owned(&["SMS_SDK_STORE"]),
         Group::DataDirectory => owned(&crate::paths::VARIABLES),
         Group::WebhookSecrets => {
-            Provider::value_variants().iter().map(|p| crate::webhook::secret_variable(*p).to_owned()).collect()
+            Provider::ALL.into_iter().map(|p| crate::webhook::secret_variable(p).to_owned()).collect()
         }
         Group::NoColor => owned(&["NO_COLOR"]),
     }
 }
 
 /// A provider's credential and sender variables, as the doctor checks them.
-fn provider_names(provider: &str) -> Vec<String> {
+fn provider_names(provider: Provider) -> Vec<String> {
     let table = config::provider_env(provider);
     table.required.iter().flat_map(|group| group.iter()).chain(table.optional).map(|n| (*n).to_owned()).collect()
 }
@@ -102,8 +102,8 @@ pub(crate) fn section(groups: &[Group], colour: bool) -> String {
         match (group, names.as_slice()) {
             (Group::Credentials | Group::Configured, _) => {
                 let _ = writeln!(text, "  {}:", about(group));
-                for provider in PROVIDERS {
-                    let _ = writeln!(text, "    {provider:<7} {}", provider_names(provider).join(" "));
+                for provider in Provider::ALL {
+                    let _ = writeln!(text, "    {:<7} {}", provider.as_str(), provider_names(provider).join(" "));
                 }
             }
             (_, [name]) => {

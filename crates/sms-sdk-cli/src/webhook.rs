@@ -3,6 +3,7 @@
 use std::io::{Read, Write};
 use std::time::{Duration, SystemTime};
 
+use clap::{Args, ValueHint};
 use http::{HeaderMap, HeaderName, HeaderValue};
 use serde_json::{Map, Value, json};
 use sms_sdk::redact::{mask_phone_number, redact_url_userinfo};
@@ -10,9 +11,34 @@ use sms_sdk::webhook::event::{Inbound, KeywordMessage, StatusUpdate};
 use sms_sdk::webhook::{EventKind, SmsEvent, WebhookError, WebhookRequest, WebhookVerifier};
 use sms_sdk::{PlivoWebhook, TelnyxWebhook, TwilioWebhook, VonageWebhook};
 
-use crate::cli::VerifyArgs;
-use crate::values::Provider;
+use crate::flags::Provider;
 use crate::{EXIT_CONFIGURATION, EXIT_FAILED, EXIT_OK, EXIT_PAYLOAD, EXIT_USAGE, Env};
+
+/// `webhook verify` flags.
+#[derive(Debug, Args)]
+pub(crate) struct VerifyArgs {
+    /// The provider that sent the request.
+    #[arg(long, value_name = "NAME", value_enum)]
+    pub(crate) provider: Provider,
+    /// The public URL the provider called (an absolute http(s) URL).
+    #[arg(long, value_hint = ValueHint::Url, value_parser = crate::flags::http_url)]
+    pub(crate) url: String,
+    /// POST, or GET for callbacks whose parameters are in the URL.
+    #[arg(long, default_value = "POST")]
+    pub(crate) method: String,
+    /// A header, `Name: value` (repeatable).
+    #[arg(short = 'H', long = "header", value_name = "NAME: VALUE")]
+    pub(crate) headers: Vec<String>,
+    /// The raw body: a file, or `-` for standard input.
+    #[arg(long, value_name = "PATH", value_hint = ValueHint::FilePath)]
+    pub(crate) body_file: Option<String>,
+    /// Verify as of this Unix time (seconds).
+    #[arg(long, value_name = "UNIX_SECONDS")]
+    pub(crate) now: Option<u64>,
+    /// Print JSON (phone numbers masked, a message body as its length, no raw payload).
+    #[arg(long)]
+    pub(crate) json: bool,
+}
 
 /// The variable holding each provider's webhook secret.
 pub(crate) fn secret_variable(provider: Provider) -> &'static str {

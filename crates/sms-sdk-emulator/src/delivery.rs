@@ -5,8 +5,8 @@ use std::time::Duration;
 
 use http::header;
 
+use crate::model::WebhookFailure;
 use crate::provider::Webhook;
-use crate::store::WebhookFailure;
 
 /// How many times a webhook is posted at most.
 pub(crate) const ATTEMPTS: u32 = 3;

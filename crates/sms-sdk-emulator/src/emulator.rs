@@ -14,7 +14,6 @@ use tokio::sync::Semaphore;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
-use crate::app::{App, Config};
 use crate::credentials::{
     PLIVO_AUTH_ID, PLIVO_AUTH_TOKEN, TELNYX_API_KEY, TWILIO_ACCOUNT_SID, TWILIO_AUTH_TOKEN, VONAGE_API_KEY,
     VONAGE_API_SECRET, VONAGE_APPLICATION_ID, VONAGE_PRIVATE_KEY,
@@ -22,8 +21,10 @@ use crate::credentials::{
 use crate::delivery::{MAX_PENDING_STATUS, Poster};
 use crate::error::{StartError, StartErrorKind};
 use crate::latency::Latency;
+use crate::model::ReceivedMessage;
 use crate::observe::{Observer, Served};
-use crate::store::{ReceivedMessage, Store};
+use crate::received::Store;
+use crate::state::{App, Config};
 use crate::{keys, routes, server};
 
 /// The default listen address: loopback, any free port.

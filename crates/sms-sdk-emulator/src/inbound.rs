@@ -6,10 +6,11 @@ use http::StatusCode;
 use serde::Deserialize;
 use serde_json::json;
 
-use crate::app::App;
+use crate::model::Provider;
 use crate::observe::Operation;
-use crate::provider::{Inbound, Provider, with_plus};
+use crate::provider::{Inbound, with_plus};
 use crate::respond::{error_response, json_response};
+use crate::state::App;
 
 /// `{provider, from, to, text, inbound_url?}`.
 #[derive(Debug, Deserialize)]

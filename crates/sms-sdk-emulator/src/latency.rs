@@ -11,7 +11,7 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::store::ReceivedMessage;
+use crate::model::ReceivedMessage;
 
 /// The longest wait applied, whatever the function returns: one day.
 pub(crate) const MAX_LATENCY: Duration = Duration::from_secs(24 * 60 * 60);
@@ -43,7 +43,7 @@ impl fmt::Debug for Latency {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::provider::Provider;
+    use crate::model::Provider;
 
     #[test]
     fn none_waits_nothing_and_waits_are_capped() {

@@ -48,30 +48,30 @@
 //!   straight to its last status and its webhooks are recorded as not posted); each webhook
 //!   attempt times out after 5 s.
 
-mod app;
 mod body;
-mod bounded;
 pub mod credentials;
 mod delivery;
 mod emulator;
 mod error;
+mod history;
 mod inbound;
 mod keys;
 mod latency;
 pub mod magic;
+mod model;
 pub mod observe;
 mod provider;
+mod received;
 mod respond;
 mod routes;
 mod send;
 mod server;
-mod store;
+mod state;
 
 pub use emulator::{
     DEFAULT_BODY_LIMIT, DEFAULT_HEADER_READ_TIMEOUT, DEFAULT_LISTEN, DEFAULT_MAX_MESSAGES, DEFAULT_STATUS_DELAY,
     DEFAULT_WEBHOOK_RETRY_INTERVAL, Emulator, EmulatorBuilder, RunningEmulator, check_url, loopback_address,
 };
 pub use error::{StartError, StartErrorKind};
+pub use model::{Provider, ReceivedMessage, Status, UnknownProvider, WebhookFailure};
 pub use observe::Served;
-pub use provider::{Provider, UnknownProvider};
-pub use store::{ReceivedMessage, Status, WebhookFailure};

@@ -12,7 +12,7 @@ use std::sync::LazyLock;
 
 use sms_sdk::{Category, UnknownReason};
 
-use crate::provider::Provider;
+use crate::model::Provider;
 
 /// Invalid number: rejected, category `recipient` (`request` on Plivo).
 pub const INVALID_NUMBER: &str = "+15005550001";

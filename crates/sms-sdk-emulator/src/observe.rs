@@ -11,7 +11,7 @@ use std::sync::Arc;
 use sms_sdk::redact::{mask_phone_number, redact_url};
 
 use crate::magic::Fault;
-use crate::provider::Provider;
+use crate::model::Provider;
 
 /// One thing the emulator did.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -11,14 +11,15 @@ use http::{HeaderMap, StatusCode, Uri};
 use serde_json::Value;
 use time::OffsetDateTime;
 
-use crate::app::App;
 use crate::body::{self, BodyError};
 use crate::credentials::keys_json;
+use crate::model::Provider;
 use crate::observe::Operation;
-use crate::provider::{AuthRequest, Failure, Provider, twilio_list};
+use crate::provider::{AuthRequest, Failure, twilio_list};
 use crate::respond::{closing, error_response, json_response};
 use crate::send::Reply;
 use crate::server::Connection;
+use crate::state::App;
 
 type AppState = State<Arc<App>>;
 

@@ -10,14 +10,14 @@ use http::{HeaderMap, HeaderValue, StatusCode, header};
 use sms_sdk::message::is_e164;
 use time::OffsetDateTime;
 
-use crate::app::App;
 use crate::body::BodyError;
 use crate::delivery::MAX_PENDING_STATUS;
 use crate::magic::{self, Behavior, Reason};
+use crate::model::{Provider, ReceivedMessage, Status, WebhookFailure};
 use crate::observe::{Operation, Outcome, Served, ServedRequest, WebhookPosted};
-use crate::provider::{AuthRequest, Failure, Provider, SendRequest, Step, with_plus};
+use crate::provider::{AuthRequest, Failure, SendRequest, Step, with_plus};
 use crate::respond::{closing, json_response};
-use crate::store::{ReceivedMessage, Status, WebhookFailure};
+use crate::state::App;
 
 /// What the connection gets.
 #[derive(Debug)]

@@ -34,12 +34,12 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use crate::boxed::BoxFuture;
 use crate::issue::Issue;
 use crate::lookup::Lookup;
 use crate::message::{OutboundMessage, Sender};
 use crate::options::OptionsSpec;
 pub use crate::outcome::{Accepted, Category, Delivery, Outcome, Rejection, Unknown, UnknownReason};
+use futures_util::future::BoxFuture;
 
 /// One provider integration.
 ///

@@ -1,6 +1,8 @@
-//! SHA-256 in lowercase hex: fingerprints, Twilio's `bodySHA256` and Vonage's `payload_hash`.
+//! SHA-256 in lowercase hex (fingerprints, Twilio's `bodySHA256` and Vonage's `payload_hash`),
+//! and the constant-time comparison every signature check uses.
 
 use sha2::{Digest, Sha256};
+use subtle::ConstantTimeEq;
 
 /// The lowercase hex digit of a nibble (`n` below 16).
 const fn hex_digit(n: u8) -> u8 {
@@ -33,12 +35,36 @@ pub(crate) fn sha256_hex(bytes: &[u8]) -> String {
 #[cfg(any(feature = "twilio", feature = "vonage"))]
 pub(crate) fn is_sha256_hex_of(given: &str, bytes: &[u8]) -> bool {
     let Ok(given) = <[u8; 64]>::try_from(given.as_bytes()) else { return false };
-    crate::webhook::same_bytes(&given.map(|b| b.to_ascii_lowercase()), &sha256_hex_bytes(bytes))
+    same_bytes(&given.map(|b| b.to_ascii_lowercase()), &sha256_hex_bytes(bytes))
+}
+
+/// Constant-time equality (lengths may leak): `subtle`'s comparison, eight bytes at a time.
+#[cfg_attr(not(any(feature = "twilio", feature = "plivo", feature = "vonage")), allow(dead_code))] // the HMAC checks
+pub(crate) fn same_bytes(a: &[u8], b: &[u8]) -> bool {
+    if a.len() != b.len() {
+        return false;
+    }
+    let ((a_words, a_rest), (b_words, b_rest)) = (a.as_chunks::<8>(), b.as_chunks::<8>());
+    let words = a_words
+        .iter()
+        .zip(b_words)
+        .fold(subtle::Choice::from(1), |same, (x, y)| same & u64::from_ne_bytes(*x).ct_eq(&u64::from_ne_bytes(*y)));
+    bool::from(words & a_rest.ct_eq(b_rest))
 }
 
 #[cfg(test)]
 mod tests {
+    use proptest::prelude::*;
+
     use super::*;
+
+    proptest! {
+        #[test]
+        fn equality_is_subtles(a in proptest::collection::vec(0u8..3, 0..40), b in proptest::collection::vec(0u8..3, 0..40)) {
+            prop_assert_eq!(same_bytes(&a, &b), a == b);
+            prop_assert!(same_bytes(&a, &a.clone()));
+        }
+    }
 
     #[test]
     fn hex_of_known_digests() {

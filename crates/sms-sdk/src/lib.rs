@@ -2,61 +2,74 @@
 #![cfg_attr(docsrs, feature(doc_cfg))]
 #![deny(missing_docs)]
 
-pub mod adapter;
-pub mod batch;
-mod boxed;
-mod client;
-mod coalesce;
-pub mod correlation;
-mod digest;
+// The modules, by the path of a send (ARCHITECTURE.md draws it):
+//
+// The model: what a send is, and what it can end in.
+mod attempt;
 pub mod encoding;
 pub mod error;
-mod failover;
-mod gate;
-pub mod hooks;
-#[cfg(feature = "__http")]
-mod http;
+mod ids;
 mod issue;
-#[cfg(feature = "__http")]
-mod json;
-mod limits;
-pub mod lookup;
 pub mod message;
-pub mod metrics;
 pub mod options;
 mod outcome;
-pub mod provider;
-mod random;
-#[cfg(all(test, feature = "__http"))]
-mod random_json;
-pub mod rate;
 mod receipt;
-pub mod reconcile;
 pub mod redact;
+pub mod validate;
+
+// The send pipeline: the client, its limits and policies, and the adapter contract it drives.
+pub mod adapter;
+pub mod batch;
+mod client;
+pub mod hooks;
+mod limit;
 pub mod retry;
+
+// The wire: the built-in adapters, their HTTP transport and the JSON they read.
+#[cfg(feature = "__http")]
+mod http;
+#[cfg(feature = "__http")]
+mod json;
+pub mod provider;
+
+// Receiving: verified webhooks, normalized into one event type.
+pub mod webhook;
+
+// Remembering and settling: idempotency and suppression stores, reconciliation.
+pub mod correlation;
+mod digest;
+pub mod lookup;
+pub mod reconcile;
 pub mod store;
 pub mod suppression;
+
+// Around it all: metrics, and the shipped test kit.
+pub mod metrics;
 #[cfg(feature = "testing")]
 #[cfg_attr(docsrs, doc(cfg(feature = "testing")))]
 pub mod testing;
-#[cfg(feature = "__http")]
-mod transport;
-pub mod validate;
-pub mod webhook;
 
 pub use adapter::{Adapter, Category, Delivery, Outcome, UnknownReason};
 pub use client::{Client, ClientBuilder, Failover, SendOptions};
 pub use error::{Error, ErrorKind, Limit};
+#[cfg(feature = "__http")]
+#[cfg_attr(docsrs, doc(cfg(any(feature = "twilio", feature = "telnyx", feature = "plivo", feature = "vonage"))))]
+pub use http::HttpConfig;
+pub use limit::rate;
 pub use message::{Message, OutboundMessage, PhoneNumber, Sender};
 pub use receipt::Receipt;
 pub use retry::RetryPolicy;
 /// The cancellation token of [`SendOptions::cancel`], re-exported from `tokio-util` (0.7) so a
 /// caller needs no dependency of its own to cancel a send.
 pub use tokio_util::sync::CancellationToken;
-#[cfg(feature = "__http")]
-#[cfg_attr(docsrs, doc(cfg(any(feature = "twilio", feature = "telnyx", feature = "plivo", feature = "vonage"))))]
-pub use transport::HttpConfig;
 pub use validate::{Field, Issue, IssueCode, Validation};
+
+/// A boxed, `Send` future: what the object-safe traits return (stores, lookups, observers,
+/// shared rate limiters), re-exported from `futures-util`.
+pub use futures_util::future::BoxFuture;
+
+/// A boxed error, as the sources of errors are passed on (a store's, a hook's).
+pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
 #[cfg(feature = "plivo")]
 #[cfg_attr(docsrs, doc(cfg(feature = "plivo")))]

@@ -32,8 +32,8 @@ use std::time::Duration;
 
 use time::OffsetDateTime;
 
-use crate::boxed::BoxFuture;
 use crate::redact::mask_phone_number;
+use futures_util::future::BoxFuture;
 
 /// A non-empty JSON string, owned: how the lookups read a found message's fields.
 #[cfg(any(feature = "twilio", feature = "telnyx", feature = "plivo"))]

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use crate::boxed::BoxError;
+use crate::BoxError;
 use crate::redact::redact_text;
 
 /// What one request proved.

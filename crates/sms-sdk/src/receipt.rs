@@ -35,6 +35,6 @@ pub struct Receipt {
 pub(crate) fn new_send_id() -> String {
     let mut id = String::with_capacity(36);
     id.push_str("sms_");
-    id.push_str(crate::random::uuid_v4().simple().encode_lower(&mut uuid::Uuid::encode_buffer()));
+    id.push_str(crate::ids::uuid_v4().simple().encode_lower(&mut uuid::Uuid::encode_buffer()));
     id
 }

@@ -40,13 +40,13 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
-use crate::boxed::BoxFuture;
 use crate::correlation::{REFERENCE_PARAM, is_reference};
 use crate::store::{
     DEFAULT_STALE_RESERVATION, DEFAULT_TTL, IdempotencyStore, Operator, ReferenceIndex, Settled, StoreError,
     settle_reference,
 };
 use crate::webhook::{EventKind, EventObserver, SmsEvent};
+use futures_util::future::BoxFuture;
 
 /// A store a [`Reconciler`] can settle records in.
 trait Settles: ReferenceIndex + Operator + IdempotencyStore {}

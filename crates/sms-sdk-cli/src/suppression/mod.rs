@@ -17,6 +17,7 @@ use time::OffsetDateTime;
 use time::format_description::well_known::Rfc3339;
 
 use crate::spinner::{CONNECTING, Spinners};
+use crate::store::StoreFlag;
 use crate::{EXIT_CONFIGURATION, EXIT_FAILED, EXIT_OK, EXIT_USAGE, Env};
 
 /// The suppression subcommands.
@@ -43,9 +44,8 @@ pub(crate) enum SuppressionCommand {
 /// `suppression list` flags.
 #[derive(Debug, Args)]
 pub(crate) struct ListArgs {
-    /// Store URL (memory, sqlite:PATH, postgres://…, redis://…; default as for `idempotency`).
-    #[arg(long)]
-    store: Option<String>,
+    #[command(flatten)]
+    store: StoreFlag,
     /// Print one JSON array.
     #[arg(long)]
     json: bool,
@@ -62,9 +62,8 @@ pub(crate) struct ChangeArgs {
     /// Why (kept with the entry).
     #[arg(long, default_value = "operator")]
     reason: String,
-    /// Store URL.
-    #[arg(long)]
-    store: Option<String>,
+    #[command(flatten)]
+    store: StoreFlag,
     /// Print JSON.
     #[arg(long)]
     json: bool,
@@ -81,9 +80,8 @@ pub(crate) struct CheckArgs {
     /// The sender is a messaging service id.
     #[arg(long, value_name = "ID", conflicts_with = "from")]
     messaging_service: Option<String>,
-    /// Store URL.
-    #[arg(long)]
-    store: Option<String>,
+    #[command(flatten)]
+    store: StoreFlag,
     /// Print JSON.
     #[arg(long)]
     json: bool,
@@ -100,9 +98,8 @@ pub(crate) struct ImportArgs {
     /// The reason of rows without one.
     #[arg(long, default_value = "import")]
     reason: String,
-    /// Store URL.
-    #[arg(long)]
-    store: Option<String>,
+    #[command(flatten)]
+    store: StoreFlag,
 }
 
 /// `suppression export` flags.
@@ -111,9 +108,8 @@ pub(crate) struct ExportArgs {
     /// Write to this file instead of standard output.
     #[arg(long, value_name = "PATH")]
     output: Option<String>,
-    /// Store URL.
-    #[arg(long)]
-    store: Option<String>,
+    #[command(flatten)]
+    store: StoreFlag,
 }
 
 /// Runs a suppression subcommand.
@@ -143,13 +139,8 @@ fn store_failed(err: &mut dyn Write, error: &dyn std::fmt::Display) -> u8 {
 }
 
 /// Opens the suppression list of the named store, or of the one `send` would use.
-async fn open(
-    named: Option<&str>,
-    env: &Env,
-    json: bool,
-    err: &mut dyn Write,
-) -> Result<Arc<dyn SuppressionStore>, u8> {
-    let url = crate::store::url(named, env, err)?;
+async fn open(store: &StoreFlag, env: &Env, json: bool, err: &mut dyn Write) -> Result<Arc<dyn SuppressionStore>, u8> {
+    let url = store.url(env, err)?;
     let opening = Spinners::new(env, json).during(CONNECTING, suppression::open(&url));
     opening.await.map_err(|error| store_failed(err, &error))
 }
@@ -212,7 +203,7 @@ async fn each_entry(
 }
 
 async fn list(args: ListArgs, env: &Env, out: &mut dyn Write, err: &mut dyn Write) -> Exit {
-    let store = open(args.store.as_deref(), env, args.json, err).await?;
+    let store = open(&args.store, env, args.json, err).await?;
     let mut first = true;
     if args.json {
         let _ = write!(out, "[");
@@ -241,7 +232,7 @@ async fn list(args: ListArgs, env: &Env, out: &mut dyn Write, err: &mut dyn Writ
 async fn change(action: Action, args: ChangeArgs, env: &Env, out: &mut dyn Write, err: &mut dyn Write) -> Exit {
     let number = parse_recipient(&args.recipient, err)?;
     let scope = parse_scope(&args.scope, err)?;
-    let store = open(args.store.as_deref(), env, args.json, err).await?;
+    let store = open(&args.store, env, args.json, err).await?;
     let now = SystemTime::now();
     let change = Change::new(number.clone(), scope.clone(), action, now, &args.reason);
     let applied = store.apply(&[change], now).await.map_err(|error| store_failed(err, &error))?;
@@ -272,7 +263,7 @@ async fn check(args: CheckArgs, env: &Env, out: &mut dyn Write, err: &mut dyn Wr
         let Some(scope) = Scope::of_sender(&sender) else { return Err(usage(err, "--from is not a valid sender")) };
         scopes.push(scope);
     }
-    let store = open(args.store.as_deref(), env, args.json, err).await?;
+    let store = open(&args.store, env, args.json, err).await?;
     let found = store.check(&number, &scopes).await.map_err(|error| store_failed(err, &error))?;
     if args.json {
         let json = serde_json::json!({"recipient": number.masked(), "suppressed": found.is_some(), "entry": found.as_ref().map(entry_json)});
@@ -340,7 +331,7 @@ async fn import(args: ImportArgs, env: &Env, out: &mut dyn Write, err: &mut dyn 
             Err(error) => return Err(usage(err, &format!("cannot read {}: {error}", args.file))),
         }
     };
-    let store = open(args.store.as_deref(), env, false, err).await?;
+    let store = open(&args.store, env, false, err).await?;
     let mut reader = csv::Reader::new(input);
     let mut batch = Vec::with_capacity(IMPORT_BATCH);
     let (mut rows, mut recorded, mut columns) = (0_u64, 0_u64, None);
@@ -406,7 +397,7 @@ fn import_failed(err: &mut dyn Write, line: usize, message: &str, rows: u64) -> 
 }
 
 async fn export(args: ExportArgs, env: &Env, out: &mut dyn Write, err: &mut dyn Write) -> Exit {
-    let store = open(args.store.as_deref(), env, false, err).await?;
+    let store = open(&args.store, env, false, err).await?;
     let mut file = match &args.output {
         Some(path) => match File::create(path) {
             Ok(file) => Some(BufWriter::new(file)),

@@ -11,76 +11,16 @@ mod wire;
 pub(crate) use self::twilio::list as twilio_list;
 pub(crate) use self::wire::with_plus;
 
-use std::fmt;
-use std::str::FromStr;
-
 use axum::response::Response;
 use http::{HeaderMap, StatusCode};
-use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use time::OffsetDateTime;
 
 use crate::keys::Keys;
 use crate::magic::{Fault, Reason};
+use crate::model::{Provider, ReceivedMessage, Status};
 use crate::observe::Outcome;
 use crate::respond::json_response_as;
-use crate::store::{ReceivedMessage, Status};
-
-/// A provider API the emulator speaks.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Provider {
-    /// `POST /2010-04-01/Accounts/{AccountSid}/Messages.json`.
-    Twilio,
-    /// `POST /v2/messages`.
-    Telnyx,
-    /// `POST /v1/Account/{auth_id}/Message/`.
-    Plivo,
-    /// `POST /v1/messages`.
-    Vonage,
-}
-
-impl Provider {
-    /// The four providers.
-    pub const ALL: [Self; 4] = [Self::Twilio, Self::Telnyx, Self::Plivo, Self::Vonage];
-
-    /// `twilio`, `telnyx`, `plivo` or `vonage` (the library's adapter names).
-    #[must_use]
-    pub const fn name(self) -> &'static str {
-        match self {
-            Self::Twilio => "twilio",
-            Self::Telnyx => "telnyx",
-            Self::Plivo => "plivo",
-            Self::Vonage => "vonage",
-        }
-    }
-}
-
-impl fmt::Display for Provider {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-/// The error of parsing an unknown provider name.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct UnknownProvider(String);
-
-impl fmt::Display for UnknownProvider {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "unknown provider {:?} (expected twilio, telnyx, plivo or vonage)", self.0)
-    }
-}
-
-impl std::error::Error for UnknownProvider {}
-
-impl FromStr for Provider {
-    type Err = UnknownProvider;
-
-    fn from_str(name: &str) -> Result<Self, Self::Err> {
-        Self::ALL.into_iter().find(|p| p.name() == name).ok_or_else(|| UnknownProvider(name.to_owned()))
-    }
-}
 
 /// A send request in one shape, whatever the provider calls its fields.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

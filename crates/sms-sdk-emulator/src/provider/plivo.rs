@@ -8,8 +8,8 @@ use super::wire::{basic_credentials, form_body, status_code, string_field, strin
 use super::{AuthRequest, ErrorReply, Failure, Field, Inbound, SendRequest, Signer, Step, Webhook};
 use crate::credentials::{PLIVO_AUTH_ID, PLIVO_AUTH_TOKEN};
 use crate::magic::codes;
+use crate::model::{ReceivedMessage, Status};
 use crate::respond::JSON;
-use crate::store::{ReceivedMessage, Status};
 
 /// Destination temporarily unavailable.
 const UNDELIVERED_CODE: &str = "80";

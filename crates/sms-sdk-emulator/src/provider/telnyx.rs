@@ -7,8 +7,8 @@ use super::wire::{base64_standard, bearer_token, rfc3339, status_code, string_fi
 use super::{AuthRequest, ErrorReply, Failure, Field, Inbound, SendRequest, Signer, Step, Webhook};
 use crate::credentials::TELNYX_API_KEY;
 use crate::magic::codes;
+use crate::model::{ReceivedMessage, Status};
 use crate::respond::JSON;
-use crate::store::{ReceivedMessage, Status};
 
 /// A delivery failure code the library maps to `undelivered` (not one of the filtered codes).
 const UNDELIVERED_CODE: &str = "40008";

@@ -9,8 +9,8 @@ use super::wire::{basic_credentials, form_body, status_code};
 use super::{AuthRequest, ErrorReply, Failure, Field, Inbound, SendRequest, Step, Webhook};
 use crate::credentials::{TWILIO_ACCOUNT_SID, TWILIO_AUTH_TOKEN};
 use crate::magic::codes;
+use crate::model::{ReceivedMessage, Status};
 use crate::respond::JSON;
-use crate::store::{ReceivedMessage, Status};
 
 const API_VERSION: &str = "2010-04-01";
 /// Unreachable destination handset: the library maps it to `undelivered`, not `filtered`.

@@ -14,7 +14,7 @@ use super::wire::{basic_credentials, bearer_token, rfc3339, status_code, string_
 use super::{AuthRequest, ErrorReply, Failure, Field, Inbound, SendRequest, Signer, Step, Webhook};
 use crate::credentials::{VONAGE_API_KEY, VONAGE_API_SECRET, VONAGE_APPLICATION_ID, VONAGE_SIGNATURE_SECRET};
 use crate::magic::codes;
-use crate::store::ReceivedMessage;
+use crate::model::ReceivedMessage;
 
 const ERRORS: &str = "https://developer.vonage.com/api-errors";
 /// The content type of Vonage's RFC 7807 error bodies.

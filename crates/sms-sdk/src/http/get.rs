@@ -6,9 +6,9 @@ use std::time::Duration;
 
 use http::{HeaderValue, header};
 
+use super::client::{CONNECT_BUDGET, connect_budget};
 use super::{Authorization, MAX_RESPONSE_BODY, Transport, read_capped};
 use crate::lookup::LookupOutcome;
-use crate::transport::{CONNECT_BUDGET, connect_budget};
 
 impl Transport {
     /// `GET {base}{path}`: the body of a 2xx answer, or the outcome that says why there is none

@@ -25,6 +25,8 @@ use serde::de::{self, Deserialize, Deserializer, IgnoredAny, MapAccess, SeqAcces
 use serde_json::Number;
 
 #[cfg(test)]
+pub(crate) mod random;
+#[cfg(test)]
 pub(crate) mod reference;
 
 /// Reads `body` as `T`: `Some` for an object, `None` for any other JSON value.
@@ -324,7 +326,7 @@ mod tests {
 
     use super::reference::{ReadPaths, only_value_refuses, value_checked};
     use super::*;
-    use crate::random_json::{damage, random_json};
+    use crate::json::random::{damage, random_json};
 
     /// A reader of every kind of member.
     #[derive(Debug, Default, PartialEq, Deserialize)]

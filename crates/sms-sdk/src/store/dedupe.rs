@@ -6,8 +6,8 @@
 
 use std::time::{Duration, SystemTime};
 
-use crate::boxed::BoxFuture;
 use crate::store::StoreError;
+use futures_util::future::BoxFuture;
 
 /// How long a dedupe key is remembered by default: 7 days.
 pub const DEFAULT_RETENTION: Duration = Duration::from_secs(7 * 24 * 3600);

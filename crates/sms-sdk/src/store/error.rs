@@ -7,7 +7,7 @@ use std::error::Error as StdError;
 use std::fmt;
 use std::time::Duration;
 
-use crate::error::BoxError;
+use crate::BoxError;
 
 /// The most characters of a key quoted in an error message.
 const MAX_KEY_IN_MESSAGE: usize = 64;

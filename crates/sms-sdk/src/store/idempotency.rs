@@ -7,7 +7,9 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use serde::{Deserialize, Serialize};
 
-use super::{BoxFuture, Fingerprint, StoreError};
+use futures_util::future::BoxFuture;
+
+use super::{Fingerprint, StoreError};
 use crate::PhoneNumber;
 use crate::error::ErrorRecord;
 use crate::receipt::{Receipt, new_send_id};
@@ -39,7 +41,7 @@ impl ReservationId {
     #[must_use]
     pub fn new() -> Self {
         let mut text = [0; 36];
-        crate::random::uuid_v4().hyphenated().encode_lower(&mut text);
+        crate::ids::uuid_v4().hyphenated().encode_lower(&mut text);
         Self(IdText::Uuid(text))
     }
 

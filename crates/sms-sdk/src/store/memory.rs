@@ -17,8 +17,8 @@ use super::{
     ReservationId, Resolution, Resolved, StoreError, later, resolved_receipt,
 };
 use crate::PhoneNumber;
-use crate::boxed::BoxFuture;
 use crate::store::{DedupeStore, ReferenceIndex};
+use futures_util::future::BoxFuture;
 
 /// When each webhook dedupe key was last recorded as seen.
 #[derive(Debug, Default)]

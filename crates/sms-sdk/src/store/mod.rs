@@ -69,8 +69,6 @@ pub use self::memory::MemoryStore;
 pub use self::reference::{DEFAULT_REFERENCE_RETENTION, ReferenceIndex, Settled, settle_reference};
 pub use self::timeouts::{DEFAULT_CONNECT_TIMEOUT, DEFAULT_OPERATION_TIMEOUT};
 
-pub use crate::boxed::BoxFuture;
-
 /// A store with its operator tools, correlation index and webhook deduplication, as [`open`]
 /// returns it.
 pub trait Store: IdempotencyStore + Operator + DedupeStore + ReferenceIndex {}

@@ -3,7 +3,9 @@
 
 use std::time::{Duration, SystemTime};
 
-use super::{BoxFuture, IdempotencyStore, Operator, Record, Resolution, Resolved, StoreError};
+use futures_util::future::BoxFuture;
+
+use super::{IdempotencyStore, Operator, Record, Resolution, Resolved, StoreError};
 
 /// How long a store remembers a reference by default: 7 days (providers stop redelivering a
 /// status webhook long before).

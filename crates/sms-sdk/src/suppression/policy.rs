@@ -6,13 +6,13 @@ use std::sync::Arc;
 use time::OffsetDateTime;
 use time::format_description::well_known::Rfc3339;
 
-use crate::boxed::BoxFuture;
 use crate::hooks::{BeforeSendContext, PolicyDecision};
 use crate::message::Message;
 use crate::outcome::Category;
 use crate::store::StoreError;
 use crate::store::suppression::{Scope, SuppressionStore};
 use crate::{PhoneNumber, Sender};
+use futures_util::future::BoxFuture;
 
 /// The most characters of an override's reason that are logged.
 const MAX_OVERRIDE_REASON: usize = 200;

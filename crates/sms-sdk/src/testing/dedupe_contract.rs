@@ -36,11 +36,8 @@ const RETENTION: Duration = Duration::from_secs(10);
 
 /// Runs every check against `store`; `name` labels the report.
 pub async fn run(name: &str, store: Arc<dyn DedupeStore>) -> Report {
-    let run = Run {
-        store,
-        prefix: format!("dedupe-contract:{}:", crate::random::uuid_v4().simple()),
-        base: SystemTime::now(),
-    };
+    let run =
+        Run { store, prefix: format!("dedupe-contract:{}:", crate::ids::uuid_v4().simple()), base: SystemTime::now() };
     let mut results = Vec::new();
     let mut record = |check: &str, result: Check| {
         results.push(CaseResult { name: format!("{name}: {check}"), passed: result.is_ok(), error: result.err() });
@@ -152,8 +149,8 @@ mod tests {
     use std::sync::Mutex;
 
     use super::*;
-    use crate::boxed::BoxFuture;
     use crate::store::{MemoryStore, StoreError};
+    use futures_util::future::BoxFuture;
 
     /// A broken store: `Forgetful` never remembers, `Eternal` never forgets.
     enum Broken {

@@ -10,10 +10,10 @@ use crate::adapter::{
     ALL_SENDER_TYPES, Accepted, Adapter, AdapterInfo, Capabilities, Category, Delivery, Outcome, Rejection,
     SendContext, Support, SupportStatus, UnknownReason, ValidityRange,
 };
-use crate::boxed::BoxFuture;
 use crate::error::ProviderError;
 use crate::message::{OutboundMessage, Sender};
 use crate::options::OptionsSpec;
+use futures_util::future::BoxFuture;
 
 type Script = Arc<dyn Fn(&OutboundMessage, &SendContext) -> BoxFuture<'static, Outcome> + Send + Sync>;
 

@@ -42,7 +42,7 @@ pub async fn run(name: &str, store: Arc<dyn Store>) -> Report {
     // Stores keep times in milliseconds: a base time in whole milliseconds reads back equal.
     let now = SystemTime::now().duration_since(SystemTime::UNIX_EPOCH).unwrap_or_default();
     let base = SystemTime::UNIX_EPOCH + Duration::from_millis(u64::try_from(now.as_millis()).unwrap_or(u64::MAX));
-    let run = Run { store, prefix: format!("contract:{}:", crate::random::uuid_v4().simple()), base };
+    let run = Run { store, prefix: format!("contract:{}:", crate::ids::uuid_v4().simple()), base };
     let mut results = Vec::new();
     let mut record = |check: &str, result: Check| {
         results.push(CaseResult { name: format!("{name}: {check}"), passed: result.is_ok(), error: result.err() });

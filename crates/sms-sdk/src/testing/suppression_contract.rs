@@ -32,7 +32,7 @@ pub const LISTED: usize = 7;
 
 /// Runs every check against `store`; `name` labels the report.
 pub async fn run(name: &str, store: Arc<dyn SuppressionStore>) -> Report {
-    let seed = crate::random::uuid_v4().as_u128();
+    let seed = crate::ids::uuid_v4().as_u128();
     // Stores keep times to the millisecond.
     let now = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default();
     let base = UNIX_EPOCH + Duration::from_millis(u64::try_from(now.as_millis()).unwrap_or(u64::MAX));

@@ -130,7 +130,7 @@ impl TelnyxKeyPair {
     #[allow(clippy::expect_used)] // ring accepts any 32 bytes as an Ed25519 seed
     pub fn from_seed(seed: [u8; 32]) -> Self {
         let pair = ring::signature::Ed25519KeyPair::from_seed_unchecked(&seed).expect("any 32 bytes are a seed");
-        let public_key = crate::webhook::encode_base64(ring::signature::KeyPair::public_key(&pair).as_ref());
+        let public_key = crate::webhook::verify::encode_base64(ring::signature::KeyPair::public_key(&pair).as_ref());
         Self { seed, public_key }
     }
 
@@ -148,7 +148,7 @@ impl TelnyxKeyPair {
     #[allow(clippy::expect_used)] // ring accepts any 32 bytes as an Ed25519 seed
     pub fn sign(&self, message: &[u8]) -> String {
         let pair = ring::signature::Ed25519KeyPair::from_seed_unchecked(&self.seed).expect("any 32 bytes are a seed");
-        crate::webhook::encode_base64(pair.sign(message).as_ref())
+        crate::webhook::verify::encode_base64(pair.sign(message).as_ref())
     }
 }
 
@@ -228,9 +228,9 @@ pub fn parse_unverified(
     request: &WebhookRequest<'_>,
 ) -> Result<crate::webhook::SmsEvent, crate::webhook::WebhookError> {
     #[cfg(any(feature = "twilio", feature = "plivo"))]
-    let encoded = crate::webhook::Settings::encoded_params(request);
+    let encoded = crate::webhook::verify::Settings::encoded_params(request);
     #[cfg(any(feature = "twilio", feature = "plivo"))]
-    let form = |provider| crate::webhook::Settings::default().form_params(provider, encoded);
+    let form = |provider| crate::webhook::verify::Settings::default().form_params(provider, encoded);
     match provider {
         #[cfg(feature = "twilio")]
         "twilio" => crate::provider::twilio::parse_fields(encoded, &form("twilio")?, true),

@@ -35,11 +35,11 @@ pub mod ordering;
 mod raw;
 #[cfg(feature = "tower")]
 mod receive;
-#[cfg(feature = "__http")]
-mod support;
 #[cfg(feature = "tower")]
 #[cfg_attr(docsrs, doc(cfg(feature = "tower")))]
 pub mod tower;
+#[cfg(feature = "__http")]
+pub(crate) mod verify;
 
 use std::fmt;
 use std::time::{Duration, SystemTime};
@@ -49,8 +49,6 @@ use http::HeaderMap;
 pub use self::event::{EventKind, SmsEvent};
 pub use self::observe::{EventObserver, Observer};
 pub(crate) use self::raw::Raw;
-#[cfg(feature = "__http")]
-pub(crate) use self::support::*;
 
 /// The largest body a verifier reads by default: 1 MiB.
 pub const DEFAULT_MAX_BODY: usize = 1024 * 1024;
@@ -288,66 +286,5 @@ mod userinfo_tests {
         let headers = HeaderMap::new();
         let request = WebhookRequest { method: "POST", url: "https://u:secret@h/p?q=1", headers: &headers, body: b"" };
         assert!(!format!("{request:?}").contains("secret"));
-    }
-}
-
-#[cfg(all(test, feature = "__http"))]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn urls_split_as_received() {
-        assert_eq!(split_url("https://Ex.com:8443/a/b?x=1#f"), ("https", "Ex.com:8443", "/a/b", "?x=1"));
-        assert_eq!(split_url("https://answer.url"), ("https", "answer.url", "", ""));
-        assert_eq!(split_url("http://h?q"), ("http", "h", "", "?q"));
-    }
-
-    #[test]
-    fn only_the_first_question_mark_starts_the_query() {
-        assert_eq!(query("https://h/p??a=1#f"), "?a=1");
-        assert_eq!(query("https://h/p?a=1"), "a=1");
-        assert_eq!(query("https://h/p"), "");
-        // Found by the form fuzz target: `??MessageSid=…` names a parameter `?MessageSid`.
-        let headers = HeaderMap::new();
-        let request =
-            WebhookRequest { method: "GET", url: "https://h/p??MessageSid=SM1", headers: &headers, body: b"" };
-        let params = Settings::default().form_params("twilio", Settings::encoded_params(&request)).unwrap();
-        assert_eq!(params, [("?MessageSid".into(), "SM1".into())]);
-    }
-
-    #[test]
-    fn parameters_are_counted_as_the_form_parser_yields_them() {
-        for input in ["", "&", "a", "a&", "&&a&&b=&=c&", "a=1&a=1", "%26=%26&+"] {
-            assert_eq!(count_params(input.as_bytes()), form_pairs(input.as_bytes()).len(), "{input:?}");
-        }
-    }
-
-    proptest::proptest! {
-        #[test]
-        fn parameter_counts_match_the_parser(input in proptest::collection::vec(proptest::sample::select(b"a=&%+\xff".to_vec()), 0..64)) {
-            proptest::prop_assert_eq!(count_params(&input), form_pairs(&input).len());
-        }
-    }
-
-    #[test]
-    fn indexed_keys_are_canonical() {
-        assert_eq!(key_index("Media0", "Media"), Some(0));
-        assert_eq!(key_index("MediaUrl12", "MediaUrl"), Some(12));
-        for key in ["Media", "Media01", "Media-1", "Media+1", "MediaX", "Media99999999999999999999999"] {
-            assert_eq!(key_index(key, "Media"), None, "{key}");
-        }
-    }
-
-    #[test]
-    fn clocks_before_the_epoch_are_negative_seconds() {
-        assert_eq!(unix_seconds(SystemTime::UNIX_EPOCH - Duration::from_secs(5)), -5);
-        assert_eq!(unix_seconds(SystemTime::UNIX_EPOCH + Duration::from_secs(5)), 5);
-    }
-
-    #[test]
-    fn strict_base64_refuses_a_second_encoding() {
-        assert_eq!(decode_base64("AQ=="), Some(vec![1]));
-        assert_eq!(decode_base64("AR=="), None);
-        assert_eq!(decode_base64("AQ"), None);
     }
 }

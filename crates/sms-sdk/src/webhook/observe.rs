@@ -5,7 +5,7 @@ use std::fmt;
 use std::sync::Arc;
 
 use super::SmsEvent;
-use crate::boxed::BoxFuture;
+use futures_util::future::BoxFuture;
 
 /// Sees each verified event and the full URL (query included) it was received at. It cannot
 /// refuse the request: a failure is its own to log.

@@ -14,7 +14,7 @@ use serde::{Serialize, Serializer};
 use serde_json::{Map, Value};
 
 #[cfg(feature = "__http")]
-use super::support::form_pairs;
+use super::verify::form_pairs;
 
 /// The provider's payload as JSON: ready, or verified bytes decoded on first read.
 #[derive(Clone)]

@@ -3,7 +3,7 @@
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
-use sms_sdk::store::BoxFuture;
+use sms_sdk::BoxFuture;
 use sms_sdk::store::{
     FinalRecord, Finalized, Fingerprint, IdempotencyStore, MemoryStore, Record, Reservation, ReservationId, State,
     StoreError,

@@ -178,21 +178,17 @@ async fn suppression_override_sends_once_and_is_logged_masked() {
 struct Unreachable;
 
 impl SuppressionStore for Unreachable {
-    fn apply<'a>(
-        &'a self,
-        _: &'a [Change],
-        _: SystemTime,
-    ) -> sms_sdk::store::BoxFuture<'a, Result<Vec<Applied>, StoreError>> {
+    fn apply<'a>(&'a self, _: &'a [Change], _: SystemTime) -> sms_sdk::BoxFuture<'a, Result<Vec<Applied>, StoreError>> {
         Box::pin(async { Err(StoreError::new("connection refused")) })
     }
     fn check<'a>(
         &'a self,
         _: &'a PhoneNumber,
         _: &'a [Scope],
-    ) -> sms_sdk::store::BoxFuture<'a, Result<Option<Entry>, StoreError>> {
+    ) -> sms_sdk::BoxFuture<'a, Result<Option<Entry>, StoreError>> {
         Box::pin(async { Err(StoreError::new("connection refused")) })
     }
-    fn list(&self, _: Page) -> sms_sdk::store::BoxFuture<'_, Result<Listing, StoreError>> {
+    fn list(&self, _: Page) -> sms_sdk::BoxFuture<'_, Result<Listing, StoreError>> {
         Box::pin(async { Err(StoreError::new("connection refused")) })
     }
 }

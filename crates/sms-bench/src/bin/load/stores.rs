@@ -51,10 +51,10 @@ const REDIS_PREFIX: &str = "sms-sdk:idempotency:";
 
 /// The store sources this binary was built from.
 const SQL_SOURCE: &str = include_str!("../../../../sms-sdk/src/store/sql.rs");
-const REDIS_SOURCE: &str = include_str!("../../../../sms-sdk/src/store/redis.rs");
+const REDIS_SOURCE: &str = include_str!("../../../../sms-sdk/src/store/redis/mod.rs");
 
 /// The Lua script the Redis store runs as its constant `name` (`const NAME: &str = r"…";` in
-/// `store/redis.rs`), read from the store's source: the minimal client runs the very same text.
+/// `store/redis/mod.rs`), read from the store's source: the minimal client runs the very same text.
 pub(crate) fn lua_script(name: &str) -> Option<&'static str> {
     let (_, rest) = REDIS_SOURCE.split_once(&format!("const {name}: &str = r\""))?;
     rest.split_once("\";").map(|(script, _)| script)
@@ -70,8 +70,8 @@ pub(crate) fn in_sync() -> Vec<(&'static str, bool)> {
     vec![
         ("SQL reserve (store/sql.rs)", sql.contains(&squeeze(SQL_UPSERT)) && sql.contains(&squeeze(SQL_RESERVE))),
         ("SQL finalize (store/sql.rs)", sql.contains(&squeeze(SQL_FINALIZE))),
-        ("Lua reserve (store/redis.rs)", lua_script("RESERVE").is_some()),
-        ("Lua finalize (store/redis.rs)", lua_script("FINALIZE").is_some()),
+        ("Lua reserve (store/redis/mod.rs)", lua_script("RESERVE").is_some()),
+        ("Lua finalize (store/redis/mod.rs)", lua_script("FINALIZE").is_some()),
     ]
 }
 
@@ -230,7 +230,7 @@ pub(crate) mod redis_min {
     impl Minimal {
         pub(crate) async fn connect(url: &str) -> Result<Self, String> {
             let mut connection = connect(url).await?;
-            let script = |name: &str| lua_script(name).ok_or(format!("store/redis.rs has no {name} script"));
+            let script = |name: &str| lua_script(name).ok_or(format!("store/redis/mod.rs has no {name} script"));
             let load = |script: &str| redis::cmd("SCRIPT").arg("LOAD").arg(script).clone();
             let reserve: String =
                 load(script("RESERVE")?).query_async(&mut connection).await.map_err(|e| e.to_string())?;

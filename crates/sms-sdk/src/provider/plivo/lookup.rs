@@ -6,8 +6,8 @@ use std::time::Duration;
 use serde_json::Value;
 
 use super::{NAME, Plivo};
-use crate::boxed::BoxFuture;
 use crate::lookup::{self, FoundMessage, Lookup, LookupOutcome, is_plain_id};
+use futures_util::future::BoxFuture;
 
 /// Plivo numbers come without their `+`.
 fn e164(number: &str) -> String {

@@ -10,11 +10,11 @@ use super::NAME;
 use crate::error::Error;
 use crate::redact::Secret;
 use crate::webhook::event::{DeliveryStatus, EventKind, Inbound, StatusUpdate};
-use crate::webhook::{
-    FormFields, KeyedMac, Pairs, Raw, Settings, SmsEvent, SortEntry, WebhookError, WebhookRequest, WebhookVerifier,
-    count_params, decode_signature, encode_base64, form_pairs, form_pairs_counted, header, indexed_values, key_index,
-    query, same_bytes, sort_entry, split_url,
+use crate::webhook::verify::{
+    FormFields, KeyedMac, Pairs, Settings, SortEntry, count_params, decode_signature, encode_base64, form_pairs,
+    form_pairs_counted, header, indexed_values, key_index, query, same_bytes, sort_entry, split_url,
 };
+use crate::webhook::{Raw, SmsEvent, WebhookError, WebhookRequest, WebhookVerifier};
 
 /// The longest signature decoded: an HMAC-SHA256 is 32 bytes.
 const SIGNATURE_BYTES: usize = 32;
@@ -176,16 +176,11 @@ impl PlivoWebhook {
     /// # Errors
     /// `Configuration` when the token is empty.
     pub fn new(auth_token: impl Into<Secret>) -> Result<Self, Error> {
-        let auth_token = auth_token.into();
-        if auth_token.is_empty() {
-            return Err(Error::configuration("The Plivo webhook verifier needs the auth token."));
-        }
-        let keyed = keyed(auth_token.expose())
-            .ok_or_else(|| Error::configuration("The Plivo auth token cannot key HMAC-SHA256."))?;
+        let keyed = KeyedMac::from_secret("Plivo", "auth token", "HMAC-SHA256", &auth_token.into())?;
         Ok(Self { keyed, settings: Settings::default() })
     }
 
-    crate::webhook::verifier_options!(url);
+    crate::webhook::verify::verifier_options!(url);
 
     /// Checks the V3 (when present) or V2 signatures. Returns the body parameters when V3 signed
     /// them (decoded once, used again by the normalizer).

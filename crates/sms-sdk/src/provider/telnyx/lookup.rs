@@ -8,8 +8,8 @@ use time::OffsetDateTime;
 use time::format_description::well_known::Rfc3339;
 
 use super::{NAME, Telnyx};
-use crate::boxed::BoxFuture;
 use crate::lookup::{FoundMessage, Lookup, LookupOutcome, is_plain_id, text};
+use futures_util::future::BoxFuture;
 
 /// `{data: message}` as a found message.
 fn parse(body: &[u8]) -> LookupOutcome {

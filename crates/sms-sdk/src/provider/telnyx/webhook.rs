@@ -11,10 +11,8 @@ use super::NAME;
 use crate::error::Error;
 use crate::json::{self, Code, Items, Object, Text};
 use crate::webhook::event::{DeliveryStatus, EventKind, Inbound, StatusUpdate};
-use crate::webhook::{
-    Raw, Settings, SmsEvent, WebhookError, WebhookRequest, WebhookVerifier, decode_base64, decode_signature, header,
-    parse_time, unix_seconds,
-};
+use crate::webhook::verify::{Settings, decode_base64, decode_signature, header, parse_time, unix_seconds};
+use crate::webhook::{Raw, SmsEvent, WebhookError, WebhookRequest, WebhookVerifier};
 
 /// The text Telnyx signs: `{timestamp}|{raw body}`. (The verifiers stream these pieces into
 /// the signature check instead of joining them.)
@@ -52,7 +50,7 @@ impl TelnyxWebhook {
         Ok(Self { verifying_key: parse_key(&key), settings: Settings::default() })
     }
 
-    crate::webhook::verifier_options!(timestamped);
+    crate::webhook::verify::verifier_options!(timestamped);
 
     /// The verification [`WebhookVerifier::verify_at`] counts.
     fn check(&self, request: &WebhookRequest<'_>, now: SystemTime) -> Result<SmsEvent, WebhookError> {
@@ -312,8 +310,8 @@ mod tests {
 
     use super::*;
     use crate::http::read_code;
+    use crate::json::random::{damage, random_json};
     use crate::json::reference::{assert_agree, value_checked};
-    use crate::random_json::{damage, random_json};
 
     /// The normalizer over a `Value` of the whole body (a member it reads repeated refused): the
     /// reference the derived readers must agree with.

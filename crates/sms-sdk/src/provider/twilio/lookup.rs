@@ -8,8 +8,8 @@ use time::OffsetDateTime;
 use time::format_description::well_known::Rfc2822;
 
 use super::{NAME, Twilio};
-use crate::boxed::BoxFuture;
 use crate::lookup::{self, FoundMessage, Lookup, LookupOutcome, MAX_LISTED, is_plain_id};
+use futures_util::future::BoxFuture;
 
 /// A message resource as a found message.
 fn found(resource: &Value) -> Option<FoundMessage> {

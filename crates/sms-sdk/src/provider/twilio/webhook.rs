@@ -17,11 +17,11 @@ use crate::json::{self, Members};
 use crate::redact::{Secret, js_trim};
 use crate::webhook::Raw;
 use crate::webhook::event::{DeliveryStatus, EventKind, Inbound, Keyword, KeywordKind, StatusUpdate};
-use crate::webhook::{
-    FormFields, KeyedMac, Settings, SmsEvent, SortEntry, WebhookError, WebhookRequest, WebhookVerifier,
-    decode_signature, encode_base64, first_repeat, header, indexed_values, key_index, query, same_bytes, sort_entry,
-    split_url,
+use crate::webhook::verify::{
+    FormFields, KeyedMac, Settings, SortEntry, decode_signature, encode_base64, first_repeat, header, indexed_values,
+    key_index, query, same_bytes, sort_entry, split_url,
 };
+use crate::webhook::{SmsEvent, WebhookError, WebhookRequest, WebhookVerifier};
 
 /// HMAC-SHA1 of the `hmac` and `sha1` crates (with the CPU's SHA extensions where it has them).
 type HmacSha1 = hmac::Hmac<sha1::Sha1>;
@@ -145,16 +145,11 @@ impl TwilioWebhook {
     /// # Errors
     /// `Configuration` when the token is empty.
     pub fn new(auth_token: impl Into<Secret>) -> Result<Self, Error> {
-        let auth_token = auth_token.into();
-        if auth_token.is_empty() {
-            return Err(Error::configuration("The Twilio webhook verifier needs the auth token."));
-        }
-        let keyed = keyed(auth_token.expose())
-            .ok_or_else(|| Error::configuration("The Twilio auth token cannot key HMAC-SHA1."))?;
+        let keyed = KeyedMac::from_secret("Twilio", "auth token", "HMAC-SHA1", &auth_token.into())?;
         Ok(Self { keyed, settings: Settings::default() })
     }
 
-    crate::webhook::verifier_options!(url);
+    crate::webhook::verify::verifier_options!(url);
 
     /// Checks `given` against the URL variants and the parameters. The parameters are sorted
     /// once and streamed into the MAC of each URL variant; the second variant is built only when
@@ -409,8 +404,8 @@ mod tests {
     use proptest::strategy::Strategy as _;
 
     use super::*;
+    use crate::json::random::{damage, random_json};
     use crate::json::reference::{assert_agree, value_checked};
-    use crate::random_json::{damage, random_json};
 
     /// The JSON normalizer over a `Value` of the body (a member it reads repeated refused): its
     /// string and number members are the record.

@@ -4,8 +4,8 @@
 use std::time::Duration;
 
 use super::{NAME, Vonage};
-use crate::boxed::BoxFuture;
 use crate::lookup::{Lookup, LookupOutcome};
+use futures_util::future::BoxFuture;
 
 impl Lookup for Vonage {
     fn lookup_provider(&self) -> &'static str {

@@ -250,7 +250,7 @@ impl Adapter for Vonage {
         let authorization = match &self.auth {
             Auth::Basic(header) => header,
             Auth::Application { id, key } => {
-                let jti = crate::random::uuid_v4().to_string();
+                let jti = crate::ids::uuid_v4().to_string();
                 match application_jwt(id, key, SystemTime::now(), &jti) {
                     Some(jwt) => signed = Authorization::new(Secret::new(format!("Bearer {jwt}"))),
                     None => return Outcome::rejected(Category::Auth, ProviderError::new(NAME).message(SIGNING_FAILED)),

@@ -15,10 +15,8 @@ use crate::error::Error;
 use crate::json::{self, Code, Object, Text};
 use crate::redact::Secret;
 use crate::webhook::event::{DeliveryStatus, EventKind, Inbound, StatusUpdate};
-use crate::webhook::{
-    KeyedMac, Raw, Settings, SmsEvent, WebhookError, WebhookRequest, WebhookVerifier, header, parse_time, same_bytes,
-    unix_seconds,
-};
+use crate::webhook::verify::{KeyedMac, Settings, header, parse_time, same_bytes, unix_seconds};
+use crate::webhook::{Raw, SmsEvent, WebhookError, WebhookRequest, WebhookVerifier};
 
 /// The longest bearer token read. Vonage's tokens are a few hundred bytes; a longer one is
 /// malformed and is refused before any part of it is decoded.
@@ -184,16 +182,11 @@ impl VonageWebhook {
     /// # Errors
     /// `Configuration` when the secret is empty.
     pub fn new(signature_secret: impl Into<Secret>) -> Result<Self, Error> {
-        let signature_secret = signature_secret.into();
-        if signature_secret.is_empty() {
-            return Err(Error::configuration("The Vonage webhook verifier needs the signature secret."));
-        }
-        let keyed = keyed(signature_secret.expose())
-            .ok_or_else(|| Error::configuration("The Vonage signature secret cannot key HMAC-SHA256."))?;
+        let keyed = KeyedMac::from_secret("Vonage", "signature secret", "HMAC-SHA256", &signature_secret.into())?;
         Ok(Self { keyed, settings: Settings::default() })
     }
 
-    crate::webhook::verifier_options!(timestamped);
+    crate::webhook::verify::verifier_options!(timestamped);
 
     /// The verification [`WebhookVerifier::verify_at`] counts.
     fn check(&self, request: &WebhookRequest<'_>, now: SystemTime) -> Result<SmsEvent, WebhookError> {
@@ -343,8 +336,8 @@ mod tests {
 
     use super::*;
     use crate::http::read_code;
+    use crate::json::random::{damage, random_json};
     use crate::json::reference::{assert_agree, only_value_refuses, value_checked};
-    use crate::random_json::{damage, random_json};
 
     /// The normalizer over a `Value` of the whole body (a member it reads repeated refused): the
     /// reference the derived readers must agree with.

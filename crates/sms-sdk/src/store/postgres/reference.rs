@@ -7,8 +7,8 @@ use std::time::{Duration, SystemTime};
 use tokio_postgres::types::ToSql;
 
 use super::PostgresStore;
-use crate::boxed::BoxFuture;
 use crate::store::{ReferenceIndex, StoreError, later, millis};
+use futures_util::future::BoxFuture;
 
 impl ReferenceIndex for PostgresStore {
     fn remember_reference<'a>(

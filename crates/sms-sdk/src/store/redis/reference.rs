@@ -5,8 +5,8 @@
 use std::time::{Duration, SystemTime};
 
 use super::{RedisStore, expiry_ms};
-use crate::boxed::BoxFuture;
 use crate::store::{ReferenceIndex, StoreError};
+use futures_util::future::BoxFuture;
 
 /// Where correlation references live under the prefix.
 const REFERENCE_NAMESPACE: &str = "reference:";

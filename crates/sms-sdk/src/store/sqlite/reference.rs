@@ -6,8 +6,8 @@ use std::time::{Duration, SystemTime};
 use rusqlite::{OptionalExtension as _, params};
 
 use super::SqliteStore;
-use crate::boxed::BoxFuture;
 use crate::store::{ReferenceIndex, StoreError, later, millis};
+use futures_util::future::BoxFuture;
 
 impl ReferenceIndex for SqliteStore {
     fn remember_reference<'a>(

@@ -10,9 +10,9 @@ use super::{
     supersedes,
 };
 use crate::PhoneNumber;
-use crate::boxed::BoxFuture;
 use crate::store::later;
 use crate::store::memory::Sweep;
+use futures_util::future::BoxFuture;
 
 /// What is recorded for one recipient in one scope.
 #[derive(Debug, Clone)]

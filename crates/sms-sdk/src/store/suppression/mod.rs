@@ -52,7 +52,7 @@ pub use self::sqlite::SqliteSuppressionStore;
 pub use self::types::{Action, Applied, Change, Cursor, Entry, Listing, Page, Scope, supersedes};
 use super::StoreError;
 use crate::PhoneNumber;
-use crate::boxed::BoxFuture;
+use futures_util::future::BoxFuture;
 
 /// The most changes one [`SuppressionStore::apply`] call takes (an import sends batches of
 /// [`IMPORT_BATCH`]).

@@ -10,9 +10,9 @@ use crate::store::postgres::Masked;
 use super::sql::{DEFAULT_TABLE, SuppressionSql, check_params, limit, listing};
 use super::{Applied, Change, EVENT_RETENTION, Entry, Listing, Page, Scope, StoreError, SuppressionStore, bounded};
 use crate::PhoneNumber;
-use crate::boxed::BoxFuture;
 use crate::store::postgres::{PostgresStore, Query};
 use crate::store::sql::dedupe_times;
+use futures_util::future::BoxFuture;
 
 /// A suppression list in PostgreSQL: the tables `sms_suppression (recipient, scope, suppressed,
 /// at, reason, event, PRIMARY KEY (recipient, scope))` and `sms_suppression_events (key PRIMARY

@@ -10,10 +10,10 @@ use super::{
     Applied, Change, Cursor, EVENT_RETENTION, Entry, Listing, Page, Scope, StoreError, SuppressionStore, bounded,
 };
 use crate::PhoneNumber;
-use crate::boxed::BoxFuture;
 use crate::redact::mask_phone_number;
 use crate::store::idempotency::millis;
 use crate::store::redis::{Lua, RedisStore};
+use futures_util::future::BoxFuture;
 
 /// Applies one change: 1 recorded, 0 stale, 2 replayed. KEYS: the recipient's hash, the event's
 /// key. ARGV: scope, suppressed (`1`/`0`), at, the field's value, has an event (`1`/`0`), now,

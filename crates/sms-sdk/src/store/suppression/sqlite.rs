@@ -8,9 +8,9 @@ use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 use super::sql::{DEFAULT_TABLE, SuppressionSql, check_params, limit, listing};
 use super::{Applied, Change, EVENT_RETENTION, Entry, Listing, Page, Scope, StoreError, SuppressionStore, bounded};
 use crate::PhoneNumber;
-use crate::boxed::BoxFuture;
 use crate::store::sql::dedupe_times;
 use crate::store::sqlite::SqliteStore;
+use futures_util::future::BoxFuture;
 
 /// A suppression list in a SQLite file: the tables `sms_suppression (recipient, scope,
 /// suppressed, at, reason, event, PRIMARY KEY (recipient, scope))` and `sms_suppression_events

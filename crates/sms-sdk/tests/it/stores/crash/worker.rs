@@ -5,7 +5,7 @@
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
-use sms_sdk::store::BoxFuture;
+use sms_sdk::BoxFuture;
 use sms_sdk::store::{
     self, FinalRecord, Finalized, IdempotencyStore, Record, Reservation, ReservationId, Store, StoreError,
 };

@@ -90,37 +90,37 @@ fn check_names<T>(own: &[(String, T)], names: &[&str], what: &str) -> Result<(),
 }
 
 impl LimitOptions {
-    /// The gates of the adapters called `names`.
-    pub(crate) fn build(self, names: &[&str]) -> Result<Gates, Error> {
+    /// The limits of the adapters called `names`.
+    pub(crate) fn build(self, names: &[&str]) -> Result<Admissions, Error> {
         check_names(&self.per_adapter, names, "adapter_max_in_flight")?;
         check_names(&self.per_adapter_rate, names, "adapter_rate_limit")?;
-        let gates = names
+        let adapters = names
             .iter()
             .map(|name| {
                 let rate = own_or(&self.per_adapter_rate, name, self.rate);
                 let rate = AdapterRate::new(name, rate, self.sender_rate, self.shared.as_ref())?;
-                Gate::new(name, own_or(&self.per_adapter, name, self.max_in_flight), rate)
+                AdapterLimits::new(name, own_or(&self.per_adapter, name, self.max_in_flight), rate)
             })
             .collect::<Result<_, _>>()?;
-        Ok(Gates { gates, queue_timeout: self.queue_timeout })
+        Ok(Admissions { adapters, queue_timeout: self.queue_timeout })
     }
 }
 
 /// The per-adapter limits of a client, and how long one send may wait for them.
-pub(crate) struct Gates {
-    gates: Vec<Gate>,
+pub(crate) struct Admissions {
+    adapters: Vec<AdapterLimits>,
     queue_timeout: Duration,
 }
 
 /// One adapter's request slots (`None` when it has no limit) and rate limits.
-struct Gate {
+struct AdapterLimits {
     name: String,
     slots: Option<Semaphore>,
     limit: usize,
     rate: Option<AdapterRate>,
 }
 
-impl Gate {
+impl AdapterLimits {
     fn new(name: &str, limit: Option<usize>, rate: Option<AdapterRate>) -> Result<Self, Error> {
         let slots = match limit {
             None => None,
@@ -164,7 +164,7 @@ pub(crate) enum Refusal {
     Stopped(Error),
 }
 
-impl Gates {
+impl Admissions {
     /// A send's whole queue budget.
     pub(crate) fn queue_timeout(&self) -> Duration {
         self.queue_timeout
@@ -182,12 +182,14 @@ impl Gates {
         cancel: Option<&CancellationToken>,
         budget: &mut Duration,
     ) -> Result<Admission<'_>, Refusal> {
-        let Some(gate) = self.gates.iter().find(|gate| gate.name == adapter) else { return Ok(Admission(None)) };
-        let free = match &gate.slots {
+        let Some(limits) = self.adapters.iter().find(|limits| limits.name == adapter) else {
+            return Ok(Admission(None));
+        };
+        let free = match &limits.slots {
             None => Some(None),
             Some(slots) => slots.try_acquire().ok().map(Some),
         };
-        let free = match (free, &gate.rate) {
+        let free = match (free, &limits.rate) {
             (Some(permit), None) => {
                 metrics::queue_wait(adapter, Duration::ZERO);
                 return Ok(Admission(permit));
@@ -196,13 +198,13 @@ impl Gates {
         };
         let waiting = Phase::default();
         let wait = async {
-            let permit = match (free, &gate.slots) {
+            let permit = match (free, &limits.slots) {
                 (Some(permit), _) => permit,
                 // The semaphore is never closed; were it, the request would go without a slot.
                 (None, Some(slots)) => slots.acquire().await.ok(),
                 (None, None) => None,
             };
-            if let Some(rate) = &gate.rate {
+            if let Some(rate) = &limits.rate {
                 rate.wait(sender, &waiting).await.map_err(Refusal::Stopped)?;
             }
             Ok(Admission(permit))
@@ -215,7 +217,7 @@ impl Gates {
                 Ok(admitted) => admitted,
                 Err(_elapsed) => {
                     let limit = waiting.get();
-                    let what = gate.describe(limit);
+                    let what = limits.describe(limit);
                     Err(Refusal::Stopped(Error::queue_timeout(limit, adapter, &what, self.queue_timeout)))
                 }
             },
@@ -237,13 +239,13 @@ pub(crate) async fn cancelled(cancel: Option<&CancellationToken>) {
     }
 }
 
-impl fmt::Debug for Gates {
+impl fmt::Debug for Admissions {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let mut map = f.debug_map();
-        for gate in &self.gates {
-            match &gate.rate {
-                None => map.entry(&gate.name, &gate.slots.as_ref().map(|_| gate.limit)),
-                Some(rate) => map.entry(&gate.name, &(gate.slots.as_ref().map(|_| gate.limit), rate)),
+        for limits in &self.adapters {
+            match &limits.rate {
+                None => map.entry(&limits.name, &limits.slots.as_ref().map(|_| limits.limit)),
+                Some(rate) => map.entry(&limits.name, &(limits.slots.as_ref().map(|_| limits.limit), rate)),
             };
         }
         map.finish()
@@ -254,24 +256,24 @@ impl fmt::Debug for Gates {
 mod tests {
     use super::*;
 
-    fn gates(options: LimitOptions) -> Result<Gates, Error> {
+    fn admissions(options: LimitOptions) -> Result<Admissions, Error> {
         options.build(&["a", "b"])
     }
 
     #[test]
     fn limits_are_checked_when_the_client_is_built() {
         let zero = LimitOptions { max_in_flight: Some(0), ..LimitOptions::default() };
-        assert!(gates(zero).unwrap_err().to_string().contains("at least 1"));
+        assert!(admissions(zero).unwrap_err().to_string().contains("at least 1"));
         let unknown = LimitOptions { per_adapter: vec![("c".into(), Some(1))], ..LimitOptions::default() };
-        assert!(gates(unknown).unwrap_err().to_string().contains("names no configured adapter: c"));
+        assert!(admissions(unknown).unwrap_err().to_string().contains("names no configured adapter: c"));
         let huge = LimitOptions { max_in_flight: Some(usize::MAX), ..LimitOptions::default() };
-        assert!(gates(huge).is_err());
+        assert!(admissions(huge).is_err());
     }
 
     #[test]
     fn each_adapter_gets_the_default_or_its_own_limit() {
         let options = LimitOptions { per_adapter: vec![("b".into(), None)], ..LimitOptions::default() };
-        let built = gates(options).unwrap();
+        let built = admissions(options).unwrap();
         assert_eq!(format!("{built:?}"), r#"{"a": Some(100), "b": None}"#);
         assert_eq!(built.queue_timeout(), DEFAULT_QUEUE_TIMEOUT);
     }
@@ -279,22 +281,24 @@ mod tests {
     #[tokio::test(start_paused = true)]
     async fn a_full_gate_times_out_within_the_budget_and_a_cancel_wins() {
         let options = LimitOptions { max_in_flight: Some(1), ..LimitOptions::default() };
-        let gates = gates(options).unwrap();
+        let admissions = admissions(options).unwrap();
         let cancel = CancellationToken::new();
         let mut budget = Duration::from_secs(5);
-        let held = gates.admit("a", "", Some(&cancel), &mut budget).await.unwrap();
+        let held = admissions.admit("a", "", Some(&cancel), &mut budget).await.unwrap();
         assert_eq!(budget, Duration::from_secs(5), "a free slot costs no budget");
-        let Err(Refusal::Stopped(error)) = gates.admit("a", "", Some(&cancel), &mut budget).await else { panic!() };
+        let Err(Refusal::Stopped(error)) = admissions.admit("a", "", Some(&cancel), &mut budget).await else {
+            panic!()
+        };
         assert_eq!(error.kind(), crate::ErrorKind::QueueTimeout(Limit::InFlight));
         assert_eq!(budget, Duration::ZERO);
-        let _other = gates.admit("b", "", Some(&cancel), &mut budget).await.unwrap();
+        let _other = admissions.admit("b", "", Some(&cancel), &mut budget).await.unwrap();
         cancel.cancel();
         let mut budget = Duration::from_secs(5);
-        assert!(matches!(gates.admit("a", "", Some(&cancel), &mut budget).await, Err(Refusal::Cancelled)));
+        assert!(matches!(admissions.admit("a", "", Some(&cancel), &mut budget).await, Err(Refusal::Cancelled)));
         drop(held);
         let mut none_left = Duration::ZERO;
         assert!(
-            gates.admit("a", "", Some(&CancellationToken::new()), &mut none_left).await.is_ok(),
+            admissions.admit("a", "", Some(&CancellationToken::new()), &mut none_left).await.is_ok(),
             "a free slot needs no budget"
         );
     }

@@ -72,9 +72,9 @@ use super::{
     Claim, Filter, FinalRecord, Finalized, IdempotencyStore, Listing, Operator, Page, Record, Reservation,
     ReservationId, Resolution, Resolved, StoreError, millis, resolved_receipt, stale_cutoff,
 };
-use crate::boxed::BoxFuture;
 use crate::redact::redact_url_userinfo;
 use crate::store::DedupeStore;
+use futures_util::future::BoxFuture;
 
 mod list;
 mod reference;

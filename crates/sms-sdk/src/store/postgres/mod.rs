@@ -78,9 +78,9 @@ use super::{
     Claim, Filter, FinalRecord, Finalized, IdempotencyStore, Listing, Operator, Page, Record, Reservation,
     ReservationId, Resolution, Resolved, StoreError, millis, resolved_receipt, stale_cutoff,
 };
-use crate::boxed::BoxFuture;
 use crate::redact::redact_url;
 use crate::store::DedupeStore;
+use futures_util::future::BoxFuture;
 
 /// The URL parameter that turns the statement cache on or off.
 const CACHE_PARAMETER: &str = "statement_cache";

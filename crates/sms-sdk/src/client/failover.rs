@@ -1,6 +1,6 @@
 //! Runs one logical send over its candidate adapters: rate-limit retries on the same adapter,
 //! failover after eligible rejections, and a full stop on anything unknown. Each request first
-//! waits for a slot of its adapter (`gate`).
+//! waits for a slot of its adapter (`limit::admission`).
 
 use std::panic::AssertUnwindSafe;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -12,7 +12,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::adapter::{Accepted, Category, DynAdapter, Outcome, SendContext, UnknownReason};
 use crate::error::{Attempt, AttemptOutcome, Error, ProviderError};
-use crate::gate::{Gates, Refusal, cancelled};
+use crate::limit::admission::{Admissions, Refusal, cancelled};
 use crate::message::OutboundMessage;
 use crate::metrics;
 use crate::retry::{Decision, RetryPolicy};
@@ -29,7 +29,7 @@ pub(crate) struct Chain<'a> {
     pub(crate) idempotency_key: Option<&'a str>,
     pub(crate) on_attempt: &'a (dyn Fn(&Attempt) + Sync),
     /// The adapters' limits on requests in flight.
-    pub(crate) gates: &'a Gates,
+    pub(crate) admissions: &'a Admissions,
     /// Set before each request: from then on a dropped send may have sent the message.
     pub(crate) requested: &'a AtomicBool,
 }
@@ -59,7 +59,7 @@ impl Chain<'_> {
         let mut attempts = Vec::new();
         let mut rejections: Vec<Error> = Vec::new();
         let mut previous: Option<&dyn DynAdapter> = None;
-        let mut queue_budget = self.gates.queue_timeout();
+        let mut queue_budget = self.admissions.queue_timeout();
         for (adapter, message) in &candidates {
             if let Some(previous) = previous {
                 metrics::failover(&previous.info().name, &adapter.info().name);
@@ -108,7 +108,7 @@ impl Chain<'_> {
                 return AdapterEnd::Aborted;
             }
             // Waiting for a slot is not an attempt; the slot is freed when the request is over.
-            let admitting = self.gates.admit(name, &message.from.value, self.cancel, queue_budget);
+            let admitting = self.admissions.admit(name, &message.from.value, self.cancel, queue_budget);
             let admitted = tokio::select! {
                 biased;
                 () = cancelled(self.stop) => return AdapterEnd::Aborted,
@@ -151,7 +151,7 @@ impl Chain<'_> {
                     };
                     emit(attempts, number, recorded, duration);
                     let decision = if rejection.category == Category::RateLimited {
-                        self.retry.decide(number, rejection.retry_after, crate::random::jitter())
+                        self.retry.decide(number, rejection.retry_after, crate::ids::jitter())
                     } else {
                         Decision::Stop
                     };

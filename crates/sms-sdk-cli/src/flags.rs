@@ -15,6 +15,14 @@ pub(crate) enum Provider {
 }
 
 impl Provider {
+    /// The providers, in the default failover order.
+    pub(crate) const ALL: [Self; 4] = [Self::Twilio, Self::Telnyx, Self::Plivo, Self::Vonage];
+
+    /// The provider named `name` (`twilio`, …), as records and adapters spell it.
+    pub(crate) fn named(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|p| p.as_str() == name)
+    }
+
     /// The provider's name (`twilio`, …), as the configuration and the records spell it.
     pub(crate) fn as_str(self) -> &'static str {
         match self {
@@ -143,7 +151,9 @@ mod tests {
         for provider in Provider::value_variants() {
             let name = provider.to_possible_value().map(|v| v.get_name().to_owned());
             assert_eq!(name.as_deref(), Some(provider.as_str()));
-            assert!(crate::config::PROVIDERS.contains(&provider.as_str()));
+            assert_eq!(Provider::named(provider.as_str()), Some(*provider));
         }
+        assert_eq!(Provider::ALL, Provider::value_variants());
+        assert_eq!(Provider::named("twillio"), None);
     }
 }

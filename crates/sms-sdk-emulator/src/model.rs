@@ -1,14 +1,67 @@
-//! What the emulator received: one entry per send request, in order, and the per-recipient
-//! state of the magic numbers.
+//! The emulator's vocabulary, which every other module speaks: the providers it emulates, and
+//! what it records of each send request it received.
 
-use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::fmt;
+use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
 use time::OffsetDateTime;
-use tokio_util::sync::CancellationToken;
 
-use crate::bounded::{History, OnceKey, OnceSet};
-use crate::provider::Provider;
+/// A provider API the emulator speaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Provider {
+    /// `POST /2010-04-01/Accounts/{AccountSid}/Messages.json`.
+    Twilio,
+    /// `POST /v2/messages`.
+    Telnyx,
+    /// `POST /v1/Account/{auth_id}/Message/`.
+    Plivo,
+    /// `POST /v1/messages`.
+    Vonage,
+}
+
+impl Provider {
+    /// The four providers.
+    pub const ALL: [Self; 4] = [Self::Twilio, Self::Telnyx, Self::Plivo, Self::Vonage];
+
+    /// `twilio`, `telnyx`, `plivo` or `vonage` (the library's adapter names).
+    #[must_use]
+    pub const fn name(self) -> &'static str {
+        match self {
+            Self::Twilio => "twilio",
+            Self::Telnyx => "telnyx",
+            Self::Plivo => "plivo",
+            Self::Vonage => "vonage",
+        }
+    }
+}
+
+impl fmt::Display for Provider {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// The error of parsing an unknown provider name.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UnknownProvider(String);
+
+impl fmt::Display for UnknownProvider {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "unknown provider {:?} (expected twilio, telnyx, plivo or vonage)", self.0)
+    }
+}
+
+impl std::error::Error for UnknownProvider {}
+
+impl FromStr for Provider {
+    type Err = UnknownProvider;
+
+    fn from_str(name: &str) -> Result<Self, Self::Err> {
+        Self::ALL.into_iter().find(|p| p.name() == name).ok_or_else(|| UnknownProvider(name.to_owned()))
+    }
+}
 
 /// Where a received message is: its delivery status when it was created, or what was answered
 /// when it was not.
@@ -107,84 +160,5 @@ impl ReceivedMessage {
             webhook_failures: Vec::new(),
             service_sender: false,
         }
-    }
-}
-
-/// The received messages and per-recipient state.
-#[derive(Debug)]
-pub(crate) struct Store {
-    /// The emulator's shutdown token: every epoch is a child of it.
-    root: CancellationToken,
-    inner: Mutex<Inner>,
-}
-
-#[derive(Debug)]
-struct Inner {
-    messages: History,
-    limited_once: OnceSet,
-    /// Cancelled when the store is cleared or the emulator stops: stops the status webhooks of
-    /// cleared messages.
-    epoch: CancellationToken,
-}
-
-impl Store {
-    /// An empty store keeping at most `limit` entries and `limit` rate-limited-once keys, whose
-    /// epochs end when `root` is cancelled.
-    pub(crate) fn new(root: CancellationToken, limit: usize) -> Self {
-        let inner =
-            Inner { messages: History::new(limit), limited_once: OnceSet::new(limit), epoch: root.child_token() };
-        Self { root, inner: Mutex::new(inner) }
-    }
-
-    fn lock(&self) -> MutexGuard<'_, Inner> {
-        self.inner.lock().unwrap_or_else(PoisonError::into_inner)
-    }
-
-    /// Appends an entry (forgetting the oldest one beyond the limit).
-    pub(crate) fn record(&self, message: ReceivedMessage) {
-        self.lock().messages.push(message);
-    }
-
-    /// Every entry kept, in arrival order.
-    pub(crate) fn list(&self) -> Vec<ReceivedMessage> {
-        self.lock().messages.iter().cloned().collect()
-    }
-
-    /// The created message `id` of `provider`.
-    pub(crate) fn find(&self, provider: Provider, id: &str) -> Option<ReceivedMessage> {
-        self.lock().messages.get(provider, id).cloned()
-    }
-
-    /// Changes the created message `id` of `provider`; returns it as changed.
-    pub(crate) fn update(
-        &self,
-        provider: Provider,
-        id: &str,
-        change: impl FnOnce(&mut ReceivedMessage),
-    ) -> Option<ReceivedMessage> {
-        let mut inner = self.lock();
-        let message = inner.messages.get_mut(provider, id)?;
-        change(message);
-        Some(message.clone())
-    }
-
-    /// Forgets every entry and all per-recipient state, and stops pending status webhooks.
-    pub(crate) fn clear(&self) {
-        let mut inner = self.lock();
-        inner.messages.clear();
-        inner.limited_once.clear();
-        inner.epoch.cancel();
-        inner.epoch = self.root.child_token();
-    }
-
-    /// The token cancelled by the next [`Store::clear`] or when the emulator stops.
-    pub(crate) fn epoch(&self) -> CancellationToken {
-        self.lock().epoch.clone()
-    }
-
-    /// True for the first request of `key` (rate-limit it), false for the next one (accept it,
-    /// and start over).
-    pub(crate) fn limit_once(&self, key: OnceKey) -> bool {
-        self.lock().limited_once.limit_once(key)
     }
 }

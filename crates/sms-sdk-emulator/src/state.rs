@@ -13,9 +13,10 @@ use crate::body::BodyLimits;
 use crate::delivery::Poster;
 use crate::keys::Keys;
 use crate::latency::Latency;
+use crate::model::Provider;
 use crate::observe::{Observer, Operation, Outcome, Served, ServedRequest};
-use crate::provider::{Provider, Signer};
-use crate::store::Store;
+use crate::provider::Signer;
+use crate::received::Store;
 
 /// The settings of a running emulator.
 #[derive(Debug, Clone)]

@@ -1,5 +1,5 @@
 //! Rate limits on the client: at most so many requests per second per adapter, and per sender
-//! where providers limit each number, waited for before each request (see `gate`).
+//! where providers limit each number, waited for before each request, after its slot (`limit::admission`).
 //!
 //! ```
 //! use std::time::Duration;
@@ -40,9 +40,9 @@ use governor::state::{InMemoryState, NotKeyed};
 use governor::{Quota, RateLimiter};
 use tokio::time::Instant;
 
-use crate::boxed::BoxFuture;
 use crate::error::{Error, Limit};
 use crate::store::StoreError;
+use futures_util::future::BoxFuture;
 
 #[cfg(feature = "redis")]
 #[cfg_attr(docsrs, doc(cfg(feature = "redis")))]

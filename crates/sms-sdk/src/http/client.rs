@@ -9,7 +9,9 @@ use std::time::Duration;
 
 use http::HeaderValue;
 
-use crate::boxed::{BoxError, BoxFuture};
+use futures_util::future::BoxFuture;
+
+use crate::BoxError;
 use crate::error::Error;
 
 /// The longest the connect phase (DNS, TCP, TLS) may take by default: 10 s.

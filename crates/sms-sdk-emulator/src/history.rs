@@ -7,8 +7,7 @@
 
 use std::collections::{BTreeMap, HashMap, VecDeque};
 
-use crate::provider::Provider;
-use crate::store::ReceivedMessage;
+use crate::model::{Provider, ReceivedMessage};
 
 /// The key of the rate-limited-once state: provider, recipient and body.
 pub(crate) type OnceKey = (Provider, String, String);

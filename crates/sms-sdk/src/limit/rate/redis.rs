@@ -31,9 +31,9 @@ use redis::Script;
 use redis::aio::ConnectionManager;
 
 use super::{Admit, RateLimit, SharedRateLimiter};
-use crate::boxed::BoxFuture;
 use crate::redact::redact_url_userinfo;
 use crate::store::{DEFAULT_CONNECT_TIMEOUT, DEFAULT_OPERATION_TIMEOUT, StoreError};
+use futures_util::future::BoxFuture;
 
 /// The GCRA. KEYS[1]: the bucket's arrival time (µs). ARGV: now in µs (empty: the server's
 /// `TIME`), the interval in µs, the burst tolerance in µs. Returns 0 when admitted (and moves

@@ -53,8 +53,8 @@ use super::{
     Claim, Filter, FinalRecord, Finalized, IdempotencyStore, Listing, Operator, Page, Record, Reservation,
     ReservationId, Resolution, Resolved, StoreError, millis, resolved_receipt, stale_cutoff,
 };
-use crate::boxed::BoxFuture;
 use crate::store::DedupeStore;
+use futures_util::future::BoxFuture;
 
 mod worker;
 
@@ -406,7 +406,7 @@ mod tests {
 
     #[test]
     fn every_commit_is_synced_to_disk() {
-        let dir = std::env::temp_dir().join(format!("sms-sdk-sync-{}", crate::random::uuid_v4().simple()));
+        let dir = std::env::temp_dir().join(format!("sms-sdk-sync-{}", crate::ids::uuid_v4().simple()));
         std::fs::create_dir_all(&dir).unwrap();
         let connection = prepare(&dir.join("state.db"), &[], Duration::from_secs(1)).unwrap();
         let synchronous: i64 = connection.pragma_query_value(None, "synchronous", |row| row.get(0)).unwrap();
