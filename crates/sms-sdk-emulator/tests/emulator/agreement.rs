@@ -4,7 +4,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)] // test code: a panic is a failed test
 
-mod common;
+use crate::common;
 
 use std::fmt::Write as _;
 use std::sync::{Arc, Mutex};

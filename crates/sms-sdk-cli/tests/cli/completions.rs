@@ -4,7 +4,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing, clippy::string_slice)] // test code: a panic is a failed test
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeSet;
 use std::io::Read;

@@ -44,11 +44,8 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing, clippy::string_slice)] // test code: a panic is a failed test
 #![allow(unreachable_pub)] // the modules share their items within this test crate
 
-#[path = "chaos/check.rs"]
 mod check;
-#[path = "chaos/plan.rs"]
 mod plan;
-#[path = "chaos/run.rs"]
 mod run;
 
 use std::sync::{Arc, Mutex};
