@@ -133,8 +133,34 @@ cargo test -p sms-sdk --no-default-features --features testing
 step "cargo test (library, default features)"
 cargo test -p sms-sdk
 
-step "cargo test (all features)"
-cargo test --workspace --all-features
+# The tests run as two processes at once, the command's and the emulator's integration tests
+# beside all the others: most of their time is spent waiting on servers, timeouts and child
+# processes, not on the cores. The build lists every integration test target, so a new one runs
+# in the first group without being named here. Each group's output is printed whole when it ends;
+# the doc tests run after them.
+step "cargo test (all features): build"
+built="$(cargo test --workspace --all-features --no-run 2>&1 | tee /dev/stderr)"
+second=(cli arguments emulator)
+first=()
+for name in $(sed -n 's|^ *Executable tests/\([a-z_]*\)\(/main\)\{0,1\}\.rs .*|\1|p' <<<"$built" | sort -u); do
+  [[ " ${second[*]} " == *" $name "* ]] || first+=(--test "$name")
+done
+step "cargo test (all features): the library's tests beside the command's and the emulator's"
+test_logs="$(mktemp -d)"
+cargo test --workspace --all-features --lib --bins "${first[@]}" >"$test_logs/first" 2>&1 &
+first_pid=$!
+cargo test --workspace --all-features $(printf -- '--test %s ' "${second[@]}") >"$test_logs/second" 2>&1 &
+second_pid=$!
+first_status=0 second_status=0
+wait "$first_pid" || first_status=$?
+wait "$second_pid" || second_status=$?
+cat "$test_logs/first" "$test_logs/second"
+rm -rf "$test_logs"
+if [ "$first_status" != 0 ] || [ "$second_status" != 0 ]; then
+  echo "error: tests failed (exit $first_status and $second_status)" >&2
+  exit 1
+fi
+cargo test --workspace --all-features --doc
 
 step "cargo package (with verification)"
 scripts/package.sh

@@ -1,6 +1,6 @@
 //! The adapter contract: one provider integration reduces one request to one [`Outcome`].
 //!
-//! Adapters classify; the client decides. An adapter makes exactly one request per
+//! Adapters classify; the client decides. An adapter makes at most one request per
 //! [`Adapter::send`] call and answers with what the provider proved: [`Outcome::Accepted`],
 //! [`Outcome::Rejected`] with a [`Category`], or [`Outcome::Unknown`] when it cannot tell. It
 //! cannot fail in any other way; the client owns retries, failover and timeouts (it drops the

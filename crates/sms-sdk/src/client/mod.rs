@@ -51,7 +51,8 @@ pub enum Failover {
     #[default]
     Off,
     /// After a proven rejection that another provider might accept (`Auth`, `RateLimited` once
-    /// retries are used up, `Sender`, `Account`), try the next adapter that can send the message.
+    /// retries are used up, `Sender`, `Account`, `Unreachable`), try the next adapter that can
+    /// send the message.
     OnEligibleRejection,
 }
 

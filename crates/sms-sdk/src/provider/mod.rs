@@ -27,8 +27,9 @@
 //! Every provider folder has the same shape: `mod.rs` (configuration, the
 //! [`Adapter`](crate::Adapter) impl, the public surface), `request.rs` (capabilities, typed
 //! options, limits and the request body), `response.rs` (a pure `interpret(status, headers, body,
-//! now) -> Outcome`: the provider's facts and code table for the one skeleton in `http`) and
-//! `webhook.rs` (the verifier and its signing functions).
+//! now) -> Outcome`: the provider's facts and code table for the one skeleton in `http`),
+//! `webhook.rs` (the verifier and its signing functions) and `lookup.rs` (the
+//! [`Lookup`](crate::lookup::Lookup) that [`Adapter::lookup`](crate::Adapter::lookup) returns).
 //!
 //! A provider module's public surface is its adapter and builder, its webhook verifier, `NAME`,
 //! `DEFAULT_BASE_URL` and the signing functions needed to build signed test requests. The wire

@@ -176,7 +176,7 @@ mod tests {
     }
 
     /// The Redis store writes a record's JSON straight into its command: the very text
-    /// `payload` returns (and earlier versions stored), byte for byte.
+    /// `payload` returns, byte for byte.
     #[cfg(all(feature = "redis", feature = "testing", any(feature = "sqlite", feature = "postgres")))]
     #[test]
     fn write_payload_writes_the_payload_text() {

@@ -53,11 +53,27 @@ const REDIS_PREFIX: &str = "sms-sdk:idempotency:";
 const SQL_SOURCE: &str = include_str!("../../../../sms-sdk/src/store/sql.rs");
 const REDIS_SOURCE: &str = include_str!("../../../../sms-sdk/src/store/redis/mod.rs");
 
-/// The Lua script the Redis store runs as its constant `name` (`const NAME: &str = r"…";` in
-/// `store/redis/mod.rs`), read from the store's source: the minimal client runs the very same text.
-pub(crate) fn lua_script(name: &str) -> Option<&'static str> {
-    let (_, rest) = REDIS_SOURCE.split_once(&format!("const {name}: &str = r\""))?;
-    rest.split_once("\";").map(|(script, _)| script)
+/// The Lua script the Redis store runs as `name`, read from the store's source: a constant
+/// (`const NAME: &str = r"…";`) as written, or a script the store composes
+/// (`static NAME: LazyLock<String>` of a `format!` template) with its `{FRAGMENT}`s replaced by
+/// those constants. The minimal client runs the very same text.
+pub(crate) fn lua_script(name: &str) -> Option<String> {
+    if let Some((_, rest)) = REDIS_SOURCE.split_once(&format!("const {name}: &str = r\"")) {
+        return rest.split_once("\";").map(|(script, _)| script.to_owned());
+    }
+    let (_, rest) = REDIS_SOURCE.split_once(&format!("static {name}: LazyLock<String> = "))?;
+    let (_, template) = rest.split_once("r\"")?;
+    let (template, _) = template.split_once("\"\n")?;
+    let mut script = String::new();
+    let mut rest = template;
+    while let Some((before, after)) = rest.split_once('{') {
+        script.push_str(before);
+        let (fragment, after) = after.split_once('}')?;
+        script.push_str(&lua_script(fragment)?);
+        rest = after;
+    }
+    script.push_str(rest);
+    Some(script)
 }
 
 fn squeeze(text: &str) -> String {
@@ -233,9 +249,9 @@ pub(crate) mod redis_min {
             let script = |name: &str| lua_script(name).ok_or(format!("store/redis/mod.rs has no {name} script"));
             let load = |script: &str| redis::cmd("SCRIPT").arg("LOAD").arg(script).clone();
             let reserve: String =
-                load(script("RESERVE")?).query_async(&mut connection).await.map_err(|e| e.to_string())?;
+                load(&script("RESERVE")?).query_async(&mut connection).await.map_err(|e| e.to_string())?;
             let finalize: String =
-                load(script("FINALIZE")?).query_async(&mut connection).await.map_err(|e| e.to_string())?;
+                load(&script("FINALIZE")?).query_async(&mut connection).await.map_err(|e| e.to_string())?;
             Ok(Self { connection, reserve, finalize })
         }
 
@@ -336,6 +352,8 @@ mod tests {
         let reserve = super::lua_script("RESERVE").expect("the store has a RESERVE script");
         assert!(reserve.contains("'reserved'") && reserve.trim_end().ends_with("return 1"), "{reserve}");
         assert!(super::lua_script("FINALIZE").is_some_and(|s| s.contains("PEXPIRE")));
+        let finalize = super::lua_script("FINALIZE").unwrap_or_default();
+        assert!(finalize.contains("local kept = {}") && !finalize.contains("{KEEP}"), "{finalize}");
         assert_eq!(super::lua_script("NO_SUCH"), None);
     }
 }

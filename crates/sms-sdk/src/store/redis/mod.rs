@@ -11,9 +11,10 @@
 //! Each key is a hash at `<prefix>idempotency:<key>` (default prefix `sms-sdk:`) with the fields
 //! `state`, `fingerprint`, `reservation_id`, `reserved_at`, `record`, `expires_at` (epoch
 //! milliseconds) and `recipient`; a final record keeps its reservation's `reserved_at` and
-//! `recipient` (records written before stored format version 1 have neither). `reserve`, `finalize` and the operator's `resolve` are Lua scripts, so each is
-//! atomic, and each is one round trip; accepted and rejected records also get a key expiry of
-//! their TTL (at most a century), while reserved and unknown records never expire.
+//! `recipient` (records of stored format version 0 have neither). `reserve`, `finalize` and the
+//! operator's `resolve` are Lua scripts, so each is atomic, and each is one round trip; accepted
+//! and rejected records also get a key expiry of their TTL (at most a century), while reserved and
+//! unknown records never expire.
 //!
 //! The scripts are loaded when the store connects and run by `EVALSHA` (their SHA1 is computed
 //! once per process). A server that no longer has them (restarted, failed over, or after
@@ -24,8 +25,9 @@
 //!
 //! Every script touches exactly one key, the hash of its idempotency key, passed in `KEYS[1]`,
 //! so each call lives in one hash slot whatever the key's text (a `{…}` in it only picks that
-//! slot) and needs no hash tag; the layout above is the one earlier versions wrote, so records
-//! written by them stay readable. Listing (`SCAN`) sees the keys of the node it is connected to.
+//! slot) and needs no hash tag. The layout above is part of the stored format, which stays
+//! readable from release to release (the golden fixtures of the store tests hold it). Listing
+//! (`SCAN`) sees the keys of the node it is connected to.
 //!
 //! Connecting gives up after the connect timeout (default 5 s), and every command or script
 //! after the operation timeout (default 10 s); the connection then reconnects by itself.
