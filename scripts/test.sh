@@ -139,14 +139,19 @@ cargo test -p sms-sdk
 # in the first group without being named here. Each group's output is printed whole when it ends;
 # the doc tests run after them.
 step "cargo test (all features): build"
-built="$(cargo test --workspace --all-features --no-run 2>&1 | tee /dev/stderr)"
+test_logs="$(mktemp -d)"
+cargo test --workspace --all-features --no-run 2>&1 | tee "$test_logs/build"
 second=(cli arguments emulator)
 first=()
-for name in $(sed -n 's|^ *Executable tests/\([a-z_]*\)\(/main\)\{0,1\}\.rs .*|\1|p' <<<"$built" | sort -u); do
+for name in $(sed -n 's|^ *Executable tests/\([a-z_]*\)\(/main\)\{0,1\}\.rs .*|\1|p' "$test_logs/build" | sort -u); do
   [[ " ${second[*]} " == *" $name "* ]] || first+=(--test "$name")
 done
+for name in "${second[@]}"; do
+  grep -qE "Executable tests/$name(/main)?\.rs " "$test_logs/build" ||
+    { echo "error: the build listed no test target $name (scripts/test.sh names it)" >&2; exit 1; }
+done
+[ "${#first[@]}" -gt 0 ] || { echo "error: the build listed no other test target" >&2; exit 1; }
 step "cargo test (all features): the library's tests beside the command's and the emulator's"
-test_logs="$(mktemp -d)"
 cargo test --workspace --all-features --lib --bins "${first[@]}" >"$test_logs/first" 2>&1 &
 first_pid=$!
 cargo test --workspace --all-features $(printf -- '--test %s ' "${second[@]}") >"$test_logs/second" 2>&1 &

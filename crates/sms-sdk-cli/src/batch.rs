@@ -19,7 +19,7 @@ use std::time::Duration;
 use clap::Args;
 use futures_util::StreamExt;
 use sms_sdk::adapter::AnyAdapter;
-use sms_sdk::batch::{BatchOptions, BatchResult, Outcome, Summary};
+use sms_sdk::batch::{BatchOptions, BatchResult, RowOutcome, Summary};
 use sms_sdk::rate::RateLimit;
 use sms_sdk::rate::redis::RedisRateLimiter;
 use sms_sdk::store::Stores;
@@ -178,7 +178,7 @@ async fn go(args: &BatchArgs, env: &Env, out: &mut dyn Write, err: &mut dyn Writ
         let Some(result) = result else { break };
         let outcome = tally.add(&result);
         let line = Line::of(&result);
-        if outcome == Outcome::Unknown && tally.summary.unknown <= LISTED {
+        if outcome == RowOutcome::Unknown && tally.summary.unknown <= LISTED {
             let _ = writeln!(err, "row {} (key {}): unknown, {}", line.row, line.key, advice(outcome));
         }
         if let Some(report) = &mut report
@@ -278,7 +278,7 @@ pub(crate) struct Tally {
 
 impl Tally {
     /// Counts one result; returns its outcome.
-    fn add(&mut self, result: &BatchResult<(u64, String)>) -> Outcome {
+    fn add(&mut self, result: &BatchResult<(u64, String)>) -> RowOutcome {
         let outcome = result.outcome();
         self.summary.add(outcome);
         if report::is_suppressed(result) {
@@ -325,7 +325,9 @@ async fn client(
 
 /// The batch options of the flags: concurrency, and the rate in process or in Redis.
 async fn options(args: &BatchArgs) -> Result<BatchOptions, Stop> {
-    let options = BatchOptions::default().concurrency(usize::from(args.concurrency));
+    let options = BatchOptions::default()
+        .concurrency(usize::from(args.concurrency))
+        .map_err(|e| Stop(EXIT_USAGE, format!("--concurrency: {e}")))?;
     let Some(rate) = args.rate else { return Ok(options) };
     // Bursts of up to 20 ms of sends let a turn taken late (timers fire on whole milliseconds)
     // be made up, so the rate over any second is `--rate`, not what the timer allows.

@@ -76,7 +76,7 @@ struct Receiver {
 
 async fn receive(
     State(events): State<mpsc::UnboundedSender<SmsEvent>>,
-    Verified(event, ..): Verified<TwilioWebhook>,
+    Verified { event, .. }: Verified<TwilioWebhook>,
 ) -> StatusCode {
     let _ = events.send(event);
     StatusCode::NO_CONTENT

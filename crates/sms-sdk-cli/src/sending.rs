@@ -9,7 +9,7 @@ use std::time::Duration;
 use sms_sdk::adapter::AnyAdapter;
 use sms_sdk::message::format_timestamp;
 use sms_sdk::store::Stores;
-use sms_sdk::store::suppression::Entry;
+use sms_sdk::store::suppression::SuppressionEntry;
 use sms_sdk::suppression::SuppressionPolicy;
 use sms_sdk::{ClientBuilder, Message, PhoneNumber, Receipt, SendOptions};
 
@@ -45,13 +45,13 @@ pub(crate) async fn suppressed(
     message: &Message,
     stores: &Stores,
     policy: &SuppressionPolicy,
-) -> Result<Option<Entry>, sms_sdk::store::StoreError> {
+) -> Result<Option<SuppressionEntry>, sms_sdk::store::StoreError> {
     let Ok(recipient) = PhoneNumber::parse(&message.to) else { return Ok(None) };
     stores.suppression.check(&recipient, &policy.scopes(message)).await
 }
 
 /// An opt-out as one phrase: `+1********23 opted out (account, keyword:STOP) at …`.
-pub(crate) fn opted_out(entry: &Entry) -> String {
+pub(crate) fn opted_out(entry: &SuppressionEntry) -> String {
     let at = format_timestamp(time::OffsetDateTime::from(entry.at));
     format!("{} opted out ({}, {}) at {at}", entry.recipient.masked(), entry.scope, entry.reason)
 }

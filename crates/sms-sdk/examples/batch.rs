@@ -30,7 +30,7 @@ pub async fn run_once(client: &Client) -> Result<Summary, sms_sdk::Error> {
         let body = format!("Hi {name}, your order has shipped.");
         (row, Message::new(to, body).idempotency_key(format!("spring-shipping-{row}")))
     }));
-    let options = BatchOptions::default().concurrency(4).rate(RateLimit::per_second(50))?;
+    let options = BatchOptions::default().concurrency(4)?.rate(RateLimit::per_second(50))?;
     let mut results = client.send_batch(messages, options);
     let mut summary = Summary::default();
     while let Some(result) = results.next().await {

@@ -45,7 +45,7 @@ pub struct Hooks {
 async fn receive<V: WebhookVerifier + 'static>(
     State(seen): State<Arc<dyn DedupeStore>>,
     State(handled): State<Arc<std::sync::Mutex<Vec<String>>>>,
-    Verified(event, ..): Verified<V>,
+    Verified { event, .. }: Verified<V>,
 ) -> StatusCode {
     match seen.first_seen(&event.dedupe_key, SystemTime::now(), DEFAULT_RETENTION).await {
         Ok(true) => {

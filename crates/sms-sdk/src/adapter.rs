@@ -262,6 +262,7 @@ pub struct Support {
 
 /// Everything the client needs to know about an adapter besides `send`.
 #[derive(Clone)]
+#[non_exhaustive]
 pub struct AdapterInfo {
     /// Stable lowercase name, unique within a client (`^[a-z][a-z0-9-]*$`).
     pub name: String,

@@ -13,7 +13,7 @@
 //! let messages = futures_util::stream::iter((1..=3_u64).map(|row| {
 //!     (row, Message::new("+14155550123", "Your order has shipped.").idempotency_key(format!("ship-{row}")))
 //! }));
-//! let options = BatchOptions::default().concurrency(8).rate(RateLimit::per_second(100))?;
+//! let options = BatchOptions::default().concurrency(8)?.rate(RateLimit::per_second(100))?;
 //! let mut results = client.send_batch(messages, options);
 //! let mut summary = Summary::default();
 //! while let Some(result) = results.next().await {
@@ -71,10 +71,18 @@ impl Default for BatchOptions {
 }
 
 impl BatchOptions {
-    /// At most `concurrency` sends at once (16 by default; clamped to 1..=10,000).
-    pub fn concurrency(mut self, concurrency: usize) -> Self {
-        self.concurrency = concurrency.clamp(1, MAX_CONCURRENCY);
-        self
+    /// At most `concurrency` sends at once (16 by default; 1 to 10,000).
+    ///
+    /// # Errors
+    /// `Configuration` for 0 or more than [`MAX_CONCURRENCY`].
+    pub fn concurrency(mut self, concurrency: usize) -> Result<Self, Error> {
+        if !(1..=MAX_CONCURRENCY).contains(&concurrency) {
+            return Err(Error::configuration(format!(
+                "A batch's concurrency must be 1 to {MAX_CONCURRENCY}, not {concurrency}."
+            )));
+        }
+        self.concurrency = concurrency;
+        Ok(self)
     }
 
     /// Starts at most `limit` sends per period, over all the batch's sends.
@@ -138,15 +146,15 @@ pub struct BatchResult<T> {
 impl<T> BatchResult<T> {
     /// How the message ended, for the summary.
     #[must_use]
-    pub fn outcome(&self) -> Outcome {
-        Outcome::of(&self.result)
+    pub fn outcome(&self) -> RowOutcome {
+        RowOutcome::of(&self.result)
     }
 }
 
 /// How one message of a batch ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
-pub enum Outcome {
+pub enum RowOutcome {
     /// A provider accepted it in this run.
     Accepted,
     /// An earlier run had it accepted: replayed, no request.
@@ -159,7 +167,7 @@ pub enum Outcome {
     Unknown,
 }
 
-impl Outcome {
+impl RowOutcome {
     /// The outcome of a send's result.
     #[must_use]
     #[allow(clippy::wildcard_enum_match_arm)] // `ErrorKind` is non-exhaustive: new kinds are proven failures
@@ -186,7 +194,7 @@ impl Outcome {
     }
 }
 
-impl fmt::Display for Outcome {
+impl fmt::Display for RowOutcome {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.as_str())
     }
@@ -208,12 +216,12 @@ pub struct Summary {
 
 impl Summary {
     /// Counts one outcome.
-    pub fn add(&mut self, outcome: Outcome) {
+    pub fn add(&mut self, outcome: RowOutcome) {
         let count = match outcome {
-            Outcome::Accepted => &mut self.accepted,
-            Outcome::Replayed => &mut self.replayed,
-            Outcome::Rejected => &mut self.rejected,
-            Outcome::Unknown => &mut self.unknown,
+            RowOutcome::Accepted => &mut self.accepted,
+            RowOutcome::Replayed => &mut self.replayed,
+            RowOutcome::Rejected => &mut self.rejected,
+            RowOutcome::Unknown => &mut self.unknown,
         };
         *count = count.saturating_add(1);
     }

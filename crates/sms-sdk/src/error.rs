@@ -232,7 +232,7 @@ impl Error {
     }
 
     /// The rejection category, for a single provider rejection, or for a `before_send` policy
-    /// that refused in a category ([`PolicyDecision::Refuse`](crate::hooks::PolicyDecision::Refuse);
+    /// that refused in a category ([`PolicyDecision::reject_in`](crate::hooks::PolicyDecision::reject_in);
     /// the suppression policy refuses as `Compliance`).
     #[must_use]
     pub fn category(&self) -> Option<Category> {

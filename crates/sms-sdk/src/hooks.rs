@@ -40,33 +40,28 @@ pub enum PolicyDecision {
     /// Go on and send.
     Allow,
     /// Refuse: nothing is sent, no failover, and the caller gets `PolicyRejected`. The reason
-    /// is kept only in [`Error::policy_reason`](crate::Error::policy_reason).
+    /// is kept only in [`Error::policy_reason`](crate::Error::policy_reason); a category, when
+    /// given, is the error's [`category`](crate::Error::category) (the
+    /// [suppression policy](crate::suppression) refuses an opted-out recipient as `Compliance`).
     Reject {
         /// Why (never logged or serialized).
         reason: String,
-    },
-    /// Refuse in a rejection category, as the [suppression policy](crate::suppression) does
-    /// (`Compliance`): nothing is sent, no failover, and the caller gets `PolicyRejected` whose
-    /// [`category`](crate::Error::category) is this one.
-    Refuse {
-        /// The category (`Compliance` for an opted-out recipient).
-        category: Category,
-        /// Why (never logged or serialized).
-        reason: String,
+        /// The rejection category, if any (`Compliance` for an opted-out recipient).
+        category: Option<Category>,
     },
 }
 
 impl PolicyDecision {
-    /// A rejection with `reason`.
+    /// A rejection with `reason`, in no category.
     #[must_use]
     pub fn reject(reason: impl Into<String>) -> Self {
-        Self::Reject { reason: reason.into() }
+        Self::Reject { reason: reason.into(), category: None }
     }
 
-    /// A refusal in `category` with `reason`.
+    /// A rejection in `category` with `reason`.
     #[must_use]
-    pub fn refuse(category: Category, reason: impl Into<String>) -> Self {
-        Self::Refuse { category, reason: reason.into() }
+    pub fn reject_in(category: Category, reason: impl Into<String>) -> Self {
+        Self::Reject { reason: reason.into(), category: Some(category) }
     }
 }
 
@@ -75,7 +70,6 @@ impl fmt::Debug for PolicyDecision {
         f.write_str(match self {
             Self::Allow => "Allow",
             Self::Reject { .. } => "Reject",
-            Self::Refuse { .. } => "Refuse",
         })
     }
 }

@@ -51,6 +51,7 @@ pub struct OptionSpec {
 
 /// The type and limits of a typed option.
 #[derive(Debug)]
+#[non_exhaustive]
 pub enum OptionKind {
     /// `true` or `false`.
     Boolean,

@@ -162,7 +162,7 @@ fn status_provider_id(kind: &EventKind) -> Option<&str> {
     }
 }
 
-/// Feeds the webhook integration's events to the reconciler (`Observer::new(reconciler)`): a
+/// Feeds the webhook integration's events to the reconciler (`SharedObserver::new(reconciler)`): a
 /// store failure is logged, and the request goes on to its handler (the provider's redelivery, or
 /// `idempotency reconcile`, can still settle the key).
 impl EventObserver for Reconciler {

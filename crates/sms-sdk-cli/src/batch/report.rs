@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use serde::Serialize;
-use sms_sdk::batch::{BatchResult, Outcome, Summary};
+use sms_sdk::batch::{BatchResult, RowOutcome, Summary};
 use sms_sdk::redact::mask_phone_number;
 
 use super::Tally;
@@ -206,11 +206,13 @@ pub(crate) fn lossy(count: u64) -> f64 {
 }
 
 /// What a row's outcome asks of the operator, for the lines about unknown rows.
-pub(crate) fn advice(outcome: Outcome) -> &'static str {
+pub(crate) fn advice(outcome: RowOutcome) -> &'static str {
     match outcome {
-        Outcome::Unknown => "may have been sent: not resent; reconcile (sms-sdk idempotency list --state unresolved)",
-        Outcome::Rejected => "not sent",
-        Outcome::Accepted | Outcome::Replayed => "sent",
+        RowOutcome::Unknown => {
+            "may have been sent: not resent; reconcile (sms-sdk idempotency list --state unresolved)"
+        }
+        RowOutcome::Rejected => "not sent",
+        RowOutcome::Accepted | RowOutcome::Replayed => "sent",
         _ => "",
     }
 }

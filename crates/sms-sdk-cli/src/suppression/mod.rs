@@ -11,7 +11,9 @@ use std::time::SystemTime;
 
 use clap::{Args, Subcommand};
 use sms_sdk::message::format_timestamp;
-use sms_sdk::store::suppression::{self, Action, Applied, Change, Entry, IMPORT_BATCH, Page, Scope, SuppressionStore};
+use sms_sdk::store::suppression::{
+    self, Action, Applied, Change, IMPORT_BATCH, Scope, SuppressionEntry, SuppressionPage, SuppressionStore,
+};
 use sms_sdk::{PhoneNumber, Sender};
 use time::OffsetDateTime;
 use time::format_description::well_known::Rfc3339;
@@ -165,7 +167,7 @@ fn time_text(at: SystemTime) -> String {
 }
 
 /// An entry as JSON, its number masked.
-fn entry_json(entry: &Entry) -> serde_json::Value {
+fn entry_json(entry: &SuppressionEntry) -> serde_json::Value {
     serde_json::json!({
         "recipient": entry.recipient.masked(),
         "scope": entry.scope.to_string(),
@@ -176,17 +178,17 @@ fn entry_json(entry: &Entry) -> serde_json::Value {
 }
 
 /// An entry as one line, its number masked.
-fn entry_line(entry: &Entry) -> String {
+fn entry_line(entry: &SuppressionEntry) -> String {
     format!("{}\t{}\t{}\t{}", entry.recipient, entry.scope, time_text(entry.at), entry.reason)
 }
 
 /// Calls `visit` with every suppressed entry, a page at a time: memory stays flat.
 async fn each_entry(
     store: &dyn SuppressionStore,
-    mut visit: impl FnMut(&Entry) -> std::io::Result<()>,
+    mut visit: impl FnMut(&SuppressionEntry) -> std::io::Result<()>,
     err: &mut dyn Write,
 ) -> Result<(), u8> {
-    let mut page = Page::default();
+    let mut page = SuppressionPage::default();
     loop {
         let listing = store.list(page.clone()).await.map_err(|error| store_failed(err, &error))?;
         for entry in &listing.entries {

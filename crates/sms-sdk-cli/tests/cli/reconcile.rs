@@ -239,7 +239,7 @@ async fn reconcile_through_the_axum_integration() {
         twilio: TwilioWebhook,
     }
 
-    async fn handle(Verified(_event, ..): Verified<TwilioWebhook>) -> StatusCode {
+    async fn handle(_: Verified<TwilioWebhook>) -> StatusCode {
         StatusCode::NO_CONTENT
     }
 
@@ -247,7 +247,7 @@ async fn reconcile_through_the_axum_integration() {
     let hooks = Hooks { twilio: TwilioWebhook::new(credentials::TWILIO_AUTH_TOKEN).unwrap() };
     let app: Router = Router::new()
         .route("/status", post(handle))
-        .layer(Extension(sms_sdk::webhook::Observer::new(Reconciler::new(Arc::clone(&store)))))
+        .layer(Extension(sms_sdk::webhook::SharedObserver::new(Reconciler::new(Arc::clone(&store)))))
         .with_state(hooks);
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let base = format!("http://{}", listener.local_addr().unwrap());

@@ -192,7 +192,7 @@ struct Hooks {
 }
 
 /// Counts a verified event and logs it (as an application would: its Debug, at info).
-async fn receive<V>(State(hooks): State<Hooks>, Verified(event, ..): Verified<V>) -> StatusCode
+async fn receive<V>(State(hooks): State<Hooks>, Verified { event, .. }: Verified<V>) -> StatusCode
 where
     V: WebhookVerifier + FromRef<Hooks> + 'static,
 {

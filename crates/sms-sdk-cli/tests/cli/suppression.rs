@@ -21,8 +21,9 @@ use axum::middleware::{self, Next};
 use axum::response::Response;
 use axum::routing::post;
 use common::command;
+use sms_sdk::store::suppression::{Action, Applied};
 use sms_sdk::store::suppression::{MemorySuppressionStore, Scope, SuppressionStore};
-use sms_sdk::suppression::{Action, Applied, Fed, Feeder, SuppressionPolicy};
+use sms_sdk::suppression::{Fed, Feeder, SuppressionPolicy};
 use sms_sdk::webhook::axum::{Verified, serve};
 use sms_sdk::{Category, Client, ErrorKind, Message, PhoneNumber, TwilioWebhook};
 use sms_sdk_cli::Env;
@@ -41,7 +42,7 @@ struct Hooks {
     fed: Arc<Mutex<Vec<Fed>>>,
 }
 
-async fn inbound(State(hooks): State<Hooks>, Verified(event, ..): Verified<TwilioWebhook>) -> StatusCode {
+async fn inbound(State(hooks): State<Hooks>, Verified { event, .. }: Verified<TwilioWebhook>) -> StatusCode {
     match hooks.feeder.feed(&event, SystemTime::now()).await {
         Ok(fed) => {
             hooks.fed.lock().unwrap().push(fed);

@@ -150,7 +150,7 @@ impl Client {
 
     /// The configured adapters, in priority order.
     #[must_use]
-    pub fn capabilities(&self) -> Vec<&AdapterInfo> {
+    pub fn adapters(&self) -> Vec<&AdapterInfo> {
         self.inner.adapters.iter().map(|a| a.info()).collect()
     }
 

@@ -221,10 +221,10 @@ impl Dispatch<'_> {
             };
             match AssertUnwindSafe(policy(cx)).catch_unwind().await {
                 Ok(Ok(PolicyDecision::Allow)) => {}
-                Ok(Ok(PolicyDecision::Reject { reason })) => {
+                Ok(Ok(PolicyDecision::Reject { reason, category: None })) => {
                     return Err(self.fail(&id, held.as_ref(), Error::policy_rejected(Some(reason))).await);
                 }
-                Ok(Ok(PolicyDecision::Refuse { category, reason })) => {
+                Ok(Ok(PolicyDecision::Reject { reason, category: Some(category) })) => {
                     return Err(self.fail(&id, held.as_ref(), Error::policy_refused(category, reason)).await);
                 }
                 Ok(Err(error)) => return Err(self.policy_failed(held.as_ref(), Error::before_send(error)).await),

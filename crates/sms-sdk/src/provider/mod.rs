@@ -14,7 +14,7 @@
 //!     .adapter(Vonage::basic("api-key", "api-secret").from("+15005550006").build()?)
 //!     .failover(Failover::OnEligibleRejection)
 //!     .build()?;
-//! let names: Vec<&str> = client.capabilities().iter().map(|info| info.name.as_str()).collect();
+//! let names: Vec<&str> = client.adapters().iter().map(|info| info.name.as_str()).collect();
 //! assert_eq!(names, ["twilio", "telnyx", "plivo", "vonage"]);
 //!
 //! // A credential that cannot be right is refused at once, naming it.

@@ -58,7 +58,8 @@ pub enum Fed {
 /// # #[cfg(feature = "twilio")] {
 /// use std::time::SystemTime;
 /// use sms_sdk::store::suppression::MemorySuppressionStore;
-/// use sms_sdk::suppression::{Action, Applied, Fed, Feeder};
+/// use sms_sdk::store::suppression::{Action, Applied};
+/// use sms_sdk::suppression::{Fed, Feeder};
 /// use sms_sdk::testing::webhooks::signed_twilio_request;
 /// use sms_sdk::webhook::WebhookVerifier;
 /// use sms_sdk::TwilioWebhook;

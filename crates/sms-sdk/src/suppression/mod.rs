@@ -4,7 +4,8 @@
 //! Each provider keeps its own opt-out list, which does not follow traffic that fails over or
 //! moves to another provider. This one does: [`Feeder`] turns verified `opted_out` / `opted_in`
 //! events (provider signals and the STOP keywords the normalizer applies, plus the START and
-//! UNSTOP opt-in keywords) into changes of a [`SuppressionStore`], ordered by event time and
+//! UNSTOP opt-in keywords) into changes of a
+//! [`SuppressionStore`](crate::store::suppression::SuppressionStore), ordered by event time and
 //! idempotent under replayed webhooks; [`SuppressionPolicy`] checks it before every send and
 //! refuses as a `compliance` rejection (`PolicyRejected`, retry-safe, never failed over).
 //!
@@ -40,4 +41,3 @@ mod policy;
 
 pub use self::feed::{Fed, Feeder, OPT_IN_KEYWORDS, ScopeRule};
 pub use self::policy::SuppressionPolicy;
-pub use crate::store::suppression::{Action, Applied, Change, Entry, Scope, SuppressionStore};

@@ -80,7 +80,7 @@ impl SuppressionPolicy {
         }
         let at = OffsetDateTime::from(entry.at).format(&Rfc3339).unwrap_or_default();
         let reason = format!("{recipient} opted out ({}, {}) at {at}", entry.scope, entry.reason);
-        Ok(PolicyDecision::refuse(Category::Compliance, reason))
+        Ok(PolicyDecision::reject_in(Category::Compliance, reason))
     }
 
     /// The policy as a `before_send` function for

@@ -12,7 +12,7 @@
 //! ```
 //!
 //! Keys are unique to each run, so the suite can run again and again against one shared database.
-//! The expiry check sleeps for real (twice [`SHORT_RETENTION`]) and asks at exactly `base +
+//! The expiry check sleeps for real (twice its 250 ms retention) and asks at exactly `base +
 //! retention`, so it passes both for stores that compare the `now` they are given and for stores
 //! whose keys expire on the server's clock (Redis).
 
@@ -26,10 +26,13 @@ use crate::store::DedupeStore;
 type Check = Result<(), String>;
 
 /// Concurrent tasks in the race check.
+#[doc(hidden)] // a knob of the suite, not part of the API: the repository's tests read it
 pub const RACE_TASKS: usize = 32;
 /// Keys every task of the race check asks about.
+#[doc(hidden)] // a knob of the suite, not part of the API: the repository's tests read it
 pub const RACE_KEYS: usize = 200;
 /// The retention of the expiry check; it sleeps twice as long.
+#[doc(hidden)] // a knob of the suite, not part of the API: the repository's tests read it
 pub const SHORT_RETENTION: Duration = Duration::from_millis(250);
 
 const RETENTION: Duration = Duration::from_secs(10);

@@ -71,6 +71,7 @@ pub async fn run(name: &str, store: Arc<dyn Store>) -> Report {
 }
 
 /// A sample accepted result.
+#[doc(hidden)] // a fixture of the suite, not part of the API: the repository's tests use it
 #[must_use]
 pub fn sample_receipt(provider_id: &str) -> Receipt {
     Receipt {
@@ -113,6 +114,7 @@ fn unknown_at_twilio() -> ErrorRecord {
 }
 
 /// A sample error record.
+#[doc(hidden)] // a fixture of the suite, not part of the API: the repository's tests use it
 #[must_use]
 pub fn sample_error(code: &str) -> ErrorRecord {
     ErrorRecord {

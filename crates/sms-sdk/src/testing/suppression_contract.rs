@@ -20,14 +20,16 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use super::{CaseResult, Report};
 use crate::PhoneNumber;
 use crate::store::suppression::{
-    Action, Applied, Change, Entry, MAX_BATCH, MAX_CHECK_SCOPES, Page, Scope, SuppressionStore,
+    Action, Applied, Change, MAX_BATCH, MAX_CHECK_SCOPES, Scope, SuppressionEntry, SuppressionPage, SuppressionStore,
 };
 
 type Check = Result<(), String>;
 
 /// Concurrent tasks in the race checks.
+#[doc(hidden)] // a knob of the suite, not part of the API: the repository's tests read it
 pub const RACE_TASKS: usize = 16;
 /// Recipients of the listing check (one of them opted back in, two with two scopes).
+#[doc(hidden)] // a knob of the suite, not part of the API: the repository's tests read it
 pub const LISTED: usize = 7;
 
 /// Runs every check against `store`; `name` labels the report.
@@ -90,7 +92,7 @@ impl Run {
         self.apply(std::slice::from_ref(&change)).await?.first().copied().ok_or_else(|| "no answer".to_owned())
     }
 
-    async fn check(&self, number: &PhoneNumber, scopes: &[Scope]) -> Result<Option<Entry>, String> {
+    async fn check(&self, number: &PhoneNumber, scopes: &[Scope]) -> Result<Option<SuppressionEntry>, String> {
         self.store.check(number, scopes).await.map_err(|e| format!("check: {e}"))
     }
 
@@ -203,14 +205,14 @@ impl Run {
         changes.push(Change::opt_in(lifted, Scope::Account, at(self.base, 1), "operator"));
         self.apply(&changes).await?;
         expected.sort();
-        let ours = |entry: &Entry| {
+        let ours = |entry: &SuppressionEntry| {
             let number = entry.recipient.as_str();
             (0..u32::try_from(LISTED).unwrap_or(0)).any(|i| self.number(first + i).as_str() == number)
         };
         // Pages of one entry split every recipient with two scopes.
         for size in [1, 2, 3] {
             let mut listed = Vec::new();
-            let mut page = Page::first(size);
+            let mut page = SuppressionPage::first(size);
             for _ in 0..100_000 {
                 let listing = self.store.list(page.clone()).await.map_err(|e| format!("list: {e}"))?;
                 ensure!(listing.entries.len() <= size, "a page of {size} held {}", listing.entries.len());

@@ -18,7 +18,7 @@
 //!     twilio: TwilioWebhook,
 //! }
 //!
-//! async fn twilio(Verified(event, ..): Verified<TwilioWebhook>) -> StatusCode {
+//! async fn twilio(Verified { event, .. }: Verified<TwilioWebhook>) -> StatusCode {
 //!     println!("{} ({})", event.type_name(), event.dedupe_key);
 //!     StatusCode::NO_CONTENT
 //! }
@@ -48,7 +48,9 @@ use axum::response::{IntoResponse, Response};
 use hyper_util::rt::{TokioIo, TokioTimer};
 use tower::Service as _;
 
-pub use super::receive::{BodyReadTimeout, DEFAULT_BODY_READ_TIMEOUT, INLINE_VERIFY_LIMIT};
+#[doc(hidden)]
+pub use super::receive::INLINE_VERIFY_LIMIT;
+pub use super::receive::{BodyReadTimeout, DEFAULT_BODY_READ_TIMEOUT};
 use super::receive::{observe, observer_of, read_timeout, receive, status};
 use super::{SmsEvent, WebhookError, WebhookVerifier};
 
@@ -62,15 +64,38 @@ pub const DEFAULT_HEADER_READ_TIMEOUT: Duration = Duration::from_secs(30);
 /// header. Configure the verifier with the public URL (or trust your proxy's forwarded headers)
 /// when the provider calls another one. The body is read up to the verifier's
 /// [`body_limit`](WebhookVerifier::body_limit) within the [`BodyReadTimeout`]; bodies over
-/// [`INLINE_VERIFY_LIMIT`] are verified on the blocking pool.
+/// 64 KiB are verified on the blocking pool.
 ///
-/// With an [`Observer`](super::Observer) as a request extension (add
-/// `axum::Extension(Observer::new(reconciler))` to the router), every verified event is shown to
+/// With a [`SharedObserver`](super::SharedObserver) as a request extension (add
+/// `axum::Extension(SharedObserver::new(reconciler))` to the router), every verified event is shown to
 /// it before the handler runs: a [`Reconciler`](crate::reconcile::Reconciler) settles a send
 /// whose outcome was unknown from its status webhook (a store failure there is logged and the
 /// handler still runs).
+///
+/// Take the event out with a pattern (`Verified { event, .. }: Verified<V>`) or
+/// [`into_inner`](Self::into_inner), or read it through `Deref` (`verified.kind`).
 #[derive(Debug)]
-pub struct Verified<V>(pub SmsEvent, pub PhantomData<V>);
+pub struct Verified<V> {
+    /// The verified event.
+    pub event: SmsEvent,
+    verifier: PhantomData<fn() -> V>,
+}
+
+impl<V> Verified<V> {
+    /// The verified event.
+    #[must_use]
+    pub fn into_inner(self) -> SmsEvent {
+        self.event
+    }
+}
+
+impl<V> std::ops::Deref for Verified<V> {
+    type Target = SmsEvent;
+
+    fn deref(&self) -> &SmsEvent {
+        &self.event
+    }
+}
 
 /// The response of a refused webhook: 401 for authentication failures, 413 for an oversized
 /// body, 400 for anything else (a malformed payload, too many parameters, a body that could not
@@ -98,7 +123,7 @@ where
         match receive(Arc::new(V::from_ref(state)), request, timeout).await {
             Ok(received) => {
                 observe(observer.as_ref(), &received).await;
-                Ok(Self(received.event, PhantomData))
+                Ok(Self { event: received.event, verifier: PhantomData })
             }
             Err(error) => Err(WebhookRejection(error)),
         }

@@ -47,7 +47,7 @@ use std::time::{Duration, SystemTime};
 use http::HeaderMap;
 
 pub use self::event::{EventKind, SmsEvent};
-pub use self::observe::{EventObserver, Observer};
+pub use self::observe::{EventObserver, SharedObserver};
 pub(crate) use self::raw::Raw;
 
 /// The largest body a verifier reads by default: 1 MiB.

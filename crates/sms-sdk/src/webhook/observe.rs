@@ -19,17 +19,17 @@ pub trait EventObserver: Send + Sync + 'static {
 /// request extension (`axum::Extension(observer)`) for the axum extractor.
 #[derive(Clone)]
 #[cfg_attr(not(feature = "tower"), allow(dead_code))] // only the integrations (feature `tower`) call it
-pub struct Observer(pub(crate) Arc<dyn EventObserver>);
+pub struct SharedObserver(pub(crate) Arc<dyn EventObserver>);
 
-impl Observer {
+impl SharedObserver {
     /// Shares `observer`.
     pub fn new(observer: impl EventObserver) -> Self {
         Self(Arc::new(observer))
     }
 }
 
-impl fmt::Debug for Observer {
+impl fmt::Debug for SharedObserver {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("Observer")
+        f.write_str("SharedObserver")
     }
 }

@@ -13,14 +13,16 @@ use http::request::Parts;
 use http::{Request, StatusCode, header};
 use http_body::Body;
 
-use super::Observer;
+use super::SharedObserver;
 use super::{SmsEvent, WebhookError, WebhookRequest, WebhookVerifier};
 
 /// How long the layer and the extractor wait by default for a request's whole body: 30 s.
 pub const DEFAULT_BODY_READ_TIMEOUT: Duration = Duration::from_secs(30);
 /// Bodies larger than this are verified on tokio's blocking pool (`spawn_blocking`), so that a
 /// large body never holds an async worker; smaller ones are verified in place (a few
-/// microseconds, less than a thread hand-off).
+/// microseconds, less than a thread hand-off). Not part of the API (the tests read it); the
+/// integrations' docs say 64 KiB.
+#[doc(hidden)]
 pub const INLINE_VERIFY_LIMIT: usize = 64 * 1024;
 
 /// How long the webhook layer and extractor wait for a request's body, as a request extension.
@@ -60,7 +62,7 @@ pub(crate) fn read_timeout<B>(request: &Request<B>, configured: Option<Duration>
 
 /// Reads `request`'s body (at most the verifier's [`body_limit`](WebhookVerifier::body_limit),
 /// within `timeout`) and verifies it as received at [`received_url`]. Bodies over
-/// [`INLINE_VERIFY_LIMIT`] are verified on the blocking pool.
+/// 64 KiB are verified on the blocking pool.
 pub(crate) async fn receive<V, B>(
     verifier: Arc<V>,
     request: Request<B>,
@@ -100,15 +102,15 @@ where
 
 /// Shows a verified request's event to `observer`, with the URL it was received at (query
 /// included), before the handler runs.
-pub(crate) async fn observe(observer: Option<&Observer>, received: &Received) {
+pub(crate) async fn observe(observer: Option<&SharedObserver>, received: &Received) {
     let Some(observer) = observer else { return };
     observer.0.on_event(&received.event, &received_url(&received.parts)).await;
 }
 
 /// The observer a request carries as an extension (for the axum extractor: add it with
 /// `axum::Extension(observer)`).
-pub(crate) fn observer_of<B>(request: &Request<B>) -> Option<Observer> {
-    request.extensions().get::<Observer>().cloned()
+pub(crate) fn observer_of<B>(request: &Request<B>) -> Option<SharedObserver> {
+    request.extensions().get::<SharedObserver>().cloned()
 }
 
 /// The URL a request was received at: `{scheme}://{authority}{path and query}`, with the scheme

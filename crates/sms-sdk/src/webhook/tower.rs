@@ -41,7 +41,7 @@
 //! The URL the verifier sees is `{scheme}://{authority}{path and query}`: the scheme and
 //! authority of the request target when it carries them (HTTP/2), else `http` and the `Host`
 //! header. Configure the verifier with the public URL (or trust your proxy's forwarded headers)
-//! when the provider calls another one. Bodies over [`INLINE_VERIFY_LIMIT`] are verified on
+//! when the provider calls another one. Bodies over 64 KiB are verified on
 //! tokio's blocking pool, so the layer runs inside a tokio runtime.
 //!
 //! The layer bounds the body; the server bounds the rest. Configure a header read timeout on it
@@ -62,9 +62,11 @@ use bytes::Bytes;
 use http::{HeaderValue, Request, Response, header};
 use http_body::{Body, Frame, SizeHint};
 
-pub use super::receive::{BodyReadTimeout, DEFAULT_BODY_READ_TIMEOUT, INLINE_VERIFY_LIMIT};
+#[doc(hidden)]
+pub use super::receive::INLINE_VERIFY_LIMIT;
+pub use super::receive::{BodyReadTimeout, DEFAULT_BODY_READ_TIMEOUT};
 use super::receive::{Received, observe, observer_of, read_timeout, receive, status};
-use super::{Observer, WebhookError, WebhookVerifier};
+use super::{SharedObserver, WebhookError, WebhookVerifier};
 
 /// A [`Layer`] that verifies webhooks with `V` before the inner service sees them (see the
 /// [module](self) documentation).
@@ -75,7 +77,7 @@ use super::{Observer, WebhookError, WebhookVerifier};
 pub struct VerifyLayer<V> {
     verifier: Arc<V>,
     body_read_timeout: Option<Duration>,
-    observer: Option<Observer>,
+    observer: Option<SharedObserver>,
 }
 
 impl<V: WebhookVerifier> VerifyLayer<V> {
@@ -88,9 +90,9 @@ impl<V: WebhookVerifier> VerifyLayer<V> {
 
     /// Shows every verified event to `observer` before the inner service runs: a
     /// [`Reconciler`](crate::reconcile::Reconciler) settles a send whose outcome was unknown from
-    /// its status webhook (`Observer::new(observer)`). Without it, an [`Observer`] request
+    /// its status webhook (`SharedObserver::new(observer)`). Without it, a [`SharedObserver`] request
     /// extension is used when there is one.
-    pub fn observer(mut self, observer: Observer) -> Self {
+    pub fn observer(mut self, observer: SharedObserver) -> Self {
         self.observer = Some(observer);
         self
     }

@@ -130,10 +130,10 @@ async fn t064_a_panicking_adapter_is_an_unknown_outcome() {
 #[tokio::test]
 async fn capabilities_list_adapters_in_order() {
     let client = Client::builder().adapter(named("a")).adapter(named("b")).build().unwrap();
-    let names: Vec<_> = client.capabilities().iter().map(|i| i.name.clone()).collect();
+    let names: Vec<_> = client.adapters().iter().map(|i| i.name.clone()).collect();
     assert_eq!(names, ["a", "b"]);
-    assert_eq!(client.capabilities()[0].default_from, Some(Sender::phone("+15005550006")));
-    assert!(client.capabilities()[0].capabilities.mms);
+    assert_eq!(client.adapters()[0].default_from, Some(Sender::phone("+15005550006")));
+    assert!(client.adapters()[0].capabilities.mms);
     let _ = TO;
 }
 

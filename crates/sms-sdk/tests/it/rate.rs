@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use futures_util::StreamExt;
 use sms_sdk::adapter::{Adapter, AdapterInfo, Capabilities, Outcome, SendContext};
-use sms_sdk::batch::{BatchOptions, Outcome as BatchOutcome, Summary};
+use sms_sdk::batch::{BatchOptions, RowOutcome as BatchOutcome, Summary};
 use sms_sdk::rate::RateLimit;
 use sms_sdk::store::MemoryStore;
 use sms_sdk::{CancellationToken, Client, ErrorKind, Limit, Message, OutboundMessage, SendOptions};
@@ -184,7 +184,7 @@ async fn batch_sends_at_its_pace_with_bounded_concurrency_and_a_summary() {
             (n, message)
         }))
     };
-    let options = || BatchOptions::default().concurrency(4).rate(RateLimit::per_second(10)).unwrap();
+    let options = || BatchOptions::default().concurrency(4).unwrap().rate(RateLimit::per_second(10)).unwrap();
     let mut summary = Summary::default();
     let mut results = client.send_batch(messages(), options());
     let mut refused = None;
@@ -214,7 +214,8 @@ async fn batch_stop_takes_no_more_messages_and_finishes_those_started() {
     let client = Client::builder().adapter(adapter.clone()).build().unwrap();
     let stop = CancellationToken::new();
     let messages = futures_util::stream::iter(0..1_000).map(|n| (n, message(n).idempotency_key(format!("s-{n}"))));
-    let options = BatchOptions::default().concurrency(3).rate(RateLimit::per_second(10)).unwrap().stop(stop.clone());
+    let options =
+        BatchOptions::default().concurrency(3).unwrap().rate(RateLimit::per_second(10)).unwrap().stop(stop.clone());
     let mut results = client.send_batch(messages, options);
     let mut outcomes = Vec::new();
     while let Some(result) = results.next().await {

@@ -8,7 +8,8 @@ use std::time::SystemTime;
 
 use sms_sdk::store::StoreError;
 use sms_sdk::store::suppression::{
-    self, Applied, Change, Entry, Listing, MemorySuppressionStore, Page, Scope, SuppressionStore,
+    self, Applied, Change, MemorySuppressionStore, Scope, SuppressionEntry, SuppressionListing, SuppressionPage,
+    SuppressionStore,
 };
 use sms_sdk::suppression::SuppressionPolicy;
 use sms_sdk::testing::{MemoryAdapter, suppression_contract};
@@ -48,7 +49,7 @@ async fn suppression_sqlite_store_passes_the_contract() {
     assert_contract("sqlite", Arc::new(list)).await;
     // The same file through a URL, as the command opens it: the entries are there.
     let again = suppression::open(&format!("sqlite:{}", path.display())).await.unwrap();
-    assert!(!again.list(Page::first(1)).await.unwrap().entries.is_empty());
+    assert!(!again.list(SuppressionPage::first(1)).await.unwrap().entries.is_empty());
 }
 
 #[cfg(feature = "postgres")]
@@ -185,10 +186,10 @@ impl SuppressionStore for Unreachable {
         &'a self,
         _: &'a PhoneNumber,
         _: &'a [Scope],
-    ) -> sms_sdk::BoxFuture<'a, Result<Option<Entry>, StoreError>> {
+    ) -> sms_sdk::BoxFuture<'a, Result<Option<SuppressionEntry>, StoreError>> {
         Box::pin(async { Err(StoreError::new("connection refused")) })
     }
-    fn list(&self, _: Page) -> sms_sdk::BoxFuture<'_, Result<Listing, StoreError>> {
+    fn list(&self, _: SuppressionPage) -> sms_sdk::BoxFuture<'_, Result<SuppressionListing, StoreError>> {
         Box::pin(async { Err(StoreError::new("connection refused")) })
     }
 }
@@ -212,7 +213,8 @@ mod feeding {
     use std::time::Duration;
 
     use sms_sdk::TwilioWebhook;
-    use sms_sdk::suppression::{Action, Fed, Feeder, ScopeRule};
+    use sms_sdk::store::suppression::Action;
+    use sms_sdk::suppression::{Fed, Feeder, ScopeRule};
     use sms_sdk::testing::webhooks::signed_twilio_request;
     use sms_sdk::webhook::{SmsEvent, WebhookVerifier};
 

@@ -57,6 +57,7 @@ const SIGNING_FAILED: &str = "The Vonage application JWT could not be signed.";
 
 /// Vonage API hosts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
 pub enum Region {
     /// `https://api.nexmo.com` (the default).
     #[default]

@@ -6,8 +6,8 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::SystemTime;
 
 use super::{
-    Action, Applied, Change, EVENT_RETENTION, Entry, Listing, Page, Scope, StoreError, SuppressionStore, bounded,
-    supersedes,
+    Action, Applied, Change, EVENT_RETENTION, Scope, StoreError, SuppressionEntry, SuppressionListing, SuppressionPage,
+    SuppressionStore, bounded, supersedes,
 };
 use crate::PhoneNumber;
 use crate::store::later;
@@ -72,9 +72,9 @@ impl Lists {
     }
 }
 
-fn entry((recipient, scope): &(String, String), recorded: &Recorded) -> Result<Entry, StoreError> {
+fn entry((recipient, scope): &(String, String), recorded: &Recorded) -> Result<SuppressionEntry, StoreError> {
     let at = crate::store::idempotency::millis(recorded.at);
-    Entry::read(recipient, scope, at, recorded.reason.clone(), recorded.event.clone())
+    SuppressionEntry::read(recipient, scope, at, recorded.reason.clone(), recorded.event.clone())
 }
 
 impl SuppressionStore for MemorySuppressionStore {
@@ -100,12 +100,12 @@ impl SuppressionStore for MemorySuppressionStore {
         &'a self,
         recipient: &'a PhoneNumber,
         scopes: &'a [Scope],
-    ) -> BoxFuture<'a, Result<Option<Entry>, StoreError>> {
+    ) -> BoxFuture<'a, Result<Option<SuppressionEntry>, StoreError>> {
         Box::pin(async move {
             bounded(0, scopes.len())?;
             let keys = scopes.iter().map(Scope::key).collect::<Result<Vec<_>, _>>()?;
             let lists = self.lists.lock().unwrap_or_else(PoisonError::into_inner);
-            let mut found: Option<Entry> = None;
+            let mut found: Option<SuppressionEntry> = None;
             for scope in keys {
                 let key = (recipient.as_str().to_owned(), scope);
                 if let Some(recorded) = lists.entries.get(&key).filter(|r| r.action.suppresses())
@@ -118,7 +118,7 @@ impl SuppressionStore for MemorySuppressionStore {
         })
     }
 
-    fn list(&self, page: Page) -> BoxFuture<'_, Result<Listing, StoreError>> {
+    fn list(&self, page: SuppressionPage) -> BoxFuture<'_, Result<SuppressionListing, StoreError>> {
         Box::pin(async move {
             let size = page.size();
             let start = match &page.after {
@@ -133,7 +133,7 @@ impl SuppressionStore for MemorySuppressionStore {
                 .take(size)
                 .map(|(key, recorded)| entry(key, recorded))
                 .collect::<Result<Vec<_>, _>>()?;
-            Listing::of(entries, size)
+            SuppressionListing::of(entries, size)
         })
     }
 }

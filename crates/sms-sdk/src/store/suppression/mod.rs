@@ -49,7 +49,9 @@ pub use self::redis::RedisSuppressionStore;
 #[cfg(feature = "sqlite")]
 #[cfg_attr(docsrs, doc(cfg(feature = "sqlite")))]
 pub use self::sqlite::SqliteSuppressionStore;
-pub use self::types::{Action, Applied, Change, Cursor, Entry, Listing, Page, Scope, supersedes};
+pub use self::types::{
+    Action, Applied, Change, Cursor, Scope, SuppressionEntry, SuppressionListing, SuppressionPage, supersedes,
+};
 use super::StoreError;
 use crate::PhoneNumber;
 use futures_util::future::BoxFuture;
@@ -86,10 +88,10 @@ pub trait SuppressionStore: Send + Sync + 'static {
         &'a self,
         recipient: &'a PhoneNumber,
         scopes: &'a [Scope],
-    ) -> BoxFuture<'a, Result<Option<Entry>, StoreError>>;
+    ) -> BoxFuture<'a, Result<Option<SuppressionEntry>, StoreError>>;
 
     /// One page of the suppressed entries, ordered by recipient and scope. Opt-ins are not listed.
-    fn list(&self, page: Page) -> BoxFuture<'_, Result<Listing, StoreError>>;
+    fn list(&self, page: SuppressionPage) -> BoxFuture<'_, Result<SuppressionListing, StoreError>>;
 }
 
 impl<S: SuppressionStore + ?Sized> SuppressionStore for Arc<S> {
@@ -101,11 +103,11 @@ impl<S: SuppressionStore + ?Sized> SuppressionStore for Arc<S> {
         &'a self,
         recipient: &'a PhoneNumber,
         scopes: &'a [Scope],
-    ) -> BoxFuture<'a, Result<Option<Entry>, StoreError>> {
+    ) -> BoxFuture<'a, Result<Option<SuppressionEntry>, StoreError>> {
         (**self).check(recipient, scopes)
     }
 
-    fn list(&self, page: Page) -> BoxFuture<'_, Result<Listing, StoreError>> {
+    fn list(&self, page: SuppressionPage) -> BoxFuture<'_, Result<SuppressionListing, StoreError>> {
         (**self).list(page)
     }
 }

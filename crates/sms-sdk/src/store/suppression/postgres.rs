@@ -8,7 +8,10 @@ use tokio_postgres::types::{ToSql, Type};
 use crate::store::postgres::Masked;
 
 use super::sql::{DEFAULT_TABLE, SuppressionSql, check_params, limit, listing};
-use super::{Applied, Change, EVENT_RETENTION, Entry, Listing, Page, Scope, StoreError, SuppressionStore, bounded};
+use super::{
+    Applied, Change, EVENT_RETENTION, Scope, StoreError, SuppressionEntry, SuppressionListing, SuppressionPage,
+    SuppressionStore, bounded,
+};
 use crate::PhoneNumber;
 use crate::store::postgres::{PostgresStore, Query};
 use crate::store::sql::dedupe_times;
@@ -92,10 +95,10 @@ impl PostgresSuppressionStore {
 }
 
 /// An entry of a row of [`super::sql::COLUMNS`].
-fn read_entry(row: &tokio_postgres::Row) -> Result<Entry, StoreError> {
+fn read_entry(row: &tokio_postgres::Row) -> Result<SuppressionEntry, StoreError> {
     let recipient: &str = row.try_get(0)?;
     let scope: &str = row.try_get(1)?;
-    Entry::read(recipient, scope, row.try_get(2)?, row.try_get(3)?, row.try_get(4)?)
+    SuppressionEntry::read(recipient, scope, row.try_get(2)?, row.try_get(3)?, row.try_get(4)?)
 }
 
 /// The parameters of one change, held while its statement runs.
@@ -157,7 +160,7 @@ impl SuppressionStore for PostgresSuppressionStore {
         &'a self,
         recipient: &'a PhoneNumber,
         scopes: &'a [Scope],
-    ) -> BoxFuture<'a, Result<Option<Entry>, StoreError>> {
+    ) -> BoxFuture<'a, Result<Option<SuppressionEntry>, StoreError>> {
         Box::pin(async move {
             bounded(0, scopes.len())?;
             let [a, b, c, d] = check_params(scopes)?;
@@ -171,7 +174,7 @@ impl SuppressionStore for PostgresSuppressionStore {
         })
     }
 
-    fn list(&self, page: Page) -> BoxFuture<'_, Result<Listing, StoreError>> {
+    fn list(&self, page: SuppressionPage) -> BoxFuture<'_, Result<SuppressionListing, StoreError>> {
         Box::pin(self.store.run("list", async move |c| {
             let rows = match &page.after {
                 None => c.run(&self.queries.list_first, &[&limit(&page)]).await?.0,

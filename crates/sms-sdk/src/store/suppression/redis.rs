@@ -7,7 +7,8 @@ use std::time::SystemTime;
 use redis::Value;
 
 use super::{
-    Applied, Change, Cursor, EVENT_RETENTION, Entry, Listing, Page, Scope, StoreError, SuppressionStore, bounded,
+    Applied, Change, Cursor, EVENT_RETENTION, Scope, StoreError, SuppressionEntry, SuppressionListing, SuppressionPage,
+    SuppressionStore, bounded,
 };
 use crate::PhoneNumber;
 use crate::redact::mask_phone_number;
@@ -101,7 +102,7 @@ fn value(change: &Change) -> Result<String, StoreError> {
 }
 
 /// The entry of a hash field, `None` for an opt-in.
-fn entry(recipient: &str, scope: &str, value: &str) -> Result<Option<Entry>, StoreError> {
+fn entry(recipient: &str, scope: &str, value: &str) -> Result<Option<SuppressionEntry>, StoreError> {
     let corrupt = || StoreError::corrupt(&mask_phone_number(recipient), "a suppression value does not parse");
     let mut parts = value.splitn(3, '|');
     let (Some(flag), Some(at), Some(detail)) = (parts.next(), parts.next(), parts.next()) else {
@@ -110,7 +111,7 @@ fn entry(recipient: &str, scope: &str, value: &str) -> Result<Option<Entry>, Sto
     let at: i64 = at.parse().map_err(|_| corrupt())?;
     let (reason, event): (String, Option<String>) = serde_json::from_str(detail).map_err(|_| corrupt())?;
     match flag {
-        "1" => Entry::read(recipient, scope, at, reason, event).map(Some),
+        "1" => SuppressionEntry::read(recipient, scope, at, reason, event).map(Some),
         "0" => Ok(None),
         _ => Err(corrupt()),
     }
@@ -168,7 +169,7 @@ impl SuppressionStore for RedisSuppressionStore {
         &'a self,
         recipient: &'a PhoneNumber,
         scopes: &'a [Scope],
-    ) -> BoxFuture<'a, Result<Option<Entry>, StoreError>> {
+    ) -> BoxFuture<'a, Result<Option<SuppressionEntry>, StoreError>> {
         Box::pin(async move {
             bounded(0, scopes.len())?;
             if scopes.is_empty() {
@@ -179,7 +180,7 @@ impl SuppressionStore for RedisSuppressionStore {
             command.arg(self.hash(recipient.as_str())).arg(&keys);
             let values: Vec<Option<String>> =
                 self.store.run("check", command.query_async(&mut self.store.connection.clone())).await?;
-            let mut found: Option<Entry> = None;
+            let mut found: Option<SuppressionEntry> = None;
             for (scope, value) in keys.iter().zip(values) {
                 let Some(value) = value else { continue };
                 if let Some(entry) = entry(recipient.as_str(), scope, &value)?
@@ -192,7 +193,7 @@ impl SuppressionStore for RedisSuppressionStore {
         })
     }
 
-    fn list(&self, page: Page) -> BoxFuture<'_, Result<Listing, StoreError>> {
+    fn list(&self, page: SuppressionPage) -> BoxFuture<'_, Result<SuppressionListing, StoreError>> {
         Box::pin(async move {
             let size = page.size();
             let after = page.after.as_ref().map(|c| (c.recipient.as_str(), c.scope.as_str()));
@@ -213,13 +214,13 @@ impl SuppressionStore for RedisSuppressionStore {
                         if let Some(entry) = entry(recipient, &scope, &value)? {
                             entries.push(entry);
                             if entries.len() >= size {
-                                return Listing::of(entries, size);
+                                return SuppressionListing::of(entries, size);
                             }
                         }
                     }
                 }
                 let Some(last) = recipients.last().filter(|_| recipients.len() >= size) else {
-                    return Ok(Listing { entries, next: None });
+                    return Ok(SuppressionListing { entries, next: None });
                 };
                 from = format!("({last}");
             }
@@ -227,7 +228,7 @@ impl SuppressionStore for RedisSuppressionStore {
             let next = from
                 .strip_prefix('(')
                 .map(|recipient| Cursor { recipient: recipient.to_owned(), scope: AFTER_ALL_SCOPES.to_owned() });
-            Ok(Listing { entries, next })
+            Ok(SuppressionListing { entries, next })
         })
     }
 }

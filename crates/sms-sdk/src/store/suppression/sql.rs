@@ -1,7 +1,7 @@
 //! The suppression list's SQL, shared by SQLite and PostgreSQL (plain runtime SQL, `$N`
 //! placeholders; SQLite's numbered `?N` by [`SuppressionSql::for_sqlite`]).
 
-use super::{Entry, Listing, Page, StoreError};
+use super::{StoreError, SuppressionEntry, SuppressionListing, SuppressionPage};
 
 /// The default name of the suppression table (its events table adds `_events`).
 pub(crate) const DEFAULT_TABLE: &str = "sms_suppression";
@@ -147,7 +147,7 @@ fn on_event_conflict(events: &str, now: &str) -> String {
 }
 
 /// The limit of a page, as SQL takes it.
-pub(crate) fn limit(page: &Page) -> i64 {
+pub(crate) fn limit(page: &SuppressionPage) -> i64 {
     i64::try_from(page.size()).unwrap_or(i64::MAX)
 }
 
@@ -161,8 +161,11 @@ pub(crate) fn check_params(scopes: &[super::Scope]) -> Result<[Option<String>; 4
 }
 
 /// The listing of a page's rows.
-pub(crate) fn listing(entries: Vec<Entry>, page: &Page) -> Result<Listing, StoreError> {
-    Listing::of(entries, page.size())
+pub(crate) fn listing(
+    entries: Vec<SuppressionEntry>,
+    page: &SuppressionPage,
+) -> Result<SuppressionListing, StoreError> {
+    SuppressionListing::of(entries, page.size())
 }
 
 #[cfg(test)]

@@ -6,7 +6,10 @@ use std::time::SystemTime;
 use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 
 use super::sql::{DEFAULT_TABLE, SuppressionSql, check_params, limit, listing};
-use super::{Applied, Change, EVENT_RETENTION, Entry, Listing, Page, Scope, StoreError, SuppressionStore, bounded};
+use super::{
+    Applied, Change, EVENT_RETENTION, Scope, StoreError, SuppressionEntry, SuppressionListing, SuppressionPage,
+    SuppressionStore, bounded,
+};
 use crate::PhoneNumber;
 use crate::store::sql::dedupe_times;
 use crate::store::sqlite::SqliteStore;
@@ -67,9 +70,9 @@ impl SqliteSuppressionStore {
 }
 
 /// An entry of a row of [`super::sql::COLUMNS`].
-fn read_entry(row: &rusqlite::Row<'_>) -> rusqlite::Result<Result<Entry, StoreError>> {
+fn read_entry(row: &rusqlite::Row<'_>) -> rusqlite::Result<Result<SuppressionEntry, StoreError>> {
     let (recipient, scope): (String, String) = (row.get(0)?, row.get(1)?);
-    Ok(Entry::read(&recipient, &scope, row.get(2)?, row.get(3)?, row.get(4)?))
+    Ok(SuppressionEntry::read(&recipient, &scope, row.get(2)?, row.get(3)?, row.get(4)?))
 }
 
 /// Applies one change inside the batch's transaction.
@@ -116,7 +119,7 @@ impl SuppressionStore for SqliteSuppressionStore {
         &'a self,
         recipient: &'a PhoneNumber,
         scopes: &'a [Scope],
-    ) -> BoxFuture<'a, Result<Option<Entry>, StoreError>> {
+    ) -> BoxFuture<'a, Result<Option<SuppressionEntry>, StoreError>> {
         Box::pin(async move {
             bounded(0, scopes.len())?;
             let [a, b, c, d] = check_params(scopes)?;
@@ -129,7 +132,7 @@ impl SuppressionStore for SqliteSuppressionStore {
         })
     }
 
-    fn list(&self, page: Page) -> BoxFuture<'_, Result<Listing, StoreError>> {
+    fn list(&self, page: SuppressionPage) -> BoxFuture<'_, Result<SuppressionListing, StoreError>> {
         Box::pin(self.with("list", move |c, sql| {
             let rows = match &page.after {
                 None => c.prepare_cached(&sql.list_first)?.query_map(params![limit(&page)], read_entry)?.collect(),

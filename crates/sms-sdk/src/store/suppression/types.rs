@@ -214,7 +214,7 @@ pub enum Applied {
 /// A suppressed recipient in one scope.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
-pub struct Entry {
+pub struct SuppressionEntry {
     /// The recipient (its `Debug` and `Display` are masked).
     pub recipient: PhoneNumber,
     /// Where the opt-out applies.
@@ -227,7 +227,7 @@ pub struct Entry {
     pub event: Option<String>,
 }
 
-impl Entry {
+impl SuppressionEntry {
     /// An entry read back from a store; a number that is not E.164 or a scope that does not
     /// parse is a corrupt record.
     pub(crate) fn read(
@@ -257,7 +257,7 @@ impl Cursor {
     ///
     /// # Errors
     /// A [`StoreError`] when the entry's scope is malformed.
-    pub fn after(entry: &Entry) -> Result<Self, StoreError> {
+    pub fn after(entry: &SuppressionEntry) -> Result<Self, StoreError> {
         Ok(Self { recipient: entry.recipient.as_str().to_owned(), scope: entry.scope.key()? })
     }
 }
@@ -272,20 +272,20 @@ impl fmt::Debug for Cursor {
 /// Which page of a listing to read.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
-pub struct Page {
+pub struct SuppressionPage {
     /// Go on after this entry (`None`: from the start).
     pub after: Option<Cursor>,
     /// The most entries, 1 to [`MAX_PAGE`] (default [`DEFAULT_PAGE`]).
     pub limit: usize,
 }
 
-impl Default for Page {
+impl Default for SuppressionPage {
     fn default() -> Self {
         Self { after: None, limit: DEFAULT_PAGE }
     }
 }
 
-impl Page {
+impl SuppressionPage {
     /// The first page, of at most `limit` entries.
     #[must_use]
     pub fn first(limit: usize) -> Self {
@@ -307,16 +307,16 @@ impl Page {
 /// One page of suppressed entries.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
-pub struct Listing {
+pub struct SuppressionListing {
     /// The entries, ordered by recipient and scope.
-    pub entries: Vec<Entry>,
+    pub entries: Vec<SuppressionEntry>,
     /// Where the next page starts; `None` on the last page.
     pub next: Option<Cursor>,
 }
 
-impl Listing {
+impl SuppressionListing {
     /// The listing of `entries` read for a page of `size`: a full page may have a next one.
-    pub(crate) fn of(entries: Vec<Entry>, size: usize) -> Result<Self, StoreError> {
+    pub(crate) fn of(entries: Vec<SuppressionEntry>, size: usize) -> Result<Self, StoreError> {
         let next = match entries.last() {
             Some(last) if entries.len() >= size => Some(Cursor::after(last)?),
             _ => None,

@@ -81,7 +81,7 @@ fn t105_capabilities_list() {
         .adapter(plivo_at(UNREACHABLE))
         .build()
         .unwrap();
-    let infos = client.capabilities();
+    let infos = client.adapters();
     let names: Vec<&str> = infos.iter().map(|i| i.name.as_str()).collect();
     assert_eq!(names, ["a", "plivo"]);
     assert_eq!(infos[1].support.status, SupportStatus::Partial);

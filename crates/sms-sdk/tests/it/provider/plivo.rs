@@ -171,7 +171,9 @@ struct Renamed {
 
 impl Renamed {
     fn new(name: &str, inner: Plivo) -> Self {
-        Self { info: sms_sdk::adapter::AdapterInfo { name: name.into(), ..inner.info().clone() }, inner }
+        let mut info = inner.info().clone();
+        info.name = name.into();
+        Self { info, inner }
     }
 }
 

@@ -83,7 +83,7 @@ fn head(extra: &str) -> String {
 }
 
 fn twilio_app(limit: usize) -> Router {
-    async fn receive(Verified(..): Verified<TwilioWebhook>) -> StatusCode {
+    async fn receive(_: Verified<TwilioWebhook>) -> StatusCode {
         StatusCode::NO_CONTENT
     }
     let verifier = TwilioWebhook::new("twilio-token").unwrap().max_body_bytes(limit);
@@ -169,7 +169,7 @@ impl WebhookVerifier for Slow {
 
 #[test]
 fn large_bodies_are_verified_off_the_async_worker() {
-    async fn receive(Verified(..): Verified<Slow>) -> StatusCode {
+    async fn receive(_: Verified<Slow>) -> StatusCode {
         StatusCode::NO_CONTENT
     }
     let slow = Slow::default();

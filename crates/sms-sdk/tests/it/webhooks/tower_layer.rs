@@ -431,7 +431,7 @@ async fn reconcile_the_tower_layer_feeds_its_reconciler() {
     use sms_sdk::store::{
         FinalRecord, Fingerprint, IdempotencyStore as _, MemoryStore, Record, ReferenceIndex as _, Reservation,
     };
-    use sms_sdk::webhook::Observer;
+    use sms_sdk::webhook::SharedObserver;
 
     let store = MemoryStore::new();
     let at = SystemTime::now();
@@ -445,7 +445,7 @@ async fn reconcile_the_tower_layer_feeds_its_reconciler() {
     let reference = "ABCDEFGHIJKLMNOPQRSTUV";
     store.remember_reference(reference, "k", at, Duration::from_secs(60)).await.unwrap();
     let body = format!(r#"{{"message_uuid":"v-settled","status":"delivered","client_ref":"{reference}"}}"#);
-    let layer = VerifyLayer::new(verifiers().vonage).observer(Observer::new(Reconciler::new(store.clone())));
+    let layer = VerifyLayer::new(verifiers().vonage).observer(SharedObserver::new(Reconciler::new(store.clone())));
 
     let forged = signed_vonage_request("another-secret", VONAGE_URL, &body, now(), "jti-forged");
     assert_refused(through(layer.clone(), http(&forged)).await, 401, "invalid_signature");
