@@ -4,7 +4,9 @@
 use serde_json::{Value, json};
 use time::OffsetDateTime;
 
-use super::wire::{basic_credentials, form_body, status_code, string_field, string_list, without_plus};
+use super::wire::{
+    basic_credentials, form_body, plain_status_name, status_code, string_field, string_list, without_plus,
+};
 use super::{AuthRequest, ErrorReply, Failure, Field, Inbound, SendRequest, Signer, Step, Webhook};
 use crate::credentials::{PLIVO_AUTH_ID, PLIVO_AUTH_TOKEN};
 use crate::magic::codes;
@@ -72,21 +74,6 @@ pub(super) fn accepted(message: &ReceivedMessage) -> Value {
     })
 }
 
-fn status_name(status: Status) -> &'static str {
-    match status {
-        Status::Queued => "queued",
-        Status::Sent => "sent",
-        Status::Delivered => "delivered",
-        Status::Undelivered => "undelivered",
-        Status::Rejected
-        | Status::RateLimited
-        | Status::ServerError
-        | Status::NoResponse
-        | Status::ConnectionReset
-        | Status::UnreadableResponse => "failed",
-    }
-}
-
 fn message_time(at: OffsetDateTime) -> String {
     let format = time::macros::format_description!("[year]-[month]-[day] [hour]:[minute]:[second]+00:00");
     at.to_offset(time::UtcOffset::UTC).format(format).unwrap_or_default()
@@ -101,7 +88,7 @@ pub(super) fn resource(message: &ReceivedMessage) -> Value {
         "error_code": if undelivered { UNDELIVERED_CODE } else { "000" },
         "from_number": without_plus(message.from.as_deref().unwrap_or_default()),
         "message_direction": "outbound",
-        "message_state": status_name(message.status),
+        "message_state": plain_status_name(message.status),
         "message_time": message_time(message.received_at),
         "message_type": if message.media_urls.is_empty() { "sms" } else { "mms" },
         "message_uuid": id,
@@ -134,7 +121,7 @@ fn signed(url: &str, event: &str, params: &[(&str, String)]) -> Webhook {
 /// `sent`, then `delivered` or `undelivered` (`ErrorCode` 80).
 pub(super) fn status_webhook(message: &ReceivedMessage, step: Step, url: &str, signer: Signer<'_>) -> Webhook {
     let id = message.id.clone().unwrap_or_default();
-    let status = status_name(step.status());
+    let status = plain_status_name(step.status());
     let mut params = vec![
         ("From", without_plus(message.from.as_deref().unwrap_or_default()).to_owned()),
         ("MessageTime", message_time(signer.now)),

@@ -5,7 +5,7 @@ use serde_json::{Value, json};
 use time::OffsetDateTime;
 use time::format_description::well_known::{Rfc2822, Rfc3339};
 
-use super::wire::{basic_credentials, form_body, status_code};
+use super::wire::{basic_credentials, form_body, plain_status_name, status_code};
 use super::{AuthRequest, ErrorReply, Failure, Field, Inbound, SendRequest, Step, Webhook};
 use crate::credentials::{TWILIO_ACCOUNT_SID, TWILIO_AUTH_TOKEN};
 use crate::magic::codes;
@@ -69,21 +69,6 @@ pub(super) fn error(failure: Failure) -> ErrorReply {
     ErrorReply { status: status_code(status), code: Some(code.to_string()), body, content_type: JSON }
 }
 
-fn status_name(status: Status) -> &'static str {
-    match status {
-        Status::Queued => "queued",
-        Status::Sent => "sent",
-        Status::Delivered => "delivered",
-        Status::Undelivered => "undelivered",
-        Status::Rejected
-        | Status::RateLimited
-        | Status::ServerError
-        | Status::NoResponse
-        | Status::ConnectionReset
-        | Status::UnreadableResponse => "failed",
-    }
-}
-
 fn rfc2822(at: OffsetDateTime) -> String {
     at.format(&Rfc2822).unwrap_or_default()
 }
@@ -113,7 +98,7 @@ pub(super) fn resource(message: &ReceivedMessage) -> Value {
         "price": null,
         "price_unit": "USD",
         "sid": sid,
-        "status": status_name(message.status),
+        "status": plain_status_name(message.status),
         "subresource_uris": {"media": format!("{uri}/Media.json")},
         "to": message.to.clone().unwrap_or_default(),
         "uri": format!("{uri}.json"),
@@ -181,7 +166,7 @@ fn signed(url: &str, event: &str, params: &[(&str, String)]) -> Webhook {
 /// `sent`, then `delivered` or `undelivered` (`ErrorCode` 30003).
 pub(super) fn status_webhook(message: &ReceivedMessage, step: Step, url: &str) -> Webhook {
     let sid = message.id.clone().unwrap_or_default();
-    let status = status_name(step.status());
+    let status = plain_status_name(step.status());
     let from = message.from.clone().unwrap_or_default();
     let mut params = vec![
         ("SmsSid", sid.clone()),

@@ -6,6 +6,8 @@ use http::{HeaderMap, StatusCode, header};
 use serde_json::Value;
 use time::OffsetDateTime;
 
+use crate::model::Status;
+
 /// The user and password of `Authorization: Basic …`.
 pub(crate) fn basic_credentials(headers: &HeaderMap) -> Option<(String, String)> {
     let value = headers.get(header::AUTHORIZATION)?.to_str().ok()?.trim();
@@ -76,6 +78,23 @@ pub(crate) fn status_code(code: u16) -> StatusCode {
 /// Base64 (standard, padded).
 pub(crate) fn base64_standard(bytes: &[u8]) -> String {
     base64::engine::general_purpose::STANDARD.encode(bytes)
+}
+
+/// The status names Twilio and Plivo both use: `queued`, `sent`, `delivered`, `undelivered`, and
+/// `failed` for whatever created no message.
+pub(crate) fn plain_status_name(status: Status) -> &'static str {
+    match status {
+        Status::Queued => "queued",
+        Status::Sent => "sent",
+        Status::Delivered => "delivered",
+        Status::Undelivered => "undelivered",
+        Status::Rejected
+        | Status::RateLimited
+        | Status::ServerError
+        | Status::NoResponse
+        | Status::ConnectionReset
+        | Status::UnreadableResponse => "failed",
+    }
 }
 
 #[cfg(test)]
