@@ -150,7 +150,7 @@ fn signed(url: &str, event_type: &str, payload: &Value, signer: Signer<'_>) -> W
     .to_string()
     .into_bytes();
     let timestamp = signer.now.unix_timestamp().to_string();
-    let signature = signer.keys.telnyx.sign(&sms_sdk::provider::telnyx::__private::signed_payload(&timestamp, &body));
+    let signature = signer.keys.telnyx.sign(&sms_sdk::provider::telnyx::signed_payload(&timestamp, &body));
     Webhook {
         url: url.to_owned(),
         event: event_type.to_owned(),

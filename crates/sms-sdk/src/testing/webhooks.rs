@@ -165,7 +165,7 @@ impl std::fmt::Debug for TelnyxKeyPair {
 #[must_use]
 pub fn signed_telnyx_request(key: &TelnyxKeyPair, url: &str, body: &str, timestamp: i64) -> SignedRequest {
     let timestamp = timestamp.to_string();
-    let signature = key.sign(&crate::provider::telnyx::__private::signed_payload(&timestamp, body.as_bytes()));
+    let signature = key.sign(&crate::provider::telnyx::signed_payload(&timestamp, body.as_bytes()));
     SignedRequest::new("POST", url, body)
         .header("content-type", "application/json")
         .header("telnyx-timestamp", &timestamp)

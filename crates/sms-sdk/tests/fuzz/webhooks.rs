@@ -188,7 +188,7 @@ fn signed(provider: Provider, url: &str, payload: &[u8], rng: &mut fastrand::Rng
         }
         Provider::Telnyx => {
             let timestamp = NOW.to_string();
-            let signature = telnyx_key().sign(&telnyx::__private::signed_payload(&timestamp, payload));
+            let signature = telnyx_key().sign(&telnyx::signed_payload(&timestamp, payload));
             let request = SignedRequest::new("POST", url, payload.to_vec());
             let request = header(request, "content-type", "application/json");
             header(header(request, "telnyx-timestamp", &timestamp), "telnyx-signature-ed25519", &signature)

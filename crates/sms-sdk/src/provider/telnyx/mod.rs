@@ -21,9 +21,9 @@ use std::fmt;
 
 use self::request::{OPTIONS, capabilities, request_body};
 use self::response::interpret;
-pub use self::webhook::TelnyxWebhook;
 #[cfg(feature = "testing")]
 pub(crate) use self::webhook::parse as parse_body;
+pub use self::webhook::{TelnyxWebhook, signed_payload};
 use crate::HttpConfig;
 use crate::adapter::{Adapter, AdapterInfo, Outcome, SendContext, Support, SupportStatus};
 use crate::error::Error;
@@ -44,7 +44,7 @@ pub const DEFAULT_BASE_URL: &str = "https://api.telnyx.com";
 pub mod __private {
     pub use super::request::{OPTIONS, capabilities, request_body};
     pub use super::response::{delivery, interpret, rejection_category};
-    pub use super::webhook::{signed_payload, verify_signature};
+    pub use super::webhook::verify_signature;
 }
 
 /// The Telnyx adapter.

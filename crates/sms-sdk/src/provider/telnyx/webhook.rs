@@ -14,8 +14,9 @@ use crate::webhook::event::{DeliveryStatus, EventKind, Inbound, StatusUpdate};
 use crate::webhook::verify::{Settings, decode_base64, decode_signature, header, parse_time, unix_seconds};
 use crate::webhook::{Raw, SmsEvent, WebhookError, WebhookRequest, WebhookVerifier};
 
-/// The text Telnyx signs: `{timestamp}|{raw body}`. (The verifiers stream these pieces into
-/// the signature check instead of joining them.)
+/// The text Telnyx signs with its Ed25519 key: `{timestamp}|{raw body}`, for signing test
+/// requests (the verifiers stream these pieces into the signature check instead of joining
+/// them).
 #[must_use]
 pub fn signed_payload(timestamp: &str, body: &[u8]) -> Vec<u8> {
     let mut data = Vec::with_capacity(timestamp.len().saturating_add(body.len()).saturating_add(1));
