@@ -43,8 +43,15 @@ pub(crate) fn completions(args: &CompletionsArgs, mut definition: clap::Command,
     let script = if args.shell == Shell::Bash { repair_bash(&script) } else { script.into_owned() };
     match out.write_all(script.as_bytes()) {
         Ok(()) => EXIT_OK,
+        Err(error) if closed_early(&error) => EXIT_OK,
         Err(_) => EXIT_FAILED,
     }
+}
+
+/// Whether a write failed because the reader went away (`sms-sdk man | head`): what it wanted
+/// was written, as with any Unix tool whose pipe closes.
+fn closed_early(error: &std::io::Error) -> bool {
+    error.kind() == std::io::ErrorKind::BrokenPipe
 }
 
 /// The bash script with each `case "${cmd}"` arm labelled with the state its dispatch loop
@@ -95,6 +102,7 @@ pub(crate) fn man(args: &ManArgs, definition: clap::Command, out: &mut dyn Write
     };
     match result {
         Ok(()) => EXIT_OK,
+        Err(error) if args.dir.is_none() && closed_early(&error) => EXIT_OK,
         Err(error) => {
             let place = args.dir.as_deref().map_or_else(|| "standard output".to_owned(), |d| d.display().to_string());
             let _ = writeln!(err, "error: cannot write the manual to {place}: {error}");

@@ -65,7 +65,8 @@ pub(crate) const EXIT_STATUS: [(u8, &str); 8] = [
         EXIT_FAILED,
         "a proven failure, nothing sent: rejected (`provider_unreachable` included), a policy refusal (a recipient \
          who opted out), `validate` found the message unsupported (an invalid or opted-out recipient included), a \
-         signature that does not verify, an interrupted `batch`",
+         signature that does not verify, an interrupted `batch`, `suppression check` found the recipient \
+         suppressed",
     ),
     (
         EXIT_USAGE,

@@ -235,14 +235,27 @@ async fn change(action: Action, args: ChangeArgs, env: &Env, out: &mut dyn Write
     let number = parse_recipient(&args.recipient, err)?;
     let scope = parse_scope(&args.scope, err)?;
     let store = open(&args.store, env, args.json, err).await?;
+    // A removal says whether the recipient was on the list at all (it records the opt-in either
+    // way, so a later STOP older than it stays stale).
+    let was_listed = if action.suppresses() {
+        None
+    } else {
+        let scopes = [scope.clone()];
+        Some(store.check(&number, &scopes).await.map_err(|error| store_failed(err, &error))?.is_some())
+    };
     let now = SystemTime::now();
     let change = Change::new(number.clone(), scope.clone(), action, now, &args.reason);
     let applied = store.apply(&[change], now).await.map_err(|error| store_failed(err, &error))?;
     let recorded = applied.first() == Some(&Applied::Recorded);
     let state = if action.suppresses() { "suppressed" } else { "not suppressed" };
     if args.json {
-        let json = serde_json::json!({"recipient": number.masked(), "scope": scope.to_string(), "suppressed": action.suppresses(), "changed": recorded});
+        let mut json = serde_json::json!({"recipient": number.masked(), "scope": scope.to_string(), "suppressed": action.suppresses(), "changed": recorded});
+        if let (Some(listed), Some(object)) = (was_listed, json.as_object_mut()) {
+            object.insert("was_suppressed".to_owned(), listed.into());
+        }
         let _ = writeln!(out, "{json}");
+    } else if recorded && was_listed == Some(false) {
+        let _ = writeln!(out, "{number} was not suppressed ({scope}): nothing to remove; its opt-in is recorded");
     } else if recorded {
         let _ = writeln!(out, "{number} is {state} ({scope})");
     }

@@ -211,3 +211,33 @@ fn send_colours_the_outcome() {
     let json = command(&[&args[..], &["--color", "always", "--json"]].concat(), &rejecting.env(&[]));
     assert!(!json.out.contains('\x1b') && !json.err.contains('\x1b'), "{}{}", json.out, json.err);
 }
+
+/// Standard output whose reader goes away after `room` bytes (`sms-sdk man | head`).
+struct ClosingPipe {
+    room: usize,
+}
+
+impl std::io::Write for ClosingPipe {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        if self.room == 0 {
+            return Err(std::io::ErrorKind::BrokenPipe.into());
+        }
+        let taken = bytes.len().min(self.room);
+        self.room -= taken;
+        Ok(taken)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+#[test]
+fn a_reader_that_stops_early_is_not_an_error() {
+    for args in [&["man"][..], &["completions", "bash"]] {
+        let mut err = Vec::new();
+        let code = sms_sdk_cli::run(args.iter().copied(), &Env::default(), &mut ClosingPipe { room: 20 }, &mut err);
+        assert_eq!(code, 0, "{args:?}: {}", String::from_utf8_lossy(&err));
+        assert!(err.is_empty(), "{args:?}: {}", String::from_utf8_lossy(&err));
+    }
+}

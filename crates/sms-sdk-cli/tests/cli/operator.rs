@@ -116,6 +116,25 @@ fn show_says_what_an_operator_needs_and_the_next_command() {
     assert!(json.out.contains("\"to\":\"+1********23\"") && !json.out.contains(TO), "{}", json.out);
 }
 
+/// A send through the embedded emulator that ended unknown cannot be looked up (the emulator
+/// kept nothing): `show` says to resolve it as not sent, not to reconcile.
+#[test]
+fn show_of_an_unknown_embedded_send_says_to_resolve_it_as_not_sent() {
+    let store = format!("sqlite:{}", scratch("show-embedded").join("state.db").display());
+    let env = Env::default();
+    let held = sms_sdk_emulator::magic::HOLD;
+    let send = ["send", "--to", held, "--body", BODY, "--idempotency-key", "order-78", "--timeout-ms", "300"];
+    let sent = command(&[&send[..], &["--store", &store]].concat(), &env);
+    assert_eq!(sent.code, 3, "{}", sent.err);
+    let shown = command(&["idempotency", "show", "order-78", "--store", &store], &env);
+    assert_eq!(shown.code, 0, "{}", shown.err);
+    assert!(shown.out.contains("the embedded emulator may have created it"), "{}", shown.out);
+    assert!(shown.out.contains("sms-sdk idempotency resolve order-78 --not-sent"), "{}", shown.out);
+    assert!(!shown.out.contains("idempotency reconcile"), "{}", shown.out);
+    let resolved = command(&["idempotency", "resolve", "order-78", "--not-sent", "--store", &store], &env);
+    assert_eq!(resolved.code, 0, "{}", resolved.err);
+}
+
 #[test]
 fn list_names_the_store_it_read_and_says_when_it_is_empty() {
     let store = format!("sqlite:{}", scratch("list").join("state.db").display());

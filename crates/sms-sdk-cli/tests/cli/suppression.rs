@@ -218,8 +218,16 @@ fn suppression_command_exit_codes_and_masked_output() {
     assert_eq!(entries.len(), 2);
     assert!(!list.out.contains("4155550") && !listed.out.contains("4155550"), "numbers are masked");
 
-    assert_eq!(run(&["suppression", "remove", RECIPIENT]).code, 0);
+    let removed = run(&["suppression", "remove", RECIPIENT]);
+    assert_eq!(removed.code, 0, "{}", removed.err);
+    assert!(removed.out.contains("+1********23 is not suppressed (account)"), "{}", removed.out);
     assert_eq!(run(&["suppression", "check", RECIPIENT]).code, 0);
+    // Removing a recipient who was never listed says so (and still records the opt-in).
+    let never = run(&["suppression", "remove", "+14155550111"]);
+    assert_eq!(never.code, 0, "{}", never.err);
+    assert!(never.out.contains("was not suppressed (account): nothing to remove"), "{}", never.out);
+    let never_json = run(&["suppression", "remove", "+14155550111", "--json"]);
+    assert_eq!(serde_json::from_str::<serde_json::Value>(&never_json.out).unwrap()["was_suppressed"], false);
 
     // Usage errors (2), before the store is touched; a store error (7).
     for args in [
