@@ -43,7 +43,7 @@ install_servers() {
   if [ "$(id -u)" = 0 ] && ! id postgres >/dev/null 2>&1; then useradd --system --no-create-home postgres; fi
 }
 
-# The completion tests (crates/sms-sdk-cli/tests/completions.rs) run the scripts in zsh and fish.
+# The completion tests (crates/sms-sdk-cli/tests/cli/completions.rs) run the scripts in zsh and fish.
 install_shells() {
   command -v zsh >/dev/null || apt_install zsh
   command -v fish >/dev/null || apt_install fish

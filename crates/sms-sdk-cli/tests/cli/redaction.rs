@@ -433,7 +433,8 @@ async fn listings(seen: &mut Seen, stores: &[(&'static str, Arc<dyn Store>)]) {
         for filter in [Filter::All, Filter::Unresolved { stale_after: Duration::ZERO }] {
             let (mut listed, mut cursor) = (0, None);
             for _ in 0..10_000 {
-                let page = Page { cursor, ..Page::default() };
+                let mut page = Page::default();
+                page.cursor = cursor;
                 let listing = store.list(filter, SystemTime::now(), page).await.unwrap();
                 listed += listing.entries.len();
                 seen.add(

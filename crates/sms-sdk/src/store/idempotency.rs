@@ -428,10 +428,11 @@ pub struct Entry {
 /// ```
 /// use sms_sdk::store::{Page, DEFAULT_LIST_LIMIT};
 ///
-/// let first = Page { prefix: "order:".into(), ..Page::default() };
+/// let first = Page::prefixed("order:");
 /// assert_eq!((first.limit, first.cursor), (DEFAULT_LIST_LIMIT, None));
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Page {
     /// Only keys that start with this; empty for every key.
     pub prefix: String,
@@ -444,6 +445,15 @@ pub struct Page {
 impl Default for Page {
     fn default() -> Self {
         Self { prefix: String::new(), cursor: None, limit: DEFAULT_LIST_LIMIT }
+    }
+}
+
+impl Page {
+    /// The first page of the keys that start with `prefix`, of at most [`DEFAULT_LIST_LIMIT`]
+    /// entries (set [`limit`](Self::limit) and [`cursor`](Self::cursor) to change either).
+    #[must_use]
+    pub fn prefixed(prefix: impl Into<String>) -> Self {
+        Self { prefix: prefix.into(), ..Self::default() }
     }
 }
 

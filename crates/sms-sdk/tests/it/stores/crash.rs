@@ -118,7 +118,7 @@ impl Backend {
 /// Every live record matching `filter` whose key starts with `prefix`, page after page.
 async fn records(store: &dyn Store, filter: Filter, prefix: &str) -> BTreeMap<String, (Record, Option<SystemTime>)> {
     let mut all = BTreeMap::new();
-    let mut page = Page { prefix: prefix.to_owned(), ..Page::default() };
+    let mut page = Page::prefixed(prefix);
     loop {
         let listing = store.list(filter, SystemTime::now(), page.clone()).await.unwrap();
         all.extend(listing.entries.into_iter().map(|e| (e.key, (e.record, e.expires_at))));

@@ -485,6 +485,6 @@ async fn refuses_newer(name: &str, store: &(impl sms_sdk::store::IdempotencyStor
     newer("get", store.get("next").await.unwrap_err());
     let fingerprint = Fingerprint::from_canonical("from the future");
     newer("reserve", store.reserve("next", Claim::new(&fingerprint), SystemTime::now()).await.unwrap_err());
-    let page = sms_sdk::store::Page { prefix: "next".into(), ..sms_sdk::store::Page::default() };
+    let page = sms_sdk::store::Page::prefixed("next");
     newer("list", store.list(sms_sdk::store::Filter::All, SystemTime::now(), page).await.unwrap_err());
 }

@@ -69,7 +69,7 @@ async fn every_operation(store: &dyn Store, clocks: Clocks) -> Result<(), StoreE
     store.resolve(&key, Resolution::NotSent, stale_after, resolved).await?;
     store.first_seen(&key, seen, retention).await?;
     store.first_seen(&key, seen, retention).await?;
-    let page = Page { prefix: key.clone(), ..Page::default() };
+    let page = Page::prefixed(key.clone());
     store.list(Filter::Unresolved { stale_after }, listed, page.clone()).await?;
     store.list(Filter::All, listed, page).await?;
     Ok(())
