@@ -185,29 +185,28 @@ fn details(key: &str, record: &Record, expires_at: Option<SystemTime>, args: &Sh
             };
             (format!("rejected ({}): nothing was sent", error.code), next.to_owned())
         }
-        Record::Unknown { error, .. }
-            if error.attempts.last().and_then(|a| a.endpoint.as_deref()) == Some(EMBEDDED_ENDPOINT) =>
-        {
-            provider_lines(error, &mut line);
-            (
-                format!("unknown ({}): the embedded emulator may have created it; it is never resent", error.code),
-                format!(
-                    "nothing left this machine, and the embedded emulator keeps no messages to look up: `sms-sdk \
-                     idempotency resolve {quoted} --not-sent{store}` lets the next send go out"
-                ),
-            )
-        }
         Record::Unknown { error, .. } => {
             provider_lines(error, &mut line);
-            let provider = error.attempts.last().map_or("the provider", |a| a.provider.as_str());
-            (
-                format!("unknown ({}): the message may have been sent; it is never resent", error.code),
-                format!(
-                    "{reconcile} (looks it up at {provider}), then `sms-sdk idempotency resolve {quoted} --sent \
-                     --provider {provider} --provider-id ID{store}` if {provider} has it, or `--not-sent` if it \
-                     does not"
-                ),
-            )
+            let last = error.attempts.last();
+            if last.and_then(|a| a.endpoint.as_deref()) == Some(EMBEDDED_ENDPOINT) {
+                (
+                    format!("unknown ({}): the embedded emulator may have created it; it is never resent", error.code),
+                    format!(
+                        "nothing left this machine, and the embedded emulator keeps no messages to look up: `sms-sdk \
+                         idempotency resolve {quoted} --not-sent{store}` lets the next send go out"
+                    ),
+                )
+            } else {
+                let provider = last.map_or("the provider", |a| a.provider.as_str());
+                (
+                    format!("unknown ({}): the message may have been sent; it is never resent", error.code),
+                    format!(
+                        "{reconcile} (looks it up at {provider}), then `sms-sdk idempotency resolve {quoted} --sent \
+                         --provider {provider} --provider-id ID{store}` if {provider} has it, or `--not-sent` if it \
+                         does not"
+                    ),
+                )
+            }
         }
     };
     line(
