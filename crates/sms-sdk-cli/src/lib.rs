@@ -231,7 +231,7 @@ pub fn exit_code(kind: ErrorKind) -> u8 {
         | ErrorKind::InvalidMessage { .. }
         | ErrorKind::Unsupported { .. } => EXIT_USAGE,
         ErrorKind::Unknown(_) => EXIT_UNKNOWN,
-        ErrorKind::IdempotencyConflict => EXIT_CONFLICT,
+        ErrorKind::IdempotencyConflict(_) => EXIT_CONFLICT,
         ErrorKind::IdempotencyInProgress => EXIT_IN_PROGRESS,
         _ => EXIT_FAILED,
     }

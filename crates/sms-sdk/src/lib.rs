@@ -51,7 +51,7 @@ pub mod testing;
 
 pub use adapter::{Adapter, Category, Delivery, Outcome, UnknownReason};
 pub use client::{Client, ClientBuilder, Failover, SendOptions};
-pub use error::{Error, ErrorKind, Limit};
+pub use error::{Conflict, Error, ErrorKind, Limit, NextStep, SendOutcome};
 #[cfg(feature = "__http")]
 #[cfg_attr(docsrs, doc(cfg(any(feature = "twilio", feature = "telnyx", feature = "plivo", feature = "vonage"))))]
 pub use http::HttpConfig;

@@ -112,7 +112,7 @@ pub(crate) fn send_finished(result: &Result<Receipt, Error>) {
                 | ErrorKind::PolicyRejected
                 | ErrorKind::Aborted
                 | ErrorKind::QueueTimeout(_)
-                | ErrorKind::IdempotencyConflict
+                | ErrorKind::IdempotencyConflict(_)
                 | ErrorKind::IdempotencyInProgress
                 | ErrorKind::Store
                 | ErrorKind::BeforeSend => ("failed", "kind", error.code()),

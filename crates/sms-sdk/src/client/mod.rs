@@ -165,7 +165,7 @@ impl Client {
     /// # Errors
     /// Every failure is an [`Error`]: invalid input before any request, a provider's proven
     /// rejection, an unknown outcome (never resend it automatically), or an idempotency
-    /// conflict. See [`Error::is_retry_safe`].
+    /// conflict. [`Error::next_step`] says what to do with it.
     pub async fn send(&self, message: &Message) -> Result<Receipt, Error> {
         self.send_with(message, SendOptions::default()).await
     }

@@ -253,6 +253,8 @@ impl From<StoredError> for ErrorRecord {
             category: e.category,
             reason: e.reason,
             limit: e.limit,
+            // Only failed sends are stored; a conflict is an answer to a send, never a record.
+            conflict: None,
             field: e.field,
             retry_after: e.retry_after_ms.map(Duration::from_millis),
             errors: e.errors.into_iter().map(Self::from).collect(),

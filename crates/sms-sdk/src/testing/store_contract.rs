@@ -137,6 +137,7 @@ pub fn sample_error(code: &str) -> ErrorRecord {
         category: Some(Category::Sender),
         reason: None,
         limit: None,
+        conflict: None,
         field: None,
         retry_after: None,
         errors: Vec::new(),

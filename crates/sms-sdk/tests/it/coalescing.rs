@@ -3,7 +3,7 @@
 use std::time::Duration;
 
 use sms_sdk::testing::{MemoryAdapter, MemoryOutcome, accepted_outcome};
-use sms_sdk::{Client, ErrorKind, Message, Outcome, UnknownReason};
+use sms_sdk::{Client, Conflict, ErrorKind, Message, Outcome, UnknownReason};
 
 use super::TO;
 
@@ -38,7 +38,7 @@ async fn t046_a_different_message_with_the_running_key_conflicts() {
     let (a, b) = tokio::join!(client.send(&first), client.send(&second));
     assert!(a.is_ok());
     let err = b.unwrap_err();
-    assert_eq!(err.kind(), ErrorKind::IdempotencyConflict);
+    assert_eq!(err.kind(), ErrorKind::IdempotencyConflict(Conflict::OtherMessage));
     assert_eq!(err.idempotency_key(), Some("appt:1:reminder"));
     assert!(!err.is_retry_safe());
     assert_eq!(memory.sent().len(), 1);

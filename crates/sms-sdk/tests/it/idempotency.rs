@@ -10,7 +10,7 @@ use sms_sdk::store::{
 };
 use sms_sdk::testing::store_contract::{sample_error, sample_receipt};
 use sms_sdk::testing::{MemoryAdapter, MemoryOutcome, accepted_outcome, unknown_outcome};
-use sms_sdk::{Category, Client, ErrorKind, Message, Outcome, UnknownReason};
+use sms_sdk::{Category, Client, Conflict, ErrorKind, Message, Outcome, UnknownReason};
 
 use super::{TO, rejection};
 
@@ -56,9 +56,13 @@ async fn t042_and_t043_another_message_with_the_key_conflicts() {
     ];
     for other in others {
         let err = client.send(&other).await.unwrap_err();
-        assert_eq!(err.kind(), ErrorKind::IdempotencyConflict);
+        assert_eq!(err.kind(), ErrorKind::IdempotencyConflict(Conflict::OtherMessage));
         assert_eq!(err.code(), "idempotency_conflict");
         assert_eq!(err.idempotency_key(), Some(KEY));
+        assert!(err.to_string().contains(&format!("{KEY:?}")), "the text names the key: {err}");
+        assert_eq!(err.next_step(), sms_sdk::NextStep::NeverResend);
+        assert_eq!(err.outcome(), sms_sdk::SendOutcome::NotAttempted);
+        assert_eq!(serde_json::to_value(&err).unwrap()["conflict"], "other_message");
     }
     assert_eq!(memory.sent().len(), 1);
 }

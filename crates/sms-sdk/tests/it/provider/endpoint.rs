@@ -6,7 +6,7 @@ use std::time::Duration;
 use serde_json::json;
 use sms_sdk::store::MemoryStore;
 use sms_sdk::testing::MemoryAdapter;
-use sms_sdk::{Client, ErrorKind, Twilio, UnknownReason};
+use sms_sdk::{Client, Conflict, ErrorKind, Twilio, UnknownReason};
 use wiremock::ResponseTemplate;
 
 use super::twilio::SID;
@@ -30,8 +30,9 @@ async fn an_accepted_result_is_never_replayed_against_another_endpoint() {
     assert_eq!(first.attempts[0].endpoint.as_deref(), Some(emulator.uri().as_str()));
 
     let err = client(&real.uri(), &store).send(&message).await.unwrap_err();
-    assert_eq!(err.kind(), ErrorKind::IdempotencyConflict);
+    assert_eq!(err.kind(), ErrorKind::IdempotencyConflict(Conflict::OtherEndpoint));
     assert!(err.to_string().contains(&emulator.uri()) && err.to_string().contains(&real.uri()), "{err}");
+    assert!(err.to_string().contains("\"order:9\""), "the text names the key: {err}");
     assert!(!err.is_retry_safe());
     assert!(requests(&real).await.is_empty());
 
@@ -52,7 +53,7 @@ async fn an_unknown_outcome_from_another_endpoint_is_a_conflict_too() {
     let err = client(&failing.uri(), &store).send(&message).await.unwrap_err();
     assert_eq!(err.kind(), ErrorKind::Unknown(UnknownReason::ReplayedUnknown));
     let err = client(&real.uri(), &store).send(&message).await.unwrap_err();
-    assert_eq!(err.kind(), ErrorKind::IdempotencyConflict, "{err}");
+    assert_eq!(err.kind(), ErrorKind::IdempotencyConflict(Conflict::OtherEndpoint), "{err}");
     assert!(requests(&real).await.is_empty());
 }
 

@@ -1,17 +1,26 @@
 //! The one error type of building a client and sending, and the provider details it carries.
 //!
-//! Ask the error what you need to decide: [`Error::is_retry_safe`] says whether sending the same
-//! message again could text the customer twice; [`Error::kind`] says what happened.
+//! Ask the error what you need to decide:
+//! - [`Error::next_step`] says what to do: retry later, alert an operator, fix or drop the
+//!   message, never resend under this key, or reconcile (the table is on [`NextStep`]);
+//!   [`Error::is_transient`] is its short form, whether the same send could succeed later;
+//! - [`Error::outcome`] says what became of the message: not attempted, rejected, or unknown;
+//! - [`Error::is_retry_safe`] says whether sending the same message again could text the
+//!   customer twice (false only for an unknown outcome and a key conflict);
+//! - [`Error::kind`] says exactly what happened.
 //!
 //! ```
 //! # async fn example(client: sms_sdk::Client, message: sms_sdk::Message) {
-//! use sms_sdk::ErrorKind;
+//! use sms_sdk::NextStep;
 //!
 //! match client.send(&message).await {
 //!     Ok(receipt) => println!("accepted as {}", receipt.provider_id),
-//!     Err(e) if matches!(e.kind(), ErrorKind::Unknown(_)) => println!("reconcile before resending: {e}"),
-//!     Err(e) if e.is_retry_safe() => println!("safe to retry later: {e}"),
-//!     Err(e) => println!("do not retry: {e}"),
+//!     Err(e) => match e.next_step() {
+//!         NextStep::RetryLater => println!("retry later with the same key: {e}"),
+//!         NextStep::Reconcile => println!("may have been sent: reconcile before anything else: {e}"),
+//!         NextStep::AlertOperator => println!("fix the account or the configuration: {e}"),
+//!         _ => println!("will be refused again: drop or fix the message: {e}"),
+//!     },
 //! }
 //! # }
 //! ```
@@ -23,6 +32,9 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
+mod advice;
+
+pub use self::advice::{NextStep, SendOutcome};
 use crate::BoxError;
 use crate::attempt::millis_opt;
 pub use crate::attempt::{Attempt, AttemptOutcome};
@@ -33,6 +45,12 @@ use crate::outcome::{Category, Rejection, UnknownReason};
 type SharedError = Arc<dyn StdError + Send + Sync>;
 
 /// What went wrong. Each kind has the reference's machine-readable code ([`Error::code`]).
+///
+/// Whether a retry could succeed, and what to do instead, is one table: [`NextStep`]
+/// ([`Error::next_step`]). In short: rate limits, unreachable providers, store failures, keys in
+/// progress, cancellations and the client's queue limits pass (retry later, same key); auth,
+/// sender, account and configuration problems need an operator; a refused recipient, message
+/// or policy is refused again; a key conflict is never resent; an unknown outcome is reconciled.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum ErrorKind {
@@ -67,8 +85,9 @@ pub enum ErrorKind {
     /// The send waited for a limit of this client (the adapter's requests in flight or its rate
     /// limits) longer than its queue timeout, and gave up before the request it waited for (`queue_timeout`).
     QueueTimeout(Limit),
-    /// The idempotency key was used for a different message (`idempotency_conflict`).
-    IdempotencyConflict,
+    /// The idempotency key's record is of another message, or was made against another endpoint
+    /// (`idempotency_conflict`); which one, [`Conflict`] says.
+    IdempotencyConflict(Conflict),
     /// Another send holds the idempotency key right now (`idempotency_in_progress`).
     IdempotencyInProgress,
     /// The idempotency store failed; nothing was sent (`store`).
@@ -98,7 +117,7 @@ impl ErrorKind {
             Self::Unknown(_) => "handoff_unknown",
             Self::Aborted => "aborted",
             Self::QueueTimeout(_) => "queue_timeout",
-            Self::IdempotencyConflict => "idempotency_conflict",
+            Self::IdempotencyConflict(_) => "idempotency_conflict",
             Self::IdempotencyInProgress => "idempotency_in_progress",
             Self::Store => "store",
             Self::BeforeSend => "before_send_failed",
@@ -110,7 +129,7 @@ impl ErrorKind {
     #[must_use]
     pub const fn is_retry_safe(self) -> bool {
         match self {
-            Self::Unknown(_) | Self::IdempotencyConflict => false,
+            Self::Unknown(_) | Self::IdempotencyConflict(_) => false,
             Self::Configuration
             | Self::InvalidRecipient
             | Self::InvalidSender
@@ -125,6 +144,37 @@ impl ErrorKind {
             | Self::Store
             | Self::BeforeSend => true,
         }
+    }
+}
+
+/// Why an idempotency key's record cannot be replayed for this send.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum Conflict {
+    /// The key was used for a different message (another recipient, body, sender or options):
+    /// a bug in how the caller makes its keys (`other_message`).
+    OtherMessage,
+    /// The key's result was recorded against another provider endpoint than any this client
+    /// sends to (another account, region or base URL, the emulator and production sharing one
+    /// store): replaying it would report a message this endpoint never saw (`other_endpoint`).
+    OtherEndpoint,
+}
+
+impl Conflict {
+    /// `other_message` or `other_endpoint`.
+    #[must_use]
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::OtherMessage => "other_message",
+            Self::OtherEndpoint => "other_endpoint",
+        }
+    }
+}
+
+impl fmt::Display for Conflict {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
     }
 }
 
@@ -274,6 +324,7 @@ impl Error {
         let category = self.category();
         let reason = if let ErrorKind::Unknown(reason) = kind { Some(reason) } else { None };
         let limit = if let ErrorKind::QueueTimeout(limit) = kind { Some(limit) } else { None };
+        let conflict = if let ErrorKind::IdempotencyConflict(conflict) = kind { Some(conflict) } else { None };
         let field = if let ErrorKind::InvalidMessage { field } | ErrorKind::Unsupported { field } = kind {
             Some(field)
         } else {
@@ -288,6 +339,7 @@ impl Error {
             category,
             reason,
             limit,
+            conflict,
             field,
             retry_after: self.inner.retry_after,
             errors: self.inner.rejections.iter().map(Error::to_record).collect(),
@@ -320,6 +372,9 @@ pub struct ErrorRecord {
     /// The limit a `queue_timeout` waited for.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub limit: Option<Limit>,
+    /// Why an `idempotency_conflict` cannot replay the key's record.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub conflict: Option<Conflict>,
     /// The invalid or unsupported field.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub field: Option<Field>,
@@ -380,6 +435,12 @@ impl StdError for Error {
     fn source(&self) -> Option<&(dyn StdError + 'static)> {
         self.inner.source.as_ref().map(|s| &**s as &(dyn StdError + 'static))
     }
+}
+
+/// `key` in double quotes for a message, control characters escaped (a key is the caller's text,
+/// at most 255 bytes, never a secret).
+fn quoted(key: &str) -> String {
+    format!("{:?}", key)
 }
 
 /// `reason` with its first `_` turned into a space, as the reference words it.
@@ -544,8 +605,9 @@ impl Error {
     }
 
     pub(crate) fn idempotency_conflict(key: &str) -> Self {
-        let mut e =
-            Self::new(ErrorKind::IdempotencyConflict, "This idempotency key was already used for a different message.");
+        let message =
+            format!("The idempotency key {} was already used for a different message; nothing was sent.", quoted(key));
+        let mut e = Self::new(ErrorKind::IdempotencyConflict(Conflict::OtherMessage), message);
         e.inner.idempotency_key = Some(key.to_owned());
         e
     }
@@ -559,11 +621,12 @@ impl Error {
             }
         }
         let message = format!(
-            "This idempotency key's result was recorded against {recorded}, but this client sends to {}; \
+            "The result of idempotency key {} was recorded against {recorded}, but this client sends to {}; \
              refusing to replay it.",
+            quoted(key),
             endpoints.join(", ")
         );
-        let mut e = Self::new(ErrorKind::IdempotencyConflict, message);
+        let mut e = Self::new(ErrorKind::IdempotencyConflict(Conflict::OtherEndpoint), message);
         e.inner.idempotency_key = Some(key.to_owned());
         e
     }
@@ -609,7 +672,8 @@ mod tests {
             (ErrorKind::Unknown(UnknownReason::Timeout), "handoff_unknown", false),
             (ErrorKind::Aborted, "aborted", true),
             (ErrorKind::QueueTimeout(Limit::InFlight), "queue_timeout", true),
-            (ErrorKind::IdempotencyConflict, "idempotency_conflict", false),
+            (ErrorKind::IdempotencyConflict(Conflict::OtherMessage), "idempotency_conflict", false),
+            (ErrorKind::IdempotencyConflict(Conflict::OtherEndpoint), "idempotency_conflict", false),
             (ErrorKind::IdempotencyInProgress, "idempotency_in_progress", true),
             (ErrorKind::Store, "store", true),
             (ErrorKind::BeforeSend, "before_send_failed", true),
