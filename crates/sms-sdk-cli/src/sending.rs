@@ -25,7 +25,7 @@ pub(crate) fn guarded(
     policy: &SuppressionPolicy,
     keyed: bool,
 ) -> ClientBuilder {
-    let builder = builder.before_send(policy.clone().before_send());
+    let builder = builder.policy(policy.clone());
     if keyed { builder.idempotency(Arc::clone(&stores.records)) } else { builder }
 }
 

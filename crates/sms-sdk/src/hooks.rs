@@ -29,9 +29,30 @@ use std::sync::Arc;
 use serde::Serialize;
 
 use crate::encoding::Encoding;
+use crate::{BoxError, BoxFuture};
 use crate::error::Attempt;
 use crate::message::Message;
 use crate::outcome::Category;
+
+/// A `before_send` policy (see [`ClientBuilder::before_send`](crate::ClientBuilder::before_send)):
+/// any async closure `Fn(BeforeSendContext) -> impl Future<Output = Result<PolicyDecision, E>>`,
+/// or a ready policy such as [`SuppressionPolicy`](crate::suppression::SuppressionPolicy).
+pub trait BeforeSend: Send + Sync + 'static {
+    /// Decides one send; an `Err` stops it (`ErrorKind::BeforeSend`, nothing sent).
+    fn decide(&self, cx: BeforeSendContext) -> BoxFuture<'static, Result<PolicyDecision, BoxError>>;
+}
+
+impl<F, Fut, E> BeforeSend for F
+where
+    F: Fn(BeforeSendContext) -> Fut + Send + Sync + 'static,
+    Fut: std::future::Future<Output = Result<PolicyDecision, E>> + Send + 'static,
+    E: Into<BoxError> + 'static,
+{
+    fn decide(&self, cx: BeforeSendContext) -> BoxFuture<'static, Result<PolicyDecision, BoxError>> {
+        let decision = self(cx);
+        Box::pin(async move { decision.await.map_err(Into::into) })
+    }
+}
 
 /// What `before_send` decides.
 #[derive(Clone, PartialEq, Eq)]

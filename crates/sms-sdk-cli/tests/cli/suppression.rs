@@ -123,7 +123,7 @@ async fn suppression_end_to_end_stop_start_and_a_replayed_stop_through_the_emula
     let emulator_address = emulator.local_addr().to_string();
     let client = Client::builder()
         .adapter(emulator.twilio().from(OUR_NUMBER).build().unwrap())
-        .before_send(SuppressionPolicy::new(list.clone()).before_send())
+        .policy(SuppressionPolicy::new(list.clone()))
         .build()
         .unwrap();
     let message = Message::new(RECIPIENT, "Your order has shipped.");

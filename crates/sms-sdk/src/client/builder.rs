@@ -7,12 +7,12 @@ use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::BoxError;
 use crate::adapter::{Adapter, AnyAdapter, DynAdapter};
 use crate::client::single_flight::Flights;
 use crate::correlation::CorrelationSecret;
 use crate::error::Error;
-use crate::hooks::{AcceptedEvent, AttemptEvent, BeforeSendContext, FailureEvent, Hooks, PolicyDecision};
+use crate::BoxError;
+use crate::hooks::{AcceptedEvent, AttemptEvent, BeforeSend, BeforeSendContext, FailureEvent, Hooks, PolicyDecision};
 use crate::rate::{RateLimit, SharedRateLimiter};
 use crate::retry::RetryPolicy;
 use crate::store::{DEFAULT_REFERENCE_RETENTION, DEFAULT_STALE_RESERVATION, DEFAULT_TTL, IdempotencyStore};
@@ -86,20 +86,28 @@ impl ClientBuilder {
         self
     }
 
-    /// Sets the policy gate, called once per send before any request.
+    /// Sets the policy gate, called once per send before any request, to an async closure
+    /// (`|cx| async move { Ok::<_, E>(PolicyDecision::Allow) }`). For a ready policy such as
+    /// [`SuppressionPolicy`](crate::suppression::SuppressionPolicy), use
+    /// [`policy`](Self::policy).
     ///
     /// Returning `Err` stops the send: nothing is sent, no failure hook fires, and the caller
     /// gets `ErrorKind::BeforeSend` with the error as its source.
-    pub fn before_send<F, Fut, E>(mut self, policy: F) -> Self
+    pub fn before_send<F, Fut, E>(self, policy: F) -> Self
     where
         F: Fn(BeforeSendContext) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Result<PolicyDecision, E>> + Send + 'static,
         E: Into<BoxError> + 'static,
     {
-        self.before_send = Some(Arc::new(move |cx| {
-            let decision = policy(cx);
-            Box::pin(async move { decision.await.map_err(Into::into) })
-        }));
+        self.policy(policy)
+    }
+
+    /// Sets the policy gate to `policy`, anything that is [`BeforeSend`]: a ready policy such as
+    /// [`SuppressionPolicy`](crate::suppression::SuppressionPolicy)
+    /// (`.policy(SuppressionPolicy::new(list))`), or a closure as
+    /// [`before_send`](Self::before_send) takes. One gate per client: the last call wins.
+    pub fn policy(mut self, policy: impl BeforeSend) -> Self {
+        self.before_send = Some(Arc::new(policy));
         self
     }
 

@@ -25,15 +25,13 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
-use futures_util::future::BoxFuture;
 use tokio_util::sync::CancellationToken;
 
-use crate::BoxError;
 use crate::adapter::{AdapterInfo, DynAdapter};
 use crate::client::single_flight::Flights;
 use crate::correlation::CorrelationSecret;
 use crate::error::Error;
-use crate::hooks::{BeforeSendContext, Hooks, PolicyDecision};
+use crate::hooks::Hooks;
 use crate::message::Message;
 use crate::metrics;
 use crate::receipt::Receipt;
@@ -100,8 +98,7 @@ impl SendOptions {
     }
 }
 
-type BeforeSendFn =
-    Arc<dyn Fn(BeforeSendContext) -> BoxFuture<'static, Result<PolicyDecision, BoxError>> + Send + Sync>;
+type BeforeSendFn = Arc<dyn crate::hooks::BeforeSend>;
 
 /// Sends messages through its adapters. Cheap to clone (one `Arc`).
 #[derive(Clone)]

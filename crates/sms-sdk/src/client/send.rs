@@ -219,7 +219,8 @@ impl Dispatch<'_> {
                 segments: self.preview.segments,
                 policy_override: self.policy_override.clone(),
             };
-            match AssertUnwindSafe(policy(cx)).catch_unwind().await {
+            // Called inside the future, so that a policy that panics before returning one is caught too.
+            match AssertUnwindSafe(async { policy.decide(cx).await }).catch_unwind().await {
                 Ok(Ok(PolicyDecision::Allow)) => {}
                 Ok(Ok(PolicyDecision::Reject { reason, category: None })) => {
                     return Err(self.fail(&id, held.as_ref(), Error::policy_rejected(Some(reason))).await);

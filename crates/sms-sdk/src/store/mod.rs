@@ -100,7 +100,7 @@ pub async fn open(url: &str) -> Result<Arc<dyn Store>, StoreError> {
 /// let client = Client::builder()
 ///     .adapter(MemoryAdapter::new())
 ///     .idempotency(stores.records.clone())
-///     .before_send(SuppressionPolicy::new(stores.suppression.clone()).before_send())
+///     .policy(SuppressionPolicy::new(stores.suppression.clone()))
 ///     .build()?;
 /// # let _ = client; Ok::<(), Box<dyn std::error::Error>>(()) }).unwrap();
 /// ```

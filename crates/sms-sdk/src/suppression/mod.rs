@@ -24,7 +24,7 @@
 //! let memory = MemoryAdapter::new();
 //! let client = Client::builder()
 //!     .adapter(memory.clone())
-//!     .before_send(SuppressionPolicy::new(list).before_send())
+//!     .policy(SuppressionPolicy::new(list))
 //!     .build()?;
 //! let refused = client.send(&Message::new("+14155550123", "Sale!")).await.unwrap_err();
 //! assert_eq!((refused.kind(), refused.category()), (ErrorKind::PolicyRejected, Some(Category::Compliance)));

@@ -82,17 +82,13 @@ impl SuppressionPolicy {
         let reason = format!("{recipient} opted out ({}, {}) at {at}", entry.scope, entry.reason);
         Ok(PolicyDecision::reject_in(Category::Compliance, reason))
     }
+}
 
-    /// The policy as a `before_send` function for
-    /// [`ClientBuilder::before_send`](crate::ClientBuilder::before_send). To combine it with a
-    /// policy of your own, call [`decide`](Self::decide) from yours.
-    pub fn before_send(
-        self,
-    ) -> impl Fn(BeforeSendContext) -> BoxFuture<'static, Result<PolicyDecision, StoreError>> + Send + Sync + 'static
-    {
-        move |cx| {
-            let policy = self.clone();
-            Box::pin(async move { policy.decide(&cx).await })
-        }
+/// The policy is a `before_send` policy: `.policy(SuppressionPolicy::new(list))`. To combine
+/// it with a policy of your own, call [`SuppressionPolicy::decide`] from yours.
+impl crate::hooks::BeforeSend for SuppressionPolicy {
+    fn decide(&self, cx: BeforeSendContext) -> BoxFuture<'static, Result<PolicyDecision, crate::BoxError>> {
+        let policy = self.clone();
+        Box::pin(async move { Ok(policy.decide(&cx).await?) })
     }
 }

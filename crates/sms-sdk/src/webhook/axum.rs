@@ -33,6 +33,40 @@
 //!
 //! With `axum::serve` (or another server) instead, configure a header read timeout yourself:
 //! without one, a client that sends half a request line holds its connection open forever.
+//!
+//! **One route for every provider.** With failover, a message's status callbacks come from
+//! whichever provider accepted it. Give the route an [`AnyWebhook`](super::AnyWebhook) of your
+//! providers' verifiers (`Verified<AnyWebhook>`): it recognises each request's provider from its
+//! headers and verifies it with that provider's secret.
+//!
+//! **Two routes of one provider** (two accounts, or two public URLs): `FromRef` cannot tell two
+//! fields of one type apart (deriving it for two `TwilioWebhook` fields fails with E0119), so
+//! put a [`VerifyLayer`](super::tower::VerifyLayer) on each route instead and take the event
+//! with `Extension<SmsEvent>`; no router state is needed:
+//!
+//! ```no_run
+//! # #[cfg(feature = "twilio")]
+//! # fn example() -> Result<(), sms_sdk::Error> {
+//! use axum::{Extension, Router, http::StatusCode, routing::post};
+//! use sms_sdk::TwilioWebhook;
+//! use sms_sdk::webhook::SmsEvent;
+//! use sms_sdk::webhook::tower::VerifyLayer;
+//!
+//! async fn handle(Extension(event): Extension<SmsEvent>) -> StatusCode {
+//!     println!("{}", event.type_name());
+//!     StatusCode::NO_CONTENT
+//! }
+//!
+//! let marketing = TwilioWebhook::new("token-of-account-a")?.public_url("https://example.com/sms/marketing");
+//! let alerts = TwilioWebhook::new("token-of-account-b")?.public_url("https://example.com/sms/alerts");
+//! let app: Router = Router::new()
+//!     .route("/sms/marketing", post(handle).layer(VerifyLayer::new(marketing)))
+//!     .route("/sms/alerts", post(handle).layer(VerifyLayer::new(alerts)));
+//! # let _ = app; Ok(()) }
+//! ```
+//!
+//! Stop the server with [`Serve::with_graceful_shutdown`]: the requests in flight are answered
+//! before it returns.
 
 use std::future::{Future, IntoFuture};
 use std::io;
@@ -136,27 +170,61 @@ where
 /// [`DEFAULT_BODY_READ_TIMEOUT`] for its body; past either, the connection is closed or the
 /// request refused (400 `body_unreadable`).
 ///
-/// Await the returned [`Serve`] to run the server (it runs until the task is dropped).
+/// Await the returned [`Serve`] to run the server: it runs until the task is dropped, or, with
+/// [`Serve::with_graceful_shutdown`], until its signal and the requests in flight are done.
 pub fn serve(listener: tokio::net::TcpListener, router: Router) -> Serve {
     Serve {
         listener,
         router,
         header_read_timeout: DEFAULT_HEADER_READ_TIMEOUT,
         body_read_timeout: DEFAULT_BODY_READ_TIMEOUT,
+        shutdown: None,
     }
 }
 
 /// A server being set up by [`serve`]; `.await` it to run it.
 #[must_use = "a server does nothing until it is awaited"]
-#[derive(Debug)]
 pub struct Serve {
     listener: tokio::net::TcpListener,
     router: Router,
     header_read_timeout: Duration,
     body_read_timeout: Duration,
+    shutdown: Option<Pin<Box<dyn Future<Output = ()> + Send>>>,
+}
+
+impl std::fmt::Debug for Serve {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Serve")
+            .field("listener", &self.listener)
+            .field("header_read_timeout", &self.header_read_timeout)
+            .field("body_read_timeout", &self.body_read_timeout)
+            .field("graceful_shutdown", &self.shutdown.is_some())
+            .finish_non_exhaustive()
+    }
 }
 
 impl Serve {
+    /// Shuts the server down gracefully when `signal` completes (`tokio::signal::ctrl_c()`, a
+    /// channel, a cancellation token): it stops accepting connections at once, lets every
+    /// request in flight finish and be answered, closes idle kept-alive connections, and then
+    /// the server's future resolves with `Ok(())`. The wait is bounded by the read timeouts: a
+    /// client still sending its headers or body is cut off when they run out.
+    ///
+    /// ```no_run
+    /// # async fn example(app: axum::Router) -> std::io::Result<()> {
+    /// let listener = tokio::net::TcpListener::bind("127.0.0.1:3000").await?;
+    /// let stop = async { let _ = tokio::signal::ctrl_c().await; };
+    /// sms_sdk::webhook::axum::serve(listener, app).with_graceful_shutdown(stop).await?;
+    /// # Ok(()) }
+    /// ```
+    pub fn with_graceful_shutdown<F>(mut self, signal: F) -> Self
+    where
+        F: Future<Output = ()> + Send + 'static,
+    {
+        self.shutdown = Some(Box::pin(signal));
+        self
+    }
+
     /// How long a client has to send a request's headers (default 30 s).
     pub fn header_read_timeout(mut self, timeout: Duration) -> Self {
         self.header_read_timeout = timeout;
@@ -173,8 +241,17 @@ impl Serve {
         let mut http = hyper::server::conn::http1::Builder::new();
         http.timer(TokioTimer::new()).header_read_timeout(self.header_read_timeout);
         let body_read_timeout = BodyReadTimeout(self.body_read_timeout);
+        let mut signal = self.shutdown.unwrap_or_else(|| Box::pin(std::future::pending()));
+        let (stopping, stop) = tokio::sync::watch::channel(false);
+        let mut connections = tokio::task::JoinSet::new();
         loop {
-            let stream = match self.listener.accept().await {
+            let accepted = tokio::select! {
+                accepted = self.listener.accept() => accepted,
+                () = &mut signal => break,
+                // Forget finished connections as they end, so the set holds only live ones.
+                Some(_) = connections.join_next(), if !connections.is_empty() => continue,
+            };
+            let stream = match accepted {
                 Ok((stream, _)) => stream,
                 Err(error) => {
                     accept_failed(&error).await;
@@ -190,12 +267,28 @@ impl Serve {
                     router.clone().call(request)
                 }),
             );
-            tokio::spawn(async move {
-                if let Err(error) = connection.await {
+            let mut stop = stop.clone();
+            connections.spawn(async move {
+                let mut connection = std::pin::pin!(connection);
+                let result = tokio::select! {
+                    result = connection.as_mut() => result,
+                    // The one change ever sent is to `true`; an error (the sender gone) is a stop too.
+                    _ = stop.changed() => {
+                        // Finish the request in flight, if any, then close.
+                        connection.as_mut().graceful_shutdown();
+                        connection.await
+                    }
+                };
+                if let Err(error) = result {
                     tracing::debug!(%error, "webhook connection ended with an error");
                 }
             });
         }
+        drop(self.listener);
+        // Every connection finishes its request in flight (or is closed when idle), then ends.
+        let _ = stopping.send(true);
+        while connections.join_next().await.is_some() {}
+        Ok(())
     }
 }
 

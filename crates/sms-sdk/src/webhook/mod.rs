@@ -1,7 +1,9 @@
 //! Receiving provider webhooks: verify first, then normalize into one [`SmsEvent`].
 //!
 //! Each provider has a verifier (`TwilioWebhook`, `TelnyxWebhook`, `PlivoWebhook`,
-//! `VonageWebhook`, under their features) implementing [`WebhookVerifier`]. The only way to get
+//! `VonageWebhook`, under their features) implementing [`WebhookVerifier`]; an [`AnyWebhook`]
+//! made of several recognises each request's provider and verifies it with that one (one status
+//! route for a client that fails over). The only way to get
 //! an event is a successful verification; the clock is an argument ([`WebhookVerifier::verify_at`])
 //! so tests control it.
 //!
@@ -29,6 +31,7 @@
 #[cfg(feature = "axum")]
 #[cfg_attr(docsrs, doc(cfg(feature = "axum")))]
 pub mod axum;
+mod any;
 pub mod event;
 mod observe;
 pub mod ordering;
@@ -46,6 +49,7 @@ use std::time::{Duration, SystemTime};
 
 use http::HeaderMap;
 
+pub use self::any::AnyWebhook;
 pub use self::event::{EventKind, SmsEvent};
 pub use self::observe::{EventObserver, SharedObserver};
 pub(crate) use self::raw::Raw;
@@ -103,6 +107,15 @@ pub trait WebhookVerifier: Send + Sync {
     /// The largest body this verifier reads (1 MiB unless configured).
     fn body_limit(&self) -> usize {
         DEFAULT_MAX_BODY
+    }
+
+    /// Whether `headers` carry this provider's signature (its signature header, or its kind of
+    /// `Authorization`), so that an [`AnyWebhook`] can pick this verifier for a request before
+    /// reading its body. Recognising proves nothing: the verifier still checks the signature.
+    /// The default is false (a verifier that does not say is never picked by an `AnyWebhook`).
+    fn recognizes(&self, headers: &HeaderMap) -> bool {
+        let _ = headers;
+        false
     }
 }
 

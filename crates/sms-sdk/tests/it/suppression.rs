@@ -98,7 +98,7 @@ async fn suppression_policy_refuses_before_any_request_as_a_compliance_rejection
         .adapter(first.clone())
         .adapter(second.clone())
         .failover(Failover::OnEligibleRejection)
-        .before_send(SuppressionPolicy::new(list.clone()).before_send())
+        .policy(SuppressionPolicy::new(list.clone()))
         .build()
         .unwrap();
     let err = client.send(&Message::new(TO, "Sale!")).await.unwrap_err();
@@ -122,7 +122,7 @@ async fn suppression_policy_checks_the_sender_scope_and_the_default_sender() {
     opted_out(&list, Scope::Sender("+15005550006".into())).await;
     let memory = MemoryAdapter::new();
     let policy = SuppressionPolicy::new(list).default_sender("+15005550006");
-    let client = Client::builder().adapter(memory.clone()).before_send(policy.clone().before_send()).build().unwrap();
+    let client = Client::builder().adapter(memory.clone()).policy(policy.clone()).build().unwrap();
     let from_other = Message::new(TO, "hi").from("+15005550007");
     client.send(&from_other).await.unwrap();
     let from_stopped = Message::new(TO, "hi").from("+15005550006");
@@ -159,7 +159,7 @@ async fn suppression_override_sends_once_and_is_logged_masked() {
     let memory = MemoryAdapter::new();
     let client = Client::builder()
         .adapter(memory.clone())
-        .before_send(SuppressionPolicy::new(list).before_send())
+        .policy(SuppressionPolicy::new(list))
         .build()
         .unwrap();
     let confirmation = Message::new(TO, "You are unsubscribed.");
@@ -199,7 +199,7 @@ async fn suppression_store_failure_stops_the_send() {
     let memory = MemoryAdapter::new();
     let client = Client::builder()
         .adapter(memory.clone())
-        .before_send(SuppressionPolicy::new(Unreachable).before_send())
+        .policy(SuppressionPolicy::new(Unreachable))
         .build()
         .unwrap();
     let err = client.send(&Message::new(TO, "hi")).await.unwrap_err();

@@ -237,6 +237,10 @@ impl WebhookVerifier for PlivoWebhook {
     fn verify_at(&self, request: &WebhookRequest<'_>, now: SystemTime) -> Result<SmsEvent, WebhookError> {
         crate::metrics::webhook_verified(NAME, self.check(request, now))
     }
+    /// An `X-Plivo-Signature-V3`, `-V2` or `-MA-V2` header.
+    fn recognizes(&self, headers: &http::HeaderMap) -> bool {
+        [&V3, &V2, &MA_V2].into_iter().any(|name| headers.contains_key(name))
+    }
 }
 
 /// Whether the normalizer reads `key` (a repeat of it is ambiguous).

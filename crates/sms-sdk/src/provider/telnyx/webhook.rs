@@ -142,6 +142,10 @@ impl WebhookVerifier for TelnyxWebhook {
     fn verify_at(&self, request: &WebhookRequest<'_>, now: SystemTime) -> Result<SmsEvent, WebhookError> {
         crate::metrics::webhook_verified(NAME, self.check(request, now))
     }
+    /// A `telnyx-signature-ed25519` header.
+    fn recognizes(&self, headers: &http::HeaderMap) -> bool {
+        headers.contains_key(&SIGNATURE_HEADER)
+    }
 }
 
 /// The keys the normalizer reads (each refused when its object repeats it), as its reference

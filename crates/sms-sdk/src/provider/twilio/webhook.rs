@@ -229,6 +229,11 @@ impl WebhookVerifier for TwilioWebhook {
     fn verify_at(&self, request: &WebhookRequest<'_>, now: SystemTime) -> Result<SmsEvent, WebhookError> {
         crate::metrics::webhook_verified(NAME, self.check(request, now))
     }
+
+    /// An `X-Twilio-Signature` header.
+    fn recognizes(&self, headers: &http::HeaderMap) -> bool {
+        headers.contains_key(&SIGNATURE_HEADER)
+    }
 }
 
 /// Normalizes a verified JSON body: its string and number members are the record, and a member

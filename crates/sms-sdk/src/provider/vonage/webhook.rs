@@ -215,6 +215,12 @@ impl WebhookVerifier for VonageWebhook {
     fn verify_at(&self, request: &WebhookRequest<'_>, now: SystemTime) -> Result<SmsEvent, WebhookError> {
         crate::metrics::webhook_verified(NAME, self.check(request, now))
     }
+    /// An `Authorization: Bearer …` header (Vonage's signed webhooks carry a JWT).
+    fn recognizes(&self, headers: &http::HeaderMap) -> bool {
+        header(headers, http::header::AUTHORIZATION)
+            .and_then(|v| v.trim_start().split_at_checked(7))
+            .is_some_and(|(scheme, _)| scheme.eq_ignore_ascii_case("bearer "))
+    }
 }
 
 /// `447700900000` → `+447700900000`; anything that is not an E.164 digit string stays as is.

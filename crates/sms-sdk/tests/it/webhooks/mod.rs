@@ -3,6 +3,8 @@
 // Helpers shared by the provider modules: a build with only some (or no) providers leaves some unused.
 #![cfg_attr(not(all(feature = "twilio", feature = "telnyx", feature = "plivo", feature = "vonage")), allow(dead_code))]
 
+#[cfg(all(feature = "axum", feature = "twilio", feature = "telnyx", feature = "plivo", feature = "vonage"))]
+mod any;
 #[cfg(feature = "plivo")]
 mod plivo;
 #[cfg(all(feature = "twilio", feature = "telnyx", feature = "plivo", feature = "vonage"))]
@@ -18,7 +20,68 @@ mod twilio;
 #[cfg(feature = "vonage")]
 mod vonage;
 
-use sms_sdk::webhook::{EventKind, SmsEvent, WebhookError};
+use std::time::SystemTime;
+
+use sms_sdk::webhook::{AnyWebhook, EventKind, SmsEvent, WebhookError, WebhookRequest, WebhookVerifier};
+
+/// `verify` and `verify_at` for the vectors: each request is verified by the provider's verifier
+/// alone and through an [`AnyWebhook`] holding it after the other providers' verifiers (with
+/// other secrets), and the two must agree. So every vector of the four providers also passes
+/// through one multi-provider verifier. The modules import this trait instead of
+/// `WebhookVerifier`, so their calls stay `verifier.verify(&request)`.
+pub(crate) trait ThroughAny {
+    /// As [`WebhookVerifier::verify`], checked against an `AnyWebhook`.
+    fn verify(&self, request: &WebhookRequest<'_>) -> Result<SmsEvent, WebhookError> {
+        self.verify_at(request, SystemTime::now())
+    }
+
+    /// As [`WebhookVerifier::verify_at`], checked against an `AnyWebhook`.
+    fn verify_at(&self, request: &WebhookRequest<'_>, now: SystemTime) -> Result<SmsEvent, WebhookError>;
+}
+
+impl<V: WebhookVerifier + Clone + 'static> ThroughAny for V {
+    fn verify_at(&self, request: &WebhookRequest<'_>, now: SystemTime) -> Result<SmsEvent, WebhookError> {
+        let direct = WebhookVerifier::verify_at(self, request, now);
+        let any = others(self.provider()).with(self.clone());
+        let through = WebhookVerifier::verify_at(&any, request, now);
+        match (&direct, &through) {
+            (Ok(alone), Ok(via_any)) => {
+                assert_eq!(serde_json::to_value(alone).unwrap(), serde_json::to_value(via_any).unwrap());
+            }
+            (Err(alone), Err(via_any)) if self.recognizes(request.headers) => assert_eq!(alone, via_any),
+            (Err(_), Err(via_any)) => {
+                assert_eq!(via_any, &WebhookError::MissingSignature { provider: "any" }, "{request:?}");
+            }
+            _ => panic!("alone {direct:?}, through AnyWebhook {through:?}"),
+        }
+        direct
+    }
+}
+
+/// An `AnyWebhook` with a verifier of every provider but `provider`, each with a secret no
+/// vector uses.
+fn others(provider: &str) -> AnyWebhook {
+    let mut any = AnyWebhook::new();
+    #[cfg(feature = "twilio")]
+    if provider != "twilio" {
+        any = any.with(sms_sdk::TwilioWebhook::new("another-auth-token").unwrap());
+    }
+    #[cfg(feature = "telnyx")]
+    if provider != "telnyx" {
+        let key = sms_sdk::testing::webhooks::TelnyxKeyPair::from_seed([9; 32]);
+        any = any.with(sms_sdk::TelnyxWebhook::new(&key.public_key).unwrap());
+    }
+    #[cfg(feature = "plivo")]
+    if provider != "plivo" {
+        any = any.with(sms_sdk::PlivoWebhook::new("another-auth-token").unwrap());
+    }
+    #[cfg(feature = "vonage")]
+    if provider != "vonage" {
+        any = any.with(sms_sdk::VonageWebhook::new("another-signature-secret").unwrap());
+    }
+    let _ = provider;
+    any
+}
 
 /// The lowercase hex SHA-256 of `bytes`, as Twilio's `bodySHA256` and Vonage's `payload_hash`.
 pub(crate) fn sha256_hex(bytes: &[u8]) -> String {

@@ -5,8 +5,9 @@ use proptest::prelude::*;
 use sms_sdk::provider::plivo::{PlivoWebhook, signature_v2};
 use sms_sdk::testing::webhooks::{SignedRequest, form_body, signed_plivo_request, signed_plivo_v3_request};
 use sms_sdk::webhook::event::KeywordSource;
-use sms_sdk::webhook::{EventKind, WebhookVerifier};
+use sms_sdk::webhook::EventKind;
 
+use super::ThroughAny as _;
 use super::{assert_ambiguous, assert_payload_error, padded, reason, status};
 
 const TOKEN: &str = "plivo-auth-token";

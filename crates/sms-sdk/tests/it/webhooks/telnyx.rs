@@ -9,8 +9,9 @@ use sms_sdk::provider::telnyx::__private::verify_signature;
 use sms_sdk::provider::telnyx::TelnyxWebhook;
 use sms_sdk::testing::webhooks::{SignedRequest, TelnyxKeyPair, signed_telnyx_request};
 use sms_sdk::webhook::event::KeywordSource;
-use sms_sdk::webhook::{EventKind, WebhookVerifier};
+use sms_sdk::webhook::EventKind;
 
+use super::ThroughAny as _;
 use super::{assert_payload_error, reason, status};
 
 const URL: &str = "https://example.com/webhooks/telnyx";

@@ -6,8 +6,9 @@ use proptest::prelude::*;
 use sms_sdk::provider::twilio::{TwilioWebhook, signature};
 use sms_sdk::testing::webhooks::{SignedRequest, form_body, parse_unverified, signed_twilio_request};
 use sms_sdk::webhook::event::KeywordSource;
-use sms_sdk::webhook::{EventKind, WebhookRequest, WebhookVerifier};
+use sms_sdk::webhook::{EventKind, WebhookRequest};
 
+use super::ThroughAny as _;
 use super::{assert_ambiguous, assert_payload_error, padded, reason, sha256_hex, status};
 
 const TOKEN: &str = "twilio-auth-token";

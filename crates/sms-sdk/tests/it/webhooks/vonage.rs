@@ -8,8 +8,9 @@ use serde_json::json;
 use sms_sdk::provider::vonage::{VonageWebhook, sign_jwt};
 use sms_sdk::testing::webhooks::{SignedRequest, signed_vonage_request};
 use sms_sdk::webhook::event::KeywordSource;
-use sms_sdk::webhook::{EventKind, WebhookVerifier};
+use sms_sdk::webhook::EventKind;
 
+use super::ThroughAny as _;
 use super::{assert_payload_error, reason, sha256_hex, status};
 
 const SECRET: &str = "vonage-signature-secret-0123456789";
