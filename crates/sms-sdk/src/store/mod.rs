@@ -132,13 +132,13 @@ impl Stores {
         #[cfg(feature = "sqlite")]
         if let Some(path) = url.strip_prefix("sqlite:") {
             let store = sqlite::SqliteStore::open(path).await?;
-            let list = suppression::SqliteSuppressionStore::new(store.clone()).await?;
+            let list = suppression::SqliteSuppressionStore::open(store.clone()).await?;
             return Ok(Self::of(store, list));
         }
         #[cfg(feature = "postgres")]
         if url.starts_with("postgres://") || url.starts_with("postgresql://") {
             let store = postgres::PostgresStore::connect(url).await?;
-            let list = suppression::PostgresSuppressionStore::new(store.clone()).await?;
+            let list = suppression::PostgresSuppressionStore::open(store.clone()).await?;
             return Ok(Self::of(store, list));
         }
         #[cfg(feature = "redis")]

@@ -9,6 +9,12 @@
 //! idempotent under replayed webhooks; [`SuppressionPolicy`] checks it before every send and
 //! refuses as a `compliance` rejection (`PolicyRejected`, retry-safe, never failed over).
 //!
+//! **Feed before you deduplicate.** In a webhook handler, call [`Feeder::feed`] before the
+//! dedupe store's claim (or with an observer, which the tower layer runs before its dedupe):
+//! feeding is idempotent, so a redelivered STOP applied twice changes nothing, while a STOP
+//! whose dedupe key was recorded before a failed feed would be lost. When `feed` fails, answer
+//! the webhook with an error (5xx) so the provider delivers it again.
+//!
 //! ```
 //! use std::time::SystemTime;
 //! use sms_sdk::store::suppression::{Change, MemorySuppressionStore, Scope, SuppressionStore};

@@ -112,6 +112,11 @@ pub enum KeywordSource {
 }
 
 /// A verified, normalized webhook event.
+///
+/// **What it carries.** `Serialize` writes everything the application may need: the full
+/// numbers, the message text, media URLs and the provider's raw payload (`raw`, which holds
+/// account ids). That is the form to hand to your application, never the one to log: log
+/// [`SmsEvent::masked`] (numbers masked, no text, no payload), or `Debug`, which masks too.
 #[derive(Clone, PartialEq, Serialize)]
 #[non_exhaustive]
 pub struct SmsEvent {

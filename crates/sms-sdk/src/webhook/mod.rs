@@ -33,6 +33,7 @@
 pub mod axum;
 mod any;
 pub mod event;
+mod masked;
 mod observe;
 pub mod ordering;
 mod raw;
@@ -51,6 +52,7 @@ use http::HeaderMap;
 
 pub use self::any::AnyWebhook;
 pub use self::event::{EventKind, SmsEvent};
+pub use self::masked::MaskedEvent;
 pub use self::observe::{EventObserver, SharedObserver};
 pub(crate) use self::raw::Raw;
 

@@ -62,3 +62,35 @@ proptest! {
         prop_assert!(!debug.contains(&national) && !debug.contains(&body), "{}", debug);
     }
 }
+
+/// `SmsEvent::masked` of an inbound message, a STOP and a status update with numbers: no full
+/// number, no text, no payload; the full `Serialize` keeps them (the application needs them).
+#[cfg(feature = "twilio")]
+#[test]
+fn a_masked_event_holds_no_number_text_or_payload() {
+    use sms_sdk::TwilioWebhook;
+    use sms_sdk::testing::webhooks::signed_twilio_request;
+    use sms_sdk::webhook::WebhookVerifier as _;
+
+    let url = "https://example.com/sms";
+    let verifier = TwilioWebhook::new("auth-token").unwrap();
+    let sid = ("MessageSid", "SM0123456789abcdef0123456789abcdef");
+    let account = ("AccountSid", "ACfedcba9876543210fedcba9876543210");
+    let (from, to) = (("From", "+14155550123"), ("To", "+447700900123"));
+    let requests = [
+        vec![sid, account, from, to, ("Body", "secret words here"), ("NumMedia", "1"), ("MediaUrl0", "https://m.example/p.jpg")],
+        vec![sid, account, from, to, ("Body", "STOP")],
+        vec![sid, account, from, to, ("MessageStatus", "undelivered"), ("ErrorCode", "30003")],
+    ];
+    for params in requests {
+        let event = verifier.verify(&signed_twilio_request("auth-token", url, &params).as_request()).unwrap();
+        let full = serde_json::to_string(&event).unwrap();
+        assert!(full.contains("+14155550123") && full.contains("ACfedcba"), "Serialize keeps everything: {full}");
+        let masked = serde_json::to_string(&event.masked()).unwrap();
+        for secret in ["+14155550123", "+447700900123", "secret words", "m.example", "ACfedcba", "raw"] {
+            assert!(!masked.contains(secret), "{secret} in {masked}");
+        }
+        assert!(masked.contains(&event.dedupe_key) && masked.contains(event.type_name()), "{masked}");
+        assert!(masked.contains("+1********23"), "{masked}");
+    }
+}

@@ -45,7 +45,7 @@ async fn suppression_sqlite_store_passes_the_contract() {
     use sms_sdk::store::suppression::SqliteSuppressionStore;
 
     let path = crate::stores::temp_db();
-    let list = SqliteSuppressionStore::new(SqliteStore::open(&path).await.unwrap()).await.unwrap();
+    let list = SqliteSuppressionStore::open(SqliteStore::open(&path).await.unwrap()).await.unwrap();
     assert_contract("sqlite", Arc::new(list)).await;
     // The same file through a URL, as the command opens it: the entries are there.
     let again = suppression::open(&format!("sqlite:{}", path.display())).await.unwrap();
@@ -60,10 +60,10 @@ async fn suppression_postgres_store_passes_the_contract() {
 
     let url = crate::stores::server_url("SMS_SDK_TEST_POSTGRES_URL");
     let store = PostgresStore::connect(&url).await.unwrap();
-    assert_contract("postgres", Arc::new(PostgresSuppressionStore::new(store.clone()).await.unwrap())).await;
-    let named = PostgresSuppressionStore::named(store.clone(), "sms_suppression_contract").await.unwrap();
+    assert_contract("postgres", Arc::new(PostgresSuppressionStore::open(store.clone()).await.unwrap())).await;
+    let named = PostgresSuppressionStore::open_named(store.clone(), "sms_suppression_contract").await.unwrap();
     assert_contract("postgres (named table)", Arc::new(named)).await;
-    assert!(PostgresSuppressionStore::named(store, "bad name").await.is_err());
+    assert!(PostgresSuppressionStore::open_named(store, "bad name").await.is_err());
     assert_contract("postgres (url)", suppression::open(&url).await.unwrap()).await;
 }
 

@@ -31,7 +31,7 @@ use futures_util::future::BoxFuture;
 /// use sms_sdk::store::postgres::PostgresStore;
 /// use sms_sdk::store::suppression::PostgresSuppressionStore;
 ///
-/// let list = PostgresSuppressionStore::new(PostgresStore::connect("postgres://sms@db/app").await?).await?;
+/// let list = PostgresSuppressionStore::open(PostgresStore::connect("postgres://sms@db/app").await?).await?;
 /// # let _ = list; Ok(()) }
 /// ```
 #[derive(Debug, Clone)]
@@ -75,8 +75,8 @@ impl PostgresSuppressionStore {
     ///
     /// # Errors
     /// A [`StoreError`] when the tables cannot be created within the timeouts.
-    pub async fn new(store: PostgresStore) -> Result<Self, StoreError> {
-        Self::named(store, DEFAULT_TABLE).await
+    pub async fn open(store: PostgresStore) -> Result<Self, StoreError> {
+        Self::open_named(store, DEFAULT_TABLE).await
     }
 
     /// The list in the table `table` (a plain SQL identifier; its events table adds `_events`).
@@ -84,7 +84,7 @@ impl PostgresSuppressionStore {
     /// # Errors
     /// A [`StoreError`] when the name is not a plain identifier, or the tables cannot be
     /// created within the timeouts.
-    pub async fn named(store: PostgresStore, table: &str) -> Result<Self, StoreError> {
+    pub async fn open_named(store: PostgresStore, table: &str) -> Result<Self, StoreError> {
         let sql = SuppressionSql::new(table)?;
         // Concurrent CREATE TABLE IF NOT EXISTS can fail on the catalog's unique index: serialize
         // it (the batch is one implicit transaction, which holds the lock until it ends).

@@ -28,7 +28,7 @@ use futures_util::future::BoxFuture;
 /// use sms_sdk::store::sqlite::SqliteStore;
 /// use sms_sdk::store::suppression::SqliteSuppressionStore;
 ///
-/// let list = SqliteSuppressionStore::new(SqliteStore::open(".sms-sdk/state.db").await?).await?;
+/// let list = SqliteSuppressionStore::open(SqliteStore::open(".sms-sdk/state.db").await?).await?;
 /// # let _ = list; Ok(()) }
 /// ```
 #[derive(Debug, Clone)]
@@ -42,8 +42,8 @@ impl SqliteSuppressionStore {
     ///
     /// # Errors
     /// A [`StoreError`] when the tables cannot be created within the operation timeout.
-    pub async fn new(store: SqliteStore) -> Result<Self, StoreError> {
-        Self::named(store, DEFAULT_TABLE).await
+    pub async fn open(store: SqliteStore) -> Result<Self, StoreError> {
+        Self::open_named(store, DEFAULT_TABLE).await
     }
 
     /// The list in the table `table` (a plain SQL identifier; its events table adds `_events`).
@@ -51,7 +51,7 @@ impl SqliteSuppressionStore {
     /// # Errors
     /// A [`StoreError`] when the name is not a plain identifier, or the tables cannot be
     /// created within the operation timeout.
-    pub async fn named(store: SqliteStore, table: &str) -> Result<Self, StoreError> {
+    pub async fn open_named(store: SqliteStore, table: &str) -> Result<Self, StoreError> {
         let sql = Arc::new(SuppressionSql::new(table)?.for_sqlite());
         let create = sql.create.join(";\n");
         store.with("creating the suppression tables", move |c, _| Ok(c.execute_batch(&create)?)).await?;

@@ -162,7 +162,7 @@ async fn write() {
     std::fs::create_dir_all(&dir).unwrap();
 
     let sqlite = SqliteStore::open(dir.join("sqlite.db")).await.unwrap();
-    fill(&sqlite, &SqliteSuppressionStore::new(sqlite.clone()).await.unwrap()).await;
+    fill(&sqlite, &SqliteSuppressionStore::open(sqlite.clone()).await.unwrap()).await;
     drop(sqlite);
     // Everything into the one file (the store's connection closes on its own thread).
     tokio::time::sleep(Duration::from_millis(500)).await;
@@ -180,7 +180,7 @@ async fn write() {
     client.batch_execute(&format!("CREATE DATABASE {database}")).await.unwrap();
     let url = format!("{}/{database}", admin.rsplit_once('/').unwrap().0);
     let postgres = PostgresStore::connect(&url).await.unwrap();
-    fill(&postgres, &PostgresSuppressionStore::new(postgres.clone()).await.unwrap()).await;
+    fill(&postgres, &PostgresSuppressionStore::open(postgres.clone()).await.unwrap()).await;
     drop(postgres);
     let dump = std::process::Command::new(pg_dump())
         .args(["--inserts", "--no-owner", "--no-privileges", "--dbname", &url])
@@ -354,7 +354,7 @@ async fn every_version_reads_in_sqlite() {
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();
         std::fs::copy(dir(version).join("sqlite.db"), &path).unwrap();
         let store = SqliteStore::open(&path).await.unwrap();
-        let suppression = SqliteSuppressionStore::new(store.clone()).await.unwrap();
+        let suppression = SqliteSuppressionStore::open(store.clone()).await.unwrap();
         check(version, Arc::new(store), &suppression).await;
     }
 }
@@ -377,7 +377,7 @@ async fn every_version_reads_in_postgres() {
         drop(loader);
         let _ = running.await;
         let store = PostgresStore::connect(&url).await.unwrap();
-        let suppression = PostgresSuppressionStore::new(store.clone()).await.unwrap();
+        let suppression = PostgresSuppressionStore::open(store.clone()).await.unwrap();
         check(version, Arc::new(store), &suppression).await;
         drop(suppression);
         client.batch_execute(&format!("DROP DATABASE {database} WITH (FORCE)")).await.unwrap();
