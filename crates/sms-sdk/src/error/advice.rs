@@ -1,6 +1,6 @@
 //! What a caller should do with a failed send: what became of the message ([`SendOutcome`]) and
-//! the next step ([`NextStep`]), both read off the error's kind, one table (the crate's
-//! `decisions.md`, "What a caller should do with an error").
+//! the next step ([`NextStep`]), both read off the error's kind; the one table is on
+//! [`NextStep`].
 
 use serde::{Deserialize, Serialize};
 

@@ -41,7 +41,7 @@ const NAME: &str = "any";
 /// let url = "https://example.com/sms/status";
 /// let webhooks = AnyWebhook::new()
 ///     .with(TwilioWebhook::new("auth-token").unwrap().public_url(url))
-///     .with(TelnyxWebhook::new(telnyx_public_key).unwrap());
+///     .with(TelnyxWebhook::new(&telnyx_public_key).unwrap());
 ///
 /// let params = [("MessageSid", "SM0123456789abcdef0123456789abcdef"), ("MessageStatus", "delivered")];
 /// let signed = signed_twilio_request("auth-token", url, &params);

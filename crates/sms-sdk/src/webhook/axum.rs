@@ -211,9 +211,10 @@ impl Serve {
     /// client still sending its headers or body is cut off when they run out.
     ///
     /// ```no_run
-    /// # async fn example(app: axum::Router) -> std::io::Result<()> {
+    /// # async fn example(app: axum::Router, stopped: tokio::sync::oneshot::Receiver<()>) -> std::io::Result<()> {
     /// let listener = tokio::net::TcpListener::bind("127.0.0.1:3000").await?;
-    /// let stop = async { let _ = tokio::signal::ctrl_c().await; };
+    /// // Or `tokio::signal::ctrl_c()` (tokio's `signal` feature).
+    /// let stop = async { let _ = stopped.await; };
     /// sms_sdk::webhook::axum::serve(listener, app).with_graceful_shutdown(stop).await?;
     /// # Ok(()) }
     /// ```
