@@ -440,7 +440,7 @@ impl StdError for Error {
 /// `key` in double quotes for a message, control characters escaped (a key is the caller's text,
 /// at most 255 bytes, never a secret).
 fn quoted(key: &str) -> String {
-    format!("{:?}", key)
+    format!("{key:?}")
 }
 
 /// `reason` with its first `_` turned into a space, as the reference words it.
