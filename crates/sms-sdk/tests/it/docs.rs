@@ -251,3 +251,25 @@ fn the_path_check_reads_links_and_code_spans() {
     let text = "[a](../x/README.md#top) [b](https://example.com) `docs/a.md` `crates/*/src` `cargo run` [c](#anchor)";
     assert_eq!(named_paths(text), ["../x/README.md", "docs/a.md"]);
 }
+
+/// `Failover::OnEligibleRejection`'s doc names exactly the categories that fail over.
+#[test]
+fn the_failover_doc_names_every_category_that_fails_over() {
+    use sms_sdk::Category;
+    let source = fs::read_to_string(root().join("crates/sms-sdk/src/client/mod.rs")).unwrap();
+    let start = source.find("pub enum Failover").unwrap();
+    let doc = &source[start..source[start..].find("OnEligibleRejection,").unwrap() + start];
+    let categories = [
+        (Category::Auth, "`Auth`"),
+        (Category::RateLimited, "`RateLimited`"),
+        (Category::Sender, "`Sender`"),
+        (Category::Account, "`Account`"),
+        (Category::Unreachable, "`Unreachable`"),
+        (Category::Recipient, "`Recipient`"),
+        (Category::Compliance, "`Compliance`"),
+        (Category::Request, "`Request`"),
+    ];
+    for (category, name) in categories {
+        assert_eq!(doc.contains(name), category.allows_failover(), "{name} in the Failover doc: {doc}");
+    }
+}
