@@ -122,19 +122,37 @@ fn log_line(line: &str, dropped: &AtomicU64, err: &mut dyn Write) {
     let _ = err.flush();
 }
 
-/// The magic recipients, one line each: the number, then what a send to it gets.
+/// The magic recipients every provider treats alike, one line each: the number, then what a
+/// send to it gets (what the start banner lists).
 fn magic_lines() -> Vec<String> {
     let mut lines = vec!["Magic recipients (a send to any other number is accepted and delivered):".to_owned()];
-    for recipient in magic::recipients() {
+    for recipient in magic::recipients().filter(|r| r.only_at.is_none()) {
         let fault = recipient.fault.map(|f| format!("fault={f}: ")).unwrap_or_default();
         lines.push(format!("  {}  {fault}{}", recipient.number, recipient.meaning));
     }
     lines
 }
 
-/// The after-help of `sms-sdk emulator`: its magic recipients and faults, and its request log.
+/// The magic recipients rejected at one provider only, one line each, after a line saying how
+/// they are numbered.
+fn single_provider_lines() -> Vec<String> {
+    let mut lines = vec![
+        "Rejected at one provider only, accepted and delivered by the others (to show failover): \
+         +1500555P0RR, P = 1 twilio, 2 telnyx, 3 plivo, 4 vonage, for the reason of +150055500RR above:"
+            .to_owned(),
+    ];
+    for recipient in magic::recipients().filter(|r| r.only_at.is_some()) {
+        lines.push(format!("  {}  {}", recipient.number, recipient.meaning));
+    }
+    lines
+}
+
+/// The after-help of `sms-sdk emulator`: its magic recipients and faults, per-provider URLs,
+/// and its request log.
 pub(crate) fn magic_help() -> String {
     let mut text = magic_lines().join("\n");
+    text.push_str("\n\n");
+    text.push_str(&single_provider_lines().join("\n"));
     text.push_str(
         "\n\nEach request served and each webhook posted is logged on stderr, one line each \
          (provider, operation, masked recipient, status and outcome or fault); --quiet silences it.",
@@ -226,12 +244,15 @@ mod tests {
         let banner = setup_text("http://127.0.0.1:4010", Some("sqlite:/data/sms-sdk/emulator.db"));
         let help = magic_help();
         for recipient in magic::recipients() {
-            assert!(help.contains(recipient.number), "help: {}", recipient.number);
-            assert!(banner.contains(&format!("#   {}  ", recipient.number)), "banner: {}", recipient.number);
+            assert!(help.contains(&format!("  {}  ", recipient.number)), "help: {}", recipient.number);
             if let Some(fault) = recipient.fault {
                 assert!(help.contains(&format!("{}  fault={fault}", recipient.number)), "{fault}");
             }
+            // The banner keeps its lines: the recipients of one provider are in the help only.
+            let in_banner = banner.contains(&format!("#   {}  ", recipient.number));
+            assert_eq!(in_banner, recipient.only_at.is_none(), "banner: {}", recipient.number);
         }
+        assert!(help.contains("+15005551002  rejected at twilio only: cannot route from this sender"), "{help}");
     }
 
     /// The emulator's flags as the command line gives them.

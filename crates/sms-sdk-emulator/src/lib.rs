@@ -27,7 +27,8 @@
 //!   provider's authentication error.
 //! - **Magic recipients** ([`magic`]) for every rejection category and every transport fault:
 //!   HTTP 500, a held connection, a reset, rate limits, a bare 429, an unreadable 2xx, and a
-//!   message created before the connection drops.
+//!   message created before the connection drops; and, for each rejection reason, one recipient
+//!   per provider that only that provider rejects (`+1500555P0RR`), so failover can be shown.
 //! - **Status webhooks**, signed with each provider's real scheme, one step every status delay.
 //! - **Inbound messages**: `POST /_emulator/inbound {provider, from, to, text, inbound_url?}`.
 //! - **Latency** ([`EmulatorBuilder::latency`]): a wait before each answer, chosen per request

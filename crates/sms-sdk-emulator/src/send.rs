@@ -57,9 +57,9 @@ fn plausible_sender(from: &str) -> bool {
         && from.chars().any(|c| c.is_ascii_alphabetic())
 }
 
-/// What to do with a request, in the order a provider checks: credentials, a readable body,
-/// required fields, accepted values, well-formed numbers, then the magic recipient table.
-fn decide(authenticated: bool, request: Option<&SendRequest>) -> Result<Behavior, Failure> {
+/// What `provider` does with a request, in the order a provider checks: credentials, a readable
+/// body, required fields, accepted values, well-formed numbers, then the magic recipient table.
+fn decide(provider: Provider, authenticated: bool, request: Option<&SendRequest>) -> Result<Behavior, Failure> {
     if !authenticated {
         return Err(Failure::Auth);
     }
@@ -77,7 +77,7 @@ fn decide(authenticated: bool, request: Option<&SendRequest>) -> Result<Behavior
     if !request.service_sender && !plausible_sender(request.from.as_deref().unwrap_or_default()) {
         return Err(Failure::Reject(Reason::InvalidSender));
     }
-    Ok(magic::behavior(&to))
+    Ok(magic::behavior(&to, provider))
 }
 
 impl App {
@@ -139,7 +139,7 @@ impl App {
         request: Option<&SendRequest>,
     ) -> (Reply, Outcome) {
         let provider = entry.provider;
-        let behavior = match decide(authenticated, request) {
+        let behavior = match decide(provider, authenticated, request) {
             Ok(behavior) => behavior,
             Err(failure) => return (Reply::Respond(self.refuse(entry, failure)), failure.outcome(provider)),
         };
@@ -331,21 +331,24 @@ mod tests {
 
     #[test]
     fn credentials_are_checked_before_anything_else() {
-        assert_eq!(decide(false, None), Err(Failure::Auth));
-        assert_eq!(decide(true, None), Err(Failure::Unreadable));
+        assert_eq!(decide(Provider::Twilio, false, None), Err(Failure::Auth));
+        assert_eq!(decide(Provider::Twilio, true, None), Err(Failure::Unreadable));
         let no_to = SendRequest { to: None, ..request("+1", "+2") };
-        assert_eq!(decide(true, Some(&no_to)), Err(Failure::Missing(Field::To)));
+        assert_eq!(decide(Provider::Twilio, true, Some(&no_to)), Err(Failure::Missing(Field::To)));
     }
 
     #[test]
     fn malformed_numbers_are_rejected_like_the_magic_ones() {
         assert_eq!(
-            decide(true, Some(&request("not-a-number", "+15005550006"))),
+            decide(Provider::Twilio, true, Some(&request("not-a-number", "+15005550006"))),
             Err(Failure::Reject(Reason::InvalidNumber))
         );
-        assert_eq!(decide(true, Some(&request("+14155550123", "+0"))), Err(Failure::Reject(Reason::InvalidSender)));
-        assert_eq!(decide(true, Some(&request("14155550123", "ACME"))), Ok(Behavior::Deliver));
-        assert_eq!(decide(true, Some(&request(magic::HOLD, "15005550006"))), Ok(Behavior::Hold));
+        assert_eq!(
+            decide(Provider::Twilio, true, Some(&request("+14155550123", "+0"))),
+            Err(Failure::Reject(Reason::InvalidSender))
+        );
+        assert_eq!(decide(Provider::Twilio, true, Some(&request("14155550123", "ACME"))), Ok(Behavior::Deliver));
+        assert_eq!(decide(Provider::Twilio, true, Some(&request(magic::HOLD, "15005550006"))), Ok(Behavior::Hold));
     }
 
     #[test]
