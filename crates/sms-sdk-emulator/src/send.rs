@@ -256,7 +256,8 @@ impl App {
     }
 
     /// `sent` after one status delay, then `last` after another, each posted (signed) to the
-    /// message's callback URL or else the global webhook URL.
+    /// message's callback URL or else the provider's webhook URL (its own, or the one of every
+    /// provider).
     fn schedule_status(self: &Arc<Self>, provider: Provider, id: String, last: Step) {
         let Ok(slot) = Arc::clone(&self.status_slots).try_acquire_owned() else {
             self.skip_status(provider, &id, last);
@@ -269,7 +270,7 @@ impl App {
             for (step, after) in [Step::Sent, last].into_iter().zip(1u32..) {
                 tokio::time::sleep_until(start + app.config.status_delay.saturating_mul(after)).await;
                 let Some(message) = app.store.update(provider, &id, |m| m.status = step.status()) else { return };
-                let Some(url) = message.callback_url.clone().or_else(|| app.config.webhook_url.clone()) else {
+                let Some(url) = app.config.status_url(provider, message.callback_url.as_deref()) else {
                     continue;
                 };
                 let hook = provider.status_webhook(&message, step, &url, app.signer());
@@ -308,7 +309,7 @@ impl App {
     fn skip_status(&self, provider: Provider, id: &str, last: Step) {
         self.store.update(provider, id, |message| {
             message.status = last.status();
-            if let Some(url) = message.callback_url.clone().or_else(|| self.config.webhook_url.clone()) {
+            if let Some(url) = self.config.status_url(provider, message.callback_url.as_deref()) {
                 message.webhook_failures.push(WebhookFailure {
                     url,
                     event: "status".to_owned(),
