@@ -13,7 +13,8 @@ use sms_sdk_emulator::{Emulator, StartError, StartErrorKind, credentials, magic}
 use tokio::sync::mpsc;
 
 use crate::embedded::SENDER;
-use crate::{EXIT_CONFIGURATION, EXIT_OK, Env};
+use crate::flags::ProviderUrl;
+use crate::{EXIT_CONFIGURATION, EXIT_OK, EXIT_USAGE, Env};
 
 /// How many request log lines may wait to be written (beyond them, lines are dropped and
 /// counted).
@@ -28,11 +29,14 @@ pub(crate) struct EmulatorArgs {
     #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:4010", value_parser = crate::flags::listen)]
     pub(crate) listen: String,
     /// Where status webhooks go when a message has no callback URL (an absolute http(s) URL).
-    #[arg(long, value_name = "URL", value_hint = ValueHint::Url, value_parser = crate::flags::http_url)]
-    pub(crate) webhook_url: Option<String>,
-    /// Where injected inbound messages go (an absolute http(s) URL).
-    #[arg(long, value_name = "URL", value_hint = ValueHint::Url, value_parser = crate::flags::http_url)]
-    pub(crate) inbound_url: Option<String>,
+    /// Repeat it as PROVIDER=URL (twilio, telnyx, plivo or vonage) to send one provider's
+    /// elsewhere: a bare URL is for every provider without one of its own.
+    #[arg(long, value_name = "URL", value_hint = ValueHint::Url, value_parser = crate::flags::provider_url)]
+    pub(crate) webhook_url: Vec<ProviderUrl>,
+    /// Where injected inbound messages go (an absolute http(s) URL). Repeat it as PROVIDER=URL
+    /// for one provider's: a bare URL is for every provider without one of its own.
+    #[arg(long, value_name = "URL", value_hint = ValueHint::Url, value_parser = crate::flags::provider_url)]
+    pub(crate) inbound_url: Vec<ProviderUrl>,
     /// Milliseconds between status webhook steps.
     #[arg(long, default_value_t = 200)]
     pub(crate) status_delay_ms: u64,
@@ -70,11 +74,23 @@ async fn serve<F: Future<Output = ()>>(
             }
         });
     }
-    if let Some(url) = &args.webhook_url {
-        builder = builder.webhook_url(url);
+    if let Err(message) =
+        once_each("--webhook-url", &args.webhook_url).and(once_each("--inbound-url", &args.inbound_url))
+    {
+        let _ = writeln!(err, "error: {message}");
+        return EXIT_USAGE;
     }
-    if let Some(url) = &args.inbound_url {
-        builder = builder.inbound_url(url);
+    for entry in &args.webhook_url {
+        builder = match entry.provider {
+            Some(provider) => builder.webhook_url_for(provider, &entry.url),
+            None => builder.webhook_url(&entry.url),
+        };
+    }
+    for entry in &args.inbound_url {
+        builder = match entry.provider {
+            Some(provider) => builder.inbound_url_for(provider, &entry.url),
+            None => builder.inbound_url(&entry.url),
+        };
     }
     let emulator = match builder.start().await {
         Ok(emulator) => emulator,
@@ -100,6 +116,24 @@ async fn serve<F: Future<Output = ()>>(
     EXIT_OK
 }
 
+/// Refuses two URLs of `flag` for the same providers: two bare ones, or two for one provider.
+///
+/// # Errors
+/// What is given twice.
+fn once_each(flag: &str, entries: &[ProviderUrl]) -> Result<(), String> {
+    for (at, entry) in entries.iter().enumerate() {
+        if entries.iter().skip(at + 1).any(|later| later.provider == entry.provider) {
+            return Err(match entry.provider {
+                Some(provider) => format!("{flag}: two URLs for {provider} (give {provider}=URL once)"),
+                None => format!(
+                    "{flag}: two URLs for every provider (give one bare URL, and PROVIDER=URL for a provider's own)"
+                ),
+            });
+        }
+    }
+    Ok(())
+}
+
 /// Why `sms-sdk emulator` could not start, naming the flag at fault.
 fn start_error(error: &StartError) -> String {
     #[allow(clippy::wildcard_enum_match_arm)] // `StartErrorKind` is non-exhaustive: new kinds name no flag yet
@@ -122,19 +156,37 @@ fn log_line(line: &str, dropped: &AtomicU64, err: &mut dyn Write) {
     let _ = err.flush();
 }
 
-/// The magic recipients, one line each: the number, then what a send to it gets.
+/// The magic recipients every provider treats alike, one line each: the number, then what a
+/// send to it gets (what the start banner lists).
 fn magic_lines() -> Vec<String> {
     let mut lines = vec!["Magic recipients (a send to any other number is accepted and delivered):".to_owned()];
-    for recipient in magic::recipients() {
+    for recipient in magic::recipients().filter(|r| r.only_at.is_none()) {
         let fault = recipient.fault.map(|f| format!("fault={f}: ")).unwrap_or_default();
         lines.push(format!("  {}  {fault}{}", recipient.number, recipient.meaning));
     }
     lines
 }
 
-/// The after-help of `sms-sdk emulator`: its magic recipients and faults, and its request log.
+/// The magic recipients rejected at one provider only, one line each, after a line saying how
+/// they are numbered.
+fn single_provider_lines() -> Vec<String> {
+    let mut lines = vec![
+        "Rejected at one provider only, accepted and delivered by the others (to show failover): \
+         +1500555P0RR, P = 1 twilio, 2 telnyx, 3 plivo, 4 vonage, for the reason of +150055500RR above:"
+            .to_owned(),
+    ];
+    for recipient in magic::recipients().filter(|r| r.only_at.is_some()) {
+        lines.push(format!("  {}  {}", recipient.number, recipient.meaning));
+    }
+    lines
+}
+
+/// The after-help of `sms-sdk emulator`: its magic recipients and faults, per-provider URLs,
+/// and its request log.
 pub(crate) fn magic_help() -> String {
     let mut text = magic_lines().join("\n");
+    text.push_str("\n\n");
+    text.push_str(&single_provider_lines().join("\n"));
     text.push_str(
         "\n\nEach request served and each webhook posted is logged on stderr, one line each \
          (provider, operation, masked recipient, status and outcome or fault); --quiet silences it.",
@@ -226,12 +278,15 @@ mod tests {
         let banner = setup_text("http://127.0.0.1:4010", Some("sqlite:/data/sms-sdk/emulator.db"));
         let help = magic_help();
         for recipient in magic::recipients() {
-            assert!(help.contains(recipient.number), "help: {}", recipient.number);
-            assert!(banner.contains(&format!("#   {}  ", recipient.number)), "banner: {}", recipient.number);
+            assert!(help.contains(&format!("  {}  ", recipient.number)), "help: {}", recipient.number);
             if let Some(fault) = recipient.fault {
                 assert!(help.contains(&format!("{}  fault={fault}", recipient.number)), "{fault}");
             }
+            // The banner keeps its lines: the recipients of one provider are in the help only.
+            let in_banner = banner.contains(&format!("#   {}  ", recipient.number));
+            assert_eq!(in_banner, recipient.only_at.is_none(), "banner: {}", recipient.number);
         }
+        assert!(help.contains("+15005551002  rejected at twilio only: cannot route from this sender"), "{help}");
     }
 
     /// The emulator's flags as the command line gives them.
@@ -289,6 +344,45 @@ mod tests {
         let (out, err) = serve_and_send(&["--quiet"]).await;
         assert_eq!(err, "");
         assert!(out.contains("export TWILIO_ACCOUNT_SID="));
+    }
+
+    #[test]
+    fn webhook_and_inbound_urls_repeat_bare_for_every_provider_or_named_for_one() {
+        use sms_sdk_emulator::Provider;
+        let args = emulator_args(&[
+            "--webhook-url",
+            "http://127.0.0.1:9/status",
+            "--webhook-url",
+            "telnyx=http://127.0.0.1:9/telnyx",
+            "--inbound-url",
+            "vonage=http://127.0.0.1:9/in",
+        ]);
+        let entries = |urls: &[ProviderUrl]| urls.iter().map(|e| (e.provider, e.url.clone())).collect::<Vec<_>>();
+        assert_eq!(
+            entries(&args.webhook_url),
+            [
+                (None, "http://127.0.0.1:9/status".to_owned()),
+                (Some(Provider::Telnyx), "http://127.0.0.1:9/telnyx".to_owned())
+            ]
+        );
+        assert_eq!(entries(&args.inbound_url), [(Some(Provider::Vonage), "http://127.0.0.1:9/in".to_owned())]);
+        assert!(once_each("--webhook-url", &args.webhook_url).is_ok());
+        assert!(emulator_args(&[]).webhook_url.is_empty());
+    }
+
+    #[tokio::test]
+    async fn two_urls_for_the_same_providers_are_a_usage_error_before_starting() {
+        for flags in [
+            ["--webhook-url", "twilio=http://127.0.0.1:9/a", "--webhook-url", "twilio=http://127.0.0.1:9/b"],
+            ["--inbound-url", "http://127.0.0.1:9/a", "--inbound-url", "http://127.0.0.1:9/b"],
+        ] {
+            let (mut out, mut err) = (Vec::new(), Vec::new());
+            let code = serve(emulator_args(&flags), None, &mut out, &mut err, |_| async {}).await;
+            assert_eq!(code, EXIT_USAGE, "{flags:?}");
+            assert!(out.is_empty(), "the emulator did not start");
+            let err = String::from_utf8(err).expect("UTF-8");
+            assert!(err.starts_with(&format!("error: {}: two URLs for ", flags[0])), "{err}");
+        }
     }
 
     #[test]

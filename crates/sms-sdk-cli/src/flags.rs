@@ -116,6 +116,36 @@ pub(crate) fn http_url(text: &str) -> Result<String, String> {
     sms_sdk_emulator::check_url(text).map(|()| text.to_owned()).map_err(|e| e.to_string())
 }
 
+/// A value of the emulator's `--webhook-url` or `--inbound-url`: a bare URL for every provider,
+/// or `PROVIDER=URL` for one.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct ProviderUrl {
+    /// The provider the URL is for, `None` for every provider without one of its own.
+    pub(crate) provider: Option<sms_sdk_emulator::Provider>,
+    /// The URL: absolute http(s).
+    pub(crate) url: String,
+}
+
+/// Parses a value of the emulator's `--webhook-url` or `--inbound-url`: an absolute http(s) URL
+/// (for every provider), or `PROVIDER=URL` with a provider's name (`twilio=https://…`).
+///
+/// # Errors
+/// The unknown provider, or the emulator's message about the URL.
+pub(crate) fn provider_url(text: &str) -> Result<ProviderUrl, String> {
+    let bare = http_url(text);
+    if let Ok(url) = bare {
+        return Ok(ProviderUrl { provider: None, url });
+    }
+    // A URL's scheme has no `=`: a name and an `=` before anything else name a provider.
+    match text.split_once('=') {
+        Some((name, url)) if !name.is_empty() && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_') => {
+            let provider = name.parse::<sms_sdk_emulator::Provider>().map_err(|e| e.to_string())?;
+            Ok(ProviderUrl { provider: Some(provider), url: http_url(url)? })
+        }
+        Some(_) | None => bare.map(|url| ProviderUrl { provider: None, url }),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -143,6 +173,32 @@ mod tests {
             for bad in ["2b7a3f3c1d2e4f5a9b8c7d6e5f4a3b2c", "SM0123456789abcdef0123456789abcdef", "x-y-z", ""] {
                 assert!(provider.check_message_id(bad).is_err(), "{bad}");
             }
+        }
+    }
+
+    #[test]
+    fn a_url_is_for_every_provider_and_a_named_one_for_that_provider() {
+        use sms_sdk_emulator::Provider as Emulated;
+        let url = |provider, url: &str| Ok(ProviderUrl { provider, url: url.to_owned() });
+        assert_eq!(provider_url("http://127.0.0.1:3000/sms"), url(None, "http://127.0.0.1:3000/sms"));
+        // An `=` in a bare URL's query is the URL's.
+        assert_eq!(provider_url("https://x.example/s?twilio=1"), url(None, "https://x.example/s?twilio=1"));
+        assert_eq!(provider_url("twilio=https://x.example/t"), url(Some(Emulated::Twilio), "https://x.example/t"));
+        assert_eq!(
+            provider_url("vonage=http://127.0.0.1/v?a=b"),
+            url(Some(Emulated::Vonage), "http://127.0.0.1/v?a=b")
+        );
+        for (bad, says) in [
+            ("twillio=https://x.example/", "unknown provider \"twillio\" (expected twilio, telnyx, plivo or vonage)"),
+            ("Twilio=https://x.example/", "unknown provider \"Twilio\""),
+            ("telnyx=127.0.0.1:3000/sms", "\"127.0.0.1:3000/sms\" is not an absolute http(s) URL"),
+            ("telnyx=", "\"\" is not an absolute http(s) URL"),
+            ("127.0.0.1:3000/sms", "\"127.0.0.1:3000/sms\" is not an absolute http(s) URL"),
+            ("=https://x.example/", "\"=https://x.example/\" is not an absolute http(s) URL"),
+            ("/a=b", "\"/a=b\" is not an absolute http(s) URL"),
+        ] {
+            let error = provider_url(bad).expect_err(bad);
+            assert!(error.contains(says), "{bad}: {error}");
         }
     }
 

@@ -21,10 +21,10 @@ use crate::credentials::{
 use crate::delivery::{MAX_PENDING_STATUS, Poster};
 use crate::error::{StartError, StartErrorKind};
 use crate::latency::Latency;
-use crate::model::ReceivedMessage;
+use crate::model::{Provider, ReceivedMessage};
 use crate::observe::{Observer, Served};
 use crate::received::Store;
-use crate::state::{App, Config};
+use crate::state::{App, Config, Urls};
 use crate::{keys, routes, server};
 
 /// The default listen address: loopback, any free port.
@@ -51,7 +51,8 @@ const MAX_DELAY: Duration = Duration::from_secs(24 * 60 * 60);
 pub struct Emulator;
 
 impl Emulator {
-    /// A builder: listen on `127.0.0.1:0`, no webhook or inbound URL, status steps every 200 ms.
+    /// A builder: listen on `127.0.0.1:0`, no webhook or inbound URL (for any provider), status
+    /// steps every 200 ms.
     pub fn builder() -> EmulatorBuilder {
         EmulatorBuilder::default()
     }
@@ -70,8 +71,8 @@ impl Emulator {
 #[must_use]
 pub struct EmulatorBuilder {
     listen: String,
-    webhook_url: Option<String>,
-    inbound_url: Option<String>,
+    webhook_urls: Urls,
+    inbound_urls: Urls,
     status_delay: Duration,
     webhook_retry_interval: Duration,
     body_limit: usize,
@@ -85,8 +86,8 @@ impl Default for EmulatorBuilder {
     fn default() -> Self {
         Self {
             listen: DEFAULT_LISTEN.to_owned(),
-            webhook_url: None,
-            inbound_url: None,
+            webhook_urls: Urls::default(),
+            inbound_urls: Urls::default(),
             status_delay: DEFAULT_STATUS_DELAY,
             webhook_retry_interval: DEFAULT_WEBHOOK_RETRY_INTERVAL,
             body_limit: DEFAULT_BODY_LIMIT,
@@ -106,16 +107,50 @@ impl EmulatorBuilder {
         self
     }
 
-    /// Where status webhooks go for messages without a callback URL of their own.
+    /// Where status webhooks go for messages without a callback URL of their own, at every
+    /// provider without a URL of its own ([`EmulatorBuilder::webhook_url_for`]).
     pub fn webhook_url(mut self, url: impl Into<String>) -> Self {
-        self.webhook_url = Some(url.into());
+        self.webhook_urls.every = Some(url.into());
+        self
+    }
+
+    /// Where status webhooks of `provider`'s messages go when they have no callback URL of
+    /// their own, in place of [`EmulatorBuilder::webhook_url`] for that provider (set again, the
+    /// last URL counts). The other providers' webhooks do not go there.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// use sms_sdk_emulator::{Emulator, Provider};
+    ///
+    /// let emulator = Emulator::builder()
+    ///     .webhook_url("http://127.0.0.1:3000/sms/status")
+    ///     .webhook_url_for(Provider::Telnyx, "http://127.0.0.1:3000/sms/telnyx")
+    ///     .start()
+    ///     .await?;
+    /// // Telnyx's status webhooks go to /sms/telnyx, every other provider's to /sms/status.
+    /// # emulator.shutdown().await;
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn webhook_url_for(mut self, provider: Provider, url: impl Into<String>) -> Self {
+        self.webhook_urls.set(provider, url.into());
         self
     }
 
     /// Where `POST /_emulator/inbound` delivers inbound messages unless the request names
-    /// another URL.
+    /// another URL, for every provider without a URL of its own
+    /// ([`EmulatorBuilder::inbound_url_for`]).
     pub fn inbound_url(mut self, url: impl Into<String>) -> Self {
-        self.inbound_url = Some(url.into());
+        self.inbound_urls.every = Some(url.into());
+        self
+    }
+
+    /// Where `POST /_emulator/inbound` delivers `provider`'s inbound messages unless the request
+    /// names another URL, in place of [`EmulatorBuilder::inbound_url`] for that provider (set
+    /// again, the last URL counts).
+    pub fn inbound_url_for(mut self, provider: Provider, url: impl Into<String>) -> Self {
+        self.inbound_urls.set(provider, url.into());
         self
     }
 
@@ -223,13 +258,14 @@ impl EmulatorBuilder {
     ///
     /// # Errors
     /// [`StartErrorKind::InvalidAddress`] or [`StartErrorKind::NotLoopback`] for the listen
-    /// address, [`StartErrorKind::InvalidUrl`] for a webhook or inbound URL that is not an
-    /// absolute http(s) URL, [`StartErrorKind::InvalidSetting`] for a delay or timeout out of
-    /// range, [`StartErrorKind::Bind`] when the address is taken, and
+    /// address, [`StartErrorKind::InvalidUrl`] for a webhook or inbound URL (of every
+    /// provider or of one) that is not an absolute http(s) URL,
+    /// [`StartErrorKind::InvalidSetting`] for a delay or timeout out of range,
+    /// [`StartErrorKind::Bind`] when the address is taken, and
     /// [`StartErrorKind::Internal`] if the fixed keys or the HTTP client cannot be set up.
     pub async fn start(self) -> Result<RunningEmulator, StartError> {
         let address = loopback_address(&self.listen)?;
-        for url in [&self.webhook_url, &self.inbound_url].into_iter().flatten() {
+        for url in self.webhook_urls.all().chain(self.inbound_urls.all()) {
             check_url(url)?;
         }
         check_delay("the status delay", self.status_delay, Duration::ZERO)?;
@@ -248,8 +284,8 @@ impl EmulatorBuilder {
         })?;
         let shutdown = CancellationToken::new();
         let config = Config {
-            webhook_url: self.webhook_url,
-            inbound_url: self.inbound_url,
+            webhook_urls: self.webhook_urls,
+            inbound_urls: self.inbound_urls,
             status_delay: self.status_delay,
             body_limit: self.body_limit,
             read_timeout: self.header_read_timeout,
@@ -403,8 +439,10 @@ impl fmt::Debug for RunningEmulator {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("RunningEmulator")
             .field("base_url", &self.base_url())
-            .field("webhook_url", &self.app.config.webhook_url)
-            .field("inbound_url", &self.app.config.inbound_url)
+            .field("webhook_url", &self.app.config.webhook_urls.every)
+            .field("webhook_url_for", &self.app.config.webhook_urls.own)
+            .field("inbound_url", &self.app.config.inbound_urls.every)
+            .field("inbound_url_for", &self.app.config.inbound_urls.own)
             .field("status_delay", &self.app.config.status_delay)
             .field("body_limit", &self.app.config.body_limit)
             .field("header_read_timeout", &self.app.config.read_timeout)

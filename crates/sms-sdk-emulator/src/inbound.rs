@@ -24,9 +24,10 @@ struct InboundRequest {
 }
 
 impl App {
-    /// Posts the inbound webhook (retried like status webhooks) and answers 202 with the
-    /// message id it assigned and whether the webhook was answered 2xx; 409 when there is no
-    /// inbound URL; 400 for a malformed request.
+    /// Posts the inbound webhook (retried like status webhooks) to the request's `inbound_url`,
+    /// or else the provider's inbound URL (its own, or the one of every provider), and answers
+    /// 202 with the message id it assigned and whether the webhook was answered 2xx; 409 when
+    /// there is no inbound URL for the provider; 400 for a malformed request.
     pub(crate) async fn inbound(&self, body: &[u8]) -> Response {
         let (response, provider, to) = self.deliver_inbound(body).await;
         self.report(provider, Operation::Inbound, to.as_deref(), &response);
@@ -45,9 +46,17 @@ impl App {
             Ok(provider) => provider,
             Err(error) => return (error_response(StatusCode::BAD_REQUEST, &error.to_string()), None, to),
         };
-        let Some(url) = request.inbound_url.or_else(|| self.config.inbound_url.clone()) else {
-            let message = "no inbound URL: start the emulator with one, or pass inbound_url in the request";
-            return (error_response(StatusCode::CONFLICT, message), Some(provider), to);
+        let configured = self.config.inbound_urls.of(provider).map(str::to_owned);
+        let Some(url) = request.inbound_url.or(configured) else {
+            let message = if self.config.inbound_urls.all().next().is_none() {
+                "no inbound URL: start the emulator with one, or pass inbound_url in the request".to_owned()
+            } else {
+                format!(
+                    "no inbound URL for {provider}: start the emulator with one for it (or for every provider), \
+                     or pass inbound_url in the request"
+                )
+            };
+            return (error_response(StatusCode::CONFLICT, &message), Some(provider), to);
         };
         let inbound = Inbound {
             id: provider.new_id(),

@@ -27,9 +27,16 @@
 //!   provider's authentication error.
 //! - **Magic recipients** ([`magic`]) for every rejection category and every transport fault:
 //!   HTTP 500, a held connection, a reset, rate limits, a bare 429, an unreadable 2xx, and a
-//!   message created before the connection drops.
-//! - **Status webhooks**, signed with each provider's real scheme, one step every status delay.
-//! - **Inbound messages**: `POST /_emulator/inbound {provider, from, to, text, inbound_url?}`.
+//!   message created before the connection drops; and, for each rejection reason, one recipient
+//!   per provider that only that provider rejects (`+1500555P0RR`), so failover can be shown.
+//! - **Status webhooks**, signed with each provider's real scheme, one step every status delay,
+//!   to the message's callback URL, or else its provider's webhook URL
+//!   ([`EmulatorBuilder::webhook_url_for`]) or the one of every provider
+//!   ([`EmulatorBuilder::webhook_url`]).
+//! - **Inbound messages**: `POST /_emulator/inbound {provider, from, to, text, inbound_url?}`,
+//!   delivered to the request's `inbound_url`, or else the provider's inbound URL
+//!   ([`EmulatorBuilder::inbound_url_for`]) or the one of every provider
+//!   ([`EmulatorBuilder::inbound_url`]).
 //! - **Latency** ([`EmulatorBuilder::latency`]): a wait before each answer, chosen per request
 //!   by a function (a seeded random one, or one read from the request), applied after the
 //!   message is created, so a client that times out leaves a message it never heard about.

@@ -5,6 +5,31 @@
 //! Plivo documents no error codes, so its adapter classifies every magic rejection (its generic
 //! 400) as `request`, which never fails over.
 //!
+//! Besides the recipients every provider treats alike, each rejection reason has one recipient
+//! per provider that is rejected **at that provider only**, and accepted and delivered by the
+//! other three, so that failover can be shown end to end: `+1500555P0RR`, where `RR` is the
+//! reason's number among the recipients every provider rejects (`01` invalid number, `02` cannot
+//! route from this sender, `03` no international permission, `04` opted out, `09` cannot receive
+//! SMS) and `P` the provider: `1` Twilio, `2` Telnyx, `3` Plivo, `4` Vonage (`P` = `0` is every
+//! provider: `+15005550002` is rejected everywhere, [`TWILIO_SENDER_CANNOT_ROUTE`],
+//! `+15005551002`, by Twilio alone). A rejection at one provider gets that provider's own code
+//! and the category of [`Expected`], as the recipients rejected everywhere do (`request` at
+//! Plivo). There is no magic recipient for an authentication failure at one provider (give that
+//! adapter wrong credentials: the emulator answers each provider's own authentication error) or
+//! for an unreachable provider (point that adapter at a closed port: nothing reaches the
+//! emulator).
+//!
+//! ```
+//! use sms_sdk::Category;
+//! use sms_sdk_emulator::Provider;
+//! use sms_sdk_emulator::magic::{self, Expected};
+//!
+//! let only_twilio = magic::recipients().find(|r| r.number == magic::TWILIO_SENDER_CANNOT_ROUTE).unwrap();
+//! assert_eq!(only_twilio.only_at, Some(Provider::Twilio));
+//! assert_eq!(only_twilio.expected(Provider::Twilio), Expected::Rejected(Category::Sender));
+//! assert_eq!(only_twilio.expected(Provider::Telnyx), Expected::Accepted);
+//! ```
+//!
 //! Any recipient that is not listed here is accepted and delivered.
 
 use std::fmt::{self, Write as _};
@@ -43,6 +68,56 @@ pub const UNREADABLE: &str = "+15005559006";
 pub const CREATED_THEN_DROPPED: &str = "+15005559007";
 /// Always rate-limited, with the provider's code and `Retry-After: 1`.
 pub const RATE_LIMITED: &str = "+15005559008";
+
+/// Invalid number at Twilio only: rejected there (category `recipient`), accepted elsewhere.
+pub const TWILIO_INVALID_NUMBER: &str = "+15005551001";
+/// Cannot route from this sender at Twilio only: rejected there (category `sender`, which fails
+/// over), accepted elsewhere.
+pub const TWILIO_SENDER_CANNOT_ROUTE: &str = "+15005551002";
+/// No international permission at Twilio only: rejected there (category `account`, which fails
+/// over), accepted elsewhere.
+pub const TWILIO_NO_PERMISSION: &str = "+15005551003";
+/// Opted out at Twilio only: rejected there (category `compliance`), accepted elsewhere.
+pub const TWILIO_OPTED_OUT: &str = "+15005551004";
+/// Cannot receive SMS at Twilio only: rejected there (category `recipient`), accepted elsewhere.
+pub const TWILIO_CANNOT_RECEIVE: &str = "+15005551009";
+/// Invalid number at Telnyx only: rejected there (category `recipient`), accepted elsewhere.
+pub const TELNYX_INVALID_NUMBER: &str = "+15005552001";
+/// Cannot route from this sender at Telnyx only: rejected there (category `sender`, which fails
+/// over), accepted elsewhere.
+pub const TELNYX_SENDER_CANNOT_ROUTE: &str = "+15005552002";
+/// No international permission at Telnyx only: rejected there (category `account`, which fails
+/// over), accepted elsewhere.
+pub const TELNYX_NO_PERMISSION: &str = "+15005552003";
+/// Opted out at Telnyx only: rejected there (category `compliance`), accepted elsewhere.
+pub const TELNYX_OPTED_OUT: &str = "+15005552004";
+/// Cannot receive SMS at Telnyx only: rejected there (category `recipient`), accepted elsewhere.
+pub const TELNYX_CANNOT_RECEIVE: &str = "+15005552009";
+/// Invalid number at Plivo only: rejected there (category `request`: Plivo documents no codes),
+/// accepted elsewhere.
+pub const PLIVO_INVALID_NUMBER: &str = "+15005553001";
+/// Cannot route from this sender at Plivo only: rejected there (category `request`), accepted
+/// elsewhere.
+pub const PLIVO_SENDER_CANNOT_ROUTE: &str = "+15005553002";
+/// No international permission at Plivo only: rejected there (category `request`), accepted
+/// elsewhere.
+pub const PLIVO_NO_PERMISSION: &str = "+15005553003";
+/// Opted out at Plivo only: rejected there (category `request`), accepted elsewhere.
+pub const PLIVO_OPTED_OUT: &str = "+15005553004";
+/// Cannot receive SMS at Plivo only: rejected there (category `request`), accepted elsewhere.
+pub const PLIVO_CANNOT_RECEIVE: &str = "+15005553009";
+/// Invalid number at Vonage only: rejected there (category `recipient`), accepted elsewhere.
+pub const VONAGE_INVALID_NUMBER: &str = "+15005554001";
+/// Cannot route from this sender at Vonage only: rejected there (category `sender`, which fails
+/// over), accepted elsewhere.
+pub const VONAGE_SENDER_CANNOT_ROUTE: &str = "+15005554002";
+/// No international permission at Vonage only: rejected there (category `account`, which fails
+/// over), accepted elsewhere.
+pub const VONAGE_NO_PERMISSION: &str = "+15005554003";
+/// Opted out at Vonage only: rejected there (category `compliance`), accepted elsewhere.
+pub const VONAGE_OPTED_OUT: &str = "+15005554004";
+/// Cannot receive SMS at Vonage only: rejected there (category `recipient`), accepted elsewhere.
+pub const VONAGE_CANNOT_RECEIVE: &str = "+15005554009";
 
 /// What the emulator does with a send to a recipient.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -88,32 +163,97 @@ pub(crate) enum Reason {
     OptedOut,
 }
 
-/// The magic recipients: number, behavior, and what the emulator does with a send to it (the
-/// help and the start banner add what the library makes of it, from [`Behavior::expected`]).
-const TABLE: &[(&str, Behavior, &str)] = &[
-    (INVALID_NUMBER, Behavior::Reject(Reason::InvalidNumber), "rejected: invalid number"),
-    (SENDER_CANNOT_ROUTE, Behavior::Reject(Reason::SenderCannotRoute), "rejected: cannot route from this sender"),
-    (NO_PERMISSION, Behavior::Reject(Reason::NoPermission), "rejected: no international permission"),
-    (OPTED_OUT, Behavior::Reject(Reason::OptedOut), "rejected: blocked, opted out"),
-    (CANNOT_RECEIVE, Behavior::Reject(Reason::CannotReceive), "rejected: cannot receive SMS"),
-    (UNDELIVERED, Behavior::Undeliver, "reported undelivered in the status webhooks"),
-    (SERVER_ERROR, Behavior::ServerError, "answered HTTP 500"),
-    (HOLD, Behavior::Hold, "never answered: the connection is held until the client gives up"),
-    (RESET, Behavior::Reset, "the connection is reset before any response"),
-    (
+/// One row of the table: a recipient, the one provider its behavior applies at (`None`: every
+/// provider; the others accept and deliver it), the behavior, and what the emulator does with a
+/// send to it (for a row of one provider, the reason's words).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Row {
+    number: &'static str,
+    only_at: Option<Provider>,
+    behavior: Behavior,
+    does: &'static str,
+}
+
+/// A recipient every provider treats alike.
+const fn every(number: &'static str, behavior: Behavior, does: &'static str) -> Row {
+    Row { number, only_at: None, behavior, does }
+}
+
+/// A recipient rejected for `reason` at `provider` only.
+const fn only(number: &'static str, provider: Provider, reason: Reason) -> Row {
+    Row { number, only_at: Some(provider), behavior: Behavior::Reject(reason), does: reason.words() }
+}
+
+/// The magic recipients: number, where, behavior, and what the emulator does with a send to it
+/// (the help and the start banner add what the library makes of it, from [`Behavior::expected`]).
+/// The recipients of one provider are `+1500555P0RR`: `P` the provider (1 Twilio, 2 Telnyx,
+/// 3 Plivo, 4 Vonage), `RR` the last digits of the recipient every provider rejects so.
+const TABLE: &[Row] = &[
+    every(INVALID_NUMBER, Behavior::Reject(Reason::InvalidNumber), "rejected: invalid number"),
+    every(SENDER_CANNOT_ROUTE, Behavior::Reject(Reason::SenderCannotRoute), "rejected: cannot route from this sender"),
+    every(NO_PERMISSION, Behavior::Reject(Reason::NoPermission), "rejected: no international permission"),
+    every(OPTED_OUT, Behavior::Reject(Reason::OptedOut), "rejected: blocked, opted out"),
+    every(CANNOT_RECEIVE, Behavior::Reject(Reason::CannotReceive), "rejected: cannot receive SMS"),
+    every(UNDELIVERED, Behavior::Undeliver, "reported undelivered in the status webhooks"),
+    every(SERVER_ERROR, Behavior::ServerError, "answered HTTP 500"),
+    every(HOLD, Behavior::Hold, "never answered: the connection is held until the client gives up"),
+    every(RESET, Behavior::Reset, "the connection is reset before any response"),
+    every(
         RATE_LIMITED_ONCE,
         Behavior::RateLimitOnce,
         "rate-limited once (429, Retry-After: 1), accepted on the next request for the same recipient and body",
     ),
-    (BARE_429, Behavior::Bare429, "a bare 429 without the provider's rate-limit code"),
-    (UNREADABLE, Behavior::Unreadable, "a 2xx whose body cannot be read"),
-    (
+    every(BARE_429, Behavior::Bare429, "a bare 429 without the provider's rate-limit code"),
+    every(UNREADABLE, Behavior::Unreadable, "a 2xx whose body cannot be read"),
+    every(
         CREATED_THEN_DROPPED,
         Behavior::CreateThenDrop,
         "the message is created, then the connection is dropped before the response",
     ),
-    (RATE_LIMITED, Behavior::RateLimitAlways, "always rate-limited (429, Retry-After: 1)"),
+    every(RATE_LIMITED, Behavior::RateLimitAlways, "always rate-limited (429, Retry-After: 1)"),
+    only(TWILIO_INVALID_NUMBER, Provider::Twilio, Reason::InvalidNumber),
+    only(TWILIO_SENDER_CANNOT_ROUTE, Provider::Twilio, Reason::SenderCannotRoute),
+    only(TWILIO_NO_PERMISSION, Provider::Twilio, Reason::NoPermission),
+    only(TWILIO_OPTED_OUT, Provider::Twilio, Reason::OptedOut),
+    only(TWILIO_CANNOT_RECEIVE, Provider::Twilio, Reason::CannotReceive),
+    only(TELNYX_INVALID_NUMBER, Provider::Telnyx, Reason::InvalidNumber),
+    only(TELNYX_SENDER_CANNOT_ROUTE, Provider::Telnyx, Reason::SenderCannotRoute),
+    only(TELNYX_NO_PERMISSION, Provider::Telnyx, Reason::NoPermission),
+    only(TELNYX_OPTED_OUT, Provider::Telnyx, Reason::OptedOut),
+    only(TELNYX_CANNOT_RECEIVE, Provider::Telnyx, Reason::CannotReceive),
+    only(PLIVO_INVALID_NUMBER, Provider::Plivo, Reason::InvalidNumber),
+    only(PLIVO_SENDER_CANNOT_ROUTE, Provider::Plivo, Reason::SenderCannotRoute),
+    only(PLIVO_NO_PERMISSION, Provider::Plivo, Reason::NoPermission),
+    only(PLIVO_OPTED_OUT, Provider::Plivo, Reason::OptedOut),
+    only(PLIVO_CANNOT_RECEIVE, Provider::Plivo, Reason::CannotReceive),
+    only(VONAGE_INVALID_NUMBER, Provider::Vonage, Reason::InvalidNumber),
+    only(VONAGE_SENDER_CANNOT_ROUTE, Provider::Vonage, Reason::SenderCannotRoute),
+    only(VONAGE_NO_PERMISSION, Provider::Vonage, Reason::NoPermission),
+    only(VONAGE_OPTED_OUT, Provider::Vonage, Reason::OptedOut),
+    only(VONAGE_CANNOT_RECEIVE, Provider::Vonage, Reason::CannotReceive),
 ];
+
+impl Row {
+    /// What the emulator does with a send to this row's recipient through `provider`: its
+    /// behavior where it applies, and acceptance and delivery at every other provider.
+    const fn behavior_at(&self, provider: Provider) -> Behavior {
+        match self.only_at {
+            Some(at) if !same(at, provider) => Behavior::Deliver,
+            Some(_) | None => self.behavior,
+        }
+    }
+}
+
+/// Whether `a` and `b` are the same provider (`PartialEq` is not `const`).
+const fn same(a: Provider, b: Provider) -> bool {
+    matches!(
+        (a, b),
+        (Provider::Twilio, Provider::Twilio)
+            | (Provider::Telnyx, Provider::Telnyx)
+            | (Provider::Plivo, Provider::Plivo)
+            | (Provider::Vonage, Provider::Vonage)
+    )
+}
 
 /// What the library makes of a send to a magic recipient: the outcome the emulator means, which
 /// the provider's adapter gives for the emulator's answer.
@@ -198,7 +338,10 @@ pub struct MagicRecipient {
     pub meaning: &'static str,
     /// The fault it injects, `None` for a rejection or an accepted message.
     pub fault: Option<Fault>,
-    behavior: Behavior,
+    /// The one provider that rejects it (the others accept and deliver it), or `None` when every
+    /// provider does the same with it.
+    pub only_at: Option<Provider>,
+    row: Row,
 }
 
 impl MagicRecipient {
@@ -214,24 +357,27 @@ impl MagicRecipient {
     /// ```
     #[must_use]
     pub const fn expected(&self, provider: Provider) -> Expected {
-        self.behavior.expected(provider)
+        self.row.behavior_at(provider).expected(provider)
     }
 }
 
-/// The table's recipients, their meanings written out once.
-static RECIPIENTS: LazyLock<Vec<(&str, Behavior, String)>> = LazyLock::new(|| {
-    TABLE.iter().map(|&(number, behavior, does)| (number, behavior, meaning(does, behavior))).collect()
-});
+/// The table's rows, their meanings written out once.
+static RECIPIENTS: LazyLock<Vec<(Row, String)>> =
+    LazyLock::new(|| TABLE.iter().map(|row| (*row, meaning(row))).collect());
 
-/// `does`, then the library's outcome: the one most providers give, and each other provider's.
-fn meaning(does: &str, behavior: Behavior) -> String {
-    let outcomes = Provider::ALL.map(|provider| behavior.expected(provider));
+/// What the row's recipient gets, then the library's outcome: the one most providers give, and
+/// each other provider's.
+fn meaning(row: &Row) -> String {
+    let outcomes = Provider::ALL.map(|provider| row.behavior_at(provider).expected(provider));
     let common = outcomes
         .iter()
         .max_by_key(|outcome| outcomes.iter().filter(|other| other == outcome).count())
         .copied()
         .unwrap_or(Expected::Accepted);
-    let mut text = format!("{does} ({common}");
+    let mut text = match row.only_at {
+        Some(provider) => format!("rejected at {provider} only: {} ({common}", row.does),
+        None => format!("{} ({common}", row.does),
+    };
     for (provider, outcome) in Provider::ALL.iter().zip(outcomes) {
         if outcome != common {
             let _ = write!(text, "; {provider}: {outcome}");
@@ -241,18 +387,21 @@ fn meaning(does: &str, behavior: Behavior) -> String {
     text
 }
 
-/// Every magic recipient, in table order: what `sms-sdk emulator` lists in its help and at start.
+/// Every magic recipient, in table order: those every provider treats alike, then those rejected
+/// at one provider only ([`MagicRecipient::only_at`]). `sms-sdk emulator` lists all of them in
+/// its help, and those every provider treats alike at start.
 ///
 /// ```
 /// let numbers: Vec<&str> = sms_sdk_emulator::magic::recipients().map(|r| r.number).collect();
 /// assert!(numbers.contains(&sms_sdk_emulator::magic::RESET));
 /// ```
 pub fn recipients() -> impl Iterator<Item = MagicRecipient> {
-    RECIPIENTS.iter().map(|(number, behavior, meaning)| MagicRecipient {
-        number,
+    RECIPIENTS.iter().map(|(row, meaning)| MagicRecipient {
+        number: row.number,
         meaning: meaning.as_str(),
-        fault: behavior.fault(),
-        behavior: *behavior,
+        fault: row.behavior.fault(),
+        only_at: row.only_at,
+        row: *row,
     })
 }
 
@@ -290,6 +439,18 @@ impl Behavior {
 }
 
 impl Reason {
+    /// The reason in a few words, as the help lists it.
+    const fn words(self) -> &'static str {
+        match self {
+            Self::InvalidNumber => "invalid number",
+            Self::CannotReceive => "cannot receive SMS",
+            Self::SenderCannotRoute => "cannot route from this sender",
+            Self::InvalidSender => "invalid sender",
+            Self::NoPermission => "no international permission",
+            Self::OptedOut => "blocked, opted out",
+        }
+    }
+
     /// The rejection category the library gives it through `provider`'s adapter: the category
     /// of the provider's documented code for it, and `request` for Plivo, which documents no
     /// error codes (its generic 400 is classified by its status alone).
@@ -304,9 +465,9 @@ impl Reason {
     }
 }
 
-/// What to do with a send to `to` (an E.164 number).
-pub(crate) fn behavior(to: &str) -> Behavior {
-    TABLE.iter().find(|(number, ..)| *number == to).map_or(Behavior::Deliver, |(_, behavior, _)| *behavior)
+/// What to do with a send to `to` (an E.164 number) through `provider`.
+pub(crate) fn behavior(to: &str, provider: Provider) -> Behavior {
+    TABLE.iter().find(|row| row.number == to).map_or(Behavior::Deliver, |row| row.behavior_at(provider))
 }
 
 /// Each provider's documented code for a rejection reason (Plivo has none: it answers its
@@ -379,9 +540,9 @@ mod tests {
 
     #[test]
     fn unlisted_recipients_are_delivered() {
-        assert_eq!(behavior("+14155550123"), Behavior::Deliver);
-        assert_eq!(behavior(HOLD), Behavior::Hold);
-        assert_eq!(behavior(OPTED_OUT), Behavior::Reject(Reason::OptedOut));
+        assert_eq!(behavior("+14155550123", Provider::Twilio), Behavior::Deliver);
+        assert_eq!(behavior(HOLD, Provider::Telnyx), Behavior::Hold);
+        assert_eq!(behavior(OPTED_OUT, Provider::Vonage), Behavior::Reject(Reason::OptedOut));
     }
 
     #[test]
@@ -401,11 +562,87 @@ mod tests {
             UNREADABLE,
             CREATED_THEN_DROPPED,
             RATE_LIMITED,
+            TWILIO_INVALID_NUMBER,
+            TWILIO_SENDER_CANNOT_ROUTE,
+            TWILIO_NO_PERMISSION,
+            TWILIO_OPTED_OUT,
+            TWILIO_CANNOT_RECEIVE,
+            TELNYX_INVALID_NUMBER,
+            TELNYX_SENDER_CANNOT_ROUTE,
+            TELNYX_NO_PERMISSION,
+            TELNYX_OPTED_OUT,
+            TELNYX_CANNOT_RECEIVE,
+            PLIVO_INVALID_NUMBER,
+            PLIVO_SENDER_CANNOT_ROUTE,
+            PLIVO_NO_PERMISSION,
+            PLIVO_OPTED_OUT,
+            PLIVO_CANNOT_RECEIVE,
+            VONAGE_INVALID_NUMBER,
+            VONAGE_SENDER_CANNOT_ROUTE,
+            VONAGE_NO_PERMISSION,
+            VONAGE_OPTED_OUT,
+            VONAGE_CANNOT_RECEIVE,
         ];
         let listed: Vec<&str> = recipients().map(|r| r.number).collect();
+        let mut distinct = listed.clone();
+        distinct.sort_unstable();
+        distinct.dedup();
+        assert_eq!(distinct.len(), listed.len(), "a number is listed twice");
         assert_eq!(listed.len(), all.len());
         assert!(all.iter().all(|n| listed.contains(n)));
         assert_eq!(recipients().find(|r| r.number == HOLD).and_then(|r| r.fault), Some(Fault::Hang));
+    }
+
+    /// `+1500555P0RR`: `P` the provider's digit, `RR` the last digits of the recipient every
+    /// provider rejects for the same reason.
+    #[test]
+    fn each_reason_has_one_recipient_per_provider_numbered_from_the_everywhere_one() {
+        let everywhere: Vec<Row> = TABLE.iter().filter(|row| row.only_at.is_none()).copied().collect();
+        let single: Vec<Row> = TABLE.iter().filter(|row| row.only_at.is_some()).copied().collect();
+        let reasons: Vec<(&str, Behavior)> = everywhere
+            .iter()
+            .filter(|row| matches!(row.behavior, Behavior::Reject(_)))
+            .map(|row| (row.number, row.behavior))
+            .collect();
+        assert_eq!(single.len(), reasons.len() * Provider::ALL.len());
+        for (digit, provider) in ('1'..='4').zip(Provider::ALL) {
+            for (number, rejection) in &reasons {
+                let expected = format!("+1500555{digit}{}", number.get(9..).unwrap_or_default());
+                let row = single.iter().find(|row| row.number == expected);
+                let row = row.unwrap_or_else(|| panic!("no {expected} for {provider}"));
+                assert_eq!((row.only_at, row.behavior), (Some(provider), *rejection), "{expected}");
+                for other in Provider::ALL {
+                    let at = behavior(&expected, other);
+                    assert_eq!(at == *rejection, other == provider, "{expected} at {other}");
+                    if other != provider {
+                        assert_eq!(at, Behavior::Deliver);
+                    }
+                }
+            }
+        }
+        // No recipient of one provider is also one every provider treats alike.
+        assert!(single.iter().all(|row| everywhere.iter().all(|e| e.number != row.number)));
+    }
+
+    #[test]
+    fn a_recipient_of_one_provider_says_so_and_its_category_there() {
+        let meaning = |number| recipients().find(|r| r.number == number).map(|r| r.meaning);
+        assert_eq!(
+            meaning(TWILIO_SENDER_CANNOT_ROUTE),
+            Some("rejected at twilio only: cannot route from this sender (accepted; twilio: category sender)")
+        );
+        assert_eq!(
+            meaning(PLIVO_OPTED_OUT),
+            Some("rejected at plivo only: blocked, opted out (accepted; plivo: category request)")
+        );
+        let telnyx = recipients().find(|r| r.number == TELNYX_NO_PERMISSION).expect("listed");
+        assert_eq!(telnyx.only_at, Some(Provider::Telnyx));
+        assert_eq!(telnyx.fault, None);
+        assert_eq!(telnyx.expected(Provider::Telnyx), Expected::Rejected(Category::Account));
+        for other in [Provider::Twilio, Provider::Plivo, Provider::Vonage] {
+            assert_eq!(telnyx.expected(other), Expected::Accepted, "{other}");
+        }
+        assert!(recipients().filter(|r| r.only_at.is_none()).all(|r| !r.meaning.contains(" only: ")));
     }
 
     #[test]

@@ -57,9 +57,9 @@ fn plausible_sender(from: &str) -> bool {
         && from.chars().any(|c| c.is_ascii_alphabetic())
 }
 
-/// What to do with a request, in the order a provider checks: credentials, a readable body,
-/// required fields, accepted values, well-formed numbers, then the magic recipient table.
-fn decide(authenticated: bool, request: Option<&SendRequest>) -> Result<Behavior, Failure> {
+/// What `provider` does with a request, in the order a provider checks: credentials, a readable
+/// body, required fields, accepted values, well-formed numbers, then the magic recipient table.
+fn decide(provider: Provider, authenticated: bool, request: Option<&SendRequest>) -> Result<Behavior, Failure> {
     if !authenticated {
         return Err(Failure::Auth);
     }
@@ -77,7 +77,7 @@ fn decide(authenticated: bool, request: Option<&SendRequest>) -> Result<Behavior
     if !request.service_sender && !plausible_sender(request.from.as_deref().unwrap_or_default()) {
         return Err(Failure::Reject(Reason::InvalidSender));
     }
-    Ok(magic::behavior(&to))
+    Ok(magic::behavior(&to, provider))
 }
 
 impl App {
@@ -139,7 +139,7 @@ impl App {
         request: Option<&SendRequest>,
     ) -> (Reply, Outcome) {
         let provider = entry.provider;
-        let behavior = match decide(authenticated, request) {
+        let behavior = match decide(provider, authenticated, request) {
             Ok(behavior) => behavior,
             Err(failure) => return (Reply::Respond(self.refuse(entry, failure)), failure.outcome(provider)),
         };
@@ -256,7 +256,8 @@ impl App {
     }
 
     /// `sent` after one status delay, then `last` after another, each posted (signed) to the
-    /// message's callback URL or else the global webhook URL.
+    /// message's callback URL or else the provider's webhook URL (its own, or the one of every
+    /// provider).
     fn schedule_status(self: &Arc<Self>, provider: Provider, id: String, last: Step) {
         let Ok(slot) = Arc::clone(&self.status_slots).try_acquire_owned() else {
             self.skip_status(provider, &id, last);
@@ -269,7 +270,7 @@ impl App {
             for (step, after) in [Step::Sent, last].into_iter().zip(1u32..) {
                 tokio::time::sleep_until(start + app.config.status_delay.saturating_mul(after)).await;
                 let Some(message) = app.store.update(provider, &id, |m| m.status = step.status()) else { return };
-                let Some(url) = message.callback_url.clone().or_else(|| app.config.webhook_url.clone()) else {
+                let Some(url) = app.config.status_url(provider, message.callback_url.as_deref()) else {
                     continue;
                 };
                 let hook = provider.status_webhook(&message, step, &url, app.signer());
@@ -308,7 +309,7 @@ impl App {
     fn skip_status(&self, provider: Provider, id: &str, last: Step) {
         self.store.update(provider, id, |message| {
             message.status = last.status();
-            if let Some(url) = message.callback_url.clone().or_else(|| self.config.webhook_url.clone()) {
+            if let Some(url) = self.config.status_url(provider, message.callback_url.as_deref()) {
                 message.webhook_failures.push(WebhookFailure {
                     url,
                     event: "status".to_owned(),
@@ -331,21 +332,24 @@ mod tests {
 
     #[test]
     fn credentials_are_checked_before_anything_else() {
-        assert_eq!(decide(false, None), Err(Failure::Auth));
-        assert_eq!(decide(true, None), Err(Failure::Unreadable));
+        assert_eq!(decide(Provider::Twilio, false, None), Err(Failure::Auth));
+        assert_eq!(decide(Provider::Twilio, true, None), Err(Failure::Unreadable));
         let no_to = SendRequest { to: None, ..request("+1", "+2") };
-        assert_eq!(decide(true, Some(&no_to)), Err(Failure::Missing(Field::To)));
+        assert_eq!(decide(Provider::Twilio, true, Some(&no_to)), Err(Failure::Missing(Field::To)));
     }
 
     #[test]
     fn malformed_numbers_are_rejected_like_the_magic_ones() {
         assert_eq!(
-            decide(true, Some(&request("not-a-number", "+15005550006"))),
+            decide(Provider::Twilio, true, Some(&request("not-a-number", "+15005550006"))),
             Err(Failure::Reject(Reason::InvalidNumber))
         );
-        assert_eq!(decide(true, Some(&request("+14155550123", "+0"))), Err(Failure::Reject(Reason::InvalidSender)));
-        assert_eq!(decide(true, Some(&request("14155550123", "ACME"))), Ok(Behavior::Deliver));
-        assert_eq!(decide(true, Some(&request(magic::HOLD, "15005550006"))), Ok(Behavior::Hold));
+        assert_eq!(
+            decide(Provider::Twilio, true, Some(&request("+14155550123", "+0"))),
+            Err(Failure::Reject(Reason::InvalidSender))
+        );
+        assert_eq!(decide(Provider::Twilio, true, Some(&request("14155550123", "ACME"))), Ok(Behavior::Deliver));
+        assert_eq!(decide(Provider::Twilio, true, Some(&request(magic::HOLD, "15005550006"))), Ok(Behavior::Hold));
     }
 
     #[test]

@@ -1,7 +1,13 @@
 //! Fails over from Twilio to Telnyx after a sender rejection (offline: local stand-ins answer
-//! as the two providers do).
+//! as the two providers do, with Twilio's documented refusal of the sender).
 //!
 //! `cargo run -p sms-sdk --example failover`
+//!
+//! The same failover against the shipped emulator, with the real adapters over real HTTP, the
+//! magic recipient only Twilio refuses and Telnyx's signed delivery webhooks arriving at its own
+//! URL, is the emulator crate's example: `cargo run -p sms-sdk-emulator --example failover`
+//! (`crates/sms-sdk-emulator/examples/failover.rs`). The library cannot depend on the emulator,
+//! so this one keeps its stand-ins.
 
 use sms_sdk::{Client, Failover, Message, Receipt, Telnyx, Twilio};
 use wiremock::matchers::method;

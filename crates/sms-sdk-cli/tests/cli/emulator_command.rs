@@ -26,8 +26,13 @@ impl Drop for EmulatorProcess {
 /// Starts `sms-sdk emulator --listen 127.0.0.1:0` and returns it with what it printed on stdout
 /// at start (every line until it has been quiet for half a second).
 fn start_emulator() -> (EmulatorProcess, Vec<String>) {
+    start_emulator_with(&[])
+}
+
+/// [`start_emulator`] with `flags` after `--listen`.
+fn start_emulator_with(flags: &[&str]) -> (EmulatorProcess, Vec<String>) {
     let mut command = Command::new(env!("CARGO_BIN_EXE_sms-sdk"));
-    command.args(["emulator", "--listen", "127.0.0.1:0"]).stdout(Stdio::piped()).stderr(Stdio::inherit());
+    command.args(["emulator", "--listen", "127.0.0.1:0"]).args(flags).stdout(Stdio::piped()).stderr(Stdio::inherit());
     // Its export lines name a store in the data directory: a scratch one.
     let data = std::env::temp_dir().join(format!("sms-sdk-emulator-command-{}", std::process::id()));
     command.env("XDG_DATA_HOME", &data);
@@ -83,17 +88,29 @@ fn shell_environment(script: &str) -> Vec<(String, String)> {
         .collect()
 }
 
-/// `GET {base}/_emulator/messages` over a plain socket.
-fn inspection(base: &str) -> Vec<Value> {
+/// One request to `{base}{path}` over a plain socket: its status line and JSON body.
+fn request(base: &str, method: &str, path: &str, body: &str) -> (String, Value) {
     let address = base.strip_prefix("http://").expect("an http base URL");
     let mut stream = TcpStream::connect(address).expect("connect to the emulator");
-    stream.set_read_timeout(Some(Duration::from_secs(10))).expect("a read timeout");
-    write!(stream, "GET /_emulator/messages HTTP/1.1\r\nhost: {address}\r\nconnection: close\r\n\r\n").expect("write");
+    stream.set_read_timeout(Some(Duration::from_secs(20))).expect("a read timeout");
+    write!(
+        stream,
+        "{method} {path} HTTP/1.1\r\nhost: {address}\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+        body.len()
+    )
+    .expect("write");
     let mut response = String::new();
     stream.read_to_string(&mut response).expect("a response");
     let (head, body) = response.split_once("\r\n\r\n").expect("an HTTP response");
-    assert!(head.starts_with("HTTP/1.1 200"), "{head}");
-    serde_json::from_str::<Value>(body).expect("JSON").as_array().cloned().expect("a JSON array")
+    let status = head.lines().next().unwrap_or_default().to_owned();
+    (status, serde_json::from_str::<Value>(body).expect("JSON"))
+}
+
+/// `GET {base}/_emulator/messages` over a plain socket.
+fn inspection(base: &str) -> Vec<Value> {
+    let (status, body) = request(base, "GET", "/_emulator/messages", "");
+    assert!(status.starts_with("HTTP/1.1 200"), "{status}");
+    body.as_array().cloned().expect("a JSON array")
 }
 
 #[cfg(unix)]
@@ -127,4 +144,116 @@ fn the_printed_lines_are_enough_to_send_through_every_provider() {
         assert_eq!(sent["to"], "+14155550123", "{provider}");
         assert!(sent["id"].is_string(), "{provider}: {sent}");
     }
+}
+
+/// One webhook a [`Hooks`] receiver got: its path, whether it carried the provider's signature
+/// header, and its body.
+#[derive(Debug, Clone)]
+struct Hook {
+    path: String,
+    signature: Option<&'static str>,
+    body: String,
+}
+
+/// A webhook receiver on loopback, on a runtime of its own, answering 200 to any POST.
+struct Hooks {
+    _runtime: tokio::runtime::Runtime,
+    base: String,
+    received: std::sync::Arc<std::sync::Mutex<Vec<Hook>>>,
+}
+
+impl Hooks {
+    fn start() -> Self {
+        let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().unwrap();
+        let received = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let sink = std::sync::Arc::clone(&received);
+        let base = runtime.block_on(async move {
+            let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+            let base = format!("http://{}", listener.local_addr().unwrap());
+            let router = axum::Router::new().fallback(move |uri: http::Uri, headers: http::HeaderMap, body: String| {
+                let sink = std::sync::Arc::clone(&sink);
+                async move {
+                    let signature =
+                        ["x-twilio-signature", "telnyx-signature-ed25519", "x-plivo-signature-v3", "authorization"]
+                            .into_iter()
+                            .find(|name| headers.contains_key(*name));
+                    sink.lock().unwrap().push(Hook { path: uri.path().to_owned(), signature, body });
+                    http::StatusCode::OK
+                }
+            });
+            tokio::spawn(async move { axum::serve(listener, router).await });
+            base
+        });
+        Self { _runtime: runtime, base, received }
+    }
+
+    /// Waits (up to 10 s) until `done` holds for the webhooks received.
+    fn wait_until(&self, done: impl Fn(&[Hook]) -> bool) -> Vec<Hook> {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            let received = self.received.lock().unwrap().clone();
+            if done(&received) || Instant::now() > deadline {
+                return received;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+/// `--webhook-url` and `--inbound-url` as the command line gives them: a bare URL for every
+/// provider, and `PROVIDER=URL` entries over it for one.
+#[cfg(unix)]
+#[test]
+fn each_providers_webhooks_go_to_the_url_its_flag_names() {
+    let hooks = Hooks::start();
+    let base = hooks.base.clone();
+    let flags = [
+        "--status-delay-ms".to_owned(),
+        "20".to_owned(),
+        "--webhook-url".to_owned(),
+        format!("{base}/status"),
+        "--webhook-url".to_owned(),
+        format!("telnyx={base}/telnyx/status"),
+        "--inbound-url".to_owned(),
+        format!("{base}/inbound"),
+        "--inbound-url".to_owned(),
+        format!("plivo={base}/plivo/inbound"),
+    ];
+    let (_emulator, printed) = start_emulator_with(&flags.iter().map(String::as_str).collect::<Vec<_>>());
+    let script = printed.join("\n");
+    let env: Env = shell_environment(&script).into_iter().collect();
+    let emulator = env.get("SMS_SDK_TWILIO_BASE_URL").map(str::to_owned).expect("a base URL");
+    let mut sent = Vec::new();
+    for provider in ["twilio", "telnyx"] {
+        let args = ["send", "--to", "+14155550123", "--body", "hi", "--provider", provider, "--json"];
+        let (mut out, mut err) = (Vec::new(), Vec::new());
+        let code = run(args, &env, &mut out, &mut err);
+        assert_eq!(code, 0, "{provider}: {}", String::from_utf8_lossy(&err));
+        let result: Value = serde_json::from_slice(&out).expect("one JSON object");
+        sent.push((provider, result["provider_id"].as_str().expect("an id").to_owned()));
+    }
+    // Two status steps per message.
+    let received = hooks.wait_until(|hooks| hooks.len() >= 4);
+    for (provider, id) in &sent {
+        let paths: Vec<&str> =
+            received.iter().filter(|h| h.body.contains(id.as_str())).map(|h| h.path.as_str()).collect();
+        let expected = if *provider == "telnyx" { "/telnyx/status" } else { "/status" };
+        assert_eq!(paths, [expected; 2], "{provider}: {received:#?}");
+    }
+    for hook in &received {
+        let signed = if hook.path.starts_with("/telnyx") { "telnyx-signature-ed25519" } else { "x-twilio-signature" };
+        assert_eq!(hook.signature, Some(signed), "{hook:?}");
+    }
+    // Inbound messages: Plivo's to its own URL, Twilio's to the one of every provider.
+    for (provider, path) in [("plivo", "/plivo/inbound"), ("twilio", "/inbound")] {
+        let body =
+            format!(r#"{{"provider": "{provider}", "from": "+14155550123", "to": "+15005550006", "text": "STOP"}}"#);
+        let (status, answer) = request(&emulator, "POST", "/_emulator/inbound", &body);
+        assert!(status.starts_with("HTTP/1.1 202"), "{status} {answer}");
+        assert_eq!(answer["url"], format!("{base}{path}"), "{answer}");
+        assert_eq!(answer["delivered"], true, "{answer}");
+    }
+    let received = hooks.wait_until(|hooks| hooks.len() >= 6);
+    let inbound: Vec<&str> = received.iter().skip(4).map(|h| h.path.as_str()).collect();
+    assert_eq!(inbound, ["/plivo/inbound", "/inbound"]);
 }

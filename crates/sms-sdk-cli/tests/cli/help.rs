@@ -102,6 +102,11 @@ fn typed_values_list_their_possible_values_and_suggest_the_nearest() {
         (&["emulator", "--listen", "4010"], "is not a listen address"),
         (&["emulator", "--webhook-url", "127.0.0.1:3000/sms"], "is not an absolute http(s) URL"),
         (&["emulator", "--inbound-url", "ftp://127.0.0.1/in"], "is not an absolute http(s) URL"),
+        // A provider's own URL: a known provider, and a URL like any other.
+        (&["emulator", "--webhook-url", "twillio=http://127.0.0.1:3000/sms"], "unknown provider \"twillio\""),
+        (&["emulator", "--inbound-url", "sinch=http://127.0.0.1:3000/in"], "expected twilio, telnyx, plivo or vonage"),
+        (&["emulator", "--webhook-url", "telnyx=127.0.0.1:3000/sms"], "is not an absolute http(s) URL"),
+        (&["emulator", "--inbound-url", "vonage=ftp://127.0.0.1/in"], "is not an absolute http(s) URL"),
         (&["webhook", "verify", "--provider", "twilio", "--url", "/sms/twilio"], "is not an absolute http(s) URL"),
     ] {
         let o = command(args, &env);
@@ -109,6 +114,40 @@ fn typed_values_list_their_possible_values_and_suggest_the_nearest() {
         let flag = args.iter().rev().nth(1).copied().unwrap_or_default();
         assert!(o.err.contains(says) && o.err.contains(flag), "{}", o.err);
         assert!(o.out.is_empty());
+    }
+    // Two URLs for the same providers are a usage error too, before the emulator starts.
+    for (args, says) in [
+        (
+            &[
+                "emulator",
+                "--listen",
+                "127.0.0.1:0",
+                "--webhook-url",
+                "http://127.0.0.1:9/a",
+                "--webhook-url",
+                "http://127.0.0.1:9/b",
+            ][..],
+            "--webhook-url: two URLs for every provider",
+        ),
+        (
+            &[
+                "emulator",
+                "--listen",
+                "127.0.0.1:0",
+                "--inbound-url",
+                "telnyx=http://127.0.0.1:9/a",
+                "--inbound-url",
+                "http://127.0.0.1:9/all",
+                "--inbound-url",
+                "telnyx=http://127.0.0.1:9/b",
+            ],
+            "--inbound-url: two URLs for telnyx",
+        ),
+    ] {
+        let o = command(args, &env);
+        assert_eq!(o.code, 2, "{args:?}: {}", o.err);
+        assert!(o.err.contains(says), "{}", o.err);
+        assert!(o.out.is_empty(), "nothing started: {}", o.out);
     }
     let o = command(&["idempotency", "reconcile", "--since", "8w", "--store", "memory"], &env);
     assert_eq!(o.code, 2);

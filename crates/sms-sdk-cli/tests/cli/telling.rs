@@ -9,7 +9,7 @@ use crate::common;
 use common::{Twilio, command};
 use serde_json::json;
 use sms_sdk_cli::Env;
-use sms_sdk_emulator::{Emulator, credentials};
+use sms_sdk_emulator::{Emulator, credentials, magic};
 use wiremock::ResponseTemplate;
 
 #[test]
@@ -79,4 +79,34 @@ fn a_rejection_says_whether_the_same_send_can_succeed() {
     let auth = Twilio::answering(ResponseTemplate::new(401).set_body_json(json!({"code": 20003, "message": "no"})));
     let o = command(&["send", "--to", "+14155550123", "--body", "Hi"], &auth.env(&[]));
     assert!(o.err.contains("until the account or the configuration is fixed"), "{}", o.err);
+}
+
+/// The README's failover line: the recipient Twilio alone refuses (its sender code) is sent by
+/// Telnyx.
+#[test]
+fn a_sender_rejection_at_twilio_only_fails_over_to_telnyx() {
+    let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().unwrap();
+    let emulator = runtime.block_on(Emulator::builder().start()).unwrap();
+    let base = emulator.base_url();
+    let env: Env = [
+        ("SMS_SDK_STORE", "memory"),
+        ("TWILIO_ACCOUNT_SID", credentials::TWILIO_ACCOUNT_SID),
+        ("TWILIO_AUTH_TOKEN", credentials::TWILIO_AUTH_TOKEN),
+        ("TWILIO_FROM", "+15005550006"),
+        ("SMS_SDK_TWILIO_BASE_URL", base.as_str()),
+        ("TELNYX_API_KEY", credentials::TELNYX_API_KEY),
+        ("TELNYX_FROM", "+15005550006"),
+        ("SMS_SDK_TELNYX_BASE_URL", base.as_str()),
+    ]
+    .into_iter()
+    .collect();
+    let args = ["send", "--to", magic::TWILIO_SENDER_CANNOT_ROUTE, "--body", "hi", "--provider", "twilio"];
+    let o = command(&[&args[..], &["--provider", "telnyx", "--fallback", "--json"]].concat(), &env);
+    assert_eq!(o.code, 0, "{}{}", o.out, o.err);
+    let result: serde_json::Value = serde_json::from_str(&o.out).unwrap();
+    assert_eq!(result["attempted_providers"], json!(["twilio", "telnyx"]), "{result}");
+    assert_eq!(result["provider"], "telnyx", "{result}");
+    let providers: Vec<String> = emulator.messages().iter().map(|m| m.provider.to_string()).collect();
+    assert_eq!(providers, ["twilio", "telnyx"]);
+    runtime.block_on(emulator.shutdown());
 }

@@ -7,6 +7,7 @@ mod common;
 
 mod agreement;
 mod bounds;
+mod examples;
 mod http;
 mod lifecycle;
 mod observe;

@@ -83,6 +83,86 @@ async fn every_magic_rejection_is_classified_with_the_providers_own_code() {
     }
 }
 
+/// The recipients rejected at one provider only, with the category and code each provider's
+/// adapter gives for the same reason rejected everywhere (`request` and no code at Plivo).
+#[tokio::test]
+async fn a_recipient_of_one_provider_is_rejected_there_with_its_code_and_accepted_elsewhere() {
+    let emulator = emulator().await;
+    let reasons = [
+        (magic::INVALID_NUMBER, Category::Recipient, ["21211", "40310", "1430"]),
+        (magic::SENDER_CANNOT_ROUTE, Category::Sender, ["21612", "40305", "1120"]),
+        (magic::NO_PERMISSION, Category::Account, ["21408", "40309", "1160"]),
+        (magic::OPTED_OUT, Category::Compliance, ["21610", "40300", "1240"]),
+        (magic::CANNOT_RECEIVE, Category::Recipient, ["21614", "40319", "1170"]),
+    ];
+    let mut checked = 0;
+    for recipient in magic::recipients() {
+        let Some(at) = recipient.only_at else { continue };
+        checked += 1;
+        // `+1500555P0RR` is rejected for the reason of `+150055500RR`.
+        let (_, category, [twilio, telnyx, vonage]) = reasons
+            .iter()
+            .find(|(everywhere, ..)| everywhere[9..] == recipient.number[9..])
+            .copied()
+            .unwrap_or_else(|| panic!("no reason for {}", recipient.number));
+        for api in Api::ALL {
+            let result = client(&emulator, api).send(&Message::new(recipient.number, "Hello")).await;
+            let entry = emulator.messages().pop().expect("an entry");
+            if api.provider() != at {
+                let receipt = result.unwrap_or_else(|e| panic!("{api:?} {}: {e}", recipient.number));
+                assert_eq!(receipt.attempted_providers, [api.provider().name()]);
+                assert_eq!(entry.id.as_deref(), Some(receipt.provider_id.as_str()), "{api:?}");
+                continue;
+            }
+            let err = result.expect_err("rejected at its provider");
+            let (expected, code) = match at {
+                Provider::Twilio => (category, Some(twilio)),
+                Provider::Telnyx => (category, Some(telnyx)),
+                Provider::Plivo => (Category::Request, None),
+                Provider::Vonage => (category, Some(vonage)),
+            };
+            assert_eq!(err.kind(), ErrorKind::Rejected(expected), "{api:?} {}", recipient.number);
+            assert_eq!(err.provider_error().and_then(|e| e.provider_code()), code, "{api:?} {}", recipient.number);
+            assert_eq!((entry.status, entry.id), (Status::Rejected, None));
+        }
+    }
+    assert_eq!(checked, 20, "five reasons at each of four providers");
+    // The accepted ones are delivered like any other message.
+    assert!(
+        common::eventually(|| emulator.messages().iter().all(|m| m.id.is_none() || m.status == Status::Delivered))
+            .await
+    );
+}
+
+#[tokio::test]
+async fn a_sender_rejection_at_twilio_only_fails_over_and_telnyx_accepts() {
+    let emulator = emulator().await;
+    let client = Api::Telnyx
+        .add_to(Api::Twilio.add_to(Client::builder(), &emulator), &emulator)
+        .failover(Failover::OnEligibleRejection)
+        .build()
+        .expect("client");
+    for to in [magic::TWILIO_SENDER_CANNOT_ROUTE, magic::TWILIO_NO_PERMISSION] {
+        let receipt = client.send(&Message::new(to, "Hello")).await.expect("accepted by telnyx");
+        assert_eq!(receipt.attempted_providers, ["twilio", "telnyx"], "{to}");
+        assert_eq!(receipt.provider, "telnyx");
+        let first = &receipt.attempts[0];
+        assert!(
+            matches!(first.outcome, sms_sdk::error::AttemptOutcome::Rejected { category, .. }
+                if category == if to == magic::TWILIO_SENDER_CANNOT_ROUTE { Category::Sender } else { Category::Account }),
+            "{:?}",
+            first.outcome
+        );
+    }
+    // A compliance rejection at Twilio alone does not fail over.
+    let err = client.send(&Message::new(magic::TWILIO_OPTED_OUT, "Hello")).await.expect_err("rejected");
+    assert_eq!(err.kind(), ErrorKind::Rejected(Category::Compliance));
+    assert_eq!(err.attempts().len(), 1);
+    // And a sender rejection at Telnyx alone is never seen: Twilio accepts first.
+    let receipt = client.send(&Message::new(magic::TELNYX_SENDER_CANNOT_ROUTE, "Hello")).await.expect("accepted");
+    assert_eq!(receipt.attempted_providers, ["twilio"]);
+}
+
 /// Sends to `to` through every API at once; returns each API's result.
 async fn send_everywhere(
     emulator: &sms_sdk_emulator::RunningEmulator,

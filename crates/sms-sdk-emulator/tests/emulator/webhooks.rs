@@ -151,3 +151,114 @@ async fn inbound_uses_the_configured_url_and_needs_one() {
         json!({"provider": "sinch", "from": "+1", "to": "+2", "text": "x", "inbound_url": "http://127.0.0.1:9/"});
     assert_eq!(post_json(&format!("{}/_emulator/inbound", without.base_url()), &unknown).await.0, 400);
 }
+
+/// Where each provider's webhooks arrived: (the provider of the receiver's path, the message
+/// id), for every webhook that verified there.
+fn arrivals(receiver: &Receiver) -> Vec<(String, String)> {
+    let mut arrivals: Vec<(String, String)> = receiver
+        .received()
+        .into_iter()
+        .map(|r| {
+            let (_, id) =
+                r.outcome.unwrap_or_else(|e| panic!("a webhook at /hooks/{} did not verify: {e}", r.provider));
+            (r.provider, id)
+        })
+        .collect();
+    arrivals.sort();
+    arrivals.dedup();
+    arrivals
+}
+
+#[tokio::test]
+async fn each_providers_status_webhooks_go_to_its_own_url_and_the_others_to_the_url_of_every_provider() {
+    let receiver = Receiver::start().await;
+    let emulator = Emulator::builder()
+        .webhook_url(receiver.url(Provider::Vonage))
+        .webhook_url_for(Provider::Twilio, receiver.url(Provider::Twilio))
+        .webhook_url_for(Provider::Telnyx, receiver.url(Provider::Telnyx))
+        .status_delay(Duration::from_millis(20))
+        .start()
+        .await
+        .expect("starts");
+    // No message names a callback URL: the provider's URL decides. The receiver verifies each
+    // webhook with the verifier of the provider its path names, so one at another provider's URL
+    // would fail.
+    let mut expected = Vec::new();
+    for api in [Api::Twilio, Api::Telnyx, Api::VonageBasic] {
+        let receipt = client(&emulator, api).send(&Message::new(TO, "Hi")).await.expect("accepted");
+        expected.push((api.provider().name().to_owned(), receipt.provider_id));
+    }
+    expected.sort();
+    receiver.wait_for(expected.len() * 2).await;
+    assert_eq!(arrivals(&receiver), expected);
+    assert_eq!(receiver.received().len(), expected.len() * 2, "sent and delivered, once each");
+    assert!(emulator.messages().iter().all(|m| m.webhook_failures.is_empty()));
+}
+
+#[tokio::test]
+async fn a_provider_without_a_url_of_its_own_or_of_every_provider_gets_no_status_webhook() {
+    let receiver = Receiver::start().await;
+    let emulator = Emulator::builder()
+        .webhook_url_for(Provider::Telnyx, receiver.url(Provider::Telnyx))
+        .status_delay(Duration::from_millis(20))
+        .start()
+        .await
+        .expect("starts");
+    let twilio = client(&emulator, Api::Twilio).send(&Message::new(TO, "Hi")).await.expect("accepted");
+    let telnyx = client(&emulator, Api::Telnyx).send(&Message::new(TO, "Hi")).await.expect("accepted");
+    receiver.wait_for(2).await;
+    assert!(eventually(|| emulator.messages().iter().all(|m| m.status == Status::Delivered)).await);
+    assert_eq!(arrivals(&receiver), [("telnyx".to_owned(), telnyx.provider_id)]);
+    assert!(!receiver.received().iter().any(|r| r.outcome.as_ref().is_ok_and(|(_, id)| *id == twilio.provider_id)));
+    // A message's own callback URL still wins over its provider's URL.
+    let own = Message::new(TO, "Hi").webhook_url(receiver.url(Provider::Twilio));
+    let twilio = client(&emulator, Api::Twilio).send(&own).await.expect("accepted");
+    receiver.wait_for(4).await;
+    assert!(arrivals(&receiver).contains(&("twilio".to_owned(), twilio.provider_id)));
+}
+
+#[tokio::test]
+async fn inbound_messages_go_to_their_providers_own_inbound_url() {
+    let receiver = Receiver::start().await;
+    let emulator = Emulator::builder()
+        .inbound_url(receiver.url(Provider::Twilio))
+        .inbound_url_for(Provider::Telnyx, receiver.url(Provider::Telnyx))
+        .start()
+        .await
+        .expect("starts");
+    let inbound = format!("{}/_emulator/inbound", emulator.base_url());
+    let mut expected = Vec::new();
+    for provider in [Provider::Telnyx, Provider::Twilio] {
+        let request = json!({"provider": provider, "from": "+14155550123", "to": "+15005550006", "text": "hello"});
+        let (status, body) = post_json(&inbound, &request).await;
+        assert_eq!((status, &body["delivered"]), (202, &json!(true)), "{body}");
+        assert_eq!(body["url"], receiver.url(provider).as_str(), "{body}");
+        expected.push((provider.name().to_owned(), body["id"].as_str().expect("an id").to_owned()));
+    }
+    expected.sort();
+    assert_eq!(arrivals(&receiver), expected);
+
+    // With URLs for some providers only, another provider's inbound message has nowhere to go.
+    let some = Emulator::builder().inbound_url_for(Provider::Telnyx, receiver.url(Provider::Telnyx)).start().await;
+    let some = some.expect("starts");
+    let request = json!({"provider": "plivo", "from": "+14155550123", "to": "+15005550006", "text": "hello"});
+    let (status, body) = post_json(&format!("{}/_emulator/inbound", some.base_url()), &request).await;
+    assert_eq!(status, 409, "{body}");
+    assert!(body["error"].as_str().is_some_and(|e| e.starts_with("no inbound URL for plivo:")), "{body}");
+    // With none at all, the answer is the one it always was.
+    let none = Emulator::start().await.expect("starts");
+    let (status, body) = post_json(&format!("{}/_emulator/inbound", none.base_url()), &request).await;
+    assert_eq!(status, 409);
+    assert_eq!(body["error"], "no inbound URL: start the emulator with one, or pass inbound_url in the request");
+}
+
+#[tokio::test]
+async fn a_bad_url_for_one_provider_is_refused_at_start() {
+    for builder in [
+        Emulator::builder().webhook_url_for(Provider::Plivo, "127.0.0.1:3000/sms"),
+        Emulator::builder().inbound_url_for(Provider::Vonage, "ftp://127.0.0.1/in"),
+    ] {
+        let error = builder.start().await.expect_err("refused");
+        assert_eq!(error.kind(), sms_sdk_emulator::StartErrorKind::InvalidUrl, "{error}");
+    }
+}
