@@ -36,11 +36,35 @@ pub(crate) struct Statements {
     pub(crate) list: String,
     pub(crate) resolve_sent: String,
     pub(crate) resolve_not_sent: String,
-    /// Creates the webhook dedupe table (see [`dedupe_table`]).
+    /// Creates the webhook dedupe table (see [`dedupe_table`]): `key`, `seen_at`, `expires_at`
+    /// (epoch ms) and `claim`, the token of the claim that holds the key until `expires_at`, or
+    /// NULL for a key that is done (handled) until then.
     pub(crate) dedupe_create: String,
-    /// Records a dedupe key: `$1` key, `$2` now, `$3` expiry (epoch ms); returns a row when the
-    /// key was unseen or its sighting expired.
+    /// Adds the `claim` column to a dedupe table created before it (PostgreSQL; the SQLite store
+    /// adds it when [`super::sqlite`] finds it missing). Its rows keep a NULL claim: done.
+    #[cfg_attr(not(feature = "postgres"), allow(dead_code))]
+    pub(crate) dedupe_migrate: String,
+    /// Records a dedupe key as done: `$1` key, `$2` now, `$3` expiry (epoch ms); returns a row
+    /// when the key was unseen or its sighting (done or claimed) expired.
     pub(crate) dedupe_first_seen: String,
+    /// Claims a dedupe key: `$1` key, `$2` now, `$3` the lease's end (epoch ms), `$4` the token;
+    /// returns the token when it claimed, no row otherwise.
+    #[cfg_attr(not(feature = "sqlite"), allow(dead_code))]
+    pub(crate) dedupe_claim: String,
+    /// The same claim in one statement that also answers when it did not claim (PostgreSQL):
+    /// the token it wrote, or else the `claim` of the key's live row as the statement's snapshot
+    /// saw it (NULL: done). No row when a concurrent transaction committed the key's row after
+    /// the snapshot was taken: running the statement again answers (as for [`Self::claim`]).
+    #[cfg_attr(not(feature = "postgres"), allow(dead_code))]
+    pub(crate) dedupe_claim_or_held: String,
+    /// The `claim` of a dedupe key's live row (SQLite, after a claim that did not claim): `$1`
+    /// key, `$2` now.
+    #[cfg_attr(not(feature = "sqlite"), allow(dead_code))]
+    pub(crate) dedupe_held: String,
+    /// Marks a dedupe key done, whoever holds it: `$1` key, `$2` now, `$3` expiry (epoch ms).
+    pub(crate) dedupe_commit: String,
+    /// Frees a dedupe key held by a claim: `$1` key, `$2` the claim's token.
+    pub(crate) dedupe_release: String,
     /// Creates the correlation index table (see [`reference_table`]).
     pub(crate) reference_create: String,
     /// Remembers a reference: `$1` reference, `$2` key, `$3` expiry (epoch ms).
@@ -126,6 +150,13 @@ impl Statements {
                     OR ({table}.state = 'rejected' AND {table}.fingerprint = excluded.fingerprint)"
         );
         let references = reference_table(table);
+        // Insert a claim, or take over a sighting (done or claimed) that has run out.
+        let dedupe_claim = format!(
+            "INSERT INTO {dedupe} (key, seen_at, expires_at, claim) VALUES ($1, $2, $3, $4)
+                 ON CONFLICT (key) DO UPDATE SET
+                    seen_at = excluded.seen_at, expires_at = excluded.expires_at, claim = excluded.claim
+                 WHERE {dedupe}.expires_at <= $2"
+        );
         Ok(Self {
             create: format!(
                 "CREATE TABLE IF NOT EXISTS {table} (
@@ -172,16 +203,31 @@ impl Statements {
                 "CREATE TABLE IF NOT EXISTS {dedupe} (
                     key TEXT PRIMARY KEY,
                     seen_at BIGINT NOT NULL,
-                    expires_at BIGINT NOT NULL
+                    expires_at BIGINT NOT NULL,
+                    claim TEXT
                 )"
             ),
-            // One statement: insert, or take over a sighting whose retention has run out.
+            dedupe_migrate: format!("ALTER TABLE {dedupe} ADD COLUMN IF NOT EXISTS claim TEXT"),
+            // One statement: insert, or take over a sighting (done or claimed) that has run out.
             dedupe_first_seen: format!(
-                "INSERT INTO {dedupe} (key, seen_at, expires_at) VALUES ($1, $2, $3)
-                 ON CONFLICT (key) DO UPDATE SET seen_at = excluded.seen_at, expires_at = excluded.expires_at
+                "INSERT INTO {dedupe} (key, seen_at, expires_at, claim) VALUES ($1, $2, $3, NULL)
+                 ON CONFLICT (key) DO UPDATE SET seen_at = excluded.seen_at, expires_at = excluded.expires_at, claim = NULL
                  WHERE {dedupe}.expires_at <= $2
                  RETURNING key"
             ),
+            dedupe_claim: format!("{dedupe_claim} RETURNING claim"),
+            dedupe_claim_or_held: format!(
+                "WITH claimed AS ({dedupe_claim} RETURNING claim)
+                 SELECT claim FROM claimed
+                 UNION ALL SELECT claim FROM {dedupe}
+                 WHERE key = $1 AND NOT EXISTS (SELECT 1 FROM claimed) AND expires_at > $2"
+            ),
+            dedupe_held: format!("SELECT claim FROM {dedupe} WHERE key = $1 AND expires_at > $2"),
+            dedupe_commit: format!(
+                "INSERT INTO {dedupe} (key, seen_at, expires_at, claim) VALUES ($1, $2, $3, NULL)
+                 ON CONFLICT (key) DO UPDATE SET seen_at = excluded.seen_at, expires_at = excluded.expires_at, claim = NULL"
+            ),
+            dedupe_release: format!("DELETE FROM {dedupe} WHERE key = $1 AND claim = $2"),
             reference_create: format!(
                 "CREATE TABLE IF NOT EXISTS {references} (
                     reference TEXT PRIMARY KEY,
@@ -214,7 +260,13 @@ impl Statements {
             resolve_sent: convert(self.resolve_sent),
             resolve_not_sent: convert(self.resolve_not_sent),
             dedupe_create: convert(self.dedupe_create),
+            dedupe_migrate: convert(self.dedupe_migrate),
             dedupe_first_seen: convert(self.dedupe_first_seen),
+            dedupe_claim: convert(self.dedupe_claim),
+            dedupe_claim_or_held: convert(self.dedupe_claim_or_held),
+            dedupe_held: convert(self.dedupe_held),
+            dedupe_commit: convert(self.dedupe_commit),
+            dedupe_release: convert(self.dedupe_release),
             reference_create: convert(self.reference_create),
             reference_remember: convert(self.reference_remember),
             reference_find: convert(self.reference_find),
@@ -267,6 +319,11 @@ mod tests {
         assert!(s.dedupe_create.contains("CREATE TABLE IF NOT EXISTS app_sms_dedupe ("));
         assert!(s.dedupe_first_seen.starts_with("INSERT INTO app_sms_dedupe "));
         assert!(s.dedupe_first_seen.contains("WHERE app_sms_dedupe.expires_at <= $2"));
+        assert!(s.dedupe_first_seen.contains("claim = NULL"), "a sighting taken over is done: {}", s.dedupe_first_seen);
+        assert!(s.dedupe_create.contains("claim TEXT") && s.dedupe_migrate.contains("app_sms_dedupe ADD COLUMN"));
+        assert!(s.dedupe_claim.starts_with("INSERT INTO app_sms_dedupe ") && s.dedupe_claim.ends_with("RETURNING claim"));
+        assert!(s.dedupe_claim_or_held.starts_with("WITH claimed AS (INSERT INTO app_sms_dedupe "));
+        assert_eq!(s.dedupe_release, "DELETE FROM app_sms_dedupe WHERE key = $1 AND claim = $2");
         let default = Statements::new("sms_idempotency").unwrap();
         assert!(
             default.dedupe_create.contains("sms_webhook_dedupe") && !default.dedupe_create.contains("sms_idempotency")

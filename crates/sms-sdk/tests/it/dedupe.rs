@@ -36,10 +36,10 @@ mod sqlite {
         let now = SystemTime::now();
         let retention = Duration::from_secs(60);
         let store = SqliteStore::open(&path).await.unwrap();
-        assert!(store.first_seen("evt-1", now, retention).await.unwrap());
+        assert!(store.first_seen_at("evt-1", now, retention).await.unwrap());
         drop(store);
         let reopened = SqliteStore::open(&path).await.unwrap();
-        assert!(!reopened.first_seen("evt-1", now, retention).await.unwrap());
+        assert!(!reopened.first_seen_at("evt-1", now, retention).await.unwrap());
     }
 }
 
@@ -98,7 +98,7 @@ mod redis {
         let prefix = format!("sms-sdk:dedupe-list:{}:", uuid_like());
         let store = RedisStore::builder(server_url("SMS_SDK_TEST_REDIS_URL")).prefix(&prefix).connect().await.unwrap();
         let now = SystemTime::now();
-        assert!(store.first_seen("evt-1", now, Duration::from_secs(60)).await.unwrap());
+        assert!(store.first_seen_at("evt-1", now, Duration::from_secs(60)).await.unwrap());
         assert_eq!(listed_keys(&store, now).await, Vec::<String>::new(), "dedupe keys were listed as records");
         let reserved = store
             .reserve("dedupe:order-1", sms_sdk::store::Claim::new(&Fingerprint::from_canonical("f")), now)

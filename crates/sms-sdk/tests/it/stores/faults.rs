@@ -95,7 +95,7 @@ where
     let (_, _, _, connect, ()) = tokio::join!(
         times_out("get", store.get("k")),
         times_out("list", store.list(Filter::All, now, Page::default())),
-        times_out("first_seen", store.first_seen("evt", now, Duration::from_secs(60))),
+        times_out("first_seen", store.first_seen_at("evt", now, Duration::from_secs(60))),
         times_out("connect", connect()),
         send_fails_in_time(&client, &memory),
     );
@@ -158,7 +158,7 @@ async fn store_fault_sqlite_locked() {
     tokio::join!(
         times_out("finalize", store.finalize("held", &id, unknown, Duration::from_secs(60), now)),
         times_out("resolve", store.resolve("held", Resolution::NotSent, Duration::ZERO, now)),
-        times_out("first_seen", store.first_seen("evt", now, Duration::from_secs(60))),
+        times_out("first_seen", store.first_seen_at("evt", now, Duration::from_secs(60))),
         send_fails_in_time(&client, &memory),
     );
     // In WAL mode readers never wait for the writer.

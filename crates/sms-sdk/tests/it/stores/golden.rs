@@ -140,7 +140,7 @@ async fn fill(store: &dyn Store, suppression: &dyn SuppressionStore) {
     let endpoint = Some("http://127.0.0.1:4010".to_owned());
     let sent = Resolution::Sent { provider: "twilio".into(), provider_id: "SM2".into(), ttl: KEEP, endpoint };
     store.resolve("settled", sent, Duration::from_secs(300), now).await.unwrap();
-    assert!(store.first_seen("twilio:SM1:delivered", now, KEEP).await.unwrap());
+    assert!(store.first_seen_at("twilio:SM1:delivered", now, KEEP).await.unwrap());
     store.remember_reference("ref-unknown", "unknown", now, KEEP).await.unwrap();
     let number = PhoneNumber::parse("+14155550123").unwrap();
     let other = PhoneNumber::parse("+447700900123").unwrap();
@@ -328,7 +328,7 @@ async fn check(version: u32, store: Arc<dyn Store>, suppression: &dyn Suppressio
     assert_eq!(keys, expected, "v{version}: the listing");
 
     let now = SystemTime::now();
-    assert!(!store.first_seen("twilio:SM1:delivered", now, KEEP).await.unwrap(), "v{version}: the dedupe key");
+    assert!(!store.first_seen_at("twilio:SM1:delivered", now, KEEP).await.unwrap(), "v{version}: the dedupe key");
     assert_eq!(store.find_reference("ref-unknown", now).await.unwrap().as_deref(), Some("unknown"));
 
     let number = PhoneNumber::parse("+14155550123").unwrap();

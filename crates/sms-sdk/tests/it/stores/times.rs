@@ -67,8 +67,8 @@ async fn every_operation(store: &dyn Store, clocks: Clocks) -> Result<(), StoreE
     let sent = Resolution::Sent { provider: "memory".into(), provider_id: "p".into(), ttl, endpoint: None };
     store.resolve(&key, sent, stale_after, resolved).await?;
     store.resolve(&key, Resolution::NotSent, stale_after, resolved).await?;
-    store.first_seen(&key, seen, retention).await?;
-    store.first_seen(&key, seen, retention).await?;
+    store.first_seen_at(&key, seen, retention).await?;
+    store.first_seen_at(&key, seen, retention).await?;
     let page = Page::prefixed(key.clone());
     store.list(Filter::Unresolved { stale_after }, listed, page.clone()).await?;
     store.list(Filter::All, listed, page).await?;
