@@ -57,13 +57,13 @@ async fn receive<V: WebhookVerifier + 'static>(
         // Not claimed: let the provider retry later.
         Err(_) => return StatusCode::SERVICE_UNAVAILABLE,
     };
-    let Ok(mut handled) = handled.lock() else {
-        // The handler failed: free the key so that the provider's redelivery is handled.
+    // A real app would update its database here.
+    let saved = handled.lock().map(|mut handled| handled.push(event.type_name().to_owned())).is_ok();
+    if !saved {
+        // Not handled: free the key so that the provider's redelivery is handled.
         let _ = seen.release(&event.dedupe_key, &token).await;
         return StatusCode::SERVICE_UNAVAILABLE;
-    };
-    handled.push(event.type_name().to_owned());
-    drop(handled);
+    }
     println!("{} {}", event.provider, event.type_name());
     // Handled: every later delivery is a duplicate. (Not recorded? The work is done; a
     // redelivery after the claim's lease would be handled again.)

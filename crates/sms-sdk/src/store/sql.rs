@@ -292,7 +292,9 @@ mod tests {
         let s = Statements::new("t").unwrap().for_sqlite();
         assert!(s.finalize.contains("key = ?1") && s.finalize.contains("expires_at = ?5"));
         assert!(!s.reserve.contains('$'));
-        assert!(s.dedupe_first_seen.contains("VALUES (?1, ?2, ?3)") && !s.dedupe_first_seen.contains('$'));
+        assert!(s.dedupe_first_seen.contains("VALUES (?1, ?2, ?3, NULL)") && !s.dedupe_first_seen.contains('$'));
+        assert!(s.dedupe_claim.contains("VALUES (?1, ?2, ?3, ?4)") && !s.dedupe_claim.contains('$'));
+        assert_eq!(s.dedupe_release, "DELETE FROM t_dedupe WHERE key = ?1 AND claim = ?2");
         assert_eq!(sqlite_placeholders("a = $1 AND b = $12 AND c = '$x' || $"), "a = ?1 AND b = ?12 AND c = '$x' || $");
     }
 

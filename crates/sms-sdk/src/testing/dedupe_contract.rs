@@ -351,16 +351,15 @@ impl Run {
     }
 
     async fn late_commit(&self) -> Check {
-        let key = self.key("late-commit");
+        let (key, raced) = (self.key("late-commit"), self.key("late-commit-raced"));
         self.claimed(&key, self.base, SHORT_RETENTION, "a new key").await?;
+        self.claimed(&raced, self.base, SHORT_RETENTION, "a new key").await?;
         tokio::time::sleep(2 * SHORT_RETENTION).await;
         let later = self.at(SHORT_RETENTION);
         self.commit(&key, later, RETENTION).await?;
         self.claim_is(&key, later, &DedupeClaim::Done, "a commit after the lease ran out").await?;
         // Another caller claimed meanwhile: the first handler's commit still marks it done, and the
         // other caller's release leaves it done.
-        let raced = self.key("late-commit-raced");
-        self.claimed(&raced, self.base, SHORT_RETENTION, "a new key").await?;
         let other = self.claimed(&raced, later, RETENTION, "after the lease ran out").await?;
         self.commit(&raced, later, RETENTION).await?;
         self.claim_is(&raced, later, &DedupeClaim::Done, "a commit while another caller held the key").await?;
@@ -486,12 +485,38 @@ mod tests {
     async fn a_store_that_never_remembers_fails() {
         let report = run("forgetful", Arc::new(Broken::Forgetful)).await;
         assert!(!report.passed);
-        assert_eq!(failed(&report), [""]);
+        assert_eq!(
+            failed(&report),
+            [
+                "forgetful: a sighting within the retention is not first",
+                "forgetful: distinct keys are independent",
+                "forgetful: 32 tasks asking about 200 keys: one first per key",
+                "forgetful: a second claim while the first is held is in flight",
+                "forgetful: after a commit the key is done, and a release leaves it done",
+                "forgetful: after a release the key is claimed again: the redelivery is handled",
+                "forgetful: a sighting and a claim of one key agree",
+                "forgetful: huge leases and retentions never run out and do not overflow",
+                "forgetful: 32 tasks claiming 50 keys: one claimed per key",
+                "forgetful: a sighting after the retention is first again",
+                "forgetful: a release with a stale token leaves the new holder's claim",
+                "forgetful: a commit after the lease ran out still marks the key done",
+                "forgetful: a done key past its retention is claimable",
+            ]
+        );
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn a_store_that_never_forgets_fails() {
         let report = run("eternal", Arc::new(Broken::Eternal(Mutex::default()))).await;
-        assert_eq!(failed(&report), [""]);
+        assert_eq!(
+            failed(&report),
+            [
+                "eternal: a sighting after the retention is first again",
+                "eternal: a claim whose lease ran out is claimable",
+                "eternal: a release with a stale token leaves the new holder's claim",
+                "eternal: a commit after the lease ran out still marks the key done",
+                "eternal: a done key past its retention is claimable",
+            ]
+        );
     }
 }

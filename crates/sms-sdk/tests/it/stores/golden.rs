@@ -28,7 +28,7 @@ use sms_sdk::store::suppression::{
     Change, PostgresSuppressionStore, RedisSuppressionStore, Scope, SqliteSuppressionStore, SuppressionStore,
 };
 use sms_sdk::store::{
-    Claim, DedupeStore as _, FinalRecord, Fingerprint, IdempotencyStore as _, MemoryStore, Operator as _, Record,
+    Claim, DedupeClaim, DedupeStore as _, FinalRecord, Fingerprint, IdempotencyStore as _, MemoryStore, Operator as _, Record,
     ReferenceIndex as _, Reservation, Resolution, Store,
 };
 use sms_sdk::testing::{MemoryAdapter, RejectedOptions, accepted_outcome, rejected_outcome, unknown_outcome};
@@ -329,6 +329,9 @@ async fn check(version: u32, store: Arc<dyn Store>, suppression: &dyn Suppressio
 
     let now = SystemTime::now();
     assert!(!store.first_seen_at("twilio:SM1:delivered", now, KEEP).await.unwrap(), "v{version}: the dedupe key");
+    // A sighting written before claims existed is done to a claim.
+    let claim = store.claim_at("twilio:SM1:delivered", now, Duration::from_secs(60)).await.unwrap();
+    assert_eq!(claim, DedupeClaim::Done, "v{version}: the dedupe key is done");
     assert_eq!(store.find_reference("ref-unknown", now).await.unwrap().as_deref(), Some("unknown"));
 
     let number = PhoneNumber::parse("+14155550123").unwrap();
