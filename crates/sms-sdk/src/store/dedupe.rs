@@ -132,8 +132,12 @@ pub trait DedupeStore: Send + Sync + 'static {
 
     /// Marks `key` done at `now` for `retention`, whoever holds it (the event *was* handled, even
     /// when the claim's lease ran out meanwhile and another caller claimed the key).
-    fn commit_at<'a>(&'a self, key: &'a str, now: SystemTime, retention: Duration)
-    -> BoxFuture<'a, Result<(), StoreError>>;
+    fn commit_at<'a>(
+        &'a self,
+        key: &'a str,
+        now: SystemTime,
+        retention: Duration,
+    ) -> BoxFuture<'a, Result<(), StoreError>>;
 
     /// Frees `key` when it is still held by the claim of `token`, so that the next delivery is
     /// handled; answers whether it did. Never frees a done key or another caller's newer claim.

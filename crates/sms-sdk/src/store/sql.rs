@@ -1,9 +1,12 @@
 //! The SQL shared by the SQLite and PostgreSQL stores (plain runtime SQL, `$N` placeholders).
 
-use std::time::{Duration, SystemTime};
+use std::time::SystemTime;
 
+pub(crate) use self::dedupe::{DedupeStatements, dedupe_table, dedupe_times};
 use super::row::Row;
-use super::{Filter, Listing, Page, StoreError, millis, stale_cutoff};
+use super::{Filter, Listing, Page, StoreError, stale_cutoff};
+
+mod dedupe;
 
 /// Every statement of a store, for one table.
 #[derive(Debug, Clone)]
@@ -36,35 +39,8 @@ pub(crate) struct Statements {
     pub(crate) list: String,
     pub(crate) resolve_sent: String,
     pub(crate) resolve_not_sent: String,
-    /// Creates the webhook dedupe table (see [`dedupe_table`]): `key`, `seen_at`, `expires_at`
-    /// (epoch ms) and `claim`, the token of the claim that holds the key until `expires_at`, or
-    /// NULL for a key that is done (handled) until then.
-    pub(crate) dedupe_create: String,
-    /// Adds the `claim` column to a dedupe table created before it (PostgreSQL; the SQLite store
-    /// adds it when [`super::sqlite`] finds it missing). Its rows keep a NULL claim: done.
-    #[cfg_attr(not(feature = "postgres"), allow(dead_code))]
-    pub(crate) dedupe_migrate: String,
-    /// Records a dedupe key as done: `$1` key, `$2` now, `$3` expiry (epoch ms); returns a row
-    /// when the key was unseen or its sighting (done or claimed) expired.
-    pub(crate) dedupe_first_seen: String,
-    /// Claims a dedupe key: `$1` key, `$2` now, `$3` the lease's end (epoch ms), `$4` the token;
-    /// returns the token when it claimed, no row otherwise.
-    #[cfg_attr(not(feature = "sqlite"), allow(dead_code))]
-    pub(crate) dedupe_claim: String,
-    /// The same claim in one statement that also answers when it did not claim (PostgreSQL):
-    /// the token it wrote, or else the `claim` of the key's live row as the statement's snapshot
-    /// saw it (NULL: done). No row when a concurrent transaction committed the key's row after
-    /// the snapshot was taken: running the statement again answers (as for [`Self::claim`]).
-    #[cfg_attr(not(feature = "postgres"), allow(dead_code))]
-    pub(crate) dedupe_claim_or_held: String,
-    /// The `claim` of a dedupe key's live row (SQLite, after a claim that did not claim): `$1`
-    /// key, `$2` now.
-    #[cfg_attr(not(feature = "sqlite"), allow(dead_code))]
-    pub(crate) dedupe_held: String,
-    /// Marks a dedupe key done, whoever holds it: `$1` key, `$2` now, `$3` expiry (epoch ms).
-    pub(crate) dedupe_commit: String,
-    /// Frees a dedupe key held by a claim: `$1` key, `$2` the claim's token.
-    pub(crate) dedupe_release: String,
+    /// The webhook dedupe table's statements.
+    pub(crate) dedupe: DedupeStatements,
     /// Creates the correlation index table (see [`reference_table`]).
     pub(crate) reference_create: String,
     /// Remembers a reference: `$1` reference, `$2` key, `$3` expiry (epoch ms).
@@ -77,18 +53,6 @@ pub(crate) struct Statements {
 /// `sms_correlation` for the default `sms_idempotency`, `<table>_references` otherwise.
 pub(crate) fn reference_table(table: &str) -> String {
     if table == "sms_idempotency" { "sms_correlation".to_owned() } else { format!("{table}_references") }
-}
-
-/// The webhook dedupe table that accompanies the idempotency table `table`:
-/// `sms_webhook_dedupe` for the default `sms_idempotency`, `<table>_dedupe` otherwise.
-pub(crate) fn dedupe_table(table: &str) -> String {
-    if table == "sms_idempotency" { "sms_webhook_dedupe".to_owned() } else { format!("{table}_dedupe") }
-}
-
-/// The `seen_at` and `expires_at` (epoch ms) of a dedupe sighting at `now` kept for `retention`.
-pub(crate) fn dedupe_times(now: SystemTime, retention: Duration) -> (i64, i64) {
-    let seen_at = millis(now);
-    (seen_at, seen_at.saturating_add(i64::try_from(retention.as_millis()).unwrap_or(i64::MAX)))
 }
 
 /// The parameters `$4` and `$5` of [`Statements::list`] for `filter` at `now`.
@@ -138,7 +102,6 @@ impl Statements {
         check_table_name(table)?;
         let columns = super::row::COLUMNS;
         let unresolved = "(state = 'unknown' OR (state = 'reserved' AND reserved_at < $2))";
-        let dedupe = dedupe_table(table);
         // Insert, or take over an expired record or a same-message rejection.
         let upsert = format!(
             "INSERT INTO {table} (key, fingerprint, state, reservation_id, reserved_at, record, expires_at, recipient)
@@ -150,13 +113,6 @@ impl Statements {
                     OR ({table}.state = 'rejected' AND {table}.fingerprint = excluded.fingerprint)"
         );
         let references = reference_table(table);
-        // Insert a claim, or take over a sighting (done or claimed) that has run out.
-        let dedupe_claim = format!(
-            "INSERT INTO {dedupe} (key, seen_at, expires_at, claim) VALUES ($1, $2, $3, $4)
-                 ON CONFLICT (key) DO UPDATE SET
-                    seen_at = excluded.seen_at, expires_at = excluded.expires_at, claim = excluded.claim
-                 WHERE {dedupe}.expires_at <= $2"
-        );
         Ok(Self {
             create: format!(
                 "CREATE TABLE IF NOT EXISTS {table} (
@@ -199,35 +155,7 @@ impl Statements {
                  WHERE key = $1 AND {unresolved}"
             ),
             resolve_not_sent: format!("DELETE FROM {table} WHERE key = $1 AND {unresolved}"),
-            dedupe_create: format!(
-                "CREATE TABLE IF NOT EXISTS {dedupe} (
-                    key TEXT PRIMARY KEY,
-                    seen_at BIGINT NOT NULL,
-                    expires_at BIGINT NOT NULL,
-                    claim TEXT
-                )"
-            ),
-            dedupe_migrate: format!("ALTER TABLE {dedupe} ADD COLUMN IF NOT EXISTS claim TEXT"),
-            // One statement: insert, or take over a sighting (done or claimed) that has run out.
-            dedupe_first_seen: format!(
-                "INSERT INTO {dedupe} (key, seen_at, expires_at, claim) VALUES ($1, $2, $3, NULL)
-                 ON CONFLICT (key) DO UPDATE SET seen_at = excluded.seen_at, expires_at = excluded.expires_at, claim = NULL
-                 WHERE {dedupe}.expires_at <= $2
-                 RETURNING key"
-            ),
-            dedupe_claim: format!("{dedupe_claim} RETURNING claim"),
-            dedupe_claim_or_held: format!(
-                "WITH claimed AS ({dedupe_claim} RETURNING claim)
-                 SELECT claim FROM claimed
-                 UNION ALL SELECT claim FROM {dedupe}
-                 WHERE key = $1 AND NOT EXISTS (SELECT 1 FROM claimed) AND expires_at > $2"
-            ),
-            dedupe_held: format!("SELECT claim FROM {dedupe} WHERE key = $1 AND expires_at > $2"),
-            dedupe_commit: format!(
-                "INSERT INTO {dedupe} (key, seen_at, expires_at, claim) VALUES ($1, $2, $3, NULL)
-                 ON CONFLICT (key) DO UPDATE SET seen_at = excluded.seen_at, expires_at = excluded.expires_at, claim = NULL"
-            ),
-            dedupe_release: format!("DELETE FROM {dedupe} WHERE key = $1 AND claim = $2"),
+            dedupe: DedupeStatements::new(&dedupe_table(table)),
             reference_create: format!(
                 "CREATE TABLE IF NOT EXISTS {references} (
                     reference TEXT PRIMARY KEY,
@@ -259,14 +187,7 @@ impl Statements {
             list: convert(self.list),
             resolve_sent: convert(self.resolve_sent),
             resolve_not_sent: convert(self.resolve_not_sent),
-            dedupe_create: convert(self.dedupe_create),
-            dedupe_migrate: convert(self.dedupe_migrate),
-            dedupe_first_seen: convert(self.dedupe_first_seen),
-            dedupe_claim: convert(self.dedupe_claim),
-            dedupe_claim_or_held: convert(self.dedupe_claim_or_held),
-            dedupe_held: convert(self.dedupe_held),
-            dedupe_commit: convert(self.dedupe_commit),
-            dedupe_release: convert(self.dedupe_release),
+            dedupe: self.dedupe.for_sqlite(),
             reference_create: convert(self.reference_create),
             reference_remember: convert(self.reference_remember),
             reference_find: convert(self.reference_find),
@@ -292,9 +213,6 @@ mod tests {
         let s = Statements::new("t").unwrap().for_sqlite();
         assert!(s.finalize.contains("key = ?1") && s.finalize.contains("expires_at = ?5"));
         assert!(!s.reserve.contains('$'));
-        assert!(s.dedupe_first_seen.contains("VALUES (?1, ?2, ?3, NULL)") && !s.dedupe_first_seen.contains('$'));
-        assert!(s.dedupe_claim.contains("VALUES (?1, ?2, ?3, ?4)") && !s.dedupe_claim.contains('$'));
-        assert_eq!(s.dedupe_release, "DELETE FROM t_dedupe WHERE key = ?1 AND claim = ?2");
         assert_eq!(sqlite_placeholders("a = $1 AND b = $12 AND c = '$x' || $"), "a = ?1 AND b = ?12 AND c = '$x' || $");
     }
 
@@ -304,31 +222,5 @@ mod tests {
         assert!(s.claim.starts_with("WITH claimed AS (INSERT INTO t "), "{}", s.claim);
         assert!(s.claim.contains(&format!("RETURNING {})", super::super::row::COLUMNS)), "{}", s.claim);
         assert!(s.reserve.starts_with("INSERT INTO t ") && s.reserve.ends_with(" RETURNING reservation_id"));
-    }
-
-    #[test]
-    fn dedupe_times_saturate() {
-        let now = std::time::UNIX_EPOCH + Duration::from_secs(1);
-        assert_eq!(dedupe_times(now, Duration::from_millis(250)), (1_000, 1_250));
-        assert_eq!(dedupe_times(now, Duration::MAX), (1_000, i64::MAX));
-    }
-
-    #[test]
-    fn the_dedupe_table_accompanies_the_idempotency_table() {
-        assert_eq!(dedupe_table("sms_idempotency"), "sms_webhook_dedupe");
-        assert_eq!(dedupe_table("app_sms"), "app_sms_dedupe");
-        let s = Statements::new("app_sms").unwrap();
-        assert!(s.dedupe_create.contains("CREATE TABLE IF NOT EXISTS app_sms_dedupe ("));
-        assert!(s.dedupe_first_seen.starts_with("INSERT INTO app_sms_dedupe "));
-        assert!(s.dedupe_first_seen.contains("WHERE app_sms_dedupe.expires_at <= $2"));
-        assert!(s.dedupe_first_seen.contains("claim = NULL"), "a sighting taken over is done: {}", s.dedupe_first_seen);
-        assert!(s.dedupe_create.contains("claim TEXT") && s.dedupe_migrate.contains("app_sms_dedupe ADD COLUMN"));
-        assert!(s.dedupe_claim.starts_with("INSERT INTO app_sms_dedupe ") && s.dedupe_claim.ends_with("RETURNING claim"));
-        assert!(s.dedupe_claim_or_held.starts_with("WITH claimed AS (INSERT INTO app_sms_dedupe "));
-        assert_eq!(s.dedupe_release, "DELETE FROM app_sms_dedupe WHERE key = $1 AND claim = $2");
-        let default = Statements::new("sms_idempotency").unwrap();
-        assert!(
-            default.dedupe_create.contains("sms_webhook_dedupe") && !default.dedupe_create.contains("sms_idempotency")
-        );
     }
 }

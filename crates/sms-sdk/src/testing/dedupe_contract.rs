@@ -118,7 +118,9 @@ impl Run {
     async fn claimed(&self, key: &str, now: SystemTime, lease: Duration, what: &str) -> Result<ClaimToken, String> {
         match self.claim(key, now, lease).await? {
             DedupeClaim::Claimed(token) => Ok(token),
-            other => Err(format!("{what}: the claim was {}, not claimed", show(&other))),
+            other @ (DedupeClaim::InFlight | DedupeClaim::Done) => {
+                Err(format!("{what}: the claim was {}, not claimed", show(&other)))
+            }
         }
     }
 

@@ -2,10 +2,10 @@
 
 use std::sync::Arc;
 
-use sms_sdk::store::MemoryStore;
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 use sms_sdk::store::DedupeClaim;
 use sms_sdk::store::DedupeStore;
+use sms_sdk::store::MemoryStore;
 use sms_sdk::testing::dedupe_contract;
 
 async fn assert_contract(name: &str, store: Arc<dyn DedupeStore>) {

@@ -187,15 +187,15 @@ impl Queries {
             list: query(sql.list, &[T::INT8, T::TEXT, T::TEXT, T::TEXT, T::INT8, T::INT8]),
             resolve_sent: query(sql.resolve_sent, &[T::TEXT, T::INT8, T::TEXT, T::INT8]),
             resolve_not_sent: query(sql.resolve_not_sent, &[T::TEXT, T::INT8]),
-            first_seen: query(sql.dedupe_first_seen, &[T::TEXT, T::INT8, T::INT8]),
-            dedupe_claim: query(sql.dedupe_claim_or_held, &[T::TEXT, T::INT8, T::INT8, T::TEXT]),
-            dedupe_commit: query(sql.dedupe_commit, &[T::TEXT, T::INT8, T::INT8]),
-            dedupe_release: query(sql.dedupe_release, &[T::TEXT, T::TEXT]),
+            first_seen: query(sql.dedupe.first_seen, &[T::TEXT, T::INT8, T::INT8]),
+            dedupe_claim: query(sql.dedupe.claim_or_held, &[T::TEXT, T::INT8, T::INT8, T::TEXT]),
+            dedupe_commit: query(sql.dedupe.commit, &[T::TEXT, T::INT8, T::INT8]),
+            dedupe_release: query(sql.dedupe.release, &[T::TEXT, T::TEXT]),
             reference_remember: query(sql.reference_remember, &[T::TEXT, T::TEXT, T::INT8]),
             reference_find: query(sql.reference_find, &[T::TEXT, T::INT8]),
             schema: format!(
                 "SELECT pg_advisory_xact_lock(7325901); {}; {}; {}; {}; {}",
-                sql.create, sql.migrate, sql.dedupe_create, sql.dedupe_migrate, sql.reference_create
+                sql.create, sql.migrate, sql.dedupe.create, sql.dedupe.migrate, sql.reference_create
             ),
         }
     }

@@ -4,8 +4,6 @@
 
 use std::time::{Duration, SystemTime};
 
-use redis::Value;
-
 use super::{RedisStore, SCRIPTS, expiry_ms};
 use crate::store::{ClaimToken, DedupeClaim, DedupeStore, StoreError, millis};
 use futures_util::future::BoxFuture;
@@ -44,7 +42,14 @@ impl RedisStore {
 
     /// `SET` of `key`'s done sighting at `now`, forgotten after `retention`; `NX` when `only_new`.
     /// Answers whether it was written.
-    async fn sighting(&self, what: &str, key: &str, now: SystemTime, retention: Duration, only_new: bool) -> Result<bool, StoreError> {
+    async fn sighting(
+        &self,
+        what: &str,
+        key: &str,
+        now: SystemTime,
+        retention: Duration,
+        only_new: bool,
+    ) -> Result<bool, StoreError> {
         let mut command = redis::cmd("SET");
         command.arg(self.dedupe_key(key)).arg(millis(now));
         if only_new {
@@ -86,11 +91,14 @@ impl DedupeStore for RedisStore {
             let script = &SCRIPTS.claim;
             let mut command = script.on_keys(&[self.dedupe_key(key)]);
             command.arg(claim_value(&token)).arg(expiry_ms(lease));
-            match self.eval("claim", script, &command).await? {
-                Value::Int(0) => Ok(DedupeClaim::Claimed(token)),
-                Value::Int(1) => Ok(DedupeClaim::InFlight),
-                Value::Int(2) => Ok(DedupeClaim::Done),
-                other => Err(StoreError::new(format!("unexpected reply from the claim script: {other:?}")).at(&self.place)),
+            let answer: i64 = self.eval("claim", script, &command).await?;
+            match answer {
+                0 => Ok(DedupeClaim::Claimed(token)),
+                1 => Ok(DedupeClaim::InFlight),
+                2 => Ok(DedupeClaim::Done),
+                other => {
+                    Err(StoreError::new(format!("unexpected reply from the claim script: {other}")).at(&self.place))
+                }
             }
         })
     }

@@ -20,7 +20,7 @@ impl DedupeStore for SqliteStore {
         let key = key.to_owned();
         let (seen_at, expires_at) = dedupe_times(now, retention);
         Box::pin(self.with("first_seen", move |c, sql| {
-            Ok(write_returning(c, &sql.dedupe_first_seen, params![key, seen_at, expires_at])?.is_some())
+            Ok(write_returning(c, &sql.dedupe.first_seen, params![key, seen_at, expires_at])?.is_some())
         }))
     }
 
@@ -35,17 +35,19 @@ impl DedupeStore for SqliteStore {
         Box::pin(self.with("claim", move |c, sql| {
             let values = params![key, claimed_at, until, token.as_str()];
             // Usually the key is new: the statement alone claims it, in its own transaction.
-            if write_returning(c, &sql.dedupe_claim, values)?.is_some() {
+            if write_returning(c, &sql.dedupe.claim, values)?.is_some() {
                 return Ok(DedupeClaim::Claimed(token));
             }
             // Otherwise try again and read what holds the key, in one transaction (the row may
             // have been released, committed or run out between the two statements).
             let tx = c.transaction_with_behavior(TransactionBehavior::Immediate)?;
-            let answer = if write_returning(&tx, &sql.dedupe_claim, values)?.is_some() {
+            let answer = if write_returning(&tx, &sql.dedupe.claim, values)?.is_some() {
                 DedupeClaim::Claimed(token)
             } else {
-                let held: Option<Option<String>> =
-                    tx.prepare_cached(&sql.dedupe_held)?.query_row(params![key, claimed_at], |r| r.get(0)).optional()?;
+                let held: Option<Option<String>> = tx
+                    .prepare_cached(&sql.dedupe.held)?
+                    .query_row(params![key, claimed_at], |r| r.get(0))
+                    .optional()?;
                 match held {
                     Some(Some(_)) => DedupeClaim::InFlight,
                     Some(None) => DedupeClaim::Done,
@@ -66,7 +68,7 @@ impl DedupeStore for SqliteStore {
         let key = key.to_owned();
         let (seen_at, expires_at) = dedupe_times(now, retention);
         Box::pin(self.with("commit", move |c, sql| {
-            c.prepare_cached(&sql.dedupe_commit)?.execute(params![key, seen_at, expires_at])?;
+            c.prepare_cached(&sql.dedupe.commit)?.execute(params![key, seen_at, expires_at])?;
             Ok(())
         }))
     }
@@ -74,7 +76,7 @@ impl DedupeStore for SqliteStore {
     fn release<'a>(&'a self, key: &'a str, token: &'a ClaimToken) -> BoxFuture<'a, Result<bool, StoreError>> {
         let (key, token) = (key.to_owned(), token.as_str().to_owned());
         Box::pin(self.with("release", move |c, sql| {
-            Ok(c.prepare_cached(&sql.dedupe_release)?.execute(params![key, token])? > 0)
+            Ok(c.prepare_cached(&sql.dedupe.release)?.execute(params![key, token])? > 0)
         }))
     }
 }

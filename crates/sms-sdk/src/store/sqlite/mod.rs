@@ -183,7 +183,7 @@ impl SqliteStoreBuilder {
         let timeouts = self.timeouts.checked()?;
         let place: Arc<str> = Arc::from(format!("SQLite at {}", self.path.display()));
         let sql = Statements::new("sms_idempotency")?.for_sqlite();
-        let schema = [sql.create.clone(), sql.dedupe_create.clone(), sql.reference_create.clone()];
+        let schema = [sql.create.clone(), sql.dedupe.create.clone(), sql.reference_create.clone()];
         let (path, limit) = (self.path, timeouts.connect);
         let task = tokio::task::spawn_blocking(move || -> Result<Connection, StoreError> {
             if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {

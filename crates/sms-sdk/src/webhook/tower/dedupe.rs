@@ -106,7 +106,10 @@ impl Drop for Held {
         if let Ok(runtime) = tokio::runtime::Handle::try_current() {
             runtime.spawn(async move { release(&*store, &key, &token).await });
         } else {
-            tracing::warn!(dedupe_key = key, "no tokio runtime to free a webhook's dedupe key: it frees when the lease runs out");
+            tracing::warn!(
+                dedupe_key = key,
+                "no tokio runtime to free a webhook's dedupe key: it frees when the lease runs out"
+            );
         }
     }
 }

@@ -28,8 +28,8 @@ use sms_sdk::store::suppression::{
     Change, PostgresSuppressionStore, RedisSuppressionStore, Scope, SqliteSuppressionStore, SuppressionStore,
 };
 use sms_sdk::store::{
-    Claim, DedupeClaim, DedupeStore as _, FinalRecord, Fingerprint, IdempotencyStore as _, MemoryStore, Operator as _, Record,
-    ReferenceIndex as _, Reservation, Resolution, Store,
+    Claim, DedupeClaim, DedupeStore as _, FinalRecord, Fingerprint, IdempotencyStore as _, MemoryStore, Operator as _,
+    Record, ReferenceIndex as _, Reservation, Resolution, Store,
 };
 use sms_sdk::testing::{MemoryAdapter, RejectedOptions, accepted_outcome, rejected_outcome, unknown_outcome};
 use sms_sdk::{Category, Client, Failover, Issue, Message, OutboundMessage, PhoneNumber, UnknownReason};

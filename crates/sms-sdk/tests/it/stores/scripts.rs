@@ -86,7 +86,8 @@ async fn redis_dedupe_keys_are_one_string_each_a_claim_told_by_its_prefix() {
     let server = RedisServer::start();
     let mut raw = redis::Client::open(server.url.as_str()).unwrap().get_multiplexed_async_connection().await.unwrap();
     let store = RedisStore::builder(&server.url).prefix("app:").connect().await.unwrap();
-    let DedupeClaim::Claimed(token) = store.claim_at("with {tag}", SystemTime::now(), Duration::from_secs(30)).await.unwrap()
+    let DedupeClaim::Claimed(token) =
+        store.claim_at("with {tag}", SystemTime::now(), Duration::from_secs(30)).await.unwrap()
     else {
         panic!("not claimed")
     };

@@ -4,7 +4,9 @@
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use proptest::prelude::*;
-use sms_sdk::store::{DedupeClaim, Filter, FinalRecord, Fingerprint, MemoryStore, Page, Reservation, Resolution, Store, StoreError};
+use sms_sdk::store::{
+    DedupeClaim, Filter, FinalRecord, Fingerprint, MemoryStore, Page, Reservation, Resolution, Store, StoreError,
+};
 use sms_sdk::testing::store_contract::{sample_error, sample_receipt};
 
 use super::uuid_suffix;

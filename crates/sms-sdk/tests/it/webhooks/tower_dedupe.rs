@@ -25,10 +25,6 @@ use tower::{Layer as _, Service, ServiceExt as _};
 
 use futures_util::future::BoxFuture;
 
-#[path = "../../../examples/webhook_tower.rs"]
-#[allow(dead_code, unreachable_pub, missing_docs)]
-mod example;
-
 const URL: &str = "https://example.com/sms/twilio";
 const TOKEN: &str = "twilio-token";
 const STOP: [(&str, &str); 4] = [
@@ -45,6 +41,15 @@ fn twilio() -> TwilioWebhook {
 /// The one event every test delivers, signed.
 fn signed() -> SignedRequest {
     signed_twilio_request(TOKEN, URL, &STOP)
+}
+
+/// `signed` as an HTTP/1.1 server receives it at `URL`: the path as the target, the host in `Host`.
+fn http_request(signed: &SignedRequest) -> http::Request<Full<Bytes>> {
+    let mut request = http::Request::post("/sms/twilio").header(http::header::HOST, "example.com");
+    for (name, value) in &signed.headers {
+        request = request.header(name, value);
+    }
+    request.body(Full::from(signed.body.clone())).unwrap()
 }
 
 /// The event's dedupe key.
@@ -128,7 +133,7 @@ fn service(store: Arc<dyn DedupeStore>, handler: &Handler) -> Layered {
 
 /// One delivery of the event: the answer's status and body, or the handler's error.
 async fn deliver(service: &Layered) -> Result<(u16, String), io::Error> {
-    let request = example::http_request(&signed()).unwrap();
+    let request = http_request(&signed());
     let response = service.clone().oneshot(request).await?;
     let status = response.status().as_u16();
     let content_type = response.headers().get(http::header::CONTENT_TYPE).map(|v| v.to_str().unwrap().to_owned());
@@ -347,7 +352,7 @@ async fn tower_dedupe_the_observer_sees_every_verified_delivery_before_the_claim
     assert_eq!((observer.0.load(Ordering::SeqCst), handler.calls()), (3, 1), "observed thrice, handled once");
     // A forged delivery is refused before the observer and the claim.
     let forged = signed().header("x-twilio-signature", "Zm9yZ2VkIHNpZ25hdHVyZSE=");
-    let response = service.clone().oneshot(example::http_request(&forged).unwrap()).await.unwrap();
+    let response = service.clone().oneshot(http_request(&forged)).await.unwrap();
     assert_eq!(response.status(), 401);
     assert_eq!(observer.0.load(Ordering::SeqCst), 3);
 }
