@@ -66,10 +66,11 @@
 //! commits nothing and releases nothing: the key frees when the lease runs out (60 s by
 //! default; a handler that may run longer needs a longer lease).
 //!
-//! The observer, e.g. the [`Reconciler`](crate::reconcile::Reconciler) or a suppression
+//! The observer, e.g. the [`Reconciler`](crate::reconcile::Reconciler), or an
+//! [`EventObserver`](super::EventObserver) of your own that feeds a suppression
 //! [`Feeder`](crate::suppression::Feeder), runs *before* the claim, on every verified delivery,
 //! duplicates and deliveries answered 409 included. That is safe because both are idempotent: a
-//! settled key stays settled, and the suppression list records an event once.
+//! settled key stays settled, and the suppression list records an event (by its dedupe key) once.
 //!
 //! Under axum, the layer goes on the route and the handler takes the event as an extension:
 //!
