@@ -1,5 +1,7 @@
 //! Receives the four providers' webhooks with axum: verified before anything is read,
-//! deduplicated by `dedupe_key`, then handled once.
+//! deduplicated by `dedupe_key` (claimed before the handler, marked done after it, freed when it
+//! fails), then handled once. The tower layer does the same around any handler:
+//! `post(handler).layer(VerifyLayer::new(verifier).dedupe(store))`.
 //!
 //! `cargo run -p sms-sdk --example webhook_axum --features axum` listens on 127.0.0.1:3000 with
 //! demo secrets; set `TWILIO_AUTH_TOKEN`, `TELNYX_PUBLIC_KEY`, `PLIVO_AUTH_TOKEN` and
@@ -11,14 +13,13 @@
 #![allow(missing_debug_implementations)]
 
 use std::sync::Arc;
-use std::time::SystemTime;
 
 use axum::Router;
 use axum::extract::{FromRef, State};
 use axum::http::StatusCode;
 use axum::routing::post;
 use sms_sdk::store::MemoryStore;
-use sms_sdk::store::{DEFAULT_RETENTION, DedupeStore};
+use sms_sdk::store::{DedupeClaim, DedupeStore};
 use sms_sdk::webhook::WebhookVerifier;
 use sms_sdk::webhook::axum::{Verified, serve};
 use sms_sdk::{PlivoWebhook, TelnyxWebhook, TwilioWebhook, VonageWebhook};
@@ -41,24 +42,33 @@ pub struct Hooks {
     pub handled: Arc<std::sync::Mutex<Vec<String>>>,
 }
 
-/// Handles one verified event, once.
+/// Handles one verified event, once: claims its dedupe key, handles it, then marks it done.
 async fn receive<V: WebhookVerifier + 'static>(
     State(seen): State<Arc<dyn DedupeStore>>,
     State(handled): State<Arc<std::sync::Mutex<Vec<String>>>>,
     Verified { event, .. }: Verified<V>,
 ) -> StatusCode {
-    match seen.first_seen(&event.dedupe_key, SystemTime::now(), DEFAULT_RETENTION).await {
-        Ok(true) => {
-            if let Ok(mut handled) = handled.lock() {
-                handled.push(event.type_name().to_owned());
-            }
-            println!("{} {}", event.provider, event.type_name());
-            StatusCode::NO_CONTENT
-        }
-        Ok(false) => StatusCode::NO_CONTENT,
-        // Not recorded: let the provider retry later.
-        Err(_) => StatusCode::SERVICE_UNAVAILABLE,
+    let token = match seen.claim(&event.dedupe_key).await {
+        Ok(DedupeClaim::Claimed(token)) => token,
+        // Another instance is handling it right now: the provider delivers it again later.
+        Ok(DedupeClaim::InFlight) => return StatusCode::CONFLICT,
+        // Handled already: a redelivery.
+        Ok(_) => return StatusCode::NO_CONTENT,
+        // Not claimed: let the provider retry later.
+        Err(_) => return StatusCode::SERVICE_UNAVAILABLE,
+    };
+    // A real app would update its database here.
+    let saved = handled.lock().map(|mut handled| handled.push(event.type_name().to_owned())).is_ok();
+    if !saved {
+        // Not handled: free the key so that the provider's redelivery is handled.
+        let _ = seen.release(&event.dedupe_key, &token).await;
+        return StatusCode::SERVICE_UNAVAILABLE;
     }
+    println!("{} {}", event.provider, event.type_name());
+    // Handled: every later delivery is a duplicate. (Not recorded? The work is done; a
+    // redelivery after the claim's lease would be handled again.)
+    let _ = seen.commit(&event.dedupe_key).await;
+    StatusCode::NO_CONTENT
 }
 
 /// The router: one route per provider.

@@ -1,6 +1,6 @@
-//! Where the SDK's randomness comes from: random ids (send ids, reservation ids, Vonage JWT ids)
-//! and the jitter of rate-limit retries. Decisions never call this module: they take its numbers
-//! as arguments.
+//! Where the SDK's randomness comes from: random ids (send ids, reservation ids, Vonage JWT ids,
+//! dedupe claim tokens) and the jitter of rate-limit retries. Decisions never call this module: they
+//! take its numbers as arguments.
 
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -54,6 +54,11 @@ pub(crate) fn uuid_v4() -> uuid::Uuid {
     uuid::Builder::from_random_bytes(Ids::get().next_bytes()).into_uuid()
 }
 
+/// 128 random bits (a dedupe claim's token): all of them random, unlike a UUID's 122.
+pub(crate) fn random_128() -> u128 {
+    u128::from_le_bytes(Ids::get().next_bytes())
+}
+
 /// A number in `[0, 1)` for the jitter of a retry delay.
 pub(crate) fn jitter() -> f64 {
     fastrand::f64()
@@ -82,6 +87,13 @@ mod tests {
             }
         }
         assert_eq!(seen.len(), 8_000);
+    }
+
+    #[test]
+    fn random_128_bits_differ() {
+        let (a, b) = (super::random_128(), super::random_128());
+        assert_ne!(a, b);
+        assert!(a.count_ones() > 0 && b.count_zeros() > 0);
     }
 
     #[test]

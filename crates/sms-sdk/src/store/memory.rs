@@ -1,7 +1,8 @@
 //! The in-memory store: one process, lost on restart. For tests and single-process tools.
 //!
 //! It is also a [`DedupeStore`]: webhook dedupe keys live in a second map, apart from the
-//! idempotency records.
+//! idempotency records, each key done or claimed (with its claim's token) until its retention or
+//! lease runs out at the `now` of the call that asks.
 //!
 //! Records are kept in a map ordered by key (a listing page is a range of it). Expired records are
 //! removed when their key is used, and all at once whenever the map has grown to twice its size
@@ -17,14 +18,39 @@ use super::{
     ReservationId, Resolution, Resolved, StoreError, later, resolved_receipt,
 };
 use crate::PhoneNumber;
-use crate::store::{DedupeStore, ReferenceIndex};
+use crate::store::{ClaimToken, DedupeClaim, DedupeStore, ReferenceIndex};
 use futures_util::future::BoxFuture;
 
-/// When each webhook dedupe key was last recorded as seen.
+/// What a webhook dedupe key holds: handled, or claimed by a handler still running.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Sighting {
+    Done,
+    Claimed(ClaimToken),
+}
+
+/// Each webhook dedupe key's sighting and when it runs out (never, when `None`).
 #[derive(Debug, Default)]
 struct Sightings {
-    seen_at: HashMap<String, SystemTime>,
+    by_key: HashMap<String, (Sighting, Option<SystemTime>)>,
     sweep: Sweep,
+}
+
+impl Sightings {
+    /// The live sighting of `key` at `now`.
+    fn live(&self, key: &str, now: SystemTime) -> Option<&Sighting> {
+        self.by_key.get(key).filter(|(_, until)| !is_expired(*until, now)).map(|(sighting, _)| sighting)
+    }
+
+    /// Writes `key`'s sighting, live for `kept` after `now` (a duration too long to add never
+    /// runs out); sweeps the run-out ones once the map has doubled since the last sweep.
+    fn write(&mut self, key: &str, sighting: Sighting, now: SystemTime, kept: Duration) {
+        let by_key = &mut self.by_key;
+        self.sweep.when_due(by_key.len(), now, |now| {
+            by_key.retain(|_, (_, until)| !is_expired(*until, now));
+            by_key.len()
+        });
+        by_key.insert(key.to_owned(), (sighting, now.checked_add(kept)));
+    }
 }
 
 /// Each correlation reference's key and expiry.
@@ -262,7 +288,7 @@ impl ReferenceIndex for MemoryStore {
 }
 
 impl DedupeStore for MemoryStore {
-    fn first_seen<'a>(
+    fn first_seen_at<'a>(
         &'a self,
         key: &'a str,
         now: SystemTime,
@@ -270,20 +296,53 @@ impl DedupeStore for MemoryStore {
     ) -> BoxFuture<'a, Result<bool, StoreError>> {
         Box::pin(async move {
             let mut sightings = self.lock_sightings();
-            let Sightings { seen_at, sweep } = &mut *sightings;
-            // A retention too long to add to a time never runs out.
-            let forgotten = |seen: &SystemTime, now| seen.checked_add(retention).is_some_and(|until| until <= now);
-            // Keys forgotten under this call's retention are swept now and then, so the map
-            // stays as large as the keys still remembered.
-            sweep.when_due(seen_at.len(), now, |now| {
-                seen_at.retain(|_, seen| !forgotten(seen, now));
-                seen_at.len()
-            });
-            let first = seen_at.get(key).is_none_or(|seen| forgotten(seen, now));
-            if first {
-                seen_at.insert(key.to_owned(), now);
+            if sightings.live(key, now).is_some() {
+                return Ok(false);
             }
-            Ok(first)
+            sightings.write(key, Sighting::Done, now, retention);
+            Ok(true)
+        })
+    }
+
+    fn claim_at<'a>(
+        &'a self,
+        key: &'a str,
+        now: SystemTime,
+        lease: Duration,
+    ) -> BoxFuture<'a, Result<DedupeClaim, StoreError>> {
+        Box::pin(async move {
+            let mut sightings = self.lock_sightings();
+            match sightings.live(key, now) {
+                Some(Sighting::Done) => return Ok(DedupeClaim::Done),
+                Some(Sighting::Claimed(_)) => return Ok(DedupeClaim::InFlight),
+                None => {}
+            }
+            let token = ClaimToken::new();
+            sightings.write(key, Sighting::Claimed(token.clone()), now, lease);
+            Ok(DedupeClaim::Claimed(token))
+        })
+    }
+
+    fn commit_at<'a>(
+        &'a self,
+        key: &'a str,
+        now: SystemTime,
+        retention: Duration,
+    ) -> BoxFuture<'a, Result<(), StoreError>> {
+        Box::pin(async move {
+            self.lock_sightings().write(key, Sighting::Done, now, retention);
+            Ok(())
+        })
+    }
+
+    fn release<'a>(&'a self, key: &'a str, token: &'a ClaimToken) -> BoxFuture<'a, Result<bool, StoreError>> {
+        Box::pin(async move {
+            let mut sightings = self.lock_sightings();
+            let held = matches!(sightings.by_key.get(key), Some((Sighting::Claimed(holder), _)) if holder == token);
+            if held {
+                sightings.by_key.remove(key);
+            }
+            Ok(held)
         })
     }
 }
@@ -369,12 +428,12 @@ mod tests {
     async fn dedupe_keys_are_first_once_per_retention() {
         let store = MemoryStore::new();
         let (now, retention) = (SystemTime::now(), Duration::from_secs(10));
-        assert!(store.first_seen("evt", now, retention).await.unwrap());
-        assert!(!store.first_seen("evt", now + Duration::from_millis(9_999), retention).await.unwrap());
-        assert!(store.first_seen("evt", now + retention, retention).await.unwrap());
-        assert!(!store.first_seen("evt", now + retention, retention).await.unwrap());
-        assert!(!store.clone().first_seen("evt", now + retention, Duration::MAX).await.unwrap());
-        assert!(store.first_seen("other", now, retention).await.unwrap());
+        assert!(store.first_seen_at("evt", now, retention).await.unwrap());
+        assert!(!store.first_seen_at("evt", now + Duration::from_millis(9_999), retention).await.unwrap());
+        assert!(store.first_seen_at("evt", now + retention, retention).await.unwrap());
+        assert!(!store.first_seen_at("evt", now + retention, retention).await.unwrap());
+        assert!(!store.clone().first_seen_at("evt", now + retention, Duration::MAX).await.unwrap());
+        assert!(store.first_seen_at("other", now, retention).await.unwrap());
         assert!(store.is_empty(), "dedupe keys are not idempotency records");
     }
 
@@ -441,14 +500,17 @@ mod tests {
         let store = MemoryStore::new();
         let hour_ago = SystemTime::now() - Duration::from_secs(3600);
         let minute = Duration::from_secs(60);
-        for i in 0..FIRST_SWEEP {
-            assert!(store.first_seen(&format!("old-{i}"), hour_ago, minute).await.unwrap());
+        for i in 0..FIRST_SWEEP - 1 {
+            assert!(store.first_seen_at(&format!("old-{i}"), hour_ago, minute).await.unwrap());
         }
-        assert_eq!(store.lock_sightings().seen_at.len(), FIRST_SWEEP, "nothing is swept below the threshold");
-        assert!(store.first_seen("new", SystemTime::now(), minute).await.unwrap());
-        assert_eq!(store.lock_sightings().seen_at.len(), 1, "only forgotten keys are swept");
-        assert!(!store.first_seen("new", SystemTime::now(), minute).await.unwrap(), "a remembered key is not new");
-        assert!(store.first_seen("old-0", SystemTime::now(), minute).await.unwrap(), "a forgotten key is new again");
+        let held = store.claim_at("held", hour_ago, Duration::from_secs(7200)).await.unwrap();
+        assert!(matches!(held, DedupeClaim::Claimed(_)), "{held:?}");
+        assert_eq!(store.lock_sightings().by_key.len(), FIRST_SWEEP, "nothing is swept below the threshold");
+        assert!(store.first_seen_at("new", SystemTime::now(), minute).await.unwrap());
+        assert_eq!(store.lock_sightings().by_key.len(), 2, "only forgotten keys are swept");
+        assert_eq!(store.claim("held").await.unwrap(), DedupeClaim::InFlight, "a live claim is kept");
+        assert!(!store.first_seen_at("new", SystemTime::now(), minute).await.unwrap(), "a remembered key is not new");
+        assert!(store.first_seen_at("old-0", SystemTime::now(), minute).await.unwrap(), "a forgotten key is new again");
     }
 
     #[test]

@@ -53,7 +53,7 @@ mod timeouts;
 
 use std::sync::Arc;
 
-pub use self::dedupe::{DEFAULT_RETENTION, DedupeStore};
+pub use self::dedupe::{ClaimToken, DEFAULT_LEASE, DEFAULT_RETENTION, DedupeClaim, DedupeStore};
 pub use self::error::StoreError;
 pub use self::fingerprint::Fingerprint;
 #[cfg(any(feature = "sqlite", feature = "postgres", feature = "redis"))]

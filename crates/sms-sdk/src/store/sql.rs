@@ -1,9 +1,12 @@
 //! The SQL shared by the SQLite and PostgreSQL stores (plain runtime SQL, `$N` placeholders).
 
-use std::time::{Duration, SystemTime};
+use std::time::SystemTime;
 
+pub(crate) use self::dedupe::{DedupeStatements, dedupe_table, dedupe_times};
 use super::row::Row;
-use super::{Filter, Listing, Page, StoreError, millis, stale_cutoff};
+use super::{Filter, Listing, Page, StoreError, stale_cutoff};
+
+mod dedupe;
 
 /// Every statement of a store, for one table.
 #[derive(Debug, Clone)]
@@ -36,11 +39,8 @@ pub(crate) struct Statements {
     pub(crate) list: String,
     pub(crate) resolve_sent: String,
     pub(crate) resolve_not_sent: String,
-    /// Creates the webhook dedupe table (see [`dedupe_table`]).
-    pub(crate) dedupe_create: String,
-    /// Records a dedupe key: `$1` key, `$2` now, `$3` expiry (epoch ms); returns a row when the
-    /// key was unseen or its sighting expired.
-    pub(crate) dedupe_first_seen: String,
+    /// The webhook dedupe table's statements.
+    pub(crate) dedupe: DedupeStatements,
     /// Creates the correlation index table (see [`reference_table`]).
     pub(crate) reference_create: String,
     /// Remembers a reference: `$1` reference, `$2` key, `$3` expiry (epoch ms).
@@ -53,18 +53,6 @@ pub(crate) struct Statements {
 /// `sms_correlation` for the default `sms_idempotency`, `<table>_references` otherwise.
 pub(crate) fn reference_table(table: &str) -> String {
     if table == "sms_idempotency" { "sms_correlation".to_owned() } else { format!("{table}_references") }
-}
-
-/// The webhook dedupe table that accompanies the idempotency table `table`:
-/// `sms_webhook_dedupe` for the default `sms_idempotency`, `<table>_dedupe` otherwise.
-pub(crate) fn dedupe_table(table: &str) -> String {
-    if table == "sms_idempotency" { "sms_webhook_dedupe".to_owned() } else { format!("{table}_dedupe") }
-}
-
-/// The `seen_at` and `expires_at` (epoch ms) of a dedupe sighting at `now` kept for `retention`.
-pub(crate) fn dedupe_times(now: SystemTime, retention: Duration) -> (i64, i64) {
-    let seen_at = millis(now);
-    (seen_at, seen_at.saturating_add(i64::try_from(retention.as_millis()).unwrap_or(i64::MAX)))
 }
 
 /// The parameters `$4` and `$5` of [`Statements::list`] for `filter` at `now`.
@@ -114,7 +102,6 @@ impl Statements {
         check_table_name(table)?;
         let columns = super::row::COLUMNS;
         let unresolved = "(state = 'unknown' OR (state = 'reserved' AND reserved_at < $2))";
-        let dedupe = dedupe_table(table);
         // Insert, or take over an expired record or a same-message rejection.
         let upsert = format!(
             "INSERT INTO {table} (key, fingerprint, state, reservation_id, reserved_at, record, expires_at, recipient)
@@ -168,20 +155,7 @@ impl Statements {
                  WHERE key = $1 AND {unresolved}"
             ),
             resolve_not_sent: format!("DELETE FROM {table} WHERE key = $1 AND {unresolved}"),
-            dedupe_create: format!(
-                "CREATE TABLE IF NOT EXISTS {dedupe} (
-                    key TEXT PRIMARY KEY,
-                    seen_at BIGINT NOT NULL,
-                    expires_at BIGINT NOT NULL
-                )"
-            ),
-            // One statement: insert, or take over a sighting whose retention has run out.
-            dedupe_first_seen: format!(
-                "INSERT INTO {dedupe} (key, seen_at, expires_at) VALUES ($1, $2, $3)
-                 ON CONFLICT (key) DO UPDATE SET seen_at = excluded.seen_at, expires_at = excluded.expires_at
-                 WHERE {dedupe}.expires_at <= $2
-                 RETURNING key"
-            ),
+            dedupe: DedupeStatements::new(&dedupe_table(table)),
             reference_create: format!(
                 "CREATE TABLE IF NOT EXISTS {references} (
                     reference TEXT PRIMARY KEY,
@@ -213,8 +187,7 @@ impl Statements {
             list: convert(self.list),
             resolve_sent: convert(self.resolve_sent),
             resolve_not_sent: convert(self.resolve_not_sent),
-            dedupe_create: convert(self.dedupe_create),
-            dedupe_first_seen: convert(self.dedupe_first_seen),
+            dedupe: self.dedupe.for_sqlite(),
             reference_create: convert(self.reference_create),
             reference_remember: convert(self.reference_remember),
             reference_find: convert(self.reference_find),
@@ -240,7 +213,6 @@ mod tests {
         let s = Statements::new("t").unwrap().for_sqlite();
         assert!(s.finalize.contains("key = ?1") && s.finalize.contains("expires_at = ?5"));
         assert!(!s.reserve.contains('$'));
-        assert!(s.dedupe_first_seen.contains("VALUES (?1, ?2, ?3)") && !s.dedupe_first_seen.contains('$'));
         assert_eq!(sqlite_placeholders("a = $1 AND b = $12 AND c = '$x' || $"), "a = ?1 AND b = ?12 AND c = '$x' || $");
     }
 
@@ -250,26 +222,5 @@ mod tests {
         assert!(s.claim.starts_with("WITH claimed AS (INSERT INTO t "), "{}", s.claim);
         assert!(s.claim.contains(&format!("RETURNING {})", super::super::row::COLUMNS)), "{}", s.claim);
         assert!(s.reserve.starts_with("INSERT INTO t ") && s.reserve.ends_with(" RETURNING reservation_id"));
-    }
-
-    #[test]
-    fn dedupe_times_saturate() {
-        let now = std::time::UNIX_EPOCH + Duration::from_secs(1);
-        assert_eq!(dedupe_times(now, Duration::from_millis(250)), (1_000, 1_250));
-        assert_eq!(dedupe_times(now, Duration::MAX), (1_000, i64::MAX));
-    }
-
-    #[test]
-    fn the_dedupe_table_accompanies_the_idempotency_table() {
-        assert_eq!(dedupe_table("sms_idempotency"), "sms_webhook_dedupe");
-        assert_eq!(dedupe_table("app_sms"), "app_sms_dedupe");
-        let s = Statements::new("app_sms").unwrap();
-        assert!(s.dedupe_create.contains("CREATE TABLE IF NOT EXISTS app_sms_dedupe ("));
-        assert!(s.dedupe_first_seen.starts_with("INSERT INTO app_sms_dedupe "));
-        assert!(s.dedupe_first_seen.contains("WHERE app_sms_dedupe.expires_at <= $2"));
-        let default = Statements::new("sms_idempotency").unwrap();
-        assert!(
-            default.dedupe_create.contains("sms_webhook_dedupe") && !default.dedupe_create.contains("sms_idempotency")
-        );
     }
 }

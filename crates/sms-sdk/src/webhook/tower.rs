@@ -38,6 +38,71 @@
 //! take the event with `Extension<SmsEvent>`; the `axum` module's `Verified` extractor (feature
 //! `axum`) does the same per handler.
 //!
+//! # Deduplication
+//!
+//! Providers deliver an event again when it was not answered 2xx, and sometimes when it was.
+//! With [`VerifyLayer::dedupe`], the layer handles each event once, and never loses one to a
+//! handler that failed. After verification, and after the [observer](VerifyLayer::observer) has
+//! seen the event, it claims the event's [`dedupe_key`](super::SmsEvent::dedupe_key) in the
+//! [`DedupeStore`] ([`claim_at`](DedupeStore::claim_at), for the
+//! [lease](VerifyLayer::dedupe_lease)):
+//! - claimed: it calls the inner service. A 2xx answer marks the key done
+//!   ([`commit_at`](DedupeStore::commit_at), for the [retention](VerifyLayer::dedupe_retention)),
+//!   before the answer goes out; a failed commit is logged (tracing, `warn`) and the answer still
+//!   goes out, since the work was done. Any other answer, an error of the inner service, a panic
+//!   in it, or the response future dropped before it answered (the client went away, a timeout
+//!   layer gave up) frees the key ([`release`](DedupeStore::release); after a drop, on a task of
+//!   the tokio runtime), so the provider's redelivery is handled;
+//! - in flight (another delivery of the event is being handled, here or on another instance
+//!   sharing the store): 409 `in_progress`, without calling the inner service; the provider
+//!   delivers it again later;
+//! - done (handled within the retention): 200 `duplicate`, without calling the inner service;
+//! - the store failed: 503 `store_unavailable`, the key untouched, without calling the inner
+//!   service.
+//!
+//! These answers are one-line `text/plain` bodies, like the refusals. So the inner service must
+//! answer non-2xx when it did not handle the event (a 503 for a database that is down): a 2xx is
+//! the layer's signal that the event is done. A process killed while the inner service runs
+//! commits nothing and releases nothing: the key frees when the lease runs out (60 s by
+//! default; a handler that may run longer needs a longer lease).
+//!
+//! The observer, e.g. the [`Reconciler`](crate::reconcile::Reconciler), or an
+//! [`EventObserver`](super::EventObserver) of your own that feeds a suppression
+//! [`Feeder`](crate::suppression::Feeder), runs *before* the claim, on every verified delivery,
+//! duplicates and deliveries answered 409 included. That is safe because both are idempotent: a
+//! settled key stays settled, and the suppression list records an event (by its dedupe key) once.
+//!
+//! Under axum, the layer goes on the route and the handler takes the event as an extension:
+//!
+//! ```
+//! # #[cfg(all(feature = "axum", feature = "twilio"))] {
+//! use std::sync::Arc;
+//!
+//! use axum::Extension;
+//! use axum::http::StatusCode;
+//! use axum::routing::post;
+//! use sms_sdk::TwilioWebhook;
+//! use sms_sdk::store::{DedupeStore, MemoryStore};
+//! use sms_sdk::webhook::SmsEvent;
+//! use sms_sdk::webhook::tower::VerifyLayer;
+//!
+//! async fn handle(Extension(event): Extension<SmsEvent>) -> StatusCode {
+//!     match save(&event).await {
+//!         Ok(()) => StatusCode::NO_CONTENT,
+//!         // Not handled: a non-2xx answer frees the key for the provider's redelivery.
+//!         Err(_) => StatusCode::SERVICE_UNAVAILABLE,
+//!     }
+//! }
+//! # async fn save(_: &SmsEvent) -> Result<(), std::io::Error> { Ok(()) }
+//!
+//! let twilio = TwilioWebhook::new("auth-token").unwrap().public_url("https://example.com/sms/twilio");
+//! let store: Arc<dyn DedupeStore> = Arc::new(MemoryStore::new()); // a shared store for a fleet
+//! let app: axum::Router =
+//!     axum::Router::new().route("/sms/twilio", post(handle).layer(VerifyLayer::new(twilio).dedupe(store)));
+//! # let _ = app;
+//! # }
+//! ```
+//!
 //! The URL the verifier sees is `{scheme}://{authority}{path and query}`: the scheme and
 //! authority of the request target when it carries them (HTTP/2), else `http` and the `Host`
 //! header. Configure the verifier with the public URL (or trust your proxy's forwarded headers)
@@ -59,7 +124,7 @@ use std::time::Duration;
 
 use ::tower::{Layer, Service};
 use bytes::Bytes;
-use http::{HeaderValue, Request, Response, header};
+use http::{HeaderValue, Request, Response, StatusCode, header};
 use http_body::{Body, Frame, SizeHint};
 
 #[doc(hidden)]
@@ -67,6 +132,11 @@ pub use super::receive::INLINE_VERIFY_LIMIT;
 pub use super::receive::{BodyReadTimeout, DEFAULT_BODY_READ_TIMEOUT};
 use super::receive::{Received, observe, observer_of, read_timeout, receive, status};
 use super::{SharedObserver, WebhookError, WebhookVerifier};
+use crate::store::{DEFAULT_LEASE, DEFAULT_RETENTION, DedupeStore};
+
+use self::dedupe::{Dedupe, Step, handled};
+
+mod dedupe;
 
 /// A [`Layer`] that verifies webhooks with `V` before the inner service sees them (see the
 /// [module](self) documentation).
@@ -78,6 +148,9 @@ pub struct VerifyLayer<V> {
     verifier: Arc<V>,
     body_read_timeout: Option<Duration>,
     observer: Option<SharedObserver>,
+    dedupe: Option<Arc<dyn DedupeStore>>,
+    lease: Duration,
+    retention: Duration,
 }
 
 impl<V: WebhookVerifier> VerifyLayer<V> {
@@ -85,7 +158,14 @@ impl<V: WebhookVerifier> VerifyLayer<V> {
     /// ([`body_limit`](WebhookVerifier::body_limit): `max_body_bytes` on the provider verifiers,
     /// [`DEFAULT_MAX_BODY`](super::DEFAULT_MAX_BODY) unless set).
     pub fn new(verifier: V) -> Self {
-        Self { verifier: Arc::new(verifier), body_read_timeout: None, observer: None }
+        Self {
+            verifier: Arc::new(verifier),
+            body_read_timeout: None,
+            observer: None,
+            dedupe: None,
+            lease: DEFAULT_LEASE,
+            retention: DEFAULT_RETENTION,
+        }
     }
 
     /// Shows every verified event to `observer` before the inner service runs: a
@@ -94,6 +174,33 @@ impl<V: WebhookVerifier> VerifyLayer<V> {
     /// extension is used when there is one.
     pub fn observer(mut self, observer: SharedObserver) -> Self {
         self.observer = Some(observer);
+        self
+    }
+
+    /// Deduplicates verified events by their [`dedupe_key`](super::SmsEvent::dedupe_key) in
+    /// `store`, around the inner service (see [Deduplication](self#deduplication)): claimed
+    /// before it runs, marked done after a 2xx answer, freed after any other. A redelivery of a
+    /// handled event is answered 200 `duplicate` and one that arrives while the event is being
+    /// handled 409 `in_progress`, both without calling the inner service; a store that fails
+    /// to claim is answered 503 `store_unavailable`.
+    pub fn dedupe(mut self, store: Arc<dyn DedupeStore>) -> Self {
+        self.dedupe = Some(store);
+        self
+    }
+
+    /// How long a claim holds an event's key while the inner service runs (default
+    /// [`DEFAULT_LEASE`], 60 s): a process killed meanwhile frees the key when it runs out, and
+    /// a handler that runs longer may see the event's redelivery handled beside it. Only with
+    /// [`dedupe`](Self::dedupe).
+    pub fn dedupe_lease(mut self, lease: Duration) -> Self {
+        self.lease = lease;
+        self
+    }
+
+    /// How long a handled event's key is remembered (default [`DEFAULT_RETENTION`], 7 days):
+    /// redeliveries within it are duplicates. Only with [`dedupe`](Self::dedupe).
+    pub fn dedupe_retention(mut self, retention: Duration) -> Self {
+        self.retention = retention;
         self
     }
 
@@ -112,6 +219,9 @@ impl<V> Clone for VerifyLayer<V> {
             verifier: Arc::clone(&self.verifier),
             body_read_timeout: self.body_read_timeout,
             observer: self.observer.clone(),
+            dedupe: self.dedupe.clone(),
+            lease: self.lease,
+            retention: self.retention,
         }
     }
 }
@@ -122,6 +232,9 @@ impl<V: WebhookVerifier> fmt::Debug for VerifyLayer<V> {
             .field("provider", &self.verifier.provider())
             .field("body_read_timeout", &self.body_read_timeout)
             .field("observer", &self.observer.is_some())
+            .field("dedupe", &self.dedupe.is_some())
+            .field("dedupe_lease", &self.lease)
+            .field("dedupe_retention", &self.retention)
             .finish_non_exhaustive()
     }
 }
@@ -158,6 +271,9 @@ impl<S, V, B, ResBody> Service<Request<B>> for Verify<S, V>
 where
     S: Service<Request<VerifiedBody>, Response = Response<ResBody>> + Clone + Send + 'static,
     S::Future: Send,
+    // Held while a deduplicated event's key is committed or released, before it is returned.
+    S::Error: Send,
+    ResBody: Send,
     V: WebhookVerifier + 'static,
     B: Body + Send + 'static,
     B::Error: Into<Box<dyn StdError + Send + Sync>>,
@@ -177,27 +293,49 @@ where
         let verifier = Arc::clone(&self.layer.verifier);
         let timeout = read_timeout(&request, self.layer.body_read_timeout);
         let observer = self.layer.observer.clone().or_else(|| observer_of(&request));
+        let dedupe = self.layer.dedupe.as_ref().map(|store| Dedupe {
+            store: Arc::clone(store),
+            lease: self.layer.lease,
+            retention: self.layer.retention,
+        });
         ResponseFuture(Box::pin(async move {
-            match receive(verifier, request, timeout).await {
-                Ok(received) => {
-                    observe(observer.as_ref(), &received).await;
-                    let Received { event, mut parts, body } = received;
-                    parts.extensions.insert(event);
-                    let request = Request::from_parts(parts, VerifiedBody::new(body));
-                    let response = inner.call(request).await?;
-                    Ok(response.map(|body| ResponseBody { kind: Kind::Inner { body } }))
-                }
-                Err(error) => Ok(refusal(&error)),
+            let received = match receive(verifier, request, timeout).await {
+                Ok(received) => received,
+                Err(error) => return Ok(refusal(&error)),
+            };
+            // The observer (idempotent) sees every verified delivery, duplicates included.
+            observe(observer.as_ref(), &received).await;
+            let Received { event, mut parts, body } = received;
+            let held = match &dedupe {
+                None => None,
+                Some(dedupe) => match dedupe.claim(&event.dedupe_key).await {
+                    Step::Handle(held) => Some(held),
+                    Step::Answer(status, reason) => return Ok(text(status, reason)),
+                },
+            };
+            parts.extensions.insert(event);
+            let request = Request::from_parts(parts, VerifiedBody::new(body));
+            // An error, a panic or this future dropped while the inner service runs drops
+            // `held`, which frees the key.
+            let response = inner.call(request).await;
+            if let Some(held) = held {
+                held.finish(response.as_ref().is_ok_and(|response| handled(response.status()))).await;
             }
+            Ok(response?.map(|body| ResponseBody { kind: Kind::Inner { body } }))
         }))
     }
 }
 
 /// The answer to a refused webhook: its status and a one-line reason.
 fn refusal<B>(error: &WebhookError) -> Response<ResponseBody<B>> {
-    let text = format!("{}\n", error.reason().unwrap_or(error.code()));
-    let mut response = Response::new(ResponseBody { kind: Kind::Refusal { text: Some(Bytes::from(text)) } });
-    *response.status_mut() = status(error);
+    text(status(error), error.reason().unwrap_or(error.code()))
+}
+
+/// The layer's own answer: `status` and the one-line `reason`, as `text/plain`.
+fn text<B>(status: StatusCode, reason: &str) -> Response<ResponseBody<B>> {
+    let text = format!("{reason}\n");
+    let mut response = Response::new(ResponseBody { kind: Kind::Text { text: Some(Bytes::from(text)) } });
+    *response.status_mut() = status;
     response.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("text/plain; charset=utf-8"));
     response
 }
@@ -275,8 +413,9 @@ impl Body for VerifiedBody {
 }
 
 pin_project_lite::pin_project! {
-    /// The body of [`Verify`]'s response: the inner service's, or the one-line reason of a
-    /// refusal.
+    /// The body of [`Verify`]'s response: the inner service's, or the layer's own one-line answer
+    /// (a refusal's reason, or a deduplicated delivery's `duplicate`, `in_progress`,
+    /// `store_unavailable`).
     pub struct ResponseBody<B> {
         #[pin]
         kind: Kind<B>,
@@ -287,7 +426,7 @@ pin_project_lite::pin_project! {
     #[project = KindProjection]
     enum Kind<B> {
         Inner { #[pin] body: B },
-        Refusal { text: Option<Bytes> },
+        Text { text: Option<Bytes> },
     }
 }
 
@@ -295,7 +434,7 @@ impl<B> fmt::Debug for ResponseBody<B> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let kind = match self.kind {
             Kind::Inner { .. } => "inner",
-            Kind::Refusal { .. } => "refusal",
+            Kind::Text { .. } => "text",
         };
         f.debug_tuple("ResponseBody").field(&kind).finish()
     }
@@ -308,21 +447,21 @@ impl<B: Body<Data = Bytes>> Body for ResponseBody<B> {
     fn poll_frame(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Result<Frame<Bytes>, B::Error>>> {
         match self.project().kind.project() {
             KindProjection::Inner { body } => body.poll_frame(cx),
-            KindProjection::Refusal { text } => Poll::Ready(text.take().map(|text| Ok(Frame::data(text)))),
+            KindProjection::Text { text } => Poll::Ready(text.take().map(|text| Ok(Frame::data(text)))),
         }
     }
 
     fn is_end_stream(&self) -> bool {
         match &self.kind {
             Kind::Inner { body } => body.is_end_stream(),
-            Kind::Refusal { text } => text.is_none(),
+            Kind::Text { text } => text.is_none(),
         }
     }
 
     fn size_hint(&self) -> SizeHint {
         match &self.kind {
             Kind::Inner { body } => body.size_hint(),
-            Kind::Refusal { text } => {
+            Kind::Text { text } => {
                 SizeHint::with_exact(text.as_ref().map_or(0, |t| u64::try_from(t.len()).unwrap_or(u64::MAX)))
             }
         }

@@ -43,10 +43,16 @@
 //! A connection whose operation timed out is closed, never handed out again; so is one whose
 //! server no longer knows a statement it prepared.
 //!
-//! As a [`DedupeStore`] it also creates, under the same lock, the webhook dedupe table
-//! `sms_webhook_dedupe` (for a custom table `T`: `T_dedupe`): `key TEXT PRIMARY KEY, seen_at
-//! BIGINT NOT NULL, expires_at BIGINT NOT NULL` (epoch milliseconds). `first_seen` is one
-//! `INSERT … ON CONFLICT (key) DO UPDATE … WHERE expires_at <= now RETURNING key`.
+//! As a [`DedupeStore`](crate::store::DedupeStore) it also creates, under the same lock, the
+//! webhook dedupe table `sms_webhook_dedupe` (for a custom table `T`: `T_dedupe`): `key TEXT
+//! PRIMARY KEY, seen_at BIGINT NOT NULL, expires_at BIGINT NOT NULL, claim TEXT` (epoch
+//! milliseconds; `claim` is the token of the claim that holds the key until `expires_at`, NULL
+//! for a key done until then; a table made before the `claim` column gets it, `ADD COLUMN IF NOT
+//! EXISTS` under the lock, and its rows are done). `first_seen_at` is one `INSERT … ON CONFLICT
+//! (key) DO UPDATE … WHERE expires_at <= now RETURNING key`; `claim_at` is the same upsert of a
+//! claim inside a `WITH` that also returns the `claim` of a live row it did not take over (one
+//! statement answers claimed, in flight or done); `commit_at` an unconditional upsert of a done
+//! row; `release` a `DELETE … WHERE claim = token`.
 //!
 //! As a [`ReferenceIndex`](crate::store::ReferenceIndex) (settling unknown outcomes from
 //! webhooks, [`reconcile`](crate::reconcile)) it creates a third table, `sms_correlation` (for a
@@ -54,6 +60,7 @@
 //! expires_at BIGINT NOT NULL`. All three are created on the first connection, so the database
 //! user needs `CREATE` on the schema once.
 
+mod dedupe;
 mod reference;
 
 use std::pin::pin;
@@ -72,14 +79,13 @@ use tokio_postgres::types::{ToSql, Type};
 
 use super::error::Limit;
 use super::row::{Row, expiry, payload, payload_to};
-use super::sql::{Statements, dedupe_times, list_filter, list_limit, listing};
+use super::sql::{Statements, list_filter, list_limit, listing};
 use super::timeouts::{Timeouts, timeout_setters};
 use super::{
     Claim, Filter, FinalRecord, Finalized, IdempotencyStore, Listing, Operator, Page, Record, Reservation,
     ReservationId, Resolution, Resolved, StoreError, millis, resolved_receipt, stale_cutoff,
 };
 use crate::redact::redact_url;
-use crate::store::DedupeStore;
 use futures_util::future::BoxFuture;
 
 /// The URL parameter that turns the statement cache on or off.
@@ -160,6 +166,9 @@ struct Queries {
     resolve_sent: Query,
     resolve_not_sent: Query,
     first_seen: Query,
+    dedupe_claim: Query,
+    dedupe_commit: Query,
+    dedupe_release: Query,
     reference_remember: Query,
     reference_find: Query,
     /// The schema, created under an advisory lock (one implicit transaction).
@@ -178,12 +187,15 @@ impl Queries {
             list: query(sql.list, &[T::INT8, T::TEXT, T::TEXT, T::TEXT, T::INT8, T::INT8]),
             resolve_sent: query(sql.resolve_sent, &[T::TEXT, T::INT8, T::TEXT, T::INT8]),
             resolve_not_sent: query(sql.resolve_not_sent, &[T::TEXT, T::INT8]),
-            first_seen: query(sql.dedupe_first_seen, &[T::TEXT, T::INT8, T::INT8]),
+            first_seen: query(sql.dedupe.first_seen, &[T::TEXT, T::INT8, T::INT8]),
+            dedupe_claim: query(sql.dedupe.claim_or_held, &[T::TEXT, T::INT8, T::INT8, T::TEXT]),
+            dedupe_commit: query(sql.dedupe.commit, &[T::TEXT, T::INT8, T::INT8]),
+            dedupe_release: query(sql.dedupe.release, &[T::TEXT, T::TEXT]),
             reference_remember: query(sql.reference_remember, &[T::TEXT, T::TEXT, T::INT8]),
             reference_find: query(sql.reference_find, &[T::TEXT, T::INT8]),
             schema: format!(
-                "SELECT pg_advisory_xact_lock(7325901); {}; {}; {}; {}",
-                sql.create, sql.migrate, sql.dedupe_create, sql.reference_create
+                "SELECT pg_advisory_xact_lock(7325901); {}; {}; {}; {}; {}",
+                sql.create, sql.migrate, sql.dedupe.create, sql.dedupe.migrate, sql.reference_create
             ),
         }
     }
@@ -545,20 +557,6 @@ impl Operator for PostgresStore {
                 None => Resolved::NotFound,
                 Some(record) => Resolved::Refused(Box::new(record)),
             })
-        }))
-    }
-}
-
-impl DedupeStore for PostgresStore {
-    fn first_seen<'a>(
-        &'a self,
-        key: &'a str,
-        now: SystemTime,
-        retention: Duration,
-    ) -> BoxFuture<'a, Result<bool, StoreError>> {
-        Box::pin(self.run("first_seen", async move |c| {
-            let (seen_at, expires_at) = dedupe_times(now, retention);
-            Ok(c.row(&self.queries.first_seen, &[&key, &seen_at, &expires_at]).await?.is_some())
         }))
     }
 }

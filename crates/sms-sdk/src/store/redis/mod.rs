@@ -23,8 +23,8 @@
 //!
 //! # Redis Cluster and managed Redis
 //!
-//! Every script touches exactly one key, the hash of its idempotency key, passed in `KEYS[1]`,
-//! so each call lives in one hash slot whatever the key's text (a `{…}` in it only picks that
+//! Every script touches exactly one key, passed in `KEYS[1]`: the hash of its idempotency key (or
+//! the string of its dedupe key), so each call lives in one hash slot whatever the key's text (a `{…}` in it only picks that
 //! slot) and needs no hash tag. The layout above is part of the stored format, which stays
 //! readable from release to release (the golden fixtures of the store tests hold it). Listing
 //! (`SCAN`) sees the keys of the node it is connected to.
@@ -32,11 +32,15 @@
 //! Connecting gives up after the connect timeout (default 5 s), and every command or script
 //! after the operation timeout (default 10 s); the connection then reconnects by itself.
 //!
-//! As a [`DedupeStore`] it writes one string key per webhook dedupe key, `<prefix>dedupe:<key>`
-//! (a namespace apart from the records, so the two never collide),
-//! holding the sighting's epoch milliseconds: `first_seen` is `SET … NX PX <retention>`, so the
-//! sighting is forgotten once `retention` has passed on the Redis server's clock (not at the
-//! `now` passed in).
+//! As a [`DedupeStore`](crate::store::DedupeStore) it writes one string key per webhook dedupe
+//! key, `<prefix>dedupe:<key>` (a namespace apart from the records, so the two never collide).
+//! A key done holds the sighting's epoch milliseconds (as every release wrote it); a key claimed
+//! holds `c:<token>`, the claim's token, with a key expiry of the lease. `first_seen_at` is `SET
+//! … NX PX <retention>` (a claim blocks it as a sighting does), `commit_at` the same `SET`
+//! without `NX`; `claim_at` and `release` are Lua scripts on that one key (claim: `SET … PX
+//! <lease>` when the key is absent, else answer in flight or done by its value; release: `DEL`
+//! only while it holds this token's claim). Leases and retentions run out on the Redis server's
+//! clock (not at the `now` passed in).
 //!
 //! # Durability: run this Redis with the append-only file
 //!
@@ -75,16 +79,14 @@ use super::{
     ReservationId, Resolution, Resolved, StoreError, millis, resolved_receipt, stale_cutoff,
 };
 use crate::redact::redact_url_userinfo;
-use crate::store::DedupeStore;
 use futures_util::future::BoxFuture;
 
+mod dedupe;
 mod list;
 mod reference;
 
 /// Where idempotency records live under the prefix.
 const RECORD_NAMESPACE: &str = "idempotency:";
-/// Where dedupe keys live under the prefix.
-const DEDUPE_NAMESPACE: &str = "dedupe:";
 
 /// The longest key expiry Redis is asked for (a century, in milliseconds): longer ones would
 /// overflow the server's expiry time.
@@ -239,12 +241,16 @@ struct Scripts {
     reserve: Lua,
     finalize: Lua,
     resolve: Lua,
+    claim: Lua,
+    release: Lua,
 }
 
 static SCRIPTS: LazyLock<Scripts> = LazyLock::new(|| Scripts {
     reserve: Lua::new(RESERVE),
     finalize: Lua::new(FINALIZE.as_str()),
     resolve: Lua::new(RESOLVE.as_str()),
+    claim: Lua::new(dedupe::CLAIM),
+    release: Lua::new(dedupe::RELEASE),
 });
 
 /// Idempotency records and webhook dedupe keys in Redis. Cheap to clone; reconnects by itself.
@@ -307,10 +313,6 @@ impl RedisStore {
     /// The Redis key of `key`'s record, in parts to write into a command as one argument.
     fn record_key<'a>(&'a self, key: &'a str) -> RecordKey<'a> {
         RecordKey { prefix: &self.prefix, key }
-    }
-
-    fn dedupe_key(&self, key: &str) -> String {
-        format!("{}{DEDUPE_NAMESPACE}{key}", self.prefix)
     }
 
     /// Runs one command or script, `what`, within the operation timeout.
@@ -418,7 +420,7 @@ impl RedisStoreBuilder {
         let connecting = async { Ok(ConnectionManager::new_with_config(client, config).await?) };
         let mut connection = timeouts.connect(&place, connecting).await?;
         // Load the scripts now, so that the first calls need not.
-        let scripts = [&SCRIPTS.reserve, &SCRIPTS.finalize, &SCRIPTS.resolve];
+        let scripts = [&SCRIPTS.reserve, &SCRIPTS.finalize, &SCRIPTS.resolve, &SCRIPTS.claim, &SCRIPTS.release];
         let mut loading = redis::pipe();
         for script in scripts {
             loading.add_command(script.load()).ignore();
@@ -565,34 +567,13 @@ impl Operator for RedisStore {
     }
 }
 
-impl DedupeStore for RedisStore {
-    fn first_seen<'a>(
-        &'a self,
-        key: &'a str,
-        now: SystemTime,
-        retention: Duration,
-    ) -> BoxFuture<'a, Result<bool, StoreError>> {
-        Box::pin(async move {
-            let mut command = redis::cmd("SET");
-            command.arg(self.dedupe_key(key)).arg(millis(now)).arg("NX").arg("PX").arg(expiry_ms(retention));
-            let reply: Option<String> =
-                self.run("first_seen", command.query_async(&mut self.connection.clone())).await?;
-            match reply.as_deref() {
-                Some("OK") => Ok(true),
-                None => Ok(false),
-                Some(other) => Err(StoreError::new(format!("unexpected reply from SET NX: {other:?}")).at(&self.place)),
-            }
-        })
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
     fn every_script_touches_only_its_one_key() {
-        for script in [RESERVE, FINALIZE.as_str(), RESOLVE.as_str()] {
+        for script in [RESERVE, FINALIZE.as_str(), RESOLVE.as_str(), dedupe::CLAIM, dedupe::RELEASE] {
             let mentions = script.matches("KEYS[").count();
             assert!(mentions > 0 && script.matches("KEYS[1]").count() == mentions, "{script}");
             // Every call names its key first: no key built inside the script.

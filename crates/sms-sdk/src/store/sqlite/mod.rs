@@ -30,10 +30,16 @@
 //! gets a timeout [`StoreError`], and a call still queued behind a stuck one gives up without
 //! touching the file.
 //!
-//! As a [`DedupeStore`] it also creates the table `sms_webhook_dedupe (key TEXT PRIMARY KEY,
-//! seen_at BIGINT NOT NULL, expires_at BIGINT NOT NULL)` (epoch milliseconds); `first_seen` is one
-//! `INSERT … ON CONFLICT (key) DO UPDATE … WHERE expires_at <= now RETURNING key`.
+//! As a [`DedupeStore`](crate::store::DedupeStore) it also creates the table
+//! `sms_webhook_dedupe (key TEXT PRIMARY KEY, seen_at BIGINT NOT NULL, expires_at BIGINT NOT NULL,
+//! claim TEXT)` (epoch milliseconds; `claim` is the token of the claim that holds the key until
+//! `expires_at`, NULL for a key done until then; a table made before the `claim` column gets it
+//! when opened, and its rows are done). `first_seen_at`, `claim_at` and `commit_at` are each one
+//! `INSERT … ON CONFLICT (key) DO UPDATE …` (the first two only `WHERE expires_at <= now`, with
+//! `RETURNING`; a claim that does not claim reads the key's row in the same immediate
+//! transaction as a second try); `release` is one `DELETE … WHERE claim = token`.
 
+mod dedupe;
 mod reference;
 
 use std::cell::Cell;
@@ -47,13 +53,12 @@ use self::worker::Worker;
 
 use super::error::Limit;
 use super::row::{Row, expiry, payload, payload_to};
-use super::sql::{Statements, dedupe_times, list_filter, list_limit, listing};
+use super::sql::{Statements, list_filter, list_limit, listing};
 use super::timeouts::{Timeouts, timeout_setters};
 use super::{
     Claim, Filter, FinalRecord, Finalized, IdempotencyStore, Listing, Operator, Page, Record, Reservation,
     ReservationId, Resolution, Resolved, StoreError, millis, resolved_receipt, stale_cutoff,
 };
-use crate::store::DedupeStore;
 use futures_util::future::BoxFuture;
 
 mod worker;
@@ -178,7 +183,7 @@ impl SqliteStoreBuilder {
         let timeouts = self.timeouts.checked()?;
         let place: Arc<str> = Arc::from(format!("SQLite at {}", self.path.display()));
         let sql = Statements::new("sms_idempotency")?.for_sqlite();
-        let schema = [sql.create.clone(), sql.dedupe_create.clone(), sql.reference_create.clone()];
+        let schema = [sql.create.clone(), sql.dedupe.create.clone(), sql.reference_create.clone()];
         let (path, limit) = (self.path, timeouts.connect);
         let task = tokio::task::spawn_blocking(move || -> Result<Connection, StoreError> {
             if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
@@ -220,19 +225,22 @@ fn prepare(path: &Path, schema: &[String], busy: Duration) -> rusqlite::Result<C
     Ok(connection)
 }
 
-/// The columns stored format version 1 added: a table created before it gets them.
-const ADDED_COLUMNS: [(&str, &str); 1] = [("recipient", "TEXT")];
+/// The columns added to tables after their first release, by table: a table created before
+/// gets them when the store opens. Stored format version 1 added the records' `recipient`; the
+/// dedupe claims added the dedupe table's `claim` (its rows keep NULL there: done).
+const ADDED_COLUMNS: [(&str, &str, &str); 2] =
+    [("sms_idempotency", "recipient", "TEXT"), ("sms_webhook_dedupe", "claim", "TEXT")];
 
-/// Adds the [`ADDED_COLUMNS`] the records table lacks, when there is one (another process adding
+/// Adds the [`ADDED_COLUMNS`] a table lacks, when there is the table (another process adding
 /// one at the same time is no error).
 fn add_missing_columns(connection: &Connection) -> rusqlite::Result<()> {
-    let mut statement = connection.prepare("SELECT name FROM pragma_table_info('sms_idempotency')")?;
-    let present = statement.query_map([], |row| row.get::<_, String>(0))?.collect::<Result<Vec<_>, _>>()?;
-    if present.is_empty() {
-        return Ok(());
-    }
-    for (column, kind) in ADDED_COLUMNS.iter().filter(|(column, _)| !present.iter().any(|p| p == column)) {
-        match connection.execute_batch(&format!("ALTER TABLE sms_idempotency ADD COLUMN {column} {kind}")) {
+    for (table, column, kind) in ADDED_COLUMNS {
+        let mut statement = connection.prepare("SELECT name FROM pragma_table_info(?1)")?;
+        let present = statement.query_map([table], |row| row.get::<_, String>(0))?.collect::<Result<Vec<_>, _>>()?;
+        if present.is_empty() || present.iter().any(|p| p == column) {
+            continue;
+        }
+        match connection.execute_batch(&format!("ALTER TABLE {table} ADD COLUMN {column} {kind}")) {
             Err(rusqlite::Error::SqliteFailure(_, Some(message))) if message.contains("duplicate column") => {}
             other => other?,
         }
@@ -381,21 +389,6 @@ impl Operator for SqliteStore {
             };
             tx.commit()?;
             Ok(resolved)
-        }))
-    }
-}
-
-impl DedupeStore for SqliteStore {
-    fn first_seen<'a>(
-        &'a self,
-        key: &'a str,
-        now: SystemTime,
-        retention: Duration,
-    ) -> BoxFuture<'a, Result<bool, StoreError>> {
-        let key = key.to_owned();
-        let (seen_at, expires_at) = dedupe_times(now, retention);
-        Box::pin(self.with("first_seen", move |c, sql| {
-            Ok(write_returning(c, &sql.dedupe_first_seen, params![key, seen_at, expires_at])?.is_some())
         }))
     }
 }

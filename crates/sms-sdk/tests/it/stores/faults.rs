@@ -92,10 +92,14 @@ where
     let error = times_out("reserve", store.reserve("k", sms_sdk::store::Claim::new(&fingerprint), now)).await;
     let expected = format!("{place}: reserve timed out after 1 s (the operation timeout)");
     assert!(error.to_string().contains(&expected), "{error}");
-    let (_, _, _, connect, ()) = tokio::join!(
+    let token = sms_sdk::store::ClaimToken::new();
+    let (_, _, _, _, _, _, connect, ()) = tokio::join!(
         times_out("get", store.get("k")),
         times_out("list", store.list(Filter::All, now, Page::default())),
-        times_out("first_seen", store.first_seen("evt", now, Duration::from_secs(60))),
+        times_out("first_seen", store.first_seen_at("evt", now, Duration::from_secs(60))),
+        times_out("claim", store.claim_at("evt", now, Duration::from_secs(60))),
+        times_out("commit", store.commit_at("evt", now, Duration::from_secs(60))),
+        times_out("release", store.release("evt", &token)),
         times_out("connect", connect()),
         send_fails_in_time(&client, &memory),
     );
@@ -155,10 +159,14 @@ async fn store_fault_sqlite_locked() {
     );
     // Calls queued behind one that waits for the lock give up in time too.
     let unknown = FinalRecord::Unknown(sample_error("handoff_unknown"));
+    let token = sms_sdk::store::ClaimToken::new();
     tokio::join!(
         times_out("finalize", store.finalize("held", &id, unknown, Duration::from_secs(60), now)),
         times_out("resolve", store.resolve("held", Resolution::NotSent, Duration::ZERO, now)),
-        times_out("first_seen", store.first_seen("evt", now, Duration::from_secs(60))),
+        times_out("first_seen", store.first_seen_at("evt", now, Duration::from_secs(60))),
+        times_out("claim", store.claim_at("evt", now, Duration::from_secs(60))),
+        times_out("commit", store.commit_at("evt", now, Duration::from_secs(60))),
+        times_out("release", store.release("evt", &token)),
         send_fails_in_time(&client, &memory),
     );
     // In WAL mode readers never wait for the writer.

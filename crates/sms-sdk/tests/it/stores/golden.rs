@@ -28,8 +28,8 @@ use sms_sdk::store::suppression::{
     Change, PostgresSuppressionStore, RedisSuppressionStore, Scope, SqliteSuppressionStore, SuppressionStore,
 };
 use sms_sdk::store::{
-    Claim, DedupeStore as _, FinalRecord, Fingerprint, IdempotencyStore as _, MemoryStore, Operator as _, Record,
-    ReferenceIndex as _, Reservation, Resolution, Store,
+    Claim, DedupeClaim, DedupeStore as _, FinalRecord, Fingerprint, IdempotencyStore as _, MemoryStore, Operator as _,
+    Record, ReferenceIndex as _, Reservation, Resolution, Store,
 };
 use sms_sdk::testing::{MemoryAdapter, RejectedOptions, accepted_outcome, rejected_outcome, unknown_outcome};
 use sms_sdk::{Category, Client, Failover, Issue, Message, OutboundMessage, PhoneNumber, UnknownReason};
@@ -140,7 +140,7 @@ async fn fill(store: &dyn Store, suppression: &dyn SuppressionStore) {
     let endpoint = Some("http://127.0.0.1:4010".to_owned());
     let sent = Resolution::Sent { provider: "twilio".into(), provider_id: "SM2".into(), ttl: KEEP, endpoint };
     store.resolve("settled", sent, Duration::from_secs(300), now).await.unwrap();
-    assert!(store.first_seen("twilio:SM1:delivered", now, KEEP).await.unwrap());
+    assert!(store.first_seen_at("twilio:SM1:delivered", now, KEEP).await.unwrap());
     store.remember_reference("ref-unknown", "unknown", now, KEEP).await.unwrap();
     let number = PhoneNumber::parse("+14155550123").unwrap();
     let other = PhoneNumber::parse("+447700900123").unwrap();
@@ -328,7 +328,10 @@ async fn check(version: u32, store: Arc<dyn Store>, suppression: &dyn Suppressio
     assert_eq!(keys, expected, "v{version}: the listing");
 
     let now = SystemTime::now();
-    assert!(!store.first_seen("twilio:SM1:delivered", now, KEEP).await.unwrap(), "v{version}: the dedupe key");
+    assert!(!store.first_seen_at("twilio:SM1:delivered", now, KEEP).await.unwrap(), "v{version}: the dedupe key");
+    // A sighting written before claims existed is done to a claim.
+    let claim = store.claim_at("twilio:SM1:delivered", now, Duration::from_secs(60)).await.unwrap();
+    assert_eq!(claim, DedupeClaim::Done, "v{version}: the dedupe key is done");
     assert_eq!(store.find_reference("ref-unknown", now).await.unwrap().as_deref(), Some("unknown"));
 
     let number = PhoneNumber::parse("+14155550123").unwrap();

@@ -9,7 +9,8 @@ use std::time::{Duration, SystemTime};
 use redis::aio::MultiplexedConnection;
 use sms_sdk::store::redis::RedisStore;
 use sms_sdk::store::{
-    FinalRecord, Finalized, Fingerprint, IdempotencyStore, Operator, Reservation, Resolution, Resolved,
+    DedupeClaim, DedupeStore, FinalRecord, Finalized, Fingerprint, IdempotencyStore, Operator, Reservation, Resolution,
+    Resolved,
 };
 use sms_sdk::testing::store_contract;
 
@@ -54,7 +55,7 @@ async fn redis_scripts_run_by_evalsha_and_reload_after_script_flush() {
     let mut raw = redis::Client::open(server.url.as_str()).unwrap().get_multiplexed_async_connection().await.unwrap();
     let store = RedisStore::connect(&server.url).await.unwrap();
     let loaded = command_calls(&mut raw).await;
-    assert_eq!(loaded.get("script|load"), Some(&3), "the three scripts are loaded on connect: {loaded:?}");
+    assert_eq!(loaded.get("script|load"), Some(&5), "the five scripts are loaded on connect: {loaded:?}");
 
     for i in 0..5 {
         pair(&store, &format!("before-{i}")).await;
@@ -62,18 +63,46 @@ async fn redis_scripts_run_by_evalsha_and_reload_after_script_flush() {
     let calls = command_calls(&mut raw).await;
     assert_eq!(calls.get("evalsha"), Some(&10), "{calls:?}");
     assert_eq!(calls.get("eval"), None, "the script text is never sent again: {calls:?}");
-    assert_eq!(calls.get("script|load"), Some(&3), "{calls:?}");
+    assert_eq!(calls.get("script|load"), Some(&5), "{calls:?}");
 
     // As after a failover to a replica that never saw the scripts.
     let () = redis::cmd("SCRIPT").arg("FLUSH").query_async(&mut raw).await.unwrap();
     pair(&store, "after").await;
     let resolved = store.resolve("after", Resolution::NotSent, Duration::ZERO, SystemTime::now()).await.unwrap();
     assert!(matches!(resolved, Resolved::Refused(_)), "a final record is refused: {resolved:?}");
+    let DedupeClaim::Claimed(token) = store.claim("evt-after").await.unwrap() else { panic!("not claimed") };
+    assert!(store.release("evt-after", &token).await.unwrap());
     let calls = command_calls(&mut raw).await;
     // Each script answered NOSCRIPT once, was loaded, and ran again.
-    assert_eq!(calls.get("script|load"), Some(&6), "{calls:?}");
-    assert_eq!(calls.get("evalsha"), Some(&(10 + 2 * 3)), "{calls:?}");
+    assert_eq!(calls.get("script|load"), Some(&(5 + 5)), "{calls:?}");
+    assert_eq!(calls.get("evalsha"), Some(&(10 + 2 * 5)), "{calls:?}");
     assert!(store.get("after").await.unwrap().is_some());
+}
+
+/// A dedupe key is one string key under the prefix: a done sighting's epoch milliseconds, or a
+/// claim's `c:<token>` with the lease as its expiry; each script call touches that one key.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn redis_dedupe_keys_are_one_string_each_a_claim_told_by_its_prefix() {
+    let server = RedisServer::start();
+    let mut raw = redis::Client::open(server.url.as_str()).unwrap().get_multiplexed_async_connection().await.unwrap();
+    let store = RedisStore::builder(&server.url).prefix("app:").connect().await.unwrap();
+    let DedupeClaim::Claimed(token) =
+        store.claim_at("with {tag}", SystemTime::now(), Duration::from_secs(30)).await.unwrap()
+    else {
+        panic!("not claimed")
+    };
+    let value: String = redis::cmd("GET").arg("app:dedupe:with {tag}").query_async(&mut raw).await.unwrap();
+    assert_eq!(value, format!("c:{}", token.as_str()));
+    let ttl: i64 = redis::cmd("PTTL").arg("app:dedupe:with {tag}").query_async(&mut raw).await.unwrap();
+    assert!(ttl > 25_000 && ttl <= 30_000, "the lease is the key's expiry: {ttl} ms");
+    store.commit_at("with {tag}", SystemTime::now(), Duration::from_secs(3600)).await.unwrap();
+    let value: String = redis::cmd("GET").arg("app:dedupe:with {tag}").query_async(&mut raw).await.unwrap();
+    assert!(value.parse::<u64>().is_ok(), "a done key holds its sighting's epoch ms, as before: {value}");
+    assert!(!store.release("with {tag}", &token).await.unwrap(), "a done key is never released");
+    // A sighting as an older release wrote it (any value but a claim's) is done.
+    let () = redis::cmd("SET").arg("app:dedupe:old").arg("1700000000000").query_async(&mut raw).await.unwrap();
+    assert_eq!(store.claim("old").await.unwrap(), DedupeClaim::Done);
+    assert_eq!(keys(&mut raw).await, ["app:dedupe:old", "app:dedupe:with {tag}"]);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

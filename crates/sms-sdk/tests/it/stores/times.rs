@@ -4,7 +4,9 @@
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use proptest::prelude::*;
-use sms_sdk::store::{Filter, FinalRecord, Fingerprint, MemoryStore, Page, Reservation, Resolution, Store, StoreError};
+use sms_sdk::store::{
+    DedupeClaim, Filter, FinalRecord, Fingerprint, MemoryStore, Page, Reservation, Resolution, Store, StoreError,
+};
 use sms_sdk::testing::store_contract::{sample_error, sample_receipt};
 
 use super::uuid_suffix;
@@ -67,8 +69,15 @@ async fn every_operation(store: &dyn Store, clocks: Clocks) -> Result<(), StoreE
     let sent = Resolution::Sent { provider: "memory".into(), provider_id: "p".into(), ttl, endpoint: None };
     store.resolve(&key, sent, stale_after, resolved).await?;
     store.resolve(&key, Resolution::NotSent, stale_after, resolved).await?;
-    store.first_seen(&key, seen, retention).await?;
-    store.first_seen(&key, seen, retention).await?;
+    store.first_seen_at(&key, seen, retention).await?;
+    store.first_seen_at(&key, seen, retention).await?;
+    let claimed = format!("{key}:claimed");
+    if let DedupeClaim::Claimed(token) = store.claim_at(&claimed, seen, retention).await? {
+        store.release(&claimed, &token).await?;
+    }
+    store.claim_at(&claimed, listed, ttl).await?;
+    store.commit_at(&claimed, resolved, retention).await?;
+    store.claim_at(&claimed, seen, stale_after).await?;
     let page = Page::prefixed(key.clone());
     store.list(Filter::Unresolved { stale_after }, listed, page.clone()).await?;
     store.list(Filter::All, listed, page).await?;

@@ -13,6 +13,8 @@ mod random;
 mod server;
 #[cfg(feature = "telnyx")]
 mod telnyx;
+#[cfg(all(feature = "tower", feature = "twilio", feature = "sqlite"))]
+mod tower_dedupe;
 #[cfg(all(feature = "tower", feature = "twilio", feature = "telnyx", feature = "plivo", feature = "vonage"))]
 mod tower_layer;
 #[cfg(feature = "twilio")]
