@@ -29,10 +29,10 @@ use std::sync::Arc;
 use serde::Serialize;
 
 use crate::encoding::Encoding;
-use crate::{BoxError, BoxFuture};
 use crate::error::Attempt;
 use crate::message::Message;
 use crate::outcome::Category;
+use crate::{BoxError, BoxFuture};
 
 /// A `before_send` policy (see [`ClientBuilder::before_send`](crate::ClientBuilder::before_send)):
 /// any async closure `Fn(BeforeSendContext) -> impl Future<Output = Result<PolicyDecision, E>>`,

@@ -7,11 +7,11 @@ use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::BoxError;
 use crate::adapter::{Adapter, AnyAdapter, DynAdapter};
 use crate::client::single_flight::Flights;
 use crate::correlation::CorrelationSecret;
 use crate::error::Error;
-use crate::BoxError;
 use crate::hooks::{AcceptedEvent, AttemptEvent, BeforeSend, BeforeSendContext, FailureEvent, Hooks, PolicyDecision};
 use crate::rate::{RateLimit, SharedRateLimiter};
 use crate::retry::RetryPolicy;

@@ -28,10 +28,10 @@
 //! module's extractor (feature `axum`) read, verify and answer for you; deduplicate
 //! on [`SmsEvent::dedupe_key`] (see [`DedupeStore`](crate::store::DedupeStore)), since providers redeliver.
 
+mod any;
 #[cfg(feature = "axum")]
 #[cfg_attr(docsrs, doc(cfg(feature = "axum")))]
 pub mod axum;
-mod any;
 pub mod event;
 mod masked;
 mod observe;

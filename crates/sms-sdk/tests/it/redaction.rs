@@ -78,7 +78,15 @@ fn a_masked_event_holds_no_number_text_or_payload() {
     let account = ("AccountSid", "ACfedcba9876543210fedcba9876543210");
     let (from, to) = (("From", "+14155550123"), ("To", "+447700900123"));
     let requests = [
-        vec![sid, account, from, to, ("Body", "secret words here"), ("NumMedia", "1"), ("MediaUrl0", "https://m.example/p.jpg")],
+        vec![
+            sid,
+            account,
+            from,
+            to,
+            ("Body", "secret words here"),
+            ("NumMedia", "1"),
+            ("MediaUrl0", "https://m.example/p.jpg"),
+        ],
         vec![sid, account, from, to, ("Body", "STOP")],
         vec![sid, account, from, to, ("MessageStatus", "undelivered"), ("ErrorCode", "30003")],
     ];

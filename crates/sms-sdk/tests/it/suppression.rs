@@ -157,11 +157,7 @@ async fn suppression_override_sends_once_and_is_logged_masked() {
     let list = MemorySuppressionStore::new();
     opted_out(&list, Scope::Account).await;
     let memory = MemoryAdapter::new();
-    let client = Client::builder()
-        .adapter(memory.clone())
-        .policy(SuppressionPolicy::new(list))
-        .build()
-        .unwrap();
+    let client = Client::builder().adapter(memory.clone()).policy(SuppressionPolicy::new(list)).build().unwrap();
     let confirmation = Message::new(TO, "You are unsubscribed.");
     client.send_with(&confirmation, SendOptions::default().policy_override("STOP confirmation")).await.unwrap();
     assert_eq!(memory.sent().len(), 1);
@@ -197,11 +193,7 @@ impl SuppressionStore for Unreachable {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn suppression_store_failure_stops_the_send() {
     let memory = MemoryAdapter::new();
-    let client = Client::builder()
-        .adapter(memory.clone())
-        .policy(SuppressionPolicy::new(Unreachable))
-        .build()
-        .unwrap();
+    let client = Client::builder().adapter(memory.clone()).policy(SuppressionPolicy::new(Unreachable)).build().unwrap();
     let err = client.send(&Message::new(TO, "hi")).await.unwrap_err();
     assert_eq!(err.kind(), ErrorKind::BeforeSend);
     assert!(err.is_retry_safe());

@@ -4,8 +4,8 @@ use base64::Engine as _;
 use proptest::prelude::*;
 use sms_sdk::provider::plivo::{PlivoWebhook, signature_v2};
 use sms_sdk::testing::webhooks::{SignedRequest, form_body, signed_plivo_request, signed_plivo_v3_request};
-use sms_sdk::webhook::event::KeywordSource;
 use sms_sdk::webhook::EventKind;
+use sms_sdk::webhook::event::KeywordSource;
 
 use super::ThroughAny as _;
 use super::{assert_ambiguous, assert_payload_error, padded, reason, status};

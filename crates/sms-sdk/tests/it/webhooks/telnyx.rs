@@ -8,8 +8,8 @@ use serde_json::json;
 use sms_sdk::provider::telnyx::__private::verify_signature;
 use sms_sdk::provider::telnyx::TelnyxWebhook;
 use sms_sdk::testing::webhooks::{SignedRequest, TelnyxKeyPair, signed_telnyx_request};
-use sms_sdk::webhook::event::KeywordSource;
 use sms_sdk::webhook::EventKind;
+use sms_sdk::webhook::event::KeywordSource;
 
 use super::ThroughAny as _;
 use super::{assert_payload_error, reason, status};

@@ -7,8 +7,8 @@ use proptest::prelude::*;
 use serde_json::json;
 use sms_sdk::provider::vonage::{VonageWebhook, sign_jwt};
 use sms_sdk::testing::webhooks::{SignedRequest, signed_vonage_request};
-use sms_sdk::webhook::event::KeywordSource;
 use sms_sdk::webhook::EventKind;
+use sms_sdk::webhook::event::KeywordSource;
 
 use super::ThroughAny as _;
 use super::{assert_payload_error, reason, sha256_hex, status};
