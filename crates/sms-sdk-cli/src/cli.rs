@@ -12,6 +12,7 @@ use crate::generate::{CompletionsArgs, ManArgs};
 use crate::idempotency::{ListArgs, ResolveArgs, ShowArgs};
 use crate::reconcile::ReconcileArgs;
 use crate::send::{MessageArgs, ValidateArgs};
+use crate::serve::ServeArgs;
 use crate::style::{Streams, Style};
 use crate::suppression::SuppressionCommand;
 use crate::webhook::VerifyArgs;
@@ -51,6 +52,9 @@ enum Command {
     Suppression(SuppressionCommand),
     /// Send one message per row of a CSV file, resumably, within a rate.
     Batch(BatchArgs),
+    /// Receive the providers' webhooks: verify, deduplicate, settle unknown sends, feed STOP/START
+    /// to the suppression list, and hand each event on (stdout or a signed POST).
+    Serve(ServeArgs),
     /// Print the shell completion script for bash, zsh, fish, powershell or elvish.
     Completions(CompletionsArgs),
     /// Print the manual page (roff), or write one page per command to a directory.
@@ -118,6 +122,7 @@ pub(crate) async fn dispatch(cli: Cli, env: &Env, out: &mut dyn Write, err: &mut
         Command::Webhook(WebhookCommand::Verify(args)) => crate::webhook::verify(&args, env, out, err),
         Command::Suppression(command) => crate::suppression::run(command, env, out, err).await,
         Command::Batch(args) => crate::batch::run(args, env, out, err).await,
+        Command::Serve(args) => crate::serve::run(args, env, out, err).await,
         Command::Completions(args) => crate::generate::completions(&args, command(ColorChoice::Never), out),
         Command::Man(args) => crate::generate::man(&args, command(ColorChoice::Never), out, err),
     }

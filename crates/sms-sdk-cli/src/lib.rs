@@ -23,6 +23,7 @@ mod reconcile;
 mod report;
 mod send;
 mod sending;
+mod serve;
 mod shell;
 mod spinner;
 mod store;

@@ -1,0 +1,325 @@
+//! `sms-sdk serve`: the webhook receiver that closes the loop for command users. It verifies
+//! each provider's webhooks, deduplicates them through the store, settles unknown sends from
+//! their status callbacks, feeds STOP/START to the suppression list, and hands each event on
+//! (JSON lines on stdout, or a Standard Webhooks POST to the application). A provider gets 2xx
+//! only once all of that is done; otherwise 503, and the event's key stays free for its
+//! redelivery.
+
+mod forward;
+mod pipeline;
+mod routes;
+
+use std::io::Write;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use clap::{Args, ValueHint};
+use sms_sdk::redact::redact_url;
+use sms_sdk::store::Stores;
+use sms_sdk::webhook::WebhookVerifier;
+use sms_sdk::{PlivoWebhook, TelnyxWebhook, TwilioWebhook, VonageWebhook};
+use tokio::sync::mpsc;
+
+use self::forward::{ForwardSecret, Forwarder};
+use self::pipeline::{Outputs, Pipeline, StdoutLine};
+use self::routes::{App, Verifiers};
+use crate::flags::Provider;
+use crate::store::StoreFlag;
+use crate::{EXIT_CONFIGURATION, EXIT_OK, Env};
+
+pub(crate) use self::forward::SECRET_VARIABLE as FORWARD_SECRET_VARIABLE;
+
+/// The variable whose secret lets `send` and `batch` attach correlation references.
+pub(crate) const CORRELATION_SECRET_VARIABLE: &str = "SMS_SDK_CORRELATION_SECRET";
+/// How long, after SIGTERM or Ctrl-C, the requests in flight get to finish.
+const DRAIN: Duration = Duration::from_secs(25);
+/// How many stdout lines (and log lines) wait for the writer at most.
+const LINE_BUFFER: usize = 1024;
+
+/// `serve` flags.
+#[derive(Debug, Args)]
+pub(crate) struct ServeArgs {
+    /// The address to listen on (any address: this is a production server; port 0 picks one).
+    #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:8080")]
+    pub(crate) listen: String,
+    /// The public URL the providers call, up to the path prefix (`https://hooks.example.com`):
+    /// a webhook's signed URL is this plus the request's path and query. Default: the URL as
+    /// received (`http://`, the Host header, the path and query).
+    #[arg(long, value_name = "URL", value_hint = ValueHint::Url, value_parser = crate::flags::http_url)]
+    pub(crate) public_url: Option<String>,
+    /// Rebuild the signed URL from `X-Forwarded-Proto`/`X-Forwarded-Host` or `Forwarded` (only
+    /// behind a proxy you control, which sets them: clients can send them too).
+    #[arg(long)]
+    pub(crate) trust_forwarded: bool,
+    /// POST each event to URL as JSON, signed per the Standard Webhooks specification with
+    /// `SMS_SDK_FORWARD_SECRET` (`whsec_…`); the provider gets 2xx once URL answered 2xx.
+    #[arg(long, value_name = "URL", value_hint = ValueHint::Url, value_parser = crate::flags::http_url)]
+    pub(crate) forward: Option<String>,
+    /// Also write each event to stdout as a JSON line with --forward (without --forward, stdout is
+    /// where events go).
+    #[arg(long)]
+    pub(crate) stdout: bool,
+    /// The most webhooks handled at once; past it, 503 (the provider retries).
+    #[arg(long, value_name = "N", default_value_t = 256, value_parser = clap::value_parser!(u32).range(1..=65_536))]
+    pub(crate) max_concurrency: u32,
+    /// Do not log one line per request on stderr.
+    #[arg(long, short)]
+    pub(crate) quiet: bool,
+    #[command(flatten)]
+    pub(crate) store: StoreFlag,
+}
+
+/// Each provider's verifier whose secret is set, with the variable it read; an error names an
+/// unusable secret's variable (never its value).
+fn verifiers(env: &Env) -> Result<Verifiers, String> {
+    let mut verifiers = Verifiers::default();
+    for provider in Provider::ALL {
+        let name = crate::webhook::secret_variable(provider);
+        let Some(secret) = env.get(name).filter(|s| !s.is_empty()).map(str::to_owned) else { continue };
+        let unusable = |e: sms_sdk::Error| format!("{name}: {e}");
+        let verifier: Arc<dyn WebhookVerifier> = match provider {
+            Provider::Twilio => Arc::new(TwilioWebhook::new(secret).map_err(unusable)?),
+            Provider::Telnyx => Arc::new(TelnyxWebhook::new(&secret).map_err(unusable)?),
+            Provider::Plivo => Arc::new(PlivoWebhook::new(secret).map_err(unusable)?),
+            Provider::Vonage => Arc::new(VonageWebhook::new(secret).map_err(unusable)?),
+        };
+        verifiers.insert(provider, verifier);
+    }
+    Ok(verifiers)
+}
+
+/// `sms-sdk serve`: runs until SIGTERM or Ctrl-C, then finishes the requests in flight (within
+/// 25 s) and exits 0.
+pub(crate) async fn run(args: ServeArgs, env: &Env, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
+    let stop = async {
+        shutdown_signal().await;
+    };
+    serve(args, env, out, err, stop).await
+}
+
+/// Waits for SIGTERM (on Unix) or Ctrl-C.
+async fn shutdown_signal() {
+    #[cfg(unix)]
+    {
+        let terminate = async {
+            match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+                Ok(mut signal) => {
+                    signal.recv().await;
+                }
+                Err(_) => std::future::pending().await,
+            }
+        };
+        tokio::select! {
+            _ = tokio::signal::ctrl_c() => {}
+            () = terminate => {}
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = tokio::signal::ctrl_c().await;
+    }
+}
+
+/// A configuration problem: said on `err`, exit 7.
+fn refuse(err: &mut dyn Write, message: &str) -> u8 {
+    let _ = writeln!(err, "error: {message}");
+    EXIT_CONFIGURATION
+}
+
+/// What the environment configures: the verifiers, the forward target, and whether the
+/// correlation secret is set.
+struct Configured {
+    verifiers: Verifiers,
+    forward: Option<Forwarder>,
+    settles: bool,
+}
+
+/// Reads and checks the secrets `serve` needs, refusing on `err` (exit 7) what is missing or
+/// unusable.
+fn configure(args: &ServeArgs, env: &Env, err: &mut dyn Write) -> Result<Configured, u8> {
+    let verifiers = match verifiers(env) {
+        Ok(verifiers) if verifiers.is_empty() => {
+            let names: Vec<&str> = Provider::ALL.into_iter().map(crate::webhook::secret_variable).collect();
+            return Err(refuse(err, &format!("no webhook secret is set: set at least one of {}", names.join(", "))));
+        }
+        Ok(verifiers) => verifiers,
+        Err(message) => return Err(refuse(err, &message)),
+    };
+    let forward = match &args.forward {
+        None => None,
+        Some(url) => {
+            let Some(secret) = env.get(FORWARD_SECRET_VARIABLE).filter(|s| !s.is_empty()) else {
+                return Err(refuse(err, &format!("--forward needs {FORWARD_SECRET_VARIABLE} (whsec_ and base64)")));
+            };
+            match ForwardSecret::parse(secret).and_then(|secret| Forwarder::new(url, secret)) {
+                Ok(forwarder) => Some(forwarder),
+                Err(message) => return Err(refuse(err, &message)),
+            }
+        }
+    };
+    let settles = match env.get(CORRELATION_SECRET_VARIABLE).filter(|s| !s.is_empty()) {
+        None => false,
+        Some(secret) => match sms_sdk::correlation::CorrelationSecret::new(secret.to_owned()) {
+            Ok(_) => true,
+            Err(e) => return Err(refuse(err, &format!("{CORRELATION_SECRET_VARIABLE}: {e}"))),
+        },
+    };
+    Ok(Configured { verifiers, forward, settles })
+}
+
+/// Runs the receiver until `stop` completes.
+pub(crate) async fn serve(
+    args: ServeArgs,
+    env: &Env,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+    stop: impl std::future::Future<Output = ()> + Send + 'static,
+) -> u8 {
+    let Configured { verifiers, forward, settles } = match configure(&args, env, err) {
+        Ok(configured) => configured,
+        Err(code) => return code,
+    };
+    let Ok(url) = args.store.url(env, err) else { return EXIT_CONFIGURATION };
+    let stores = match Stores::open(&url).await {
+        Ok(stores) => stores,
+        Err(error) => return refuse(err, &format!("store: {error}")),
+    };
+    let listener = match tokio::net::TcpListener::bind(&args.listen).await {
+        Ok(listener) => listener,
+        Err(error) => return refuse(err, &format!("cannot listen on {}: {error}", args.listen)),
+    };
+    let address = listener.local_addr().unwrap_or_else(|_| SocketAddr::from(([127, 0, 0, 1], 0)));
+
+    let (lines, written) = mpsc::channel::<StdoutLine>(LINE_BUFFER);
+    let (log, logged) = mpsc::channel::<String>(LINE_BUFFER);
+    let to_stdout = args.forward.is_none() || args.stdout;
+    let outputs = Outputs { stdout: to_stdout.then_some(lines), forward: forward.clone() };
+    let app = App::new(
+        verifiers.clone(),
+        Pipeline::new(&stores, outputs),
+        Arc::clone(&stores.records),
+        routes::Signing { public_url: args.public_url.clone(), trust_forwarded: args.trust_forwarded },
+        usize::try_from(args.max_concurrency).unwrap_or(256),
+        (!args.quiet).then_some(log),
+    );
+    banner(err, address, &verifiers, &args, &url, settles, to_stdout);
+
+    run_until(listener, app, stop, Channels { written, logged }, out, err).await
+}
+
+/// The receivers of the lines the requests write: stdout's, flushed on demand, and the log's.
+struct Channels {
+    written: mpsc::Receiver<StdoutLine>,
+    logged: mpsc::Receiver<String>,
+}
+
+/// Serves `app` on `listener`, writing the requests' lines to `out` and `err`, until `stop`
+/// completes and the requests in flight end (at most [`DRAIN`] later).
+async fn run_until(
+    listener: tokio::net::TcpListener,
+    app: App,
+    stop: impl std::future::Future<Output = ()> + Send + 'static,
+    channels: Channels,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> u8 {
+    let Channels { mut written, mut logged } = channels;
+    let (stopping, stopped) = tokio::sync::oneshot::channel::<()>();
+    let server = sms_sdk::webhook::axum::serve(listener, routes::router(app))
+        .header_read_timeout(routes::READ_TIMEOUT)
+        .body_read_timeout(routes::READ_TIMEOUT)
+        .with_graceful_shutdown(async {
+            let _ = stopped.await;
+        });
+    let mut server = tokio::spawn(std::future::IntoFuture::into_future(server));
+    let mut stop = std::pin::pin!(stop);
+    let mut stop_sent = Some(stopping);
+    let mut drain_until: Option<tokio::time::Instant> = None;
+    loop {
+        let drain = async {
+            match drain_until {
+                Some(until) => tokio::time::sleep_until(until).await,
+                None => std::future::pending().await,
+            }
+        };
+        tokio::select! {
+            Some((line, flushed)) = written.recv() => {
+                let ok = out.write_all(&line).and_then(|()| out.flush()).is_ok();
+                let _ = flushed.send(ok);
+            }
+            Some(line) = logged.recv() => {
+                let _ = writeln!(err, "{line}");
+            }
+            () = &mut stop, if stop_sent.is_some() => {
+                let _ = writeln!(err, "stopping: finishing the requests in flight (at most {} s)", DRAIN.as_secs());
+                if let Some(stopping) = stop_sent.take() {
+                    let _ = stopping.send(());
+                }
+                drain_until = Some(tokio::time::Instant::now() + DRAIN);
+            }
+            _ = &mut server => break,
+            () = drain => {
+                let _ = writeln!(err, "stopping: requests still in flight after {} s were cut off", DRAIN.as_secs());
+                server.abort();
+                break;
+            }
+        }
+    }
+    // Lines the last requests left.
+    while let Ok((line, flushed)) = written.try_recv() {
+        let _ = flushed.send(out.write_all(&line).and_then(|()| out.flush()).is_ok());
+    }
+    while let Ok(line) = logged.try_recv() {
+        let _ = writeln!(err, "{line}");
+    }
+    let _ = writeln!(err, "stopped");
+    EXIT_OK
+}
+
+/// The start banner on `err`: where it listens, the routes mounted, the signed URL, the store,
+/// whether it can settle, and where events go.
+fn banner(
+    err: &mut dyn Write,
+    address: SocketAddr,
+    verifiers: &Verifiers,
+    args: &ServeArgs,
+    store: &str,
+    settles: bool,
+    to_stdout: bool,
+) {
+    let _ = writeln!(err, "sms-sdk serve: listening on http://{address}");
+    for provider in Provider::ALL {
+        let variable = crate::webhook::secret_variable(provider);
+        if verifiers.get(provider).is_some() {
+            let _ = writeln!(err, "  POST /webhooks/{} ({variable} set)", provider.as_str());
+        } else {
+            let _ = writeln!(err, "  (no route for {}: {variable} is not set)", provider.as_str());
+        }
+    }
+    let _ = writeln!(err, "  GET /healthz, /readyz, /metrics");
+    let signed = match (&args.public_url, args.trust_forwarded) {
+        (Some(url), _) => format!("{} + the request's path and query", redact_url(url.trim_end_matches('/'))),
+        (None, true) => "X-Forwarded-Proto/Host or Forwarded (trusted), else the Host header, + path and query".into(),
+        (None, false) => "http:// + the Host header + path and query (behind a proxy, give --public-url)".into(),
+    };
+    let _ = writeln!(err, "signed URL: {signed}");
+    let _ = writeln!(err, "store: {}", redact_url(store));
+    let _ = if settles {
+        writeln!(err, "settlement: on ({CORRELATION_SECRET_VARIABLE} is set; sends with it carry references)")
+    } else {
+        writeln!(
+            err,
+            "settlement: only sends that carried a reference ({CORRELATION_SECRET_VARIABLE} is not set here: set it for \
+             send and batch, with a status callback URL)"
+        )
+    };
+    let mut outputs = Vec::new();
+    if to_stdout {
+        outputs.push("stdout (JSON lines)".to_owned());
+    }
+    if let Some(url) = &args.forward {
+        outputs.push(format!("{} (Standard Webhooks, {FORWARD_SECRET_VARIABLE})", redact_url(url)));
+    }
+    let _ = writeln!(err, "events to: {}", outputs.join(" and "));
+}
