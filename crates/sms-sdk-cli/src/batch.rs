@@ -73,6 +73,11 @@ pub(crate) struct BatchArgs {
     /// Fail over to the next provider after an eligible rejection.
     #[arg(long)]
     fallback: bool,
+    /// Every message's status callback URL (default: `SMS_SDK_STATUS_CALLBACK_URL`); with
+    /// `SMS_SDK_CORRELATION_SECRET`, the callbacks carry the reference `sms-sdk serve` settles
+    /// unknown outcomes from.
+    #[arg(long, value_name = "URL", value_hint = clap::ValueHint::Url)]
+    webhook_url: Option<String>,
     /// At most this many messages per second, over all workers.
     #[arg(long, value_name = "N")]
     rate: Option<u32>,
@@ -103,7 +108,7 @@ pub(crate) struct BatchArgs {
 }
 
 impl BatchArgs {
-    fn columns(&self) -> Columns<'_> {
+    fn columns<'a>(&'a self, webhook_url: Option<&'a str>) -> Columns<'a> {
         Columns {
             to: &self.to_column,
             body_column: self.body_column.as_deref(),
@@ -111,6 +116,7 @@ impl BatchArgs {
             key_column: self.key_column.as_deref(),
             key_prefix: self.key_prefix.as_deref(),
             from: self.from.as_deref(),
+            webhook_url,
         }
     }
 }
@@ -131,7 +137,8 @@ pub(crate) async fn run(args: BatchArgs, env: &Env, out: &mut dyn Write, err: &m
 
 async fn go(args: &BatchArgs, env: &Env, out: &mut dyn Write, err: &mut dyn Write) -> Result<u8, Stop> {
     let usage = |message: String| Stop(EXIT_USAGE, message);
-    let rows = Rows::new(&args.csv, args.columns()).map_err(usage)?;
+    let callback = crate::sending::status_callback(args.webhook_url.as_deref(), env);
+    let rows = Rows::new(&args.csv, args.columns(callback.as_deref())).map_err(usage)?;
     let total = rows::count(&args.csv).map_err(usage)?;
     let adapters = crate::config::configured_adapters(&args.providers, env).map_err(|(code, text)| Stop(code, text))?;
     if let Some(adapters) = &adapters {
@@ -156,7 +163,7 @@ async fn go(args: &BatchArgs, env: &Env, out: &mut dyn Write, err: &mut dyn Writ
     }
     let (stop, abandon) = (CancellationToken::new(), CancellationToken::new());
     let options = options(args).await?.stop(stop.clone()).abandon(abandon.clone());
-    let (client, emulator) = client(args, adapters, &stores, spinners, err).await?;
+    let (client, emulator) = client(args, env, adapters, &stores, spinners, err).await?;
 
     let (signals, mut notices) = tokio::sync::mpsc::unbounded_channel();
     let watcher = tokio::spawn(interrupts(stop.clone(), abandon.clone(), signals));
@@ -292,6 +299,7 @@ impl Tally {
 /// configured, the embedded emulator it sends to, which lives as long as the batch.
 async fn client(
     args: &BatchArgs,
+    env: &Env,
     adapters: Option<Vec<AnyAdapter>>,
     stores: &Stores,
     spinners: Spinners,
@@ -311,7 +319,8 @@ async fn client(
         (vec![adapter], Some(emulator))
     };
     let policy = policy(stores, &adapters);
-    let mut builder = guarded(Client::builder().adapters(adapters), stores, &policy, true);
+    let correlation = crate::sending::correlation(env).map_err(configuration)?;
+    let mut builder = guarded(Client::builder().adapters(adapters), stores, &policy, true, correlation.as_ref());
     builder = builder.max_in_flight(Some(usize::from(args.concurrency).max(100)));
     if args.fallback {
         builder = builder.failover(Failover::OnEligibleRejection);

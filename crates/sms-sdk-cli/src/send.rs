@@ -5,6 +5,7 @@ use std::io::Write;
 use std::time::Duration;
 
 use clap::{Args, ValueHint};
+use sms_sdk::correlation::CorrelationSecret;
 use sms_sdk::message::format_timestamp;
 use sms_sdk::redact::mask_phone_number;
 use sms_sdk::store::Stores;
@@ -114,32 +115,40 @@ impl MessageArgs {
     }
 
     /// The send of `message` through `stores` these flags describe, reported as `how`.
-    fn sending<'a>(&'a self, message: &'a Message, stores: &'a Stores, how: Reporting<'a>) -> Sending<'a> {
+    fn sending<'a>(
+        &'a self,
+        message: &'a Message,
+        stores: &'a Stores,
+        how: Reporting<'a>,
+        correlation: Option<&'a CorrelationSecret>,
+    ) -> Sending<'a> {
         Sending {
             message,
             stores,
             timeout: self.timeout_ms.map(Duration::from_millis),
             policy_override: self.policy_override.as_deref(),
             how,
+            correlation,
         }
     }
 }
 
-/// The message the flags describe.
-fn message(args: &MessageFields) -> Result<Message, Error> {
+/// The message the flags describe (its status callback URL from `SMS_SDK_STATUS_CALLBACK_URL`
+/// when `--webhook-url` is not given).
+fn message(args: &MessageFields, env: &Env) -> Result<Message, Error> {
     let mut message = Message::new(&args.to, &args.body);
     message.from = args.from.as_deref().map(config::parse_sender);
     message.media_urls.clone_from(&args.media_urls);
     message.send_at = args.send_at.as_deref().map(Message::parse_send_at).transpose()?;
     message.validity_period_secs = args.validity_sec;
-    message.webhook_url.clone_from(&args.webhook_url);
+    message.webhook_url = crate::sending::status_callback(args.webhook_url.as_deref(), env);
     message.idempotency_key.clone_from(&args.idempotency_key);
     Ok(message)
 }
 
 /// `sms-sdk send`.
 pub(crate) async fn send(args: MessageArgs, env: &Env, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
-    let message = match message(&args.message) {
+    let message = match message(&args.message, env) {
         Ok(message) => message,
         Err(error) => return report_error(&error, args.reporting(0, false), out, err),
     };
@@ -156,6 +165,10 @@ pub(crate) async fn send(args: MessageArgs, env: &Env, out: &mut dyn Write, err:
         let _ = writeln!(err, "error: {text}");
         return code;
     }
+    let correlation = match crate::sending::correlation(env) {
+        Ok(correlation) => correlation,
+        Err(error) => return report_error(&error, args.reporting(0, false), out, err),
+    };
     let sends = if adapters.is_some() { Sends::Real } else { Sends::Emulated };
     let spinners = Spinners::new(env, args.output.json);
     let stores = match args.store.open_stores(env, sends, spinners).await {
@@ -163,10 +176,10 @@ pub(crate) async fn send(args: MessageArgs, env: &Env, out: &mut dyn Write, err:
         Err(error) => return report_error(&error, args.reporting(0, sends == Sends::Emulated), out, err),
     };
     let Some(adapters) = adapters else {
-        let sending = args.sending(&message, &stores, args.reporting(1, true));
+        let sending = args.sending(&message, &stores, args.reporting(1, true), correlation.as_ref());
         return crate::embedded::embedded_send(sending, spinners, out, err).await;
     };
-    let sending = args.sending(&message, &stores, args.reporting(adapters.len(), false));
+    let sending = args.sending(&message, &stores, args.reporting(adapters.len(), false), correlation.as_ref());
     let spinner = spinners.spinner("sending");
     let builder =
         if args.fallback { Client::builder().failover(Failover::OnEligibleRejection) } else { Client::builder() };
@@ -176,7 +189,7 @@ pub(crate) async fn send(args: MessageArgs, env: &Env, out: &mut dyn Write, err:
 /// `sms-sdk validate`.
 pub(crate) async fn validate(args: &ValidateArgs, env: &Env, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
     let how = Reporting { output: args.output, emulated: false, key: None, failover: None };
-    let message = match message(&args.message) {
+    let message = match message(&args.message, env) {
         Ok(message) => message,
         Err(error) => return report_error(&error, how, out, err),
     };

@@ -7,26 +7,57 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use sms_sdk::adapter::AnyAdapter;
+use sms_sdk::correlation::CorrelationSecret;
 use sms_sdk::message::format_timestamp;
 use sms_sdk::store::Stores;
 use sms_sdk::store::suppression::SuppressionEntry;
 use sms_sdk::suppression::SuppressionPolicy;
 use sms_sdk::{ClientBuilder, Message, PhoneNumber, Receipt, SendOptions};
 
-use crate::EXIT_OK;
 use crate::report::{Reporting, report_error, report_receipt, watch_retries};
 use crate::spinner::Spinner;
+use crate::{EXIT_OK, Env};
+
+/// The variable naming the status callback URL of a send without `--webhook-url`.
+pub(crate) const STATUS_CALLBACK_VARIABLE: &str = "SMS_SDK_STATUS_CALLBACK_URL";
+
+/// The status callback URL of a send: `--webhook-url`, else `SMS_SDK_STATUS_CALLBACK_URL`.
+pub(crate) fn status_callback(flag: Option<&str>, env: &Env) -> Option<String> {
+    flag.or_else(|| env.get(STATUS_CALLBACK_VARIABLE).filter(|url| !url.is_empty())).map(str::to_owned)
+}
+
+/// The correlation secret of `env` (`SMS_SDK_CORRELATION_SECRET`, at least 32 bytes), when set:
+/// keyed sends with a status callback URL then carry a reference that `sms-sdk serve` (sharing
+/// the secret's store) settles an unknown outcome from.
+///
+/// # Errors
+/// `Configuration` when it is set but too short.
+pub(crate) fn correlation(env: &Env) -> Result<Option<CorrelationSecret>, sms_sdk::Error> {
+    match env.get(crate::serve::CORRELATION_SECRET_VARIABLE).filter(|secret| !secret.is_empty()) {
+        None => Ok(None),
+        Some(secret) => CorrelationSecret::new(secret.to_owned()).map(Some),
+    }
+}
 
 /// `builder` guarded by the store: its suppression list refuses an opted-out recipient before
-/// any request (`policy`), and its records (when the send is keyed) make a repeat replay.
+/// any request (`policy`), and its records (when the send is keyed) make a repeat replay and,
+/// with a `correlation` secret, remember each send's reference.
 pub(crate) fn guarded(
     builder: ClientBuilder,
     stores: &Stores,
     policy: &SuppressionPolicy,
     keyed: bool,
+    correlation: Option<&CorrelationSecret>,
 ) -> ClientBuilder {
     let builder = builder.policy(policy.clone());
-    if keyed { builder.idempotency(Arc::clone(&stores.records)) } else { builder }
+    if !keyed {
+        return builder;
+    }
+    let builder = builder.idempotency(Arc::clone(&stores.records));
+    match correlation {
+        Some(secret) => builder.correlation(secret.clone()),
+        None => builder,
+    }
 }
 
 /// The suppression policy of `stores` for sends through `adapters`: for a message without a
@@ -70,6 +101,8 @@ pub(crate) struct Sending<'a> {
     pub(crate) policy_override: Option<&'a str>,
     /// How the result is reported.
     pub(crate) how: Reporting<'a>,
+    /// The correlation secret (`SMS_SDK_CORRELATION_SECRET`), when set.
+    pub(crate) correlation: Option<&'a CorrelationSecret>,
 }
 
 /// Builds the client of `adapters` from `builder` (with the timeout, the spinner's retry note
@@ -83,13 +116,13 @@ pub(crate) async fn dispatch(
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> (u8, Option<Receipt>) {
-    let Sending { message, stores, timeout, policy_override, how } = sending;
+    let Sending { message, stores, timeout, policy_override, how, correlation } = sending;
     let policy = policy(stores, &adapters);
     let mut builder = watch_retries(builder.adapters(adapters), &spinner);
     if let Some(timeout) = timeout {
         builder = builder.timeout(timeout);
     }
-    let client = match guarded(builder, stores, &policy, how.key.is_some()).build() {
+    let client = match guarded(builder, stores, &policy, how.key.is_some(), correlation).build() {
         Ok(client) => client,
         Err(error) => return (report_error(&error, how, out, err), None),
     };

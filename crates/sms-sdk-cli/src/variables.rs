@@ -23,6 +23,10 @@ pub(crate) enum Group {
     DataDirectory,
     /// Each provider's webhook secret.
     WebhookSecrets,
+    /// The correlation secret and the default status callback URL of sends.
+    Correlation,
+    /// The secret `serve` signs forwarded events with.
+    Forward,
     /// `NO_COLOR`.
     NoColor,
 }
@@ -33,17 +37,24 @@ const PROVIDERS_READ: &[Group] = &[Group::Credentials, Group::BaseUrls];
 const STORE_READ: &[Group] = &[Group::Configured, Group::BaseUrls, Group::Store, Group::DataDirectory];
 /// What the commands that reach the providers with a store read (sends, and reconcile's lookups).
 const PROVIDERS_AND_STORE_READ: &[Group] = &[Group::Credentials, Group::BaseUrls, Group::Store, Group::DataDirectory];
+/// What sends read: the providers, the store, and the correlation secret and callback URL.
+const SENDS_READ: &[Group] =
+    &[Group::Credentials, Group::BaseUrls, Group::Store, Group::DataDirectory, Group::Correlation];
+/// What `serve` reads.
+const SERVE_READ: &[Group] =
+    &[Group::WebhookSecrets, Group::Store, Group::DataDirectory, Group::Correlation, Group::Forward];
 
 /// Each command (by its path of subcommand names; a command's subcommands read what it reads)
 /// and the variables it reads. `NO_COLOR` is read by every command that clap parses.
 const TABLE: &[(&[&str], &[Group])] = &[
-    (&["send"], PROVIDERS_AND_STORE_READ),
+    (&["send"], SENDS_READ),
     (&["validate"], PROVIDERS_AND_STORE_READ),
     (&["doctor"], PROVIDERS_READ),
     (&["idempotency"], STORE_READ),
     (&["idempotency", "reconcile"], PROVIDERS_AND_STORE_READ),
     (&["suppression"], STORE_READ),
-    (&["batch"], PROVIDERS_AND_STORE_READ),
+    (&["batch"], SENDS_READ),
+    (&["serve"], SERVE_READ),
     (&["webhook"], &[Group::WebhookSecrets]),
     (&["emulator"], &[Group::DataDirectory]),
 ];
@@ -70,6 +81,10 @@ pub(crate) fn names(group: Group) -> Vec<String> {
         Group::WebhookSecrets => {
             Provider::ALL.into_iter().map(|p| crate::webhook::secret_variable(p).to_owned()).collect()
         }
+        Group::Correlation => {
+            owned(&[crate::serve::CORRELATION_SECRET_VARIABLE, crate::sending::STATUS_CALLBACK_VARIABLE])
+        }
+        Group::Forward => owned(&[crate::serve::FORWARD_SECRET_VARIABLE]),
         Group::NoColor => owned(&["NO_COLOR"]),
     }
 }
@@ -89,6 +104,10 @@ fn about(group: Group) -> &'static str {
         Group::Store => "the store URL when --store is not given: memory, sqlite:PATH, postgres://…, redis://…",
         Group::DataDirectory => "Where the default store lives (the data directory; LOCALAPPDATA, APPDATA on Windows)",
         Group::WebhookSecrets => "Webhook secrets (Telnyx: its base64 Ed25519 public key)",
+        Group::Correlation => {
+            "Correlation references (a secret of 32+ bytes shared with `serve`) and the status callback URL of sends"
+        }
+        Group::Forward => "The secret forwarded events are signed with (whsec_ and base64, Standard Webhooks)",
         Group::NoColor => "any non-empty value turns colour off unless --color always",
     }
 }

@@ -24,6 +24,7 @@ pub(crate) struct Layout {
     body: Vec<Part>,
     key: Key,
     from: Option<String>,
+    webhook_url: Option<String>,
 }
 
 #[derive(Debug, Clone)]
@@ -41,6 +42,8 @@ pub(crate) struct Columns<'a> {
     pub(crate) key_column: Option<&'a str>,
     pub(crate) key_prefix: Option<&'a str>,
     pub(crate) from: Option<&'a str>,
+    /// Every message's status callback URL.
+    pub(crate) webhook_url: Option<&'a str>,
 }
 
 /// The rows of a CSV file, one at a time.
@@ -116,7 +119,13 @@ impl Rows {
                     .to_owned());
             }
         };
-        let layout = Layout { to: find(columns.to)?, body, key, from: columns.from.map(str::to_owned) };
+        let layout = Layout {
+            to: find(columns.to)?,
+            body,
+            key,
+            from: columns.from.map(str::to_owned),
+            webhook_url: columns.webhook_url.map(str::to_owned),
+        };
         Ok(Self { reader, record: csv::StringRecord::new(), layout, row: 0, path: display })
     }
 
@@ -160,6 +169,7 @@ impl Layout {
         };
         let mut message = Message::new(field(self.to).trim(), body).idempotency_key(key);
         message.from = self.from.as_deref().map(crate::config::parse_sender);
+        message.webhook_url.clone_from(&self.webhook_url);
         Ok(message)
     }
 }

@@ -180,7 +180,11 @@ pub(crate) async fn serve(
         Ok(configured) => configured,
         Err(code) => return code,
     };
-    let Ok(url) = args.store.url(env, err) else { return EXIT_CONFIGURATION };
+    // The store real sends use (never the embedded emulator's, whose sends post no webhooks here).
+    let url = match crate::paths::store_url(args.store.named.as_deref(), env, crate::paths::Sends::Real) {
+        Ok(url) => url,
+        Err(message) => return refuse(err, &format!("store: {message}")),
+    };
     let stores = match Stores::open(&url).await {
         Ok(stores) => stores,
         Err(error) => return refuse(err, &format!("store: {error}")),
