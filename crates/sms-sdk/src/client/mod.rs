@@ -70,7 +70,7 @@ pub struct SendOptions {
     pub stop: Option<CancellationToken>,
     /// An explicit override of the `before_send` policy for this message, with the reason (for
     /// example the one confirmation a regulator allows after STOP). The policy sees it in
-    /// [`BeforeSendContext::policy_override`]; the suppression policy then lets the message
+    /// [`BeforeSendContext::policy_override`](crate::hooks::BeforeSendContext::policy_override); the suppression policy then lets the message
     /// through to a suppressed recipient and logs it.
     pub policy_override: Option<String>,
 }

@@ -144,7 +144,8 @@ impl Feeder {
     }
 
     /// Applies the change `event` asks for (see [`change`](Self::change)), and logs it (masked).
-    /// Idempotent: call it before deduplicating the event (see the [module](super) docs).
+    /// Idempotent: call it where a failure can still refuse the webhook (see the
+    /// [module](super) docs).
     ///
     /// # Errors
     /// A [`StoreError`] when the list cannot be written: answer the webhook with an error so the

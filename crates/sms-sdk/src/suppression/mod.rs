@@ -9,11 +9,13 @@
 //! idempotent under replayed webhooks; [`SuppressionPolicy`] checks it before every send and
 //! refuses as a `compliance` rejection (`PolicyRejected`, retry-safe, never failed over).
 //!
-//! **Feed before you deduplicate.** In a webhook handler, call [`Feeder::feed`] before the
-//! dedupe store's claim (or with an observer, which the tower layer runs before its dedupe):
-//! feeding is idempotent, so a redelivered STOP applied twice changes nothing, while a STOP
-//! whose dedupe key was recorded before a failed feed would be lost. When `feed` fails, answer
-//! the webhook with an error (5xx) so the provider delivers it again.
+//! **Never mark a STOP handled before it was fed.** Call [`Feeder::feed`] where a failure can
+//! still refuse the webhook: in the handler behind the tower layer's dedupe
+//! (`VerifyLayer::dedupe`), answering 5xx when `feed` fails (the claim is freed, and the
+//! provider's redelivery is fed again), or before your own `first_seen` call. Feeding is
+//! idempotent, so a STOP fed twice changes nothing; a STOP whose dedupe key was recorded before a
+//! failed feed would be lost. An observer (`VerifyLayer::observer`) cannot refuse the request, so
+//! it is no place for the feeder when the list may be unavailable.
 //!
 //! ```
 //! use std::time::SystemTime;

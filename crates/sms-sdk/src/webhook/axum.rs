@@ -108,6 +108,10 @@ pub const DEFAULT_HEADER_READ_TIMEOUT: Duration = Duration::from_secs(30);
 ///
 /// Take the event out with a pattern (`Verified { event, .. }: Verified<V>`) or
 /// [`into_inner`](Self::into_inner), or read it through `Deref` (`verified.kind`).
+///
+/// The extractor does not deduplicate: for dedupe that frees the key when the handler fails, put
+/// [`VerifyLayer::dedupe`](super::tower::VerifyLayer::dedupe) on the route instead and take the
+/// event with `Extension<SmsEvent>` (see the [module](self) docs).
 #[derive(Debug)]
 pub struct Verified<V> {
     /// The verified event.
@@ -211,11 +215,18 @@ impl Serve {
     /// client still sending its headers or body is cut off when they run out.
     ///
     /// ```no_run
-    /// # async fn example(app: axum::Router, stopped: tokio::sync::oneshot::Receiver<()>) -> std::io::Result<()> {
+    /// # async fn example(app: axum::Router) -> std::io::Result<()> {
     /// let listener = tokio::net::TcpListener::bind("127.0.0.1:3000").await?;
     /// // Or `tokio::signal::ctrl_c()` (tokio's `signal` feature).
-    /// let stop = async { let _ = stopped.await; };
-    /// sms_sdk::webhook::axum::serve(listener, app).with_graceful_shutdown(stop).await?;
+    /// let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    /// let server = sms_sdk::webhook::axum::serve(listener, app).with_graceful_shutdown(async {
+    ///     let _ = stopped.await;
+    /// });
+    /// // `Serve` is `IntoFuture`: await it, or spawn it inside an `async` block.
+    /// let running = tokio::spawn(async move { server.await });
+    /// // … later:
+    /// let _ = stop.send(());
+    /// running.await.expect("the server task")?;
     /// # Ok(()) }
     /// ```
     pub fn with_graceful_shutdown<F>(mut self, signal: F) -> Self

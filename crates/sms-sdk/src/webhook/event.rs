@@ -122,7 +122,10 @@ pub enum KeywordSource {
 pub struct SmsEvent {
     /// The provider that sent it (`twilio`, …).
     pub provider: &'static str,
-    /// Identifies this event across redeliveries: store it under a unique constraint.
+    /// Identifies this event across redeliveries: store it under a unique constraint. Opaque
+    /// text of at most a few hundred bytes, made of the provider's name and its ids (the
+    /// message's id and the status for a status callback, `twilio:SM…:delivered`; the provider's
+    /// event or message id otherwise), never a number or a body.
     pub dedupe_key: String,
     /// When the provider says it happened.
     #[serde(with = "time::serde::rfc3339::option")]
