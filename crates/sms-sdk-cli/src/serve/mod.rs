@@ -180,7 +180,16 @@ pub(crate) async fn serve(
         Ok(configured) => configured,
         Err(code) => return code,
     };
-    let Ok(url) = args.store.url(env, err) else { return EXIT_CONFIGURATION };
+    // The banner says which store, first thing on stderr: what choosing it said waits until
+    // after the banner (its `store:` line is the banner's own), or goes out with its error.
+    let mut said = Vec::new();
+    let url = match args.store.url(env, &mut said) {
+        Ok(url) => url,
+        Err(code) => {
+            let _ = err.write_all(&said);
+            return code;
+        }
+    };
     let stores = match Stores::open(&url).await {
         Ok(stores) => stores,
         Err(error) => return refuse(err, &format!("store: {error}")),
@@ -204,6 +213,9 @@ pub(crate) async fn serve(
         (!args.quiet).then_some(log),
     );
     banner(err, address, &verifiers, &args, &url, settles, to_stdout);
+    for line in String::from_utf8_lossy(&said).lines().filter(|line| !line.starts_with("store: ")) {
+        let _ = writeln!(err, "{line}");
+    }
 
     run_until(listener, app, stop, Channels { written, logged }, out, err).await
 }
