@@ -929,7 +929,9 @@ fn serve_forwards_exactly_once() {
     let started = Instant::now();
     let answer = post(&failing);
     assert_eq!(answer.status, 503, "{answer:?}\n{}", serve.stderr());
-    assert!(started.elapsed() < Duration::from_secs(15), "the attempts took {:?}", started.elapsed());
+    let took = started.elapsed();
+    assert!(took < Duration::from_secs(15), "the attempts took {took:?}");
+    eprintln!("forward: the failing target was given up on after {took:?}");
     let id = format!("twilio:{second}:delivered");
     let attempts = target.received_for(&id);
     assert!(!attempts.is_empty() && attempts.iter().all(|(_, _, status)| *status == 500), "{}", attempts.len());
@@ -1107,9 +1109,20 @@ fn serve_config_forward_without_its_secret_exits_7() {
 }
 
 #[test]
+fn serve_config_unreachable_store_exits_7() {
+    let token = ("TWILIO_AUTH_TOKEN", credentials::TWILIO_AUTH_TOKEN);
+    let (code, err) = serve_refuses(Some("postgres://nobody:hunter2@127.0.0.1:1/none"), &[token], &[]);
+    assert_eq!(code, Some(7), "{err}");
+    assert!(err.contains("error: store") && !err.contains("hunter2"), "{err}");
+    assert!(!err.contains("listening on"), "{err}");
+}
+
+#[test]
 fn serve_config_health_metrics_and_bounds() {
     let serve = Serve::start(&sqlite_store("health"), &[("TWILIO_AUTH_TOKEN", credentials::TWILIO_AUTH_TOKEN)], &[]);
     let err = serve.stderr();
+    assert!(err.starts_with(PREFIX), "the address comes first: {err}");
+    assert_eq!(err.matches("store: sqlite:").count(), 1, "the store is named once: {err}");
     assert!(err.contains("POST /webhooks/twilio") && err.contains("no route for plivo"), "{err}");
     assert!(err.contains("settlement: only sends that carried a reference"), "{err}");
 
