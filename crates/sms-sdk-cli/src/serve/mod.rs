@@ -92,32 +92,45 @@ fn verifiers(env: &Env) -> Result<Verifiers, String> {
 /// `sms-sdk serve`: runs until SIGTERM or Ctrl-C, then finishes the requests in flight (within
 /// 25 s) and exits 0.
 pub(crate) async fn run(args: ServeArgs, env: &Env, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
-    let stop = async {
-        shutdown_signal().await;
-    };
+    // The handlers are installed now, before anything listens: a SIGTERM from the first moment
+    // on stops the server gracefully instead of killing it.
+    let stop = shutdown_signal();
     serve(args, env, out, err, stop).await
 }
 
-/// Waits for SIGTERM (on Unix) or Ctrl-C.
-async fn shutdown_signal() {
+/// Installs the SIGTERM (on Unix) and Ctrl-C handlers at once, and returns the future that
+/// completes on the first of them.
+fn shutdown_signal() -> impl std::future::Future<Output = ()> + Send + 'static {
     #[cfg(unix)]
-    {
-        let terminate = async {
-            match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-                Ok(mut signal) => {
+    let terminate = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
+    // `ctrl_c` registers its handler when first polled: poll it once now, through a task.
+    let (interrupted, interrupt) = tokio::sync::oneshot::channel::<()>();
+    tokio::spawn(async move {
+        if tokio::signal::ctrl_c().await.is_ok() {
+            let _ = interrupted.send(());
+        }
+    });
+    async move {
+        #[cfg(unix)]
+        let terminate = async move {
+            match terminate {
+                Some(mut signal) => {
                     signal.recv().await;
                 }
-                Err(_) => std::future::pending().await,
+                None => std::future::pending().await,
+            }
+        };
+        #[cfg(not(unix))]
+        let terminate = std::future::pending::<()>();
+        let interrupt = async move {
+            if interrupt.await.is_err() {
+                std::future::pending::<()>().await;
             }
         };
         tokio::select! {
-            _ = tokio::signal::ctrl_c() => {}
+            () = interrupt => {}
             () = terminate => {}
         }
-    }
-    #[cfg(not(unix))]
-    {
-        let _ = tokio::signal::ctrl_c().await;
     }
 }
 
@@ -208,7 +221,6 @@ pub(crate) async fn serve(
         (!args.quiet).then_some(log),
     );
     banner(err, address, &verifiers, &args, &url, settles, to_stdout);
-
     run_until(listener, app, stop, Channels { written, logged }, out, err).await
 }
 

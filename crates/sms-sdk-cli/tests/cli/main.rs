@@ -20,6 +20,7 @@ mod opt_outs;
 mod reconcile;
 mod redaction;
 mod safety;
+mod serve;
 mod suppression;
 mod telling;
 mod verify_emulator;
