@@ -125,9 +125,33 @@ fn tried(record: &Record) -> Vec<String> {
 /// A configured provider's lookup, by name.
 type NamedLookup<'a> = (&'static str, &'a dyn Lookup);
 
-/// Each provider's answer for each recipient a run lists: the window is the same for every key,
-/// so a provider is listed once per recipient, the first time a key needs it.
-type Listings = HashMap<(&'static str, String), LookupOutcome>;
+/// The fewest milliseconds between two lookups at one provider: at most 5 a second, well inside
+/// every provider's documented API rate limits, so a run over hundreds of keys after an outage
+/// is never throttled (500 keys take under two minutes).
+const LOOKUP_INTERVAL: Duration = Duration::from_millis(200);
+
+/// Each provider's answer for each recipient a run lists (the window is the same for every key,
+/// so a provider is listed once per recipient, the first time a key needs it), and when each
+/// provider was last asked, to pace the lookups.
+#[derive(Default)]
+struct Listings {
+    answers: HashMap<(&'static str, String), LookupOutcome>,
+    asked: HashMap<&'static str, tokio::time::Instant>,
+}
+
+impl Listings {
+    fn new() -> Self {
+        Self::default()
+    }
+
+    /// Waits until `provider` may be asked again ([`LOOKUP_INTERVAL`] after the last time).
+    async fn pace(&mut self, provider: &'static str) {
+        if let Some(last) = self.asked.get(provider) {
+            tokio::time::sleep_until(*last + LOOKUP_INTERVAL).await;
+        }
+        self.asked.insert(provider, tokio::time::Instant::now());
+    }
+}
 
 /// Whether `found` is the message of a key with `fingerprint`, sent to `to` inside the window.
 fn matches(
@@ -208,14 +232,16 @@ async fn examine(
     for (name, lookup) in candidates {
         let known = ids.iter().find(|(p, _)| p == name).map(|(_, id)| id);
         let outcome = if let Some(id) = known {
+            listings.pace(name).await;
             lookup.fetch(id, LOOKUP_TIMEOUT).await
         } else if let Some(to) = to {
             let listing = (*name, to.to_owned());
-            if let Some(listed) = listings.get(&listing) {
+            if let Some(listed) = listings.answers.get(&listing) {
                 listed.clone()
             } else {
+                listings.pace(name).await;
                 let listed = lookup.list_to(to, window.0, LOOKUP_TIMEOUT).await;
-                listings.insert(listing, listed.clone());
+                listings.answers.insert(listing, listed.clone());
                 listed
             }
         } else {
@@ -480,6 +506,17 @@ mod tests {
     use sms_sdk::store::ReservationId;
 
     use super::*;
+
+    #[tokio::test(start_paused = true)]
+    async fn lookups_at_one_provider_are_paced() {
+        let mut listings = Listings::new();
+        let start = tokio::time::Instant::now();
+        listings.pace("twilio").await;
+        listings.pace("telnyx").await;
+        assert_eq!(start.elapsed(), Duration::ZERO, "the first lookup at each provider waits for nothing");
+        listings.pace("twilio").await;
+        assert!(start.elapsed() >= LOOKUP_INTERVAL, "{:?}", start.elapsed());
+    }
 
     type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
