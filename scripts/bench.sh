@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Measures sms-sdk against what the machine allows and rewrites BENCHMARKS.md.
-# Usage: scripts/bench.sh [--quick]
+# Usage: scripts/bench.sh [--quick] [serve]
 #
 # One run of this script measures everything against the same local responder, in release builds:
 #   - criterion micro benchmarks (crates/sms-sdk/benches/micro.rs): webhook verification per
@@ -11,15 +11,23 @@
 #     sequential, one tokio thread), with the memory, SQLite, PostgreSQL and Redis stores, each
 #     store's reserve + finalize pair through the store API and by a minimal client (and pgbench
 #     -M prepared), and peak memory with 10,000 sends in flight;
+#   - the serve rows (sms-bench-load serve): the release `sms-sdk serve` pinned to core 0 receiving
+#     distinct signed Twilio webhooks, verifying, deduplicating (SQLite store, PostgreSQL store)
+#     and forwarding each to the responder, driven from core 1, next to the bare verify rate of
+#     the same requests on core 0;
 # then writes BENCHMARKS.md (the table, the machine, the commands run, what limits each figure).
 #
-# The client runs pinned to core 0; the responders, PostgreSQL and Redis to core 1 (taskset).
+# The client runs pinned to core 0; the responders, PostgreSQL and Redis to core 1 (taskset). For
+# the serve rows, `sms-sdk serve` is the one on core 0 and its load generator runs on core 1.
 # PostgreSQL and Redis are throwaway servers on loopback in a temporary directory, started as
 # scripts/test.sh starts them (as root, PostgreSQL runs as the `postgres` user); both are
 # installed from Debian packages when missing. The SQLite file lives on tmpfs (/dev/shm).
 #
 # --quick: one run of one second per row and short criterion runs, to try the harness (the
 # figures are then too noisy to keep: do not commit that BENCHMARKS.md).
+# serve: only the serve rows (about a minute once built); BENCHMARKS.md is left alone, their rows
+# are printed (and kept in target/bench-serve.md, the runs in target/bench-serve.json) to be put
+# in by hand.
 # SMS_BENCH_RUNS and SMS_BENCH_SECONDS override the runs per row (7) and seconds per run (2).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -29,11 +37,18 @@ export CARGO_INCREMENTAL=0
 runs="${SMS_BENCH_RUNS:-7}"
 seconds="${SMS_BENCH_SECONDS:-2}"
 criterion_args=()
-if [ "${1:-}" = "--quick" ]; then
-  runs=1
-  seconds=1
-  criterion_args=(--warm-up-time 0.2 --measurement-time 0.5)
-fi
+only_serve=""
+for arg in "$@"; do
+  case "$arg" in
+    --quick)
+      runs=1
+      seconds=1
+      criterion_args=(--warm-up-time 0.2 --measurement-time 0.5)
+      ;;
+    serve) only_serve=1 ;;
+    *) echo "usage: scripts/bench.sh [--quick] [serve]" >&2; exit 2 ;;
+  esac
+done
 
 step() { printf '\n==> %s\n' "$*" >&2; }
 
@@ -70,10 +85,12 @@ run() {
 if [ "$(nproc)" -ge 2 ] && command -v taskset >/dev/null; then
   client=(taskset -c 0)
   server=(taskset -c 1)
-  pinning="the client (criterion, sms-bench-allocs, sms-bench-load and its children, pgbench) on core 0; the responders, PostgreSQL and Redis on core 1 (taskset)"
+  serve_cpu=(--serve-cpu 0)
+  pinning="the client (criterion, sms-bench-allocs, sms-bench-load and its children, pgbench) on core 0; the responders, PostgreSQL and Redis on core 1 (taskset); for the serve rows, \`sms-sdk serve\` and the verify thread on core 0, the load generator (\`sms-bench-load serve\`) with the responder as the forward sink and PostgreSQL on core 1"
 else
   client=()
   server=()
+  serve_cpu=()
   pinning="none (fewer than 2 cores, or no taskset): the responder shares the client's core"
 fi
 
@@ -81,12 +98,13 @@ load_start="$(uptime)"
 
 step "installing PostgreSQL and Redis when missing"
 [ -n "$(pg_bin)" ] || apt_install postgresql
-command -v redis-server >/dev/null || apt_install redis-server
+[ -n "$only_serve" ] || command -v redis-server >/dev/null || apt_install redis-server
 if [ "$(id -u)" = 0 ] && ! id postgres >/dev/null 2>&1; then useradd --system --no-create-home postgres; fi
 
-step "building in release (sms-bench, and the criterion benches of sms-sdk)"
+step "building in release (sms-bench, the sms-sdk command, and the criterion benches of sms-sdk)"
 run cargo build --release -p sms-bench
-run cargo bench -p sms-sdk --features testing --bench micro --no-run
+run cargo build --release -p sms-sdk-cli
+[ -n "$only_serve" ] || run cargo bench -p sms-sdk --features testing --bench micro --no-run
 bin="$root/target/release"
 load_built="$(uptime)"
 
@@ -108,13 +126,43 @@ start_responder() { # name, delay ms
   [ -s "$work/$1.addr" ] || { echo "error: the $1 responder did not start" >&2; cat "$work/$1.log" >&2; exit 1; }
 }
 start_responder responder 0
-start_responder slow 1000
 responder="http://$(cat "$work/responder.addr")"
-slow="http://$(cat "$work/slow.addr")"
 
 pg_port="$(free_port)"
 start_postgres "$work" "$pg_port" "${server[@]}"
 postgres="postgres://postgres@127.0.0.1:$pg_port/postgres"
+
+# The serve rows: `sms-sdk serve` on core 0 (the load program pins it with taskset), the load
+# generator on core 1 with the responder (the forward sink) and PostgreSQL.
+serve_rows() {
+  step "serve: $runs runs of ${seconds}s per row (sms-sdk serve on core 0, its load on core 1)"
+  run "${server[@]}" "$bin/sms-bench-load" serve --sms-sdk "$bin/sms-sdk" "${serve_cpu[@]}" \
+    --sink "$responder" --sink-pid "$(cat "$work/responder.pid")" --sqlite-dir "$sqlite_dir" \
+    --postgres "$postgres" --runs "$runs" --seconds "$seconds" --out "$work/serve.json"
+}
+
+if [ -n "$only_serve" ]; then
+  serve_rows
+  commit="$(git rev-parse --short=12 HEAD)"
+  {
+    echo "Measured separately by \`scripts/bench.sh serve\` on commit \`$commit\`$(
+      [ -z "$(git status --porcelain --untracked-files=no -- . ':!BENCHMARKS.md')" ] || echo ' (with uncommitted changes)'
+    ), $(date -u '+%Y-%m-%d %H:%M UTC'); load (\`uptime\`) at the start: \`$load_start\`, at the end: \`$(uptime)\`."
+    echo
+    "$bin/sms-bench-load" serve-report --serve "$work/serve.json"
+    echo
+    echo "The commands:"
+    echo
+    sed 's/^/    /' "$commands"
+  } >"$root/target/bench-serve.md"
+  cp "$work/serve.json" "$root/target/bench-serve.json"
+  cat "$root/target/bench-serve.md"
+  step "done: the serve rows are in target/bench-serve.md, their runs in target/bench-serve.json (BENCHMARKS.md is unchanged)"
+  exit 0
+fi
+
+start_responder slow 1000
+slow="http://$(cat "$work/slow.addr")"
 
 redis_port="$(free_port)"
 start_redis "$work" "$redis_port" "${server[@]}"
@@ -138,6 +186,7 @@ run "${client[@]}" "$bin/sms-bench-load" suite --responder "$responder" \
   --responder-pid "$(cat "$work/responder.pid")" --slow-responder "$slow" \
   --postgres "$postgres" --redis "$redis" --sqlite-dir "$sqlite_dir" "${pgbench_args[@]}" \
   --runs "$runs" --seconds "$seconds" --out "$work/results.json"
+serve_rows
 load_end="$(uptime)"
 
 step "writing BENCHMARKS.md"
@@ -165,6 +214,6 @@ cpu_model="$(lscpu | sed -n 's/^Model name: *//p' | head -n 1)"
   echo "- Runs per load row: $runs of $seconds s; criterion: 100 samples per function"
 } >"$work/machine.md"
 run "$bin/sms-bench-load" report --results "$work/results.json" --criterion "$root/target/criterion" \
-  --allocs "$work/allocs.json" --paired "$work/paired.json" --machine "$work/machine.md" --commands "$commands" \
+  --allocs "$work/allocs.json" --paired "$work/paired.json" --serve "$work/serve.json" --machine "$work/machine.md" --commands "$commands" \
   --commit "$commit$dirty" --out "$root/BENCHMARKS.md"
 step "done: BENCHMARKS.md"

@@ -58,3 +58,45 @@ pub fn rss_kib() -> Option<u64> {
 pub fn peak_rss_kib() -> Option<u64> {
     status_kib("VmHWM:")
 }
+
+/// CPU seconds of the calling thread to the nanosecond (`CLOCK_THREAD_CPUTIME_ID`).
+#[must_use]
+pub fn thread_cpu_seconds() -> f64 {
+    let now = rustix::time::clock_gettime(rustix::time::ClockId::ThreadCPUTime);
+    #[allow(clippy::cast_precision_loss)] // seconds and nanoseconds of a run
+    let seconds = now.tv_sec as f64 + now.tv_nsec as f64 / 1e9;
+    seconds
+}
+
+/// Each core's `(busy, total)` clock ticks since boot, from the `cpuN` lines of `/proc/stat`
+/// (every process on the core, not only ours); busy is all but `idle` and `iowait`. Empty when
+/// it cannot be read.
+#[must_use]
+pub fn core_ticks() -> Vec<(u64, u64)> {
+    let Ok(stat) = fs::read_to_string("/proc/stat") else { return Vec::new() };
+    stat.lines()
+        .filter(|line| line.starts_with("cpu") && line.as_bytes().get(3).is_some_and(u8::is_ascii_digit))
+        .map(|line| {
+            // user nice system idle iowait irq softirq steal (guest time is inside user).
+            let fields: Vec<u64> = line.split_whitespace().skip(1).take(8).filter_map(|f| f.parse().ok()).collect();
+            let total: u64 = fields.iter().sum();
+            let idle = fields.get(3).copied().unwrap_or(0) + fields.get(4).copied().unwrap_or(0);
+            (total.saturating_sub(idle), total)
+        })
+        .collect()
+}
+
+/// The share of each core that was busy between two [`core_ticks`] readings.
+#[must_use]
+pub fn cores_busy(before: &[(u64, u64)], after: &[(u64, u64)]) -> Vec<f64> {
+    before
+        .iter()
+        .zip(after)
+        .map(|(b, a)| {
+            let total = a.1.saturating_sub(b.1);
+            #[allow(clippy::cast_precision_loss)] // ticks of a run
+            let share = if total == 0 { 0.0 } else { a.0.saturating_sub(b.0) as f64 / total as f64 };
+            share
+        })
+        .collect()
+}

@@ -87,11 +87,12 @@ where
         kernel_share,
         responder_cpu_s: responder.map(|(user, sys)| user + sys),
         responder_sys_s: responder.map(|(_, sys)| sys),
+        ..Sample::default()
     }
 }
 
 /// System over user + system ticks of this process since `before`.
-fn kernel_share(before: Option<(f64, f64)>) -> Option<f64> {
+pub(crate) fn kernel_share(before: Option<(f64, f64)>) -> Option<f64> {
     let (user, sys) = cpu_split(None).zip(before).map(|(a, b)| (a.0 - b.0, a.1 - b.1))?;
     (user + sys > 0.0).then(|| sys / (user + sys))
 }
@@ -120,7 +121,6 @@ pub(crate) fn measure_blocking(duration: Duration, mut op: impl FnMut(u64) -> Re
         wall_s,
         cpu_s: Some(process_cpu_seconds() - cpu_before),
         kernel_share: kernel_share(ticks_before),
-        responder_cpu_s: None,
-        responder_sys_s: None,
+        ..Sample::default()
     }
 }

@@ -6,6 +6,10 @@
 //!   `pgbench -M prepared`), and peak memory with 10,000 sends in flight (child processes). Runs
 //!   are interleaved (every row once, then again…) and written to a JSON file.
 //! - `memory` is one such child.
+//! - `serve` measures `sms-sdk serve` (the release command, pinned to one core) receiving,
+//!   verifying, deduplicating and forwarding distinct signed Twilio webhooks, with the SQLite
+//!   and the PostgreSQL store, next to the bare verify rate of the same requests; `scripts/
+//!   bench.sh` runs it pinned to the other core and `report --serve` adds its rows.
 //! - `report` turns the suite's JSON, criterion's medians and the allocation counts into
 //!   `BENCHMARKS.md`.
 //!
@@ -18,6 +22,7 @@ mod http;
 mod memory;
 mod report;
 mod results;
+mod serve;
 mod stores;
 
 use std::path::PathBuf;
@@ -57,8 +62,17 @@ enum Commands {
         #[arg(long, default_value_t = 10_000)]
         in_flight: usize,
     },
+    /// Measures `sms-sdk serve` (a child process) and writes the results as JSON.
+    Serve(serve::ServeArgs),
     /// Writes BENCHMARKS.md from the suite's JSON, criterion's output and the allocation counts.
     Report(report::ReportArgs),
+    /// Prints the serve rows of BENCHMARKS.md (the target table's, the table of runs, the notes)
+    /// from `serve`'s JSON alone, for a separate run of it (`scripts/bench.sh serve`).
+    ServeReport {
+        /// `serve`'s JSON.
+        #[arg(long)]
+        serve: PathBuf,
+    },
 }
 
 #[derive(Debug, Parser)]
@@ -113,7 +127,14 @@ fn main() {
             let sample = memory::run(&mode, &target, in_flight);
             println!("{}", serde_json::to_string(&sample).expect("serializes"));
         }
+        Commands::Serve(args) => {
+            let results = serve::run(&args);
+            let json = serde_json::to_string_pretty(&results).expect("results serialize");
+            std::fs::write(&args.out, json).expect("the results file is writable");
+            eprintln!("results written to {}", args.out.display());
+        }
         Commands::Report(args) => report::write(&args),
+        Commands::ServeReport { serve } => report::serve_fragment(&serve),
     }
 }
 

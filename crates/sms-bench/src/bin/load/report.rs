@@ -10,6 +10,7 @@ use sms_bench::stats::median;
 
 use crate::mib;
 use crate::results::{MemorySample, Results, Row, Sample};
+use crate::serve::{SERVE_ROWS, VERIFY_ROW};
 
 #[derive(Debug, clap::Parser)]
 pub(crate) struct ReportArgs {
@@ -26,6 +27,9 @@ pub(crate) struct ReportArgs {
     /// bench); without it, the ratios are those of criterion's medians.
     #[arg(long)]
     paired: Option<PathBuf>,
+    /// The `sms-sdk serve` rows (`sms-bench-load serve`'s JSON), when they were measured.
+    #[arg(long)]
+    serve: Option<PathBuf>,
     /// Markdown describing the machine and the run (written by `scripts/bench.sh`).
     #[arg(long)]
     machine: PathBuf,
@@ -197,6 +201,7 @@ impl Report<'_> {
         self.send_rows(&mut |cells| lines.push(cells));
         self.store_rows(&mut |cells| lines.push(cells));
         self.webhook_rows(&mut |cells| lines.push(cells));
+        self.serve_rows(&mut |cells| lines.push(cells));
         self.segment_and_memory_rows(&mut |cells| lines.push(cells));
         for cells in lines {
             let _ = writeln!(out, "| {} |", cells.join(" | "));
@@ -374,6 +379,73 @@ impl Report<'_> {
         }
     }
 
+    /// `sms-sdk serve` on one core against the bare verify rate of the same requests.
+    fn serve_rows(&self, line: &mut dyn FnMut([String; 6])) {
+        let verify = self.row(VERIFY_ROW);
+        let verify_rate =
+            verify.and_then(|row| median(&row.samples.iter().filter_map(Sample::cpu_rate).collect::<Vec<_>>()));
+        let verify_us = verify.and_then(Row::median_cpu_us);
+        for (id, name) in SERVE_ROWS {
+            let Some(row) = self.row(id) else { continue };
+            let serve_us = median(&row.samples.iter().filter_map(Sample::serve_us).collect::<Vec<_>>());
+            let busy = median(&row.samples.iter().filter_map(Sample::serve_load).collect::<Vec<_>>());
+            // How busy the other cores were (every process: the load generator, the sink, PostgreSQL).
+            let others = self.results.serve_cpu.and_then(|serve| {
+                let cores = row.samples.iter().map(|s| s.cores_busy.len()).max().unwrap_or(0);
+                let busy: Vec<f64> = (0..cores)
+                    .filter(|core| *core != serve)
+                    .filter_map(|core| {
+                        median(&row.samples.iter().filter_map(|s| s.cores_busy.get(core).copied()).collect::<Vec<_>>())
+                    })
+                    .collect();
+                #[allow(clippy::cast_precision_loss)] // a few cores
+                let mean = (!busy.is_empty()).then(|| busy.iter().sum::<f64>() / busy.len() as f64);
+                mean
+            });
+            // Each run against the verify run of its round; the ratio of the medians otherwise.
+            let r = match verify {
+                Some(verify) if verify.samples.len() == row.samples.len() => median(
+                    &row.samples
+                        .iter()
+                        .zip(&verify.samples)
+                        .filter_map(|(s, v)| ratio(Some(s.rate()), v.cpu_rate()))
+                        .collect::<Vec<_>>(),
+                ),
+                _ => ratio(row.median_rate(), verify_rate),
+            };
+            line([
+                format!(
+                    "`sms-sdk serve`, {name} store: verified, deduped, forwarded Twilio webhooks, serve on one core, \
+                     {} in flight",
+                    row.in_flight
+                ),
+                format!(
+                    "{}/s, {} serve CPU/webhook (1 / CPU: {}/s); serve's core {} busy with it{}",
+                    row.median_rate().map_or_else(|| "n/a".into(), thousands),
+                    serve_us.map_or_else(|| "n/a".into(), |us| format!("{us:.1} µs")),
+                    serve_us.map_or_else(|| "n/a".into(), |us| thousands(1e6 / us)),
+                    busy.map_or_else(|| "n/a".into(), |b| format!("{:.0} %", b * 100.0)),
+                    others.map_or_else(String::new, |b| format!(
+                        ", the other core (load generator, sink, PostgreSQL) {:.0} %",
+                        b * 100.0
+                    )),
+                ),
+                format!(
+                    "bare `TwilioWebhook::verify` of the same requests, in-process, one thread on serve's core: {}/s, {}",
+                    verify_rate.map_or_else(|| "n/a".into(), thousands),
+                    verify_us.map_or_else(|| "n/a".into(), |us| format!("{us:.2} µs")),
+                ),
+                "— (none set)".into(),
+                format!(
+                    "{} (verifying is {} of serve's CPU per webhook)",
+                    x(r),
+                    ratio(verify_us, serve_us).map_or_else(|| "n/a".into(), |share| format!("{:.1} %", share * 100.0)),
+                ),
+                "—".into(),
+            ]);
+        }
+    }
+
     fn segment_and_memory_rows(&self, line: &mut dyn FnMut([String; 6])) {
         let gsm = self.timing("segments/gsm7_320");
         let ucs = self.timing("segments/ucs2_320");
@@ -425,7 +497,7 @@ impl Report<'_> {
             "| row | what | in flight | each run (ops/s) | median ops/s | median client CPU µs/op (kernel share) | client's core busy | responder CPU µs/req (user space) | responder's core busy | errors |"
         );
         let _ = writeln!(out, "|---|---|---|---|---|---|---|---|---|---|");
-        for row in &self.results.rows {
+        for row in self.results.rows.iter().filter(|row| !row.id.starts_with("serve_")) {
             let runs: Vec<String> = row.rates().iter().map(|r| thousands(*r)).collect();
             let kernel = median(&row.samples.iter().filter_map(Sample::sys_share).collect::<Vec<_>>());
             let cpu = row.median_cpu_us().map_or_else(
@@ -450,6 +522,58 @@ impl Report<'_> {
                 client.map_or_else(|| "—".to_owned(), |l| format!("{:.0}%", l * 100.0)),
                 responder,
                 load.map_or_else(|| "—".to_owned(), |l| format!("{:.0}%", l * 100.0)),
+                row.errors(),
+            );
+        }
+    }
+
+    /// The `sms-sdk serve` runs: serve's CPU, the load generator's and the sink's, and how busy
+    /// each core was (every process on it).
+    fn serve_runs_table(&self, out: &mut String) {
+        let _ = writeln!(
+            out,
+            "| row | what | in flight | each run (webhooks/s; verify: per CPU second) | median | serve CPU µs/webhook (kernel share); verify: µs of thread CPU | serve's share of its core | cores busy, every process (core 0 / core 1) | load generator CPU µs/webhook | sink CPU µs/request | errors |"
+        );
+        let _ = writeln!(out, "|---|---|---|---|---|---|---|---|---|---|---|");
+        let medians = |row: &Row, value: fn(&Sample) -> Option<f64>| {
+            median(&row.samples.iter().filter_map(value).collect::<Vec<_>>())
+        };
+        let percent = |v: Option<f64>| v.map_or_else(|| "—".to_owned(), |v| format!("{:.0}%", v * 100.0));
+        let number = |v: Option<f64>, digits: usize| v.map_or_else(|| "—".to_owned(), |v| format!("{v:.digits$}"));
+        for row in self.results.rows.iter().filter(|row| row.id.starts_with("serve_")) {
+            let verify = row.id == VERIFY_ROW;
+            let rates: Vec<f64> =
+                if verify { row.samples.iter().filter_map(Sample::cpu_rate).collect() } else { row.rates() };
+            let runs: Vec<String> = rates.iter().map(|r| thousands(*r)).collect();
+            let cores = (0..row.samples.iter().map(|s| s.cores_busy.len()).max().unwrap_or(0))
+                .map(|core| {
+                    percent(median(
+                        &row.samples.iter().filter_map(|s| s.cores_busy.get(core).copied()).collect::<Vec<_>>(),
+                    ))
+                })
+                .collect::<Vec<_>>();
+            let cpu = if verify {
+                number(row.median_cpu_us(), 2)
+            } else {
+                format!(
+                    "{} ({})",
+                    number(medians(row, Sample::serve_us), 1),
+                    percent(medians(row, Sample::serve_sys_share))
+                )
+            };
+            let _ = writeln!(
+                out,
+                "| `{}` | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+                row.id,
+                row.label,
+                row.in_flight,
+                runs.join(" / "),
+                median(&rates).map_or_else(|| "n/a".into(), thousands),
+                cpu,
+                percent(medians(row, Sample::serve_load)),
+                if cores.is_empty() { "—".to_owned() } else { cores.join(" / ") },
+                if verify { "—".to_owned() } else { number(row.median_cpu_us(), 1) },
+                number(row.median_responder_us(), 1),
                 row.errors(),
             );
         }
@@ -527,10 +651,32 @@ fn bytes_of(name: &str) -> f64 {
 static SEGMENT_BODIES: std::sync::LazyLock<Vec<(&'static str, String)>> =
     std::sync::LazyLock::new(crate::segment_bodies);
 
+fn read_results(path: &Path) -> Results {
+    serde_json::from_str(&std::fs::read_to_string(path).expect("the results file is readable"))
+        .expect("the results parse")
+}
+
+/// The serve rows' part of the method, beside the load rows'.
+const SERVE_METHOD: &str = "The `sms-sdk serve` rows run the release command as a child process pinned to \
+core 0 (`taskset -c 0`: its two tokio worker threads and, with SQLite, the store's thread share that \
+one core) and everything it talks to on core 1: the load generator (`sms-bench-load serve`, a minimal \
+HTTP/1.1 client, one keep-alive connection per webhook in flight, each webhook an inbound SMS of its own \
+`MessageSid`, signed as Twilio signs), the forward sink (the static responder, answering 201) and \
+PostgreSQL; the SQLite file is on tmpfs. Serve's CPU per webhook is its process's user + system time \
+(`/proc/<pid>/stat`), and a webhook counts only when serve answered `200 ok` (verified, claimed, \
+forwarded and answered 2xx, committed). The ceiling is the bare verify rate of the same requests: \
+`TwilioWebhook::verify` in the load process, on one thread pinned to core 0, timed in that thread's \
+CPU time, in rounds with the serve runs (verify, SQLite, PostgreSQL, then again); the ratio is the \
+median over rounds of serve's rate divided by the verify rate of its round.";
+
 pub(crate) fn write(args: &ReportArgs) {
-    let results: Results =
-        serde_json::from_str(&std::fs::read_to_string(&args.results).expect("the results file is readable"))
-            .expect("the results parse");
+    let mut results = read_results(&args.results);
+    if let Some(path) = &args.serve {
+        let serve = read_results(path);
+        results.rows.extend(serve.rows);
+        results.notes.extend(serve.notes);
+        results.skipped.extend(serve.skipped);
+    }
     let allocs: Option<Value> =
         args.allocs.as_ref().and_then(|p| std::fs::read_to_string(p).ok()).and_then(|t| serde_json::from_str(&t).ok());
     let machine = std::fs::read_to_string(&args.machine).unwrap_or_default();
@@ -546,7 +692,7 @@ pub(crate) fn write(args: &ReportArgs) {
         out,
         "The speed and memory of sms-sdk next to what the machine allows, measured by one run of \
          `scripts/bench.sh` on commit `{commit}`. Rerun it yourself with `scripts/bench.sh` (about \
-         12 minutes on 2 cores once built, most of it the peak-memory runs, plus the first release \
+         13 minutes on 2 cores once built, most of it the peak-memory runs, plus the first release \
          build; it rewrites this file).\n"
     );
     let _ = writeln!(
@@ -560,7 +706,7 @@ pub(crate) fn write(args: &ReportArgs) {
          samples) of the benchmark thread's CPU time; the webhook rows' ratios are medians over \
          interleaved rounds of the ratio within each round (the verifier, the event alone and \
          each primitive run in turn, batch by batch), so that a drift of the machine between two \
-         criterion functions does not move them.\n",
+         criterion functions does not move them. {SERVE_METHOD}\n",
         results.runs, results.seconds
     );
     let client_busy = report
@@ -579,7 +725,7 @@ pub(crate) fn write(args: &ReportArgs) {
     }
     let _ = writeln!(out, "## Results against the speed targets\n");
     report.target_table(&mut out);
-    let _ = writeln!(out, "\n{LIMITS}\n");
+    let _ = writeln!(out, "\n{LIMITS}\n{SERVE_LIMITS}\n");
     let _ = writeln!(out, "{BULK}\n");
     let _ = writeln!(out, "## The responder's cost, and how it was checked\n");
     responder_paragraph(&report, &mut out);
@@ -596,6 +742,10 @@ pub(crate) fn write(args: &ReportArgs) {
             thousands(sdk_bytes),
             sdk - raw
         );
+    }
+    if report.results.rows.iter().any(|row| row.id.starts_with("serve_")) {
+        let _ = writeln!(out, "\n### The `sms-sdk serve` runs\n");
+        report.serve_runs_table(&mut out);
     }
     let _ = writeln!(out, "\n## Micro benchmarks (criterion, one core)\n");
     report.micro_table(&mut out);
@@ -615,6 +765,31 @@ pub(crate) fn write(args: &ReportArgs) {
     let _ = writeln!(out, "\n{NOT_MEASURED}");
     std::fs::write(&args.out, out).expect("BENCHMARKS.md is writable");
     eprintln!("wrote {}", args.out.display());
+}
+
+/// The serve rows of BENCHMARKS.md from `serve`'s JSON alone (a separate run of them), on
+/// stdout: the target table's rows, the "What limits" entry, the table of runs and the notes.
+pub(crate) fn serve_fragment(path: &Path) {
+    let results = read_results(path);
+    let report = Report { results: &results, criterion: Path::new(""), allocs: None, paired: None };
+    let mut out = String::new();
+    let _ = writeln!(out, "Rows of the target table:\n");
+    report.serve_rows(&mut |cells| {
+        let _ = writeln!(out, "| {} |", cells.join(" | "));
+    });
+    let _ = writeln!(out, "\nThe method:\n\n{SERVE_METHOD}\n\nWhat limits:\n\n{SERVE_LIMITS}\n");
+    let _ = writeln!(out, "### The `sms-sdk serve` runs\n");
+    report.serve_runs_table(&mut out);
+    if !results.notes.is_empty() || !results.skipped.is_empty() {
+        let _ = writeln!(out, "\nNotes:\n");
+        for note in &results.notes {
+            let _ = writeln!(out, "- {note}");
+        }
+        for skipped in &results.skipped {
+            let _ = writeln!(out, "- Not measured: {skipped}");
+        }
+    }
+    print!("{out}");
 }
 
 fn responder_paragraph(report: &Report<'_>, out: &mut String) {
@@ -788,6 +963,28 @@ const LIMITS: &str = "### What limits each figure
   per adapter, the other sends waiting in the adapter's queue (their futures, and the message
   each holds), so the figure is 100 connections plus 10,000 queued sends, and a run takes about
   100 s (10,000 / 100 slots × 1 s) instead of about 1 s.";
+
+/// The "What limits" entry of the serve rows (continues [`LIMITS`]' list).
+const SERVE_LIMITS: &str = "- **`sms-sdk serve` rows.** Serve's one core, and for PostgreSQL the other core. A
+  webhook costs serve (user + system CPU, all its threads) tens of times what verifying it costs:
+  the verify is a few per cent of it (the ratio column), so the ratio to the bare verify rate is
+  far below 1 and says where the time is not. With SQLite, serve's core is busy all the
+  time while core 1 (the load generator, about 20 µs a webhook, and the sink, about 19 µs) is a
+  third busy: the rate is 1 / (serve's CPU per webhook). A profile of that row (`perf record
+  --call-graph dwarf` of the serve process for 3 s, 2026-12-02) splits it by thread and task:
+  29 % on the SQLite store's thread (two write transactions per webhook, the claim and the
+  commit, each a WAL commit with its `pwrite`s and the shared-memory locks' `fcntl`s, even on
+  tmpfs), 50 % in the server's connection tasks (reading the request, the handler, writing the
+  answer), 17 % in the forward's HTTP client connection tasks (reqwest's hyper), and the rest
+  parking and waking the two tokio worker threads that share the core. Across those, `writev` on
+  loopback TCP is 22 % (serve's answers and its forward requests; on loopback the sender's
+  system call also delivers into the receiver's socket), the allocator about 10 %, the event's
+  JSON for the forward 6 % (the raw form decoded into it), the verifier 4 % and the Standard
+  Webhooks signature under 1 %. With PostgreSQL serve's CPU per webhook is about the same
+  (tokio-postgres's two round trips, claim and commit, in place of the SQLite thread), but core 1
+  runs PostgreSQL's backends for those statements beside the load generator and the sink and is
+  the busier core: that row is bounded by core 1, not by serve's core, and `1 / CPU` beside it is
+  what serve's core alone would carry.";
 
 const NOT_MEASURED: &str = "## What is not measured
 

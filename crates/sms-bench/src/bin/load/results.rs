@@ -23,6 +23,16 @@ pub(crate) struct Sample {
     /// The part of `responder_cpu_s` spent in the kernel (loopback TCP, both directions' delivery).
     #[serde(default)]
     pub(crate) responder_sys_s: Option<f64>,
+    /// The `sms-sdk serve` rows: user + system CPU seconds of the serve process (all its
+    /// threads) over the same window, and the part spent in the kernel.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) serve_cpu_s: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) serve_sys_s: Option<f64>,
+    /// The `sms-sdk serve` rows: the share of each core busy over the window, counting every
+    /// process on it (`/proc/stat`), core 0 first.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub(crate) cores_busy: Vec<f64>,
 }
 
 impl Sample {
@@ -65,6 +75,29 @@ impl Sample {
     /// The share of the client's CPU spent in the kernel.
     pub(crate) fn sys_share(&self) -> Option<f64> {
         self.kernel_share
+    }
+
+    /// Serve CPU microseconds per webhook (all its threads).
+    #[allow(clippy::cast_precision_loss)]
+    pub(crate) fn serve_us(&self) -> Option<f64> {
+        self.serve_cpu_s.filter(|_| self.ops > 0).map(|cpu| cpu * 1e6 / self.ops as f64)
+    }
+
+    /// The share of serve's CPU spent in the kernel.
+    pub(crate) fn serve_sys_share(&self) -> Option<f64> {
+        self.serve_cpu_s.zip(self.serve_sys_s).filter(|(all, _)| *all > 0.0).map(|(all, sys)| sys / all)
+    }
+
+    /// The share of one core serve used.
+    pub(crate) fn serve_load(&self) -> Option<f64> {
+        self.serve_cpu_s.filter(|_| self.wall_s > 0.0).map(|cpu| cpu / self.wall_s)
+    }
+
+    /// Operations per CPU second of the measuring thread or process (the in-process verify row:
+    /// what one core does when nothing else runs on it).
+    #[allow(clippy::cast_precision_loss)]
+    pub(crate) fn cpu_rate(&self) -> Option<f64> {
+        self.cpu_s.filter(|cpu| *cpu > 0.0).map(|cpu| self.ops as f64 / cpu)
     }
 }
 
@@ -131,6 +164,9 @@ pub(crate) struct Results {
     pub(crate) notes: Vec<String>,
     /// Rows that could not be measured, with why.
     pub(crate) skipped: Vec<String>,
+    /// The core `sms-sdk serve` was pinned to (the serve rows).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) serve_cpu: Option<usize>,
 }
 
 impl Results {
