@@ -11,8 +11,11 @@ use hmac::{KeyInit as _, Mac as _};
 
 /// The variable holding the forwarding secret, `whsec_<base64>`.
 pub(crate) const SECRET_VARIABLE: &str = "SMS_SDK_FORWARD_SECRET";
-/// All attempts of one event together end within this, so the provider does not time out first.
-pub(crate) const BUDGET: Duration = Duration::from_secs(10);
+/// All attempts of one event together end within this by default, so that the provider does not
+/// time out first (the emulator waits 5 s for an answer; Twilio 15 s).
+pub(crate) const DEFAULT_BUDGET: Duration = Duration::from_secs(4);
+/// The longest budget `--forward-budget` takes: the ruling's 10 s.
+pub(crate) const MAX_BUDGET_SECS: u64 = 10;
 /// The longest one attempt may take.
 const ATTEMPT_TIMEOUT: Duration = Duration::from_secs(5);
 /// The waits between attempts (the last one repeats while the budget lasts).
@@ -67,6 +70,7 @@ pub(crate) struct Forwarder {
     client: reqwest::Client,
     url: String,
     secret: ForwardSecret,
+    budget: Duration,
 }
 
 impl fmt::Debug for Forwarder {
@@ -80,7 +84,7 @@ impl Forwarder {
     ///
     /// # Errors
     /// The HTTP client could not be built (TLS).
-    pub(crate) fn new(url: &str, secret: ForwardSecret) -> Result<Self, String> {
+    pub(crate) fn new(url: &str, secret: ForwardSecret, budget: Duration) -> Result<Self, String> {
         let client = reqwest::Client::builder()
             .tls_backend_preconfigured(tls().map_err(|e| format!("TLS for --forward: {e}"))?)
             .redirect(reqwest::redirect::Policy::none())
@@ -89,16 +93,16 @@ impl Forwarder {
             .user_agent(concat!("sms-sdk-serve/", env!("CARGO_PKG_VERSION")))
             .build()
             .map_err(|e| format!("the --forward HTTP client: {e}"))?;
-        Ok(Self { client, url: url.to_owned(), secret })
+        Ok(Self { client, url: url.to_owned(), secret, budget })
     }
 
-    /// Posts `body` as the event `id` until the application answers 2xx, within [`BUDGET`].
+    /// Posts `body` as the event `id` until the application answers 2xx, within the budget.
     /// A 4xx other than 408 and 429 is final (the application refused the event as it is).
     ///
     /// # Errors
     /// What the last attempt got (a status or a connection failure), for the log.
     pub(crate) async fn forward(&self, id: &str, body: &[u8]) -> Result<(), String> {
-        let deadline = Instant::now() + BUDGET;
+        let deadline = Instant::now() + self.budget;
         let mut attempt = 0usize;
         loop {
             let left = deadline.saturating_duration_since(Instant::now());
@@ -113,7 +117,11 @@ impl Forwarder {
             };
             let wait = BACKOFF.get(attempt).or(BACKOFF.last()).copied().unwrap_or(Duration::from_secs(1));
             if Instant::now() + wait >= deadline {
-                return Err(format!("{status} (gave up after {} attempts within {} s)", attempt + 1, BUDGET.as_secs()));
+                return Err(format!(
+                    "{status} (gave up after {} attempts within {} s)",
+                    attempt + 1,
+                    self.budget.as_secs()
+                ));
             }
             tokio::time::sleep(wait).await;
             attempt += 1;

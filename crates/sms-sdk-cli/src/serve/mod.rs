@@ -56,6 +56,10 @@ pub(crate) struct ServeArgs {
     /// `SMS_SDK_FORWARD_SECRET` (`whsec_…`); the provider gets 2xx once URL answered 2xx.
     #[arg(long, value_name = "URL", value_hint = ValueHint::Url, value_parser = crate::flags::http_url)]
     pub(crate) forward: Option<String>,
+    /// How many seconds all attempts to forward one event may take together (1 to 10): keep it
+    /// under the providers' webhook timeouts, so that they get the 503 and deliver again.
+    #[arg(long, value_name = "SECONDS", default_value_t = forward::DEFAULT_BUDGET.as_secs(), value_parser = clap::value_parser!(u64).range(1..=forward::MAX_BUDGET_SECS))]
+    pub(crate) forward_budget: u64,
     /// Also write each event to stdout as a JSON line with --forward (without --forward, stdout is
     /// where events go).
     #[arg(long)]
@@ -165,7 +169,9 @@ fn configure(args: &ServeArgs, env: &Env, err: &mut dyn Write) -> Result<Configu
             let Some(secret) = env.get(FORWARD_SECRET_VARIABLE).filter(|s| !s.is_empty()) else {
                 return Err(refuse(err, &format!("--forward needs {FORWARD_SECRET_VARIABLE} (whsec_ and base64)")));
             };
-            match ForwardSecret::parse(secret).and_then(|secret| Forwarder::new(url, secret)) {
+            match ForwardSecret::parse(secret)
+                .and_then(|secret| Forwarder::new(url, secret, Duration::from_secs(args.forward_budget)))
+            {
                 Ok(forwarder) => Some(forwarder),
                 Err(message) => return Err(refuse(err, &message)),
             }

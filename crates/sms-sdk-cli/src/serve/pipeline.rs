@@ -6,8 +6,8 @@
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
-use sms_sdk::reconcile::Reconciler;
-use sms_sdk::store::{ClaimToken, DEFAULT_LEASE, DEFAULT_RETENTION, DedupeClaim, Store, Stores};
+use sms_sdk::reconcile::{Observed, Reconciler};
+use sms_sdk::store::{ClaimToken, DEFAULT_LEASE, DEFAULT_RETENTION, DedupeClaim, Settled, Store, Stores};
 use sms_sdk::suppression::Feeder;
 use sms_sdk::webhook::SmsEvent;
 use tokio::sync::{mpsc, oneshot};
@@ -27,10 +27,14 @@ pub(crate) struct Outputs {
 }
 
 /// What became of an event that was not refused.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum Handled {
-    /// Settled, fed and handed on; its key is done.
-    HandedOn,
+    /// Settled, fed and handed on; its key is done. `settled` names the idempotency key whose
+    /// unknown send the event settled, if it did.
+    HandedOn {
+        /// The key settled as accepted.
+        settled: Option<String>,
+    },
     /// Handled before: answered 2xx, not handed on again.
     Duplicate,
     /// Another delivery of it is being handled right now: answered 409, so the provider tries again.
@@ -91,12 +95,17 @@ impl Pipeline {
             Err(error) => return Err(Failed::new("dedupe", &error)),
         };
         let claim = Claim { store: Arc::clone(&self.dedupe), key: key.to_owned(), token: Some(token) };
-        self.reconciler.observe(event, url).await.map_err(|e| Failed::new("settle", &e))?;
+        let observed = self.reconciler.observe(event, url).await.map_err(|e| Failed::new("settle", &e))?;
+        let settled = match observed {
+            Observed::Reference(Settled::Accepted { key }) => Some(key),
+            // Nothing settled (or an outcome added later): nothing to say.
+            Observed::Ignored | Observed::Reference(_) | _ => None,
+        };
         self.feeder.feed(event, SystemTime::now()).await.map_err(|e| Failed::new("suppression", &e))?;
         self.hand_on(event).await.map_err(|e| Failed::new("hand-on", &e))?;
         // A failed commit leaves the claim to run out (see `Claim::commit`); the event was handed on.
         let _ = claim.commit().await;
-        Ok(Handled::HandedOn)
+        Ok(Handled::HandedOn { settled })
     }
 
     /// Writes the event to stdout and posts it to the application, as configured.

@@ -125,6 +125,11 @@ impl App {
         max_concurrency: usize,
         log: Option<mpsc::Sender<String>>,
     ) -> Self {
+        let metrics = metrics_handle();
+        // Every mounted route's counter from the start, so `/metrics` is never empty.
+        for (provider, _) in &verifiers.0 {
+            metrics::counter!(REQUESTS, "provider" => provider.as_str(), "status" => "200").increment(0);
+        }
         Self(Arc::new(Inner {
             verifiers,
             pipeline,
@@ -132,7 +137,7 @@ impl App {
             signing,
             slots: Arc::new(Semaphore::new(max_concurrency)),
             log,
-            metrics: metrics_handle(),
+            metrics,
         }))
     }
 
@@ -195,6 +200,7 @@ async fn webhook(State(app): State<App>, Path(name): Path<String>, request: Requ
         app.log(format!("{name}: 503 busy (--max-concurrency reached)"));
         return (StatusCode::SERVICE_UNAVAILABLE, [(header::RETRY_AFTER, "1")], "busy\n").into_response();
     };
+    let mut pending = Pending { app: &app, provider, answered: false };
     let response =
         if let Ok(response) = tokio::time::timeout(DEADLINE, receive(&app, provider, &*verifier, request)).await {
             response
@@ -202,8 +208,29 @@ async fn webhook(State(app): State<App>, Path(name): Path<String>, request: Requ
             app.log(format!("{name}: 503 deadline ({} s) passed; the key is free again", DEADLINE.as_secs()));
             answer(StatusCode::SERVICE_UNAVAILABLE, "deadline")
         };
+    pending.answered = true;
     count(provider, response.status());
     response
+}
+
+/// A webhook not answered yet: when its future is dropped first (the provider hung up, or its
+/// timeout ran out), one log line and the `499` counter say so; its dedupe claim is freed.
+struct Pending<'a> {
+    app: &'a App,
+    provider: Provider,
+    answered: bool,
+}
+
+impl Drop for Pending<'_> {
+    fn drop(&mut self) {
+        if !self.answered {
+            count(self.provider, StatusCode::from_u16(499).unwrap_or(StatusCode::BAD_REQUEST));
+            self.app.log(format!(
+                "{}: the caller hung up before the answer (is its timeout shorter?); the key is free again",
+                self.provider.as_str()
+            ));
+        }
+    }
 }
 
 /// Counts a webhook's answer.
@@ -243,8 +270,9 @@ async fn receive(app: &App, provider: Provider, verifier: &dyn WebhookVerifier, 
     };
     let summary = summary(&event);
     match app.0.pipeline.handle(&event, &url).await {
-        Ok(Handled::HandedOn) => {
-            app.log(format!("{name} {summary}: 200 handed on"));
+        Ok(Handled::HandedOn { settled }) => {
+            let settled = settled.map(|key| format!("; settled key {key:?} as accepted")).unwrap_or_default();
+            app.log(format!("{name} {summary}: 200 handed on{settled}"));
             answer(StatusCode::OK, "ok")
         }
         Ok(Handled::Duplicate) => {
