@@ -53,7 +53,8 @@ async fn sqlite_pairs_and_sends_on_disk() {
         rate(move |n| {
             let (store, fingerprint, key) = (Arc::clone(&store), Arc::clone(&fingerprint), format!("pair:{run}:{n}"));
             async move {
-                let Ok(Reservation::Acquired(id)) = store.reserve(&key, Claim::new(&fingerprint), SystemTime::now()).await
+                let Ok(Reservation::Acquired(id)) =
+                    store.reserve(&key, Claim::new(&fingerprint), SystemTime::now()).await
                 else {
                     panic!("the key {key} was not new")
                 };
