@@ -22,13 +22,24 @@
 //! (a table made before the `recipient` column gets it when opened). `reserve`
 //! is one `INSERT … ON CONFLICT DO UPDATE … WHERE … RETURNING` (and, for a key it cannot claim,
 //! the same again with a `SELECT` of the record in one immediate transaction); `finalize` is one
-//! `UPDATE`. One thread of the store's own owns the connection and runs the calls in turn, with
-//! its statements prepared once (cached).
+//! `UPDATE`. One thread of the store's own owns the connection and runs the calls, with its
+//! statements prepared once (cached).
+//!
+//! **Group commit.** Writes that wait for that thread together are committed together: it takes
+//! every call already queued (at most 64), runs the reads among them first, alone, then the
+//! writes in one `BEGIN IMMEDIATE` transaction, each in a `SAVEPOINT` of its own (a call that
+//! fails rolls back alone, the others go on), and commits once: one `fsync` for the batch instead
+//! of one per write. Each caller gets its answer only after that `COMMIT`, so the durability
+//! above holds for every call; when `BEGIN` or `COMMIT` fails, every call of the batch gets a
+//! [`StoreError`] (its writes are gone, and a send that gets it makes no request). A write that
+//! waits alone runs alone, its statements committing as they end; the more calls wait, the more
+//! share one `fsync`.
 //!
 //! Opening gives up after the connect timeout (default 5 s), and each operation after the
-//! operation timeout (default 10 s), waiting for another process's lock included: the caller then
-//! gets a timeout [`StoreError`], and a call still queued behind a stuck one gives up without
-//! touching the file.
+//! operation timeout (default 10 s), waiting for another process's lock included (a batch's
+//! `BEGIN` waits for each of its calls until that call's own deadline): the caller then gets a
+//! timeout [`StoreError`], and a call still queued behind a stuck one gives up without touching
+//! the file.
 //!
 //! As a [`DedupeStore`](crate::store::DedupeStore) it also creates the table
 //! `sms_webhook_dedupe (key TEXT PRIMARY KEY, seen_at BIGINT NOT NULL, expires_at BIGINT NOT NULL,

@@ -20,7 +20,9 @@ use futures_util::future::BoxFuture;
 /// (key PRIMARY KEY, seen_at, expires_at)`, beside the idempotency records of the same
 /// [`SqliteStore`], with its file settings (WAL, `synchronous = FULL`), lock waits and timeouts.
 ///
-/// A batch of changes is one immediate transaction; `check` is one lookup on the primary key.
+/// A batch of changes is one immediate transaction (a savepoint of the store's batch, when it is
+/// committed with other writes: see [`SqliteStore`]'s group commit); `check` is one lookup on the
+/// primary key.
 /// Cheap to clone.
 ///
 /// ```no_run
