@@ -31,6 +31,8 @@ mod golden;
 mod scripts;
 #[cfg(any(feature = "postgres", feature = "redis"))]
 mod servers;
+#[cfg(feature = "sqlite")]
+mod throughput;
 mod times;
 
 async fn assert_contract(name: &str, store: Arc<dyn Store>) {

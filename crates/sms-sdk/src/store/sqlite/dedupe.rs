@@ -3,9 +3,9 @@
 
 use std::time::{Duration, SystemTime};
 
-use rusqlite::{OptionalExtension as _, TransactionBehavior, params};
+use rusqlite::{OptionalExtension as _, params};
 
-use super::{SqliteStore, write_returning};
+use super::{Atomic, SqliteStore, write_returning};
 use crate::store::sql::dedupe_times;
 use crate::store::{ClaimToken, DedupeClaim, DedupeStore, StoreError};
 use futures_util::future::BoxFuture;
@@ -19,7 +19,7 @@ impl DedupeStore for SqliteStore {
     ) -> BoxFuture<'a, Result<bool, StoreError>> {
         let key = key.to_owned();
         let (seen_at, expires_at) = dedupe_times(now, retention);
-        Box::pin(self.with("first_seen", move |c, sql| {
+        Box::pin(self.write("first_seen", move |c, sql| {
             Ok(write_returning(c, &sql.dedupe.first_seen, params![key, seen_at, expires_at])?.is_some())
         }))
     }
@@ -32,15 +32,16 @@ impl DedupeStore for SqliteStore {
     ) -> BoxFuture<'a, Result<DedupeClaim, StoreError>> {
         let (key, token) = (key.to_owned(), ClaimToken::new());
         let (claimed_at, until) = dedupe_times(now, lease);
-        Box::pin(self.with("claim", move |c, sql| {
+        Box::pin(self.write("claim", move |c, sql| {
             let values = params![key, claimed_at, until, token.as_str()];
-            // Usually the key is new: the statement alone claims it, in its own transaction.
+            // Usually the key is new: the statement alone claims it, in its own transaction (or
+            // its batch's).
             if write_returning(c, &sql.dedupe.claim, values)?.is_some() {
                 return Ok(DedupeClaim::Claimed(token));
             }
             // Otherwise try again and read what holds the key, in one transaction (the row may
             // have been released, committed or run out between the two statements).
-            let tx = c.transaction_with_behavior(TransactionBehavior::Immediate)?;
+            let tx = Atomic::begin(c)?;
             let answer = if write_returning(&tx, &sql.dedupe.claim, values)?.is_some() {
                 DedupeClaim::Claimed(token)
             } else {
@@ -67,7 +68,7 @@ impl DedupeStore for SqliteStore {
     ) -> BoxFuture<'a, Result<(), StoreError>> {
         let key = key.to_owned();
         let (seen_at, expires_at) = dedupe_times(now, retention);
-        Box::pin(self.with("commit", move |c, sql| {
+        Box::pin(self.write("commit", move |c, sql| {
             c.prepare_cached(&sql.dedupe.commit)?.execute(params![key, seen_at, expires_at])?;
             Ok(())
         }))
@@ -75,7 +76,7 @@ impl DedupeStore for SqliteStore {
 
     fn release<'a>(&'a self, key: &'a str, token: &'a ClaimToken) -> BoxFuture<'a, Result<bool, StoreError>> {
         let (key, token) = (key.to_owned(), token.as_str().to_owned());
-        Box::pin(self.with("release", move |c, sql| {
+        Box::pin(self.write("release", move |c, sql| {
             Ok(c.prepare_cached(&sql.dedupe.release)?.execute(params![key, token])? > 0)
         }))
     }

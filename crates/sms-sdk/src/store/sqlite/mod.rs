@@ -22,13 +22,24 @@
 //! (a table made before the `recipient` column gets it when opened). `reserve`
 //! is one `INSERT … ON CONFLICT DO UPDATE … WHERE … RETURNING` (and, for a key it cannot claim,
 //! the same again with a `SELECT` of the record in one immediate transaction); `finalize` is one
-//! `UPDATE`. One thread of the store's own owns the connection and runs the calls in turn, with
-//! its statements prepared once (cached).
+//! `UPDATE`. One thread of the store's own owns the connection and runs the calls, with its
+//! statements prepared once (cached).
+//!
+//! **Group commit.** Writes that wait for that thread together are committed together: it takes
+//! every call already queued (at most 64), runs the reads among them first, alone, then the
+//! writes in one `BEGIN IMMEDIATE` transaction, each in a `SAVEPOINT` of its own (a call that
+//! fails rolls back alone, the others go on), and commits once: one `fsync` for the batch instead
+//! of one per write. Each caller gets its answer only after that `COMMIT`, so the durability
+//! above holds for every call; when `BEGIN` or `COMMIT` fails, every call of the batch gets a
+//! [`StoreError`] (its writes are gone, and a send that gets it makes no request). A write that
+//! waits alone runs alone, its statements committing as they end; the more calls wait, the more
+//! share one `fsync`.
 //!
 //! Opening gives up after the connect timeout (default 5 s), and each operation after the
-//! operation timeout (default 10 s), waiting for another process's lock included: the caller then
-//! gets a timeout [`StoreError`], and a call still queued behind a stuck one gives up without
-//! touching the file.
+//! operation timeout (default 10 s), waiting for another process's lock included (a batch's
+//! `BEGIN` waits for each of its calls until that call's own deadline): the caller then gets a
+//! timeout [`StoreError`], and a call still queued behind a stuck one gives up without touching
+//! the file.
 //!
 //! As a [`DedupeStore`](crate::store::DedupeStore) it also creates the table
 //! `sms_webhook_dedupe (key TEXT PRIMARY KEY, seen_at BIGINT NOT NULL, expires_at BIGINT NOT NULL,
@@ -47,9 +58,10 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
-use rusqlite::{Connection, ErrorCode, OptionalExtension, TransactionBehavior, params};
+use rusqlite::{Connection, ErrorCode, OptionalExtension, params};
 
-use self::worker::Worker;
+pub(crate) use self::worker::Atomic;
+use self::worker::{Access, Budget, Worker};
 
 use super::error::Limit;
 use super::row::{Row, expiry, payload, payload_to};
@@ -67,6 +79,9 @@ mod worker;
 const MAX_BUSY_WAIT: Duration = Duration::from_secs(86_400);
 /// The longest sleep between two tries for another connection's lock.
 const MAX_LOCK_POLL: Duration = Duration::from_millis(32);
+/// How many prepared statements the connection keeps: the store's (idempotency, dedupe,
+/// correlation and suppression: about 20) and the batches' transaction statements.
+const STATEMENT_CACHE: usize = 48;
 
 thread_local! {
     /// When the call running on this thread stops waiting for another connection's lock.
@@ -90,8 +105,8 @@ fn wait_for_lock(attempt: i32) -> bool {
 struct LockDeadline;
 
 impl LockDeadline {
-    fn set(wait: Duration) -> Self {
-        LOCK_DEADLINE.set(Instant::now().checked_add(wait.min(MAX_BUSY_WAIT)));
+    fn until(deadline: Instant) -> Self {
+        LOCK_DEADLINE.set(Some(deadline));
         Self
     }
 }
@@ -146,25 +161,46 @@ impl SqliteStore {
         SqliteStoreBuilder { path: path.as_ref().to_owned(), timeouts: Timeouts::default() }
     }
 
-    /// Runs `f` with the connection on the store's thread, within the operation timeout.
-    pub(crate) async fn with<T: Send + 'static>(
+    /// Runs `f`, which only reads, with the connection on the store's thread, within the
+    /// operation timeout: alone, and never waiting for another connection's write lock.
+    pub(crate) async fn read<T: Send + 'static>(
         &self,
         what: &'static str,
         f: impl FnOnce(&mut Connection, &Statements) -> Result<T, StoreError> + Send + 'static,
     ) -> Result<T, StoreError> {
+        self.call(Access::Read, what, f).await
+    }
+
+    /// Runs `f`, which writes, with the connection on the store's thread, within the operation
+    /// timeout: with the writes waiting with it, committed together (the connection thread's
+    /// group commit). Statements of `f` that must hold together take an [`Atomic`].
+    pub(crate) async fn write<T: Send + 'static>(
+        &self,
+        what: &'static str,
+        f: impl FnOnce(&mut Connection, &Statements) -> Result<T, StoreError> + Send + 'static,
+    ) -> Result<T, StoreError> {
+        self.call(Access::Write, what, f).await
+    }
+
+    async fn call<T: Send + 'static>(
+        &self,
+        access: Access,
+        what: &'static str,
+        f: impl FnOnce(&mut Connection, &Statements) -> Result<T, StoreError> + Send + 'static,
+    ) -> Result<T, StoreError> {
         let (sql, place) = (Arc::clone(&self.sql), Arc::clone(&self.place));
-        let (limit, started) = (self.timeouts.operation, Instant::now());
-        let call = self.worker.call(move |connection| {
+        let (limit, budget) = (self.timeouts.operation, Budget::new(self.timeouts.operation));
+        let call = self.worker.call(access, budget, move |connection| {
             // The caller may have given up while this call waited for the connection.
-            let left = limit.saturating_sub(started.elapsed());
-            if left.is_zero() {
+            if budget.left().is_zero() {
                 return Err(StoreError::timeout(&place, what, Limit::Operation, limit));
             }
-            // Give up on a lock a little before the caller does, to say that the lock was why.
-            let _deadline = LockDeadline::set(left.saturating_sub(left.checked_div(20).unwrap_or_default()));
-            f(connection, &sql).map_err(|e| locked(e, &place, Limit::Operation, limit))
+            let _deadline = LockDeadline::until(budget.lock_deadline());
+            f(connection, &sql)
         });
-        self.timeouts.operation(&self.place, what, call).await
+        // A lock wait that ran out, the call's own or its batch's `BEGIN`, is a timeout.
+        let answer = async { call.await.map_err(|e| locked(e, &self.place, Limit::Operation, limit)) };
+        self.timeouts.operation(&self.place, what, answer).await
     }
 }
 
@@ -215,6 +251,7 @@ impl SqliteStoreBuilder {
 fn prepare(path: &Path, schema: &[String], busy: Duration) -> rusqlite::Result<Connection> {
     let connection = Connection::open(path)?;
     connection.busy_timeout(busy)?;
+    connection.set_prepared_statement_cache_capacity(STATEMENT_CACHE);
     connection.pragma_update(None, "journal_mode", "WAL")?;
     connection.pragma_update(None, "synchronous", "FULL")?;
     for create in schema {
@@ -273,9 +310,11 @@ fn select(connection: &Connection, sql: &str, values: impl rusqlite::Params) -> 
 
 /// Runs `sql`, a write with `RETURNING` one text column at most, to its end: the text it returned.
 ///
-/// Outside a transaction the statement commits when it ends, after handing out its row, so a
-/// commit that fails (a failed write to the disk) shows only on the step after the row; rusqlite's
-/// `query_row` never takes that step and would report a write that did not happen.
+/// Outside a transaction (a call that runs alone) the statement commits when it ends, after
+/// handing out its row, so a commit that fails (a failed write to the disk) shows only on the step
+/// after the row; rusqlite's `query_row` never takes that step and would report a write that did
+/// not happen. Inside a batch's transaction the batch's one `COMMIT` makes it durable, and a
+/// `COMMIT` that fails reaches every call of the batch as its error (see `worker`).
 fn write_returning(
     connection: &Connection,
     sql: &str,
@@ -296,7 +335,7 @@ fn write_returning(
 impl IdempotencyStore for SqliteStore {
     fn get<'a>(&'a self, key: &'a str) -> BoxFuture<'a, Result<Option<Record>, StoreError>> {
         let key = key.to_owned();
-        Box::pin(self.with("get", move |c, sql| select(c, &sql.get, params![key, millis(SystemTime::now())])))
+        Box::pin(self.read("get", move |c, sql| select(c, &sql.get, params![key, millis(SystemTime::now())])))
     }
 
     fn reserve<'a>(
@@ -307,15 +346,16 @@ impl IdempotencyStore for SqliteStore {
     ) -> BoxFuture<'a, Result<Reservation, StoreError>> {
         let (key, fingerprint, id) = (key.to_owned(), claim.fingerprint.as_str().to_owned(), ReservationId::new());
         let to = claim.to.map(str::to_owned);
-        Box::pin(self.with("reserve", move |c, sql| {
+        Box::pin(self.write("reserve", move |c, sql| {
             let values = params![key, fingerprint, id.as_str(), millis(now), to];
-            // Usually the key is new: the statement alone claims it, in its own transaction.
+            // Usually the key is new: the statement alone claims it, in its own transaction (or
+            // its batch's).
             if write_returning(c, &sql.reserve, values)?.as_deref() == Some(id.as_str()) {
                 return Ok(Reservation::Acquired(id));
             }
             // Otherwise try again and read the record the key holds, in one transaction (the
             // record may have changed between the two statements).
-            let tx = c.transaction_with_behavior(TransactionBehavior::Immediate)?;
+            let tx = Atomic::begin(c)?;
             let result = if write_returning(&tx, &sql.reserve, values)?.as_deref() == Some(id.as_str()) {
                 Reservation::Acquired(id)
             } else {
@@ -338,7 +378,7 @@ impl IdempotencyStore for SqliteStore {
         now: SystemTime,
     ) -> BoxFuture<'a, Result<Finalized, StoreError>> {
         let (key, id) = (key.to_owned(), reservation.as_str().to_owned());
-        Box::pin(self.with("finalize", move |c, sql| {
+        Box::pin(self.write("finalize", move |c, sql| {
             let values = params![key, id, record.state().as_str(), payload(&record)?, expiry(&record, ttl, now)];
             let written = c.prepare_cached(&sql.finalize)?.execute(values)?;
             Ok(if written == 1 { Finalized::Written } else { Finalized::NotOwner })
@@ -351,7 +391,7 @@ impl IdempotencyStore for SqliteStore {
 
 impl Operator for SqliteStore {
     fn list(&self, filter: Filter, now: SystemTime, page: Page) -> BoxFuture<'_, Result<Listing, StoreError>> {
-        Box::pin(self.with("list", move |c, sql| {
+        Box::pin(self.read("list", move |c, sql| {
             let ((state, cutoff), (limit, sql_limit)) = (list_filter(filter, now), list_limit(&page));
             let values = params![millis(now), page.cursor, page.prefix, state, cutoff, sql_limit];
             let mut statement = c.prepare_cached(&sql.list)?;
@@ -368,9 +408,9 @@ impl Operator for SqliteStore {
         now: SystemTime,
     ) -> BoxFuture<'a, Result<Resolved, StoreError>> {
         let key = key.to_owned();
-        Box::pin(self.with("resolve", move |c, sql| {
+        Box::pin(self.write("resolve", move |c, sql| {
             let cutoff = stale_cutoff(now, stale_after);
-            let tx = c.transaction_with_behavior(TransactionBehavior::Immediate)?;
+            let tx = Atomic::begin(c)?;
             let changed = match resolution {
                 Resolution::NotSent => tx.prepare_cached(&sql.resolve_not_sent)?.execute(params![key, cutoff])?,
                 Resolution::Sent { provider, provider_id, ttl, endpoint } => {
@@ -413,7 +453,7 @@ mod tests {
     fn a_lock_wait_ends_at_its_deadline_by_the_clock() {
         assert!(!wait_for_lock(0), "without a deadline nothing waits");
         let started = Instant::now();
-        let deadline = LockDeadline::set(Duration::from_millis(150));
+        let deadline = LockDeadline::until(Instant::now() + Duration::from_millis(150));
         let tries = (0..i32::MAX).take_while(|&attempt| wait_for_lock(attempt)).count();
         let waited = started.elapsed();
         assert!(waited >= Duration::from_millis(150), "gave up after {waited:?}");

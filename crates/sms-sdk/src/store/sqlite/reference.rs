@@ -18,7 +18,7 @@ impl ReferenceIndex for SqliteStore {
         retention: Duration,
     ) -> BoxFuture<'a, Result<(), StoreError>> {
         let (reference, key, expires_at) = (reference.to_owned(), key.to_owned(), millis(later(now, retention)));
-        Box::pin(self.with("remember_reference", move |c, sql| {
+        Box::pin(self.write("remember_reference", move |c, sql| {
             c.prepare_cached(&sql.reference_remember)?.execute(params![reference, key, expires_at])?;
             Ok(())
         }))
@@ -30,7 +30,7 @@ impl ReferenceIndex for SqliteStore {
         now: SystemTime,
     ) -> BoxFuture<'a, Result<Option<String>, StoreError>> {
         let reference = reference.to_owned();
-        Box::pin(self.with("find_reference", move |c, sql| {
+        Box::pin(self.read("find_reference", move |c, sql| {
             Ok(c.prepare_cached(&sql.reference_find)?
                 .query_row(params![reference, millis(now)], |r| r.get(0))
                 .optional()?)

@@ -3,7 +3,7 @@
 use std::sync::Arc;
 use std::time::SystemTime;
 
-use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
+use rusqlite::{Connection, OptionalExtension, params};
 
 use super::sql::{DEFAULT_TABLE, SuppressionSql, check_params, limit, listing};
 use super::{
@@ -12,7 +12,7 @@ use super::{
 };
 use crate::PhoneNumber;
 use crate::store::sql::dedupe_times;
-use crate::store::sqlite::SqliteStore;
+use crate::store::sqlite::{Atomic, SqliteStore};
 use futures_util::future::BoxFuture;
 
 /// A suppression list in a SQLite file: the tables `sms_suppression (recipient, scope,
@@ -20,7 +20,9 @@ use futures_util::future::BoxFuture;
 /// (key PRIMARY KEY, seen_at, expires_at)`, beside the idempotency records of the same
 /// [`SqliteStore`], with its file settings (WAL, `synchronous = FULL`), lock waits and timeouts.
 ///
-/// A batch of changes is one immediate transaction; `check` is one lookup on the primary key.
+/// A batch of changes is one immediate transaction (a savepoint of the store's batch, when it is
+/// committed with other writes: see [`SqliteStore`]'s group commit); `check` is one lookup on the
+/// primary key.
 /// Cheap to clone.
 ///
 /// ```no_run
@@ -54,18 +56,30 @@ impl SqliteSuppressionStore {
     pub async fn open_named(store: SqliteStore, table: &str) -> Result<Self, StoreError> {
         let sql = Arc::new(SuppressionSql::new(table)?.for_sqlite());
         let create = sql.create.join(";\n");
-        store.with("creating the suppression tables", move |c, _| Ok(c.execute_batch(&create)?)).await?;
+        store.write("creating the suppression tables", move |c, _| Ok(c.execute_batch(&create)?)).await?;
         Ok(Self { store, sql })
     }
 
-    /// Runs `f` on the store's connection, on the store's own thread, within its operation timeout.
-    async fn with<T: Send + 'static>(
+    /// Runs `f`, which only reads, on the store's connection, on the store's own thread, within
+    /// its operation timeout ([`SqliteStore::read`]).
+    async fn read<T: Send + 'static>(
         &self,
         what: &'static str,
         f: impl FnOnce(&mut Connection, &SuppressionSql) -> Result<T, StoreError> + Send + 'static,
     ) -> Result<T, StoreError> {
         let sql = Arc::clone(&self.sql);
-        self.store.with(what, move |c, _| f(c, &sql)).await
+        self.store.read(what, move |c, _| f(c, &sql)).await
+    }
+
+    /// Runs `f`, which writes, likewise, committed with the writes waiting with it
+    /// ([`SqliteStore::write`]).
+    async fn write<T: Send + 'static>(
+        &self,
+        what: &'static str,
+        f: impl FnOnce(&mut Connection, &SuppressionSql) -> Result<T, StoreError> + Send + 'static,
+    ) -> Result<T, StoreError> {
+        let sql = Arc::clone(&self.sql);
+        self.store.write(what, move |c, _| f(c, &sql)).await
     }
 }
 
@@ -104,8 +118,8 @@ impl SuppressionStore for SqliteSuppressionStore {
         Box::pin(async move {
             bounded(changes.len(), 0)?;
             let changes = changes.to_vec();
-            self.with("apply", move |c, sql| {
-                let tx = c.transaction_with_behavior(TransactionBehavior::Immediate)?;
+            self.write("apply", move |c, sql| {
+                let tx = Atomic::begin(c)?;
                 let applied =
                     changes.iter().map(|change| apply_one(&tx, sql, change, now)).collect::<Result<_, _>>()?;
                 tx.commit()?;
@@ -124,7 +138,7 @@ impl SuppressionStore for SqliteSuppressionStore {
             bounded(0, scopes.len())?;
             let [a, b, c, d] = check_params(scopes)?;
             let recipient = recipient.as_str().to_owned();
-            self.with("check", move |connection, sql| {
+            self.read("check", move |connection, sql| {
                 let mut statement = connection.prepare_cached(&sql.check)?;
                 statement.query_row(params![recipient, a, b, c, d], read_entry).optional()?.transpose()
             })
@@ -133,7 +147,7 @@ impl SuppressionStore for SqliteSuppressionStore {
     }
 
     fn list(&self, page: SuppressionPage) -> BoxFuture<'_, Result<SuppressionListing, StoreError>> {
-        Box::pin(self.with("list", move |c, sql| {
+        Box::pin(self.read("list", move |c, sql| {
             let rows = match &page.after {
                 None => c.prepare_cached(&sql.list_first)?.query_map(params![limit(&page)], read_entry)?.collect(),
                 Some(cursor) => c
