@@ -32,6 +32,8 @@ mod scripts;
 #[cfg(any(feature = "postgres", feature = "redis"))]
 mod servers;
 mod times;
+#[cfg(feature = "postgres")]
+mod tls;
 
 async fn assert_contract(name: &str, store: Arc<dyn Store>) {
     let report = store_contract::run(name, store).await;

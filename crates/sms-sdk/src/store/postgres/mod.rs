@@ -60,8 +60,10 @@
 //! expires_at BIGINT NOT NULL`. All three are created on the first connection, so the database
 //! user needs `CREATE` on the schema once.
 
+mod conninfo;
 mod dedupe;
 mod reference;
+mod tls;
 
 use std::pin::pin;
 use std::str::FromStr;
@@ -73,7 +75,6 @@ use deadpool_postgres::{
     ClientWrapper, Manager, ManagerConfig, Object, Pool, PoolError, RecyclingMethod, Runtime, TimeoutType,
 };
 use futures_util::TryStreamExt;
-use tokio_postgres::NoTls;
 use tokio_postgres::error::SqlState;
 use tokio_postgres::types::{ToSql, Type};
 
@@ -362,10 +363,13 @@ impl PostgresStoreBuilder {
     pub async fn connect(self) -> Result<PostgresStore, StoreError> {
         let timeouts = self.timeouts.checked()?;
         let queries = Queries::new(Statements::new(&self.table)?);
-        let (url, cache) = cache_parameter(&self.url).map_err(|e| e.at("PostgreSQL"))?;
-        let config = tokio_postgres::Config::from_str(&url).map_err(|e| StoreError::new(e).at("PostgreSQL"))?;
-        let place: Arc<str> = Arc::from(format!("PostgreSQL at {}", location(&config)));
-        let manager = Manager::from_config(config, NoTls, ManagerConfig { recycling_method: RecyclingMethod::Fast });
+        let (url, cache, tls) = parameters(&self.url).map_err(|e| e.at("PostgreSQL"))?;
+        let mut config = tokio_postgres::Config::from_str(&url).map_err(|e| StoreError::new(e).at("PostgreSQL"))?;
+        config.ssl_mode(tls.mode.driver());
+        let place: Arc<str> = Arc::from(format!("PostgreSQL at {} (sslmode={})", location(&config), tls.mode));
+        let connector = tls::Connector { tls: tls.connector().map_err(|e| e.at(&place))?, mode: tls.mode };
+        let manager =
+            Manager::from_connect(config, connector, ManagerConfig { recycling_method: RecyclingMethod::Fast });
         let pool = Pool::builder(manager)
             .max_size(self.pool_size)
             .runtime(Runtime::Tokio1)
@@ -383,27 +387,25 @@ impl PostgresStoreBuilder {
     }
 }
 
+/// The connection string without the store's own parameters (`statement_cache` and the TLS
+/// ones), `statement_cache` (when present), and the TLS settings.
+fn parameters(conninfo: &str) -> Result<(String, Option<bool>, tls::TlsSettings), StoreError> {
+    let (rest, cache) = cache_parameter(conninfo)?;
+    let (rest, taken) = conninfo::take_parameters(&rest, &tls::PARAMETERS)?;
+    Ok((rest, cache, tls::TlsSettings::from_parameters(&taken)?))
+}
+
 /// `url` without its `statement_cache` parameter, and that parameter's value (`on` or `off`)
 /// when present; another value is an error that names the parameter.
 fn cache_parameter(url: &str) -> Result<(String, Option<bool>), StoreError> {
-    let name = format!("{CACHE_PARAMETER}=");
-    let found = url.match_indices(&name).find_map(|(at, _)| {
-        let separator = *url.as_bytes().get(at.checked_sub(1)?)?;
-        (separator == b'?' || separator == b'&').then_some((at - 1, separator))
-    });
-    let Some((at, separator)) = found else { return Ok((url.to_owned(), None)) };
-    let (before, after) = (url.get(..at).unwrap_or_default(), url.get(at + 1 + name.len()..).unwrap_or_default());
-    let (value, rest) = after.split_once('&').map_or((after, None), |(value, rest)| (value, Some(rest)));
-    let cache = match value {
+    let (rest, taken) = conninfo::take_parameters(url, &[CACHE_PARAMETER])?;
+    let Some((_, value)) = taken.last() else { return Ok((rest, None)) };
+    let cache = match value.as_str() {
         "on" => true,
         "off" => false,
         _ => return Err(StoreError::new(format!("the URL parameter {CACHE_PARAMETER} must be `on` or `off`"))),
     };
-    let url = match rest {
-        Some(rest) => format!("{before}{}{rest}", char::from(separator)),
-        None => before.to_owned(),
-    };
-    Ok((url, Some(cache)))
+    Ok((rest, Some(cache)))
 }
 
 /// `host:port/db` of a configuration (hosts joined by `,`), without user or password.
