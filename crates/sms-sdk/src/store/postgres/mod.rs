@@ -21,8 +21,41 @@
 //! key; when it does not, a second statement claims or answers with the key's record atomically
 //! (the same upsert inside a `WITH` that also returns the existing row; the upsert alone costs the
 //! server less on the common path, a new key). `finalize` is an `UPDATE … WHERE reservation_id =
-//! $2`. Connections come from a small pool (8); TLS is not supported yet (`sslmode=disable`, or a
-//! local proxy).
+//! $2`. Connections come from a small pool (8).
+//!
+//! # TLS
+//! The connection string (a URL, or libpq's `key=value` form given to
+//! [`PostgresStore::builder`]) takes libpq's TLS parameters with libpq's meaning; TLS is rustls
+//! on ring (no OpenSSL), set on the store's own configuration.
+//!
+//! * `sslmode`: `disable` (plain text), `allow` (plain text, then TLS when the server refuses
+//!   it), `prefer` (the default: TLS when the server offers it, else plain text), `require` (TLS,
+//!   the server not verified, unless `sslrootcert` is given: then its chain is, as in libpq, not
+//!   its name), `verify-ca` (the chain against `sslrootcert`, not the name), `verify-full` (the
+//!   chain and the host name, or the IP address against the certificate's IP SANs). Only `allow`
+//!   and `prefer` fall back to plain text.
+//! * `sslrootcert`: a PEM file of CA certificates, or `system` for the platform's trust store
+//!   (as in libpq, `system` makes `verify-full` the default and refuses weaker modes).
+//!   `verify-ca` and `verify-full` need it: nothing is read from `~/.postgresql/`.
+//! * `sslcert` and `sslkey`: a PEM client certificate (chain) and its private key, both or
+//!   neither.
+//!
+//! ```no_run
+//! # async fn example() -> Result<(), sms_sdk::store::StoreError> {
+//! use sms_sdk::store::postgres::PostgresStore;
+//!
+//! let store = PostgresStore::connect(
+//!     "postgres://sms@app.abc123.eu-west-1.rds.amazonaws.com/app?sslmode=verify-full&sslrootcert=/etc/ssl/rds-global-bundle.pem",
+//! )
+//! .await?;
+//! # let _ = store; Ok(()) }
+//! ```
+//!
+//! The files are read when the store connects. An invalid value, a file that cannot be read or
+//! parsed (named, its content never shown), a certificate that does not verify, or a server that
+//! offers no TLS under `require` or `verify-*` is a [`StoreError`] saying why, within the connect
+//! timeout. The store's place in errors and `Debug` shows the mode (`PostgreSQL at
+//! db.internal:5432/app (sslmode=verify-full)`), never a password or key.
 //!
 //! # Statements, and poolers in front of PostgreSQL
 //! By default each pooled connection prepares a statement the first time it runs it and keeps it
@@ -275,8 +308,9 @@ impl PostgresStore {
         Self::builder(url).connect().await
     }
 
-    /// A store for the database at `url` (`postgres://user:password@host:port/db`, optionally
-    /// with `?statement_cache=off`: see the [module documentation](self)).
+    /// A store for the database at `url` (`postgres://user:password@host:port/db`, or libpq's
+    /// `key=value` form), optionally with `statement_cache=off` and the TLS parameters `sslmode`,
+    /// `sslrootcert`, `sslcert` and `sslkey`: see the [module documentation](self).
     pub fn builder(url: impl Into<String>) -> PostgresStoreBuilder {
         PostgresStoreBuilder {
             url: url.into(),
