@@ -175,3 +175,41 @@ async fn the_contracts_pass_over_verify_full() {
     let report = suppression_contract::run("postgres (verify-full)", Arc::new(suppression)).await;
     assert!(report.passed, "{}", report.failures());
 }
+
+/// `sslrootcert=system` verifies against the platform's trust store, which on Linux honours
+/// `SSL_CERT_FILE`: a child process of this test gets the test's CA there (the variable is the
+/// whole process's, so it is not set in this one).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sslrootcert_system_uses_the_platform_trust_store() {
+    if let Ok(url) = std::env::var("SMS_SDK_TLS_SYSTEM_URL") {
+        for query in ["sslrootcert=system", "sslmode=verify-full&sslrootcert=system"] {
+            let store = connect(&format!("{url}?{query}")).await.unwrap();
+            assert!(format!("{store:?}").contains("sslmode=verify-full"), "{store:?}");
+        }
+        refused(&format!("{url}?sslmode=require&sslrootcert=system"), "needs sslmode=verify-full").await;
+        println!("TLS-SYSTEM-OK");
+        return;
+    }
+    let certificates = Certificates::make();
+    let server = tls_server(&certificates);
+    let url = format!("postgres://postgres@localhost:{}/postgres", server.port);
+    // The real platform store does not know the test's CA.
+    if std::env::var_os("SSL_CERT_FILE").is_none() {
+        refused(&format!("{url}?sslrootcert=system"), "certificate").await;
+    }
+    let exe = std::env::current_exe().unwrap();
+    let test = "stores::tls::sslrootcert_system_uses_the_platform_trust_store";
+    let mut child = Command::new(exe);
+    child
+        .args([test, "--exact", "--nocapture", "--test-threads=1"])
+        .env("SMS_SDK_TLS_SYSTEM_URL", &url)
+        .env("SSL_CERT_FILE", certificates.path("ca.crt"))
+        .env_remove("SSL_CERT_DIR");
+    let output = tokio::task::spawn_blocking(move || child.output()).await.unwrap().unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success() && stdout.contains("TLS-SYSTEM-OK"),
+        "the child failed: {stdout}\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+}
