@@ -143,6 +143,31 @@ impl PgServer {
         server
     }
 
+    /// Runs `sql` with psql over the server's Unix socket as the `postgres` user (`pg_hba.conf`
+    /// needs a `local` line), and panics with its output when it fails.
+    pub(crate) fn psql(&self, sql: &str) {
+        let (port, socket) = (self.port.to_string(), self.dir.to_str().unwrap());
+        let args = [
+            "-X",
+            "-q",
+            "-v",
+            "ON_ERROR_STOP=1",
+            "-h",
+            socket,
+            "-p",
+            &port,
+            "-U",
+            "postgres",
+            "-d",
+            "postgres",
+            "-c",
+            sql,
+        ];
+        // psql sits beside the server programs, which PATH may hold as links elsewhere.
+        let server_bin = std::fs::canonicalize(self.bin.join("pg_ctl")).unwrap();
+        run(self.as_postgres, &server_bin.with_file_name("psql"), &args);
+    }
+
     /// Runs `pg_ctl -D <data> args…`, and panics with its output when it fails.
     fn pg_ctl(&self, args: &[&str]) {
         let data = self.dir.join("data");

@@ -1,5 +1,6 @@
 //! The PostgreSQL store's TLS against real servers of the test's own: one that takes TLS
-//! connections only (`hostssl` lines; the database `template1` also needs a client certificate), and
+//! connections only (`hostssl` lines; the database `template1` also needs a client certificate, the
+//! user `scram` a password), and
 //! one that offers no TLS. The certificates are made with the `openssl` command in a temporary
 //! folder: a CA, a server certificate for `localhost` and 127.0.0.1, a client certificate, and
 //! another CA that signed nothing the server sends.
@@ -65,7 +66,9 @@ fn tls_server(certificates: &Certificates) -> PgServer {
         (certificates.read("server.crt"), certificates.read("server.key"), certificates.read("ca.crt"));
     let files: [(&str, &[u8]); 3] = [("server.crt", &crt), ("server.key", &key), ("root.crt", &ca)];
     let conf = "\nssl = on\nssl_cert_file = 'server.crt'\nssl_key_file = 'server.key'\nssl_ca_file = 'root.crt'\n";
-    let hba = "hostssl template1 all 127.0.0.1/32 trust clientcert=verify-ca\n\
+    let hba = "local all postgres trust\n\
+               hostssl all scram 127.0.0.1/32 scram-sha-256\n\
+               hostssl template1 all 127.0.0.1/32 trust clientcert=verify-ca\n\
                hostssl all all 127.0.0.1/32 trust\n\
                hostssl all all ::1/128 trust\n";
     PgServer::start_with(&files, conf, Some(hba))
@@ -126,6 +129,16 @@ async fn tls_modes_against_a_tls_only_server() {
     let (client_crt, client_key) = (certificates.path("client.crt"), certificates.path("client.key"));
     refused(&cert_url(""), "certificate").await;
     connect(&cert_url(&format!("&sslcert={client_crt}&sslkey={client_key}"))).await.unwrap();
+
+    // A password (SCRAM-SHA-256) over TLS; a wrong one is refused without being shown.
+    server.psql("CREATE ROLE scram LOGIN SUPERUSER PASSWORD 's3cr3t-pw'");
+    let scram = |password: &str| {
+        format!("postgres://scram:{password}@localhost:{port}/postgres?sslmode=verify-full&sslrootcert={ca}")
+    };
+    let store = connect(&scram("s3cr3t-pw")).await.unwrap();
+    assert!(!format!("{store:?}").contains("s3cr3t"), "{store:?}");
+    let wrong = refused(&scram("wr0ng-pw"), "password authentication failed").await;
+    assert!(!wrong.contains("wr0ng-pw"), "{wrong}");
 
     // Files that cannot be used are configuration errors that name them.
     let missing = certificates.path("missing.pem");
