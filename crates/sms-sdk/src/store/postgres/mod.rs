@@ -51,6 +51,10 @@
 //! # let _ = store; Ok(()) }
 //! ```
 //!
+//! Over TLS, SCRAM-SHA-256 passwords are bound to the connection (SCRAM-SHA-256-PLUS with
+//! `tls-server-end-point`) for a server certificate signed with RSA PKCS#1 or ECDSA;
+//! `channel_binding=require` refuses a server that does not bind.
+//!
 //! The files are read when the store connects. An invalid value, a file that cannot be read or
 //! parsed (named, its content never shown), a certificate that does not verify, or a server that
 //! offers no TLS under `require` or `verify-*` is a [`StoreError`] saying why, within the connect

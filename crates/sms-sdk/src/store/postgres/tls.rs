@@ -388,11 +388,57 @@ fn explained(error: io::Error) -> io::Error {
 pub(super) struct RustlsStream(Box<tokio_rustls::client::TlsStream<Socket>>);
 
 impl TlsStream for RustlsStream {
+    /// `tls-server-end-point` (RFC 5929): the hash of the server's certificate, for
+    /// SCRAM-SHA-256-PLUS. For a certificate signed with another algorithm than RSA PKCS#1 or
+    /// ECDSA with SHA-1/2, none: the driver then authenticates with SCRAM-SHA-256, unbound.
     fn channel_binding(&self) -> ChannelBinding {
-        // tls-server-end-point needs the certificate's own signature hash; without it the driver
-        // authenticates with SCRAM-SHA-256 (no channel binding), as it does in plain text.
-        ChannelBinding::none()
+        let certificate = self.0.get_ref().1.peer_certificates().and_then(|chain| chain.first());
+        match certificate.and_then(|c| server_end_point(c.as_ref())) {
+            Some(hash) => ChannelBinding::tls_server_end_point(hash),
+            None => ChannelBinding::none(),
+        }
     }
+}
+
+/// The `tls-server-end-point` hash of a DER certificate: its signature algorithm's hash, SHA-256
+/// for MD5 and SHA-1; `None` for an algorithm without a defined hash here, or malformed DER.
+fn server_end_point(der: &[u8]) -> Option<Vec<u8>> {
+    use sha2::Digest;
+    const RSA: &[u8] = &[0x2A, 0x86, 0x48, 0x86, 0xF7, 0x0D, 0x01, 0x01];
+    const ECDSA: &[u8] = &[0x2A, 0x86, 0x48, 0xCE, 0x3D, 0x04];
+    let (0x30, certificate, _) = tlv(der)? else { return None };
+    let (0x30, _tbs, rest) = tlv(certificate)? else { return None };
+    let (0x30, algorithm, _) = tlv(rest)? else { return None };
+    let (0x06, oid, _) = tlv(algorithm)? else { return None };
+    let bits = match (oid.strip_prefix(RSA), oid.strip_prefix(ECDSA)) {
+        (Some([0x04 | 0x05 | 0x0B]), _) | (_, Some([0x01] | [0x03, 0x02])) => 256,
+        (Some([0x0C]), _) | (_, Some([0x03, 0x03])) => 384,
+        (Some([0x0D]), _) | (_, Some([0x03, 0x04])) => 512,
+        _ => return None,
+    };
+    Some(match bits {
+        256 => sha2::Sha256::digest(der).to_vec(),
+        384 => sha2::Sha384::digest(der).to_vec(),
+        _ => sha2::Sha512::digest(der).to_vec(),
+    })
+}
+
+/// One DER element: its tag, its content and what follows it.
+fn tlv(input: &[u8]) -> Option<(u8, &[u8], &[u8])> {
+    let (&tag, rest) = input.split_first()?;
+    let (&first, rest) = rest.split_first()?;
+    let (length, rest) = if first < 0x80 {
+        (usize::from(first), rest)
+    } else {
+        let count = usize::from(first & 0x7F);
+        if count == 0 || count > 4 {
+            return None;
+        }
+        let (bytes, rest) = rest.split_at_checked(count)?;
+        (bytes.iter().fold(0usize, |n, &b| (n << 8) | usize::from(b)), rest)
+    };
+    let (content, rest) = rest.split_at_checked(length)?;
+    Some((tag, content, rest))
 }
 
 impl AsyncRead for RustlsStream {
@@ -471,6 +517,13 @@ mod tests {
         for (pairs, reason) in cases {
             let error = settings(&pairs).unwrap_err().to_string();
             assert!(error.contains(reason), "{pairs:?}: {error}");
+        }
+    }
+
+    #[test]
+    fn malformed_der_has_no_end_point() {
+        for der in [&[][..], &[0x30], &[0x30, 0x85, 1, 2, 3, 4, 5], &[0x30, 0x02, 0x30, 0x00], &[0x30, 0x81]] {
+            assert_eq!(server_end_point(der), None, "{der:?}");
         }
     }
 

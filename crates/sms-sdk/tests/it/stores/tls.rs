@@ -136,6 +136,9 @@ async fn tls_modes_against_a_tls_only_server() {
         format!("postgres://scram:{password}@localhost:{port}/postgres?sslmode=verify-full&sslrootcert={ca}")
     };
     let store = connect(&scram("s3cr3t-pw")).await.unwrap();
+    // Bound to the TLS connection (SCRAM-SHA-256-PLUS, tls-server-end-point of an ECDSA P-256
+    // SHA-256 certificate), which the driver can be told to insist on.
+    connect(&format!("{}&channel_binding=require", scram("s3cr3t-pw"))).await.unwrap();
     assert!(!format!("{store:?}").contains("s3cr3t"), "{store:?}");
     let wrong = refused(&scram("wr0ng-pw"), "password authentication failed").await;
     assert!(!wrong.contains("wr0ng-pw"), "{wrong}");
