@@ -229,3 +229,32 @@ async fn sslrootcert_system_uses_the_platform_trust_store() {
         String::from_utf8_lossy(&output.stderr)
     );
 }
+
+/// A server that says yes to TLS and then never answers the handshake: the connect timeout ends
+/// the wait, with a timeout error.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stalled_tls_handshake_ends_within_the_connect_timeout() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let server = tokio::spawn(async move {
+        let mut held = Vec::new();
+        loop {
+            let Ok((mut socket, _)) = listener.accept().await else { return };
+            let mut request = [0u8; 8];
+            if socket.read_exact(&mut request).await.is_ok() {
+                let _ = socket.write_all(b"S").await;
+            }
+            held.push(socket);
+        }
+    });
+    let bound = std::time::Duration::from_millis(800);
+    let started = std::time::Instant::now();
+    let url = format!("postgres://postgres@127.0.0.1:{port}/postgres?sslmode=require");
+    let error = PostgresStore::builder(&url).connect_timeout(bound).connect().await.err().unwrap();
+    assert!(error.is_timeout(), "{error}");
+    assert!(error.to_string().contains("(sslmode=require)"), "{error}");
+    assert!(started.elapsed() < bound * 4, "took {:?}", started.elapsed());
+    server.abort();
+}
