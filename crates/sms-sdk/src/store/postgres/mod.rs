@@ -33,7 +33,8 @@
 //!   the server not verified, unless `sslrootcert` is given: then its chain is, as in libpq, not
 //!   its name), `verify-ca` (the chain against `sslrootcert`, not the name), `verify-full` (the
 //!   chain and the host name, or the IP address against the certificate's IP SANs). Only `allow`
-//!   and `prefer` fall back to plain text.
+//!   and `prefer` fall back to plain text; with an `sslrootcert` file, their TLS connections
+//!   verify the chain too, as in libpq.
 //! * `sslrootcert`: a PEM file of CA certificates, or `system` for the platform's trust store
 //!   (as in libpq, `system` makes `verify-full` the default and refuses weaker modes).
 //!   `verify-ca` and `verify-full` need it: nothing is read from `~/.postgresql/`.
