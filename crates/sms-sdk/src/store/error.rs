@@ -19,9 +19,9 @@ const MAX_CHAIN: usize = 16;
 ///
 /// Its `Display` says where (the SQLite path, or the PostgreSQL or Redis host, port and database,
 /// never credentials) and why, with the driver's reason from the whole source chain:
-/// `idempotency store error: PostgreSQL at 127.0.0.1:5432/app: reserve timed out after 10 s (the
-/// operation timeout)`. [`is_timeout`](Self::is_timeout) and [`is_corrupt`](Self::is_corrupt)
-/// tell the two failures a caller may want to treat apart.
+/// `idempotency store error: PostgreSQL at 127.0.0.1:5432/app (sslmode=prefer): reserve timed out
+/// after 10 s (the operation timeout)`. [`is_timeout`](Self::is_timeout) and
+/// [`is_corrupt`](Self::is_corrupt) tell the two failures a caller may want to treat apart.
 #[derive(Debug)]
 pub struct StoreError(BoxError);
 

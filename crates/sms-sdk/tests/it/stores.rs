@@ -34,6 +34,8 @@ mod servers;
 #[cfg(feature = "sqlite")]
 mod throughput;
 mod times;
+#[cfg(feature = "postgres")]
+mod tls;
 
 async fn assert_contract(name: &str, store: Arc<dyn Store>) {
     let report = store_contract::run(name, store).await;

@@ -21,8 +21,46 @@
 //! key; when it does not, a second statement claims or answers with the key's record atomically
 //! (the same upsert inside a `WITH` that also returns the existing row; the upsert alone costs the
 //! server less on the common path, a new key). `finalize` is an `UPDATE … WHERE reservation_id =
-//! $2`. Connections come from a small pool (8); TLS is not supported yet (`sslmode=disable`, or a
-//! local proxy).
+//! $2`. Connections come from a small pool (8).
+//!
+//! # TLS
+//! The connection string (a URL, or libpq's `key=value` form given to
+//! [`PostgresStore::builder`]) takes libpq's TLS parameters with libpq's meaning; TLS is rustls
+//! on ring (no OpenSSL), set on the store's own configuration.
+//!
+//! * `sslmode`: `disable` (plain text), `allow` (plain text, then TLS when the server refuses
+//!   it), `prefer` (the default: TLS when the server offers it, else plain text), `require` (TLS,
+//!   the server not verified, unless `sslrootcert` is given: then its chain is, as in libpq, not
+//!   its name), `verify-ca` (the chain against `sslrootcert`, not the name), `verify-full` (the
+//!   chain and the host name, or the IP address against the certificate's IP SANs). Only `allow`
+//!   and `prefer` fall back to plain text; with an `sslrootcert` file, their TLS connections
+//!   verify the chain too, as in libpq.
+//! * `sslrootcert`: a PEM file of CA certificates, or `system` for the platform's trust store
+//!   (as in libpq, `system` makes `verify-full` the default and refuses weaker modes).
+//!   `verify-ca` and `verify-full` need it: nothing is read from `~/.postgresql/`.
+//! * `sslcert` and `sslkey`: a PEM client certificate (chain) and its private key, both or
+//!   neither.
+//!
+//! ```no_run
+//! # async fn example() -> Result<(), sms_sdk::store::StoreError> {
+//! use sms_sdk::store::postgres::PostgresStore;
+//!
+//! let store = PostgresStore::connect(
+//!     "postgres://sms@app.abc123.eu-west-1.rds.amazonaws.com/app?sslmode=verify-full&sslrootcert=/etc/ssl/rds-global-bundle.pem",
+//! )
+//! .await?;
+//! # let _ = store; Ok(()) }
+//! ```
+//!
+//! Over TLS, SCRAM-SHA-256 passwords are bound to the connection (SCRAM-SHA-256-PLUS with
+//! `tls-server-end-point`) for a server certificate signed with RSA PKCS#1 or ECDSA;
+//! `channel_binding=require` refuses a server that does not bind.
+//!
+//! The files are read when the store connects. An invalid value, a file that cannot be read or
+//! parsed (named, its content never shown), a certificate that does not verify, or a server that
+//! offers no TLS under `require` or `verify-*` is a [`StoreError`] saying why, within the connect
+//! timeout. The store's place in errors and `Debug` shows the mode (`PostgreSQL at
+//! db.internal:5432/app (sslmode=verify-full)`), never a password or key.
 //!
 //! # Statements, and poolers in front of PostgreSQL
 //! By default each pooled connection prepares a statement the first time it runs it and keeps it
@@ -60,8 +98,10 @@
 //! expires_at BIGINT NOT NULL`. All three are created on the first connection, so the database
 //! user needs `CREATE` on the schema once.
 
+mod conninfo;
 mod dedupe;
 mod reference;
+mod tls;
 
 use std::pin::pin;
 use std::str::FromStr;
@@ -73,7 +113,6 @@ use deadpool_postgres::{
     ClientWrapper, Manager, ManagerConfig, Object, Pool, PoolError, RecyclingMethod, Runtime, TimeoutType,
 };
 use futures_util::TryStreamExt;
-use tokio_postgres::NoTls;
 use tokio_postgres::error::SqlState;
 use tokio_postgres::types::{ToSql, Type};
 
@@ -274,8 +313,9 @@ impl PostgresStore {
         Self::builder(url).connect().await
     }
 
-    /// A store for the database at `url` (`postgres://user:password@host:port/db`, optionally
-    /// with `?statement_cache=off`: see the [module documentation](self)).
+    /// A store for the database at `url` (`postgres://user:password@host:port/db`, or libpq's
+    /// `key=value` form), optionally with `statement_cache=off` and the TLS parameters `sslmode`,
+    /// `sslrootcert`, `sslcert` and `sslkey`: see the [module documentation](self).
     pub fn builder(url: impl Into<String>) -> PostgresStoreBuilder {
         PostgresStoreBuilder {
             url: url.into(),
@@ -362,10 +402,13 @@ impl PostgresStoreBuilder {
     pub async fn connect(self) -> Result<PostgresStore, StoreError> {
         let timeouts = self.timeouts.checked()?;
         let queries = Queries::new(Statements::new(&self.table)?);
-        let (url, cache) = cache_parameter(&self.url).map_err(|e| e.at("PostgreSQL"))?;
-        let config = tokio_postgres::Config::from_str(&url).map_err(|e| StoreError::new(e).at("PostgreSQL"))?;
-        let place: Arc<str> = Arc::from(format!("PostgreSQL at {}", location(&config)));
-        let manager = Manager::from_config(config, NoTls, ManagerConfig { recycling_method: RecyclingMethod::Fast });
+        let (url, cache, tls) = parameters(&self.url).map_err(|e| e.at("PostgreSQL"))?;
+        let mut config = tokio_postgres::Config::from_str(&url).map_err(|e| StoreError::new(e).at("PostgreSQL"))?;
+        config.ssl_mode(tls.mode.driver());
+        let place: Arc<str> = Arc::from(format!("PostgreSQL at {} (sslmode={})", location(&config), tls.mode));
+        let connector = tls::Connector { tls: tls.connector().map_err(|e| e.at(&place))?, mode: tls.mode };
+        let manager =
+            Manager::from_connect(config, connector, ManagerConfig { recycling_method: RecyclingMethod::Fast });
         let pool = Pool::builder(manager)
             .max_size(self.pool_size)
             .runtime(Runtime::Tokio1)
@@ -383,27 +426,25 @@ impl PostgresStoreBuilder {
     }
 }
 
+/// The connection string without the store's own parameters (`statement_cache` and the TLS
+/// ones), `statement_cache` (when present), and the TLS settings.
+fn parameters(conninfo: &str) -> Result<(String, Option<bool>, tls::TlsSettings), StoreError> {
+    let (rest, cache) = cache_parameter(conninfo)?;
+    let (rest, taken) = conninfo::take_parameters(&rest, &tls::PARAMETERS)?;
+    Ok((rest, cache, tls::TlsSettings::from_parameters(&taken)?))
+}
+
 /// `url` without its `statement_cache` parameter, and that parameter's value (`on` or `off`)
 /// when present; another value is an error that names the parameter.
 fn cache_parameter(url: &str) -> Result<(String, Option<bool>), StoreError> {
-    let name = format!("{CACHE_PARAMETER}=");
-    let found = url.match_indices(&name).find_map(|(at, _)| {
-        let separator = *url.as_bytes().get(at.checked_sub(1)?)?;
-        (separator == b'?' || separator == b'&').then_some((at - 1, separator))
-    });
-    let Some((at, separator)) = found else { return Ok((url.to_owned(), None)) };
-    let (before, after) = (url.get(..at).unwrap_or_default(), url.get(at + 1 + name.len()..).unwrap_or_default());
-    let (value, rest) = after.split_once('&').map_or((after, None), |(value, rest)| (value, Some(rest)));
-    let cache = match value {
+    let (rest, taken) = conninfo::take_parameters(url, &[CACHE_PARAMETER])?;
+    let Some((_, value)) = taken.last() else { return Ok((rest, None)) };
+    let cache = match value.as_str() {
         "on" => true,
         "off" => false,
         _ => return Err(StoreError::new(format!("the URL parameter {CACHE_PARAMETER} must be `on` or `off`"))),
     };
-    let url = match rest {
-        Some(rest) => format!("{before}{}{rest}", char::from(separator)),
-        None => before.to_owned(),
-    };
-    Ok((url, Some(cache)))
+    Ok((rest, Some(cache)))
 }
 
 /// `host:port/db` of a configuration (hosts joined by `,`), without user or password.

@@ -48,7 +48,7 @@ async fn a_postgres_failure_says_why_and_where_without_the_password() {
     let error = builder.connect().await.unwrap_err();
     hides(&error, "s3cr3t-pw");
     let shown = error.to_string();
-    assert!(shown.contains(&format!("PostgreSQL at 127.0.0.1:{port}/orders: ")), "{shown}");
+    assert!(shown.contains(&format!("PostgreSQL at 127.0.0.1:{port}/orders (sslmode=prefer): ")), "{shown}");
     assert!(shown.contains("Connection refused") && !shown.contains("app@"), "{shown}");
     let malformed = PostgresStore::builder("postgres://app:s3cr3t-pw@db:port/orders").connect().await.unwrap_err();
     hides(&malformed, "s3cr3t-pw");

@@ -117,7 +117,7 @@ async fn store_fault_postgres_frozen() {
     let builder = || PostgresStore::builder(&server.url).connect_timeout(BOUND).operation_timeout(BOUND);
     let store = builder().connect().await.unwrap();
     // The pooled connection's statement times out; every later call waits for a new connection.
-    let place = format!("PostgreSQL at 127.0.0.1:{}/postgres", server.port);
+    let place = format!("PostgreSQL at 127.0.0.1:{}/postgres (sslmode=prefer)", server.port);
     freeze_and_thaw(store, &place, || builder().connect(), || server.freeze(), || server.thaw()).await;
 }
 
@@ -315,7 +315,7 @@ async fn store_fault_postgres_stopped() {
     let server = tokio::task::spawn_blocking(super::servers::PgServer::start).await.unwrap();
     let builder = PostgresStore::builder(&server.url).connect_timeout(BOUND).operation_timeout(BOUND);
     let store = builder.connect().await.unwrap();
-    let place = format!("PostgreSQL at 127.0.0.1:{}/postgres", server.port);
+    let place = format!("PostgreSQL at 127.0.0.1:{}/postgres (sslmode=prefer)", server.port);
     // A send that took a pooled connection as the server went down reads why it was closed.
     let reasons = [
         format!("{place}: error connecting to server: Connection refused"),

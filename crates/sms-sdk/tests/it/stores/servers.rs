@@ -83,6 +83,13 @@ pub(crate) struct PgServer {
 
 impl PgServer {
     pub(crate) fn start() -> Self {
+        Self::start_with(&[], "", None)
+    }
+
+    /// A server whose data folder also holds `files` (readable by the server only: certificates
+    /// and keys), whose `postgresql.conf` ends with `conf`, and whose `pg_hba.conf` is `hba` when
+    /// given.
+    pub(crate) fn start_with(files: &[(&str, &[u8])], conf: &str, hba: Option<&str>) -> Self {
         let mut versions: Vec<(u32, PathBuf)> = std::fs::read_dir("/usr/lib/postgresql")
             .into_iter()
             .flatten()
@@ -113,11 +120,52 @@ impl PgServer {
         }
         let data = dir.join("data");
         run(as_postgres, &bin.join("initdb"), &["-D", data.to_str().unwrap(), "-A", "trust", "-U", "postgres", "-N"]);
+        for (name, content) in files {
+            let path = data.join(name);
+            std::fs::write(&path, content).unwrap();
+            std::fs::set_permissions(&path, std::os::unix::fs::PermissionsExt::from_mode(0o600)).unwrap();
+            if as_postgres {
+                assert!(Command::new("chown").arg("postgres").arg(&path).status().is_ok_and(|s| s.success()));
+            }
+        }
+        if !conf.is_empty() {
+            let mut all = std::fs::read_to_string(data.join("postgresql.conf")).unwrap();
+            all.push_str(conf);
+            std::fs::write(data.join("postgresql.conf"), all).unwrap();
+        }
+        if let Some(hba) = hba {
+            std::fs::write(data.join("pg_hba.conf"), hba).unwrap();
+        }
         let port = free_port();
         let url = format!("postgres://postgres@127.0.0.1:{port}/postgres");
         let server = Self { dir, bin, as_postgres, port, url };
         server.start_again();
         server
+    }
+
+    /// Runs `sql` with psql over the server's Unix socket as the `postgres` user (`pg_hba.conf`
+    /// needs a `local` line), and panics with its output when it fails.
+    pub(crate) fn psql(&self, sql: &str) {
+        let (port, socket) = (self.port.to_string(), self.dir.to_str().unwrap());
+        let args = [
+            "-X",
+            "-q",
+            "-v",
+            "ON_ERROR_STOP=1",
+            "-h",
+            socket,
+            "-p",
+            &port,
+            "-U",
+            "postgres",
+            "-d",
+            "postgres",
+            "-c",
+            sql,
+        ];
+        // psql sits beside the server programs, which PATH may hold as links elsewhere.
+        let server_bin = std::fs::canonicalize(self.bin.join("pg_ctl")).unwrap();
+        run(self.as_postgres, &server_bin.with_file_name("psql"), &args);
     }
 
     /// Runs `pg_ctl -D <data> args…`, and panics with its output when it fails.
