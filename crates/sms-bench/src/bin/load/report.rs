@@ -965,26 +965,27 @@ const LIMITS: &str = "### What limits each figure
   100 s (10,000 / 100 slots × 1 s) instead of about 1 s.";
 
 /// The "What limits" entry of the serve rows (continues [`LIMITS`]' list).
-const SERVE_LIMITS: &str = "- **`sms-sdk serve` rows.** Serve's one core, and for PostgreSQL the other core. A
-  webhook costs serve (user + system CPU, all its threads) tens of times what verifying it costs:
-  the verify is a few per cent of it (the ratio column), so the ratio to the bare verify rate is
-  far below 1 and says where the time is not. With SQLite, serve's core is busy all the
-  time while core 1 (the load generator, about 20 µs a webhook, and the sink, about 19 µs) is a
-  third busy: the rate is 1 / (serve's CPU per webhook). A profile of that row (`perf record
-  --call-graph dwarf` of the serve process for 3 s, 2026-12-02) splits it by thread and task:
-  29 % on the SQLite store's thread (two write transactions per webhook, the claim and the
-  commit, each a WAL commit with its `pwrite`s and the shared-memory locks' `fcntl`s, even on
-  tmpfs), 50 % in the server's connection tasks (reading the request, the handler, writing the
-  answer), 17 % in the forward's HTTP client connection tasks (reqwest's hyper), and the rest
-  parking and waking the two tokio worker threads that share the core. Across those, `writev` on
-  loopback TCP is 22 % (serve's answers and its forward requests; on loopback the sender's
-  system call also delivers into the receiver's socket), the allocator about 10 %, the event's
-  JSON for the forward 6 % (the raw form decoded into it), the verifier 4 % and the Standard
-  Webhooks signature under 1 %. With PostgreSQL serve's CPU per webhook is about the same
-  (tokio-postgres's two round trips, claim and commit, in place of the SQLite thread), but core 1
-  runs PostgreSQL's backends for those statements beside the load generator and the sink and is
-  the busier core: that row is bounded by core 1, not by serve's core, and `1 / CPU` beside it is
-  what serve's core alone would carry.";
+const SERVE_LIMITS: &str = "- **`sms-sdk serve` rows.** Serve's one core, and for PostgreSQL the
+  other core. A webhook costs serve (user + system CPU, all its threads) tens of times what
+  verifying it costs: the verify is a few per cent of it (the ratio column), so the ratio to the
+  bare verify rate is far below 1 and says where the time is not. With SQLite, serve's core is
+  busy all the time while core 1 (the load generator and the sink: their CPU per webhook is in
+  the table of serve runs) is about a third busy: the rate is 1 / (serve's CPU per webhook). A
+  profile of that row (`perf record --call-graph dwarf` of the serve process for 3 s,
+  2026-12-02) splits it by thread and task: 29 % on the SQLite store's thread (two write
+  transactions per webhook, the claim and the commit, each a WAL commit with its `pwrite`s and
+  the shared-memory locks' `fcntl`s, even on tmpfs), 50 % in the server's connection tasks
+  (reading the request, the handler, writing the answer), 17 % in the forward's HTTP client
+  connection tasks (reqwest's hyper), and the rest parking and waking the two tokio worker
+  threads that share the core. Across those, `writev` on loopback TCP is 22 % (serve's answers
+  and its forward requests; on loopback the sender's system call also delivers into the
+  receiver's socket), the allocator about 10 %, the event's JSON for the forward 6 % (the raw
+  form decoded into it), the verifier 4 % and the Standard Webhooks signature under 1 %. With
+  PostgreSQL serve's CPU per webhook is of the same order (tokio-postgres's two round trips,
+  claim and commit, in place of the SQLite thread), but core 1 runs PostgreSQL's backends for
+  those statements beside the load generator and the sink and is the busier core: that row is
+  bounded by core 1, not by serve's core, and `1 / CPU` beside it is what serve's core alone
+  would carry.";
 
 const NOT_MEASURED: &str = "## What is not measured
 
