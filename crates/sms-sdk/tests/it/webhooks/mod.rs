@@ -63,24 +63,26 @@ impl<V: WebhookVerifier + Clone + 'static> ThroughAny for V {
 /// An `AnyWebhook` with a verifier of every provider but `provider`, each with a secret no
 /// vector uses.
 fn others(provider: &str) -> AnyWebhook {
-    let mut any = AnyWebhook::new();
+    let any = AnyWebhook::new();
     #[cfg(feature = "twilio")]
-    if provider != "twilio" {
-        any = any.with(sms_sdk::TwilioWebhook::new("another-auth-token").unwrap());
-    }
+    let any =
+        if provider == "twilio" { any } else { any.with(sms_sdk::TwilioWebhook::new("another-auth-token").unwrap()) };
     #[cfg(feature = "telnyx")]
-    if provider != "telnyx" {
+    let any = if provider == "telnyx" {
+        any
+    } else {
         let key = sms_sdk::testing::webhooks::TelnyxKeyPair::from_seed([9; 32]);
-        any = any.with(sms_sdk::TelnyxWebhook::new(&key.public_key).unwrap());
-    }
+        any.with(sms_sdk::TelnyxWebhook::new(&key.public_key).unwrap())
+    };
     #[cfg(feature = "plivo")]
-    if provider != "plivo" {
-        any = any.with(sms_sdk::PlivoWebhook::new("another-auth-token").unwrap());
-    }
+    let any =
+        if provider == "plivo" { any } else { any.with(sms_sdk::PlivoWebhook::new("another-auth-token").unwrap()) };
     #[cfg(feature = "vonage")]
-    if provider != "vonage" {
-        any = any.with(sms_sdk::VonageWebhook::new("another-signature-secret").unwrap());
-    }
+    let any = if provider == "vonage" {
+        any
+    } else {
+        any.with(sms_sdk::VonageWebhook::new("another-signature-secret").unwrap())
+    };
     let _ = provider;
     any
 }
