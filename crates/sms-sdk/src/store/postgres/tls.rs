@@ -160,12 +160,16 @@ impl TlsSettings {
             Some(RootCert::System) => {
                 Arc::new(rustls_platform_verifier::Verifier::new(Arc::clone(&crypto)).map_err(failed)?)
             }
-            Some(RootCert::File(path)) => Arc::new(ChainVerifier {
-                roots: Arc::new(roots(path)?),
+            Some(RootCert::File(path)) => Arc::new(FileVerifier {
+                roots: Some(Arc::new(roots(path)?)),
                 algorithms: crypto.signature_verification_algorithms,
                 check_name: self.mode == SslMode::VerifyFull,
             }),
-            None => Arc::new(NoVerifier { algorithms: crypto.signature_verification_algorithms }),
+            None => Arc::new(FileVerifier {
+                roots: None,
+                algorithms: crypto.signature_verification_algorithms,
+                check_name: false,
+            }),
         };
         let builder = rustls::ClientConfig::builder_with_provider(crypto)
             .with_safe_default_protocol_versions()
@@ -224,15 +228,17 @@ fn private_key(path: &Path) -> Result<PrivateKeyDer<'static>, StoreError> {
     })
 }
 
-/// Verifies the server's chain against `sslrootcert`, and its name when `check_name`.
+/// Verifies the server's chain against `sslrootcert` (`roots`), and its name when `check_name`;
+/// without `roots` (`require`, `prefer` or `allow` with no `sslrootcert`) the server is not
+/// verified, though its handshake signature still is, with the certificate it sent.
 #[derive(Debug)]
-struct ChainVerifier {
-    roots: Arc<RootCertStore>,
+struct FileVerifier {
+    roots: Option<Arc<RootCertStore>>,
     algorithms: WebPkiSupportedAlgorithms,
     check_name: bool,
 }
 
-impl ServerCertVerifier for ChainVerifier {
+impl ServerCertVerifier for FileVerifier {
     fn verify_server_cert(
         &self,
         end_entity: &CertificateDer<'_>,
@@ -241,10 +247,11 @@ impl ServerCertVerifier for ChainVerifier {
         _ocsp_response: &[u8],
         now: UnixTime,
     ) -> Result<ServerCertVerified, rustls::Error> {
+        let Some(roots) = &self.roots else { return Ok(ServerCertVerified::assertion()) };
         let certificate = ParsedCertificate::try_from(end_entity)?;
         rustls::client::verify_server_cert_signed_by_trust_anchor(
             &certificate,
-            &self.roots,
+            roots,
             intermediates,
             now,
             self.algorithms.all,
@@ -252,48 +259,6 @@ impl ServerCertVerifier for ChainVerifier {
         if self.check_name {
             rustls::client::verify_server_name(&certificate, server_name)?;
         }
-        Ok(ServerCertVerified::assertion())
-    }
-
-    fn verify_tls12_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &DigitallySignedStruct,
-    ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        rustls::crypto::verify_tls12_signature(message, cert, dss, &self.algorithms)
-    }
-
-    fn verify_tls13_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &DigitallySignedStruct,
-    ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        rustls::crypto::verify_tls13_signature(message, cert, dss, &self.algorithms)
-    }
-
-    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
-        self.algorithms.supported_schemes()
-    }
-}
-
-/// `require` (or `prefer`, `allow`) without `sslrootcert`: encrypted, the server not verified
-/// (its handshake signature still is, with the certificate it sent).
-#[derive(Debug)]
-struct NoVerifier {
-    algorithms: WebPkiSupportedAlgorithms,
-}
-
-impl ServerCertVerifier for NoVerifier {
-    fn verify_server_cert(
-        &self,
-        _end_entity: &CertificateDer<'_>,
-        _intermediates: &[CertificateDer<'_>],
-        _server_name: &ServerName<'_>,
-        _ocsp_response: &[u8],
-        _now: UnixTime,
-    ) -> Result<ServerCertVerified, rustls::Error> {
         Ok(ServerCertVerified::assertion())
     }
 
