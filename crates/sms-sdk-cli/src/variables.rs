@@ -23,8 +23,10 @@ pub(crate) enum Group {
     DataDirectory,
     /// Each provider's webhook secret.
     WebhookSecrets,
-    /// The correlation secret and the default status callback URL of sends.
+    /// The correlation secret shared by sends and `serve`.
     Correlation,
+    /// The default status callback URL of sends.
+    StatusCallback,
     /// The secret `serve` signs forwarded events with.
     Forward,
     /// `NO_COLOR`.
@@ -38,8 +40,17 @@ const STORE_READ: &[Group] = &[Group::Configured, Group::BaseUrls, Group::Store,
 /// What the commands that reach the providers with a store read (sends, and reconcile's lookups).
 const PROVIDERS_AND_STORE_READ: &[Group] = &[Group::Credentials, Group::BaseUrls, Group::Store, Group::DataDirectory];
 /// What sends read: the providers, the store, and the correlation secret and callback URL.
-const SENDS_READ: &[Group] =
-    &[Group::Credentials, Group::BaseUrls, Group::Store, Group::DataDirectory, Group::Correlation];
+const SENDS_READ: &[Group] = &[
+    Group::Credentials,
+    Group::BaseUrls,
+    Group::Store,
+    Group::DataDirectory,
+    Group::Correlation,
+    Group::StatusCallback,
+];
+/// What `validate` reads: what sends read, but the correlation secret.
+const VALIDATE_READ: &[Group] =
+    &[Group::Credentials, Group::BaseUrls, Group::Store, Group::DataDirectory, Group::StatusCallback];
 /// What `serve` reads.
 const SERVE_READ: &[Group] =
     &[Group::WebhookSecrets, Group::Store, Group::DataDirectory, Group::Correlation, Group::Forward];
@@ -48,7 +59,7 @@ const SERVE_READ: &[Group] =
 /// and the variables it reads. `NO_COLOR` is read by every command that clap parses.
 const TABLE: &[(&[&str], &[Group])] = &[
     (&["send"], SENDS_READ),
-    (&["validate"], PROVIDERS_AND_STORE_READ),
+    (&["validate"], VALIDATE_READ),
     (&["doctor"], PROVIDERS_READ),
     (&["idempotency"], STORE_READ),
     (&["idempotency", "reconcile"], PROVIDERS_AND_STORE_READ),
@@ -81,9 +92,8 @@ pub(crate) fn names(group: Group) -> Vec<String> {
         Group::WebhookSecrets => {
             Provider::ALL.into_iter().map(|p| crate::webhook::secret_variable(p).to_owned()).collect()
         }
-        Group::Correlation => {
-            owned(&[crate::serve::CORRELATION_SECRET_VARIABLE, crate::sending::STATUS_CALLBACK_VARIABLE])
-        }
+        Group::Correlation => owned(&[crate::serve::CORRELATION_SECRET_VARIABLE]),
+        Group::StatusCallback => owned(&[crate::sending::STATUS_CALLBACK_VARIABLE]),
         Group::Forward => owned(&[crate::serve::FORWARD_SECRET_VARIABLE]),
         Group::NoColor => owned(&["NO_COLOR"]),
     }
@@ -105,8 +115,9 @@ fn about(group: Group) -> &'static str {
         Group::DataDirectory => "Where the default store lives (the data directory; LOCALAPPDATA, APPDATA on Windows)",
         Group::WebhookSecrets => "Webhook secrets (Telnyx: its base64 Ed25519 public key)",
         Group::Correlation => {
-            "Correlation references (a secret of 32+ bytes shared with `serve`) and the status callback URL of sends"
+            "the secret (32+ bytes, shared with `serve`) of the correlation references keyed sends carry"
         }
+        Group::StatusCallback => "the status callback URL of a message without --webhook-url",
         Group::Forward => "The secret forwarded events are signed with (whsec_ and base64, Standard Webhooks)",
         Group::NoColor => "any non-empty value turns colour off unless --color always",
     }
