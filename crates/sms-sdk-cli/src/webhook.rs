@@ -1,6 +1,7 @@
 //! `sms-sdk webhook verify`: verify a request exactly as a server would, and say why it fails.
 
 use std::io::{Read, Write};
+use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use clap::{Args, ValueHint};
@@ -50,17 +51,21 @@ pub(crate) fn secret_variable(provider: Provider) -> &'static str {
     }
 }
 
-/// The verifier of `provider`, with its secret from the environment.
-fn verifier(provider: Provider, url: &str, env: &Env) -> Result<Box<dyn WebhookVerifier>, String> {
-    let name = secret_variable(provider);
-    let secret = env.get(name).map(str::to_owned).ok_or_else(|| format!("{name} is not set"))?;
+/// The verifier of `provider` with its secret from the environment (`serve` shares it): `None`
+/// when the secret is unset. It checks the URL of the request it is given, so the request's URL
+/// must be the one the provider signed.
+///
+/// # Errors
+/// Why the secret cannot be used (never its value).
+pub(crate) fn verifier(provider: Provider, env: &Env) -> Result<Option<Arc<dyn WebhookVerifier>>, String> {
+    let Some(secret) = env.get(secret_variable(provider)).map(str::to_owned) else { return Ok(None) };
     let configuration = |e: sms_sdk::Error| e.to_string();
-    Ok(match provider {
-        Provider::Twilio => Box::new(TwilioWebhook::new(secret).map_err(configuration)?.public_url(url)),
-        Provider::Telnyx => Box::new(TelnyxWebhook::new(&secret).map_err(configuration)?),
-        Provider::Plivo => Box::new(PlivoWebhook::new(secret).map_err(configuration)?.public_url(url)),
-        Provider::Vonage => Box::new(VonageWebhook::new(secret).map_err(configuration)?),
-    })
+    Ok(Some(match provider {
+        Provider::Twilio => Arc::new(TwilioWebhook::new(secret).map_err(configuration)?),
+        Provider::Telnyx => Arc::new(TelnyxWebhook::new(&secret).map_err(configuration)?),
+        Provider::Plivo => Arc::new(PlivoWebhook::new(secret).map_err(configuration)?),
+        Provider::Vonage => Arc::new(VonageWebhook::new(secret).map_err(configuration)?),
+    }))
 }
 
 /// The `-H` lines as headers. An error names the header, never its value (a signature or a token).
@@ -348,7 +353,10 @@ pub(crate) fn verify(args: &VerifyArgs, env: &Env, out: &mut dyn Write, err: &mu
             return EXIT_USAGE;
         }
     };
-    let verifier = match verifier(args.provider, &args.url, env) {
+    // The request's URL is `--url`, the URL the provider signed.
+    let verifier = match verifier(args.provider, env)
+        .and_then(|v| v.ok_or_else(|| format!("{} is not set", secret_variable(args.provider))))
+    {
         Ok(verifier) => verifier,
         Err(message) => {
             let _ = writeln!(err, "error: configuration: {message}");

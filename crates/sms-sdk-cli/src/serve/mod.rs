@@ -17,8 +17,6 @@ use std::time::Duration;
 use clap::{Args, ValueHint};
 use sms_sdk::redact::redact_url;
 use sms_sdk::store::Stores;
-use sms_sdk::webhook::WebhookVerifier;
-use sms_sdk::{PlivoWebhook, TelnyxWebhook, TwilioWebhook, VonageWebhook};
 use tokio::sync::mpsc;
 
 use self::forward::{ForwardSecret, Forwarder};
@@ -74,21 +72,15 @@ pub(crate) struct ServeArgs {
     pub(crate) store: StoreFlag,
 }
 
-/// Each provider's verifier whose secret is set, with the variable it read; an error names an
-/// unusable secret's variable (never its value).
+/// Each provider's verifier whose secret is set; an error names an unusable secret's variable
+/// (never its value).
 fn verifiers(env: &Env) -> Result<Verifiers, String> {
     let mut verifiers = Verifiers::default();
     for provider in Provider::ALL {
-        let name = crate::webhook::secret_variable(provider);
-        let Some(secret) = env.get(name).filter(|s| !s.is_empty()).map(str::to_owned) else { continue };
-        let unusable = |e: sms_sdk::Error| format!("{name}: {e}");
-        let verifier: Arc<dyn WebhookVerifier> = match provider {
-            Provider::Twilio => Arc::new(TwilioWebhook::new(secret).map_err(unusable)?),
-            Provider::Telnyx => Arc::new(TelnyxWebhook::new(&secret).map_err(unusable)?),
-            Provider::Plivo => Arc::new(PlivoWebhook::new(secret).map_err(unusable)?),
-            Provider::Vonage => Arc::new(VonageWebhook::new(secret).map_err(unusable)?),
-        };
-        verifiers.insert(provider, verifier);
+        let unusable = |e: String| format!("{}: {e}", crate::webhook::secret_variable(provider));
+        if let Some(verifier) = crate::webhook::verifier(provider, env).map_err(unusable)? {
+            verifiers.insert(provider, verifier);
+        }
     }
     Ok(verifiers)
 }

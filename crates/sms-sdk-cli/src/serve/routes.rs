@@ -292,13 +292,7 @@ async fn receive(app: &App, provider: Provider, verifier: &dyn WebhookVerifier, 
 
 /// 401 when not authentic, 413 when too large, 400 otherwise.
 fn refusal(error: &WebhookError) -> StatusCode {
-    if error.is_authentication() {
-        StatusCode::UNAUTHORIZED
-    } else if matches!(error, WebhookError::BodyTooLarge { .. }) {
-        StatusCode::PAYLOAD_TOO_LARGE
-    } else {
-        StatusCode::BAD_REQUEST
-    }
+    StatusCode::from_u16(error.http_status()).unwrap_or(StatusCode::BAD_REQUEST)
 }
 
 /// The body, at most [`MAX_BODY`] bytes within `timeout`: 413 past the size, 400 when it

@@ -193,6 +193,19 @@ impl WebhookError {
         self.reason().is_some()
     }
 
+    /// The status to answer the request with: 401 when it is not authentic, 413 when its body is
+    /// too large, 400 otherwise (a malformed payload, too many parameters, an unreadable body).
+    #[must_use]
+    pub fn http_status(&self) -> u16 {
+        if self.is_authentication() {
+            401
+        } else if let Self::BodyTooLarge { .. } = self {
+            413
+        } else {
+            400
+        }
+    }
+
     /// The reference's failure reason of a signature error (`invalid_signature`, …).
     #[must_use]
     pub fn reason(&self) -> Option<&'static str> {

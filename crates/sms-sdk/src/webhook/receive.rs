@@ -43,13 +43,7 @@ pub(crate) struct Received {
 /// body is too large, 400 otherwise (a malformed payload, too many parameters, a body that could
 /// not be read).
 pub(crate) fn status(error: &WebhookError) -> StatusCode {
-    if error.is_authentication() {
-        StatusCode::UNAUTHORIZED
-    } else if let WebhookError::BodyTooLarge { .. } = error {
-        StatusCode::PAYLOAD_TOO_LARGE
-    } else {
-        StatusCode::BAD_REQUEST
-    }
+    StatusCode::from_u16(error.http_status()).unwrap_or(StatusCode::BAD_REQUEST)
 }
 
 /// The body read timeout of `request`: `configured` when set, else its [`BodyReadTimeout`]
