@@ -15,7 +15,8 @@ use crate::{EXIT_CONFIGURATION, Env};
 /// `--store URL`, flattened into every command that reads or writes the store.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Args)]
 pub(crate) struct StoreFlag {
-    /// Store URL: memory, sqlite:PATH, postgres://… (or postgresql://…), redis://… (default:
+    /// Store URL: memory, sqlite:PATH, postgres://… (or postgresql://…), redis://…, rediss://…,
+    /// redis-cluster://… or rediss-cluster://… (default:
     /// `SMS_SDK_STORE`, else state.db in the user's data directory, or emulator.db there when no
     /// provider is configured). It holds the idempotency records and the suppression list, which
     /// every send checks first.

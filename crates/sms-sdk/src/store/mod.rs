@@ -25,7 +25,8 @@
 //! # Ok::<(), sms_sdk::Error>(()) }).unwrap();
 //! ```
 //!
-//! Stores open from a URL with [`open`]: `memory`, `sqlite:PATH`, `postgres://…`, `redis://…`.
+//! Stores open from a URL with [`open`]: `memory`, `sqlite:PATH`, `postgres://…`, `redis://…`,
+//! `rediss://…`, `redis-cluster://…`, `rediss-cluster://…`.
 
 mod dedupe;
 mod error;
@@ -49,7 +50,7 @@ pub mod sqlite;
 #[cfg(any(feature = "sqlite", feature = "postgres", feature = "redis"))]
 mod stored;
 pub mod suppression;
-mod timeouts;
+pub(crate) mod timeouts;
 
 use std::sync::Arc;
 
@@ -76,7 +77,9 @@ pub trait Store: IdempotencyStore + Operator + DedupeStore + ReferenceIndex {}
 impl<T: IdempotencyStore + Operator + DedupeStore + ReferenceIndex> Store for T {}
 
 /// Opens a store from a URL: `memory`, `sqlite:PATH`, `postgres://…` (or `postgresql://…`),
-/// `redis://…` (or `rediss://…`). Creates the schema on first use.
+/// `redis://…` (or `rediss://…` over TLS), `redis-cluster://…` (or `rediss-cluster://…`); the
+/// Redis forms and their TLS parameters are in [`redis`](crate::store::redis). Creates the
+/// schema on first use.
 ///
 /// # Errors
 /// A [`StoreError`] when the URL names no shipped store (or one whose feature is off), or the
@@ -142,12 +145,17 @@ impl Stores {
             return Ok(Self::of(store, list));
         }
         #[cfg(feature = "redis")]
-        if url.starts_with("redis://") || url.starts_with("rediss://") {
+        if ["redis://", "rediss://", "redis-cluster://", "rediss-cluster://"]
+            .iter()
+            .any(|scheme| url.starts_with(scheme))
+        {
             let store = redis::RedisStore::connect(url).await?;
             return Ok(Self::of(store.clone(), suppression::RedisSuppressionStore::new(store)));
         }
         let scheme = url.split(':').next().unwrap_or_default();
-        Err(StoreError::new(format!("no store for a `{scheme}:` URL (memory, sqlite:, postgres://, redis://)")))
+        Err(StoreError::new(format!(
+            "no store for a `{scheme}:` URL (memory, sqlite:, postgres://, redis://, rediss://, redis-cluster://, rediss-cluster://)"
+        )))
     }
 
     fn of(records: impl Store, suppression: impl suppression::SuppressionStore) -> Self {

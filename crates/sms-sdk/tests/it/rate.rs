@@ -230,20 +230,28 @@ async fn batch_stop_takes_no_more_messages_and_finishes_those_started() {
 }
 
 #[cfg(feature = "redis")]
-mod shared {
+pub(crate) mod shared {
     use super::*;
     use sms_sdk::rate::Admit;
     use sms_sdk::rate::redis::RedisRateLimiter;
 
     async fn limiter() -> RedisRateLimiter {
-        let url = crate::stores::server_url("SMS_SDK_TEST_REDIS_URL");
+        limiter_at(&crate::stores::server_url("SMS_SDK_TEST_REDIS_URL")).await
+    }
+
+    async fn limiter_at(url: &str) -> RedisRateLimiter {
         let prefix = format!("sms-sdk-test:rate:{}:", crate::stores::uuid_suffix());
         RedisRateLimiter::builder(url).prefix(prefix).connect().await.unwrap()
     }
 
     #[tokio::test]
     async fn rate_redis_script_admits_and_denies_at_given_times() {
-        let redis = limiter().await;
+        admits_and_denies_at_given_times(&crate::stores::server_url("SMS_SDK_TEST_REDIS_URL")).await;
+    }
+
+    /// The shared rate limit's suite, on the Redis (or cluster) at `url`.
+    pub(crate) async fn admits_and_denies_at_given_times(url: &str) {
+        let redis = limiter_at(url).await;
         let limit = RateLimit::per_second(10).burst(2);
         let at = |ms: u64| Some(ms * 1000 + 1_000_000_000);
         let ms = Duration::from_millis;

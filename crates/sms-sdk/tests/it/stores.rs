@@ -17,6 +17,8 @@ use sms_sdk::store::{self, MemoryStore, Store};
 use sms_sdk::store::{Fingerprint, Reservation};
 use sms_sdk::testing::store_contract;
 
+#[cfg(feature = "redis")]
+mod cluster;
 #[cfg(any(feature = "sqlite", feature = "postgres", feature = "redis"))]
 mod corrupt;
 #[cfg(all(feature = "twilio", any(feature = "sqlite", feature = "postgres", feature = "redis")))]
@@ -27,6 +29,8 @@ mod errors;
 mod faults;
 #[cfg(all(feature = "sqlite", feature = "postgres", feature = "redis"))]
 mod golden;
+#[cfg(feature = "redis")]
+mod redis_tls;
 #[cfg(feature = "redis")]
 mod scripts;
 #[cfg(any(feature = "postgres", feature = "redis"))]

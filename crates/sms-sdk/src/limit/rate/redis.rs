@@ -21,17 +21,19 @@
 //! theoretical arrival time in microseconds, at `{<prefix><bucket>}` (the whole name is a hash
 //! tag, so a script touches one slot of a Redis Cluster), expiring once the bucket is fully
 //! replenished. Time is the Redis server's (`TIME`), so the clocks of the instances do not
-//! matter. A Redis that restarts without persistence forgets the state: at worst one burst goes
+//! matter. The URL is any the Redis store takes: `redis://`, `rediss://` (TLS),
+//! `redis-cluster://` and `rediss-cluster://` ([`crate::store::redis`] has their parameters). A Redis that restarts without persistence forgets the state: at worst one burst goes
 //! out early.
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use redis::Script;
-use redis::aio::ConnectionManager;
 
 use super::{Admit, RateLimit, SharedRateLimiter};
 use crate::redact::redact_url_userinfo;
+use crate::store::redis::{Connection, RedisTls, Target};
+use crate::store::timeouts::Timeouts;
 use crate::store::{DEFAULT_CONNECT_TIMEOUT, DEFAULT_OPERATION_TIMEOUT, StoreError};
 use futures_util::future::BoxFuture;
 
@@ -60,7 +62,7 @@ return 0
 /// A [`SharedRateLimiter`] in Redis. Cheap to clone; reconnects by itself.
 #[derive(Clone)]
 pub struct RedisRateLimiter {
-    connection: ConnectionManager,
+    connection: Connection,
     script: Arc<Script>,
     prefix: String,
     place: Arc<str>,
@@ -74,10 +76,12 @@ pub struct RedisRateLimiterBuilder {
     prefix: String,
     connect_timeout: Duration,
     operation_timeout: Duration,
+    tls: Option<RedisTls>,
 }
 
 impl RedisRateLimiter {
-    /// A limiter on the server at `url` (`redis://host:port/db`), with the key prefix
+    /// A limiter on the server or cluster at `url` (`redis://host:port/db`, `rediss://…`,
+    /// `redis-cluster://…`, `rediss-cluster://…`), with the key prefix
     /// `sms-sdk:rate:`, a 5 s connect timeout and a 10 s operation timeout.
     pub fn builder(url: impl Into<String>) -> RedisRateLimiterBuilder {
         RedisRateLimiterBuilder {
@@ -85,6 +89,7 @@ impl RedisRateLimiter {
             prefix: "sms-sdk:rate:".into(),
             connect_timeout: DEFAULT_CONNECT_TIMEOUT,
             operation_timeout: DEFAULT_OPERATION_TIMEOUT,
+            tls: None,
         }
     }
 
@@ -142,6 +147,13 @@ impl RedisRateLimiterBuilder {
         self
     }
 
+    /// TLS material (CA certificates, a client certificate) for a `rediss` URL, over its
+    /// `sslrootcert`, `sslcert` and `sslkey` parameters.
+    pub fn tls(mut self, tls: RedisTls) -> Self {
+        self.tls = Some(tls);
+        self
+    }
+
     /// Connects.
     ///
     /// # Errors
@@ -151,20 +163,10 @@ impl RedisRateLimiterBuilder {
         if self.connect_timeout.is_zero() || self.operation_timeout.is_zero() {
             return Err(StoreError::new("rate limiter timeouts must be longer than zero"));
         }
-        let client = redis::Client::open(self.url.as_str()).map_err(|e| StoreError::new(format!("Redis: {e}")))?;
-        let info = client.get_connection_info();
-        let place: Arc<str> = Arc::from(format!("Redis at {}/{}", info.addr(), info.redis_settings().db()));
-        let config = redis::aio::ConnectionManagerConfig::new()
-            .set_connection_timeout(Some(self.connect_timeout))
-            .set_response_timeout(Some(self.operation_timeout))
-            .set_number_of_retries(1);
-        let connecting = ConnectionManager::new_with_config(client, config);
-        let connection = match tokio::time::timeout(self.connect_timeout, connecting).await {
-            Ok(connected) => connected.map_err(|e| StoreError::new(format!("{place}: {e}")))?,
-            Err(_elapsed) => {
-                return Err(StoreError::new(format!("{place}: no connection within {:?}", self.connect_timeout)));
-            }
-        };
+        let target = Target::parse(&self.url, self.tls.as_ref())?;
+        let timeouts = Timeouts { connect: self.connect_timeout, operation: self.operation_timeout };
+        let connection = target.connect(timeouts).await?;
+        let place = target.place;
         Ok(RedisRateLimiter {
             connection,
             script: Arc::new(Script::new(GCRA)),

@@ -1,9 +1,12 @@
-//! The Redis store's listing: `SCAN` in pages, the keys of each page in order.
+//! The Redis store's listing: `SCAN` in pages, the keys of each page in order; on a Redis
+//! Cluster, every master in turn (sorted by address).
 //!
-//! A cursor is `<scan cursor>` or `<scan cursor>:<last key listed>`: a page that fills up in the
-//! middle of a `SCAN` batch asks for that batch again next time and skips what it has listed.
-//! Listings follow `SCAN`'s guarantees: a key present all along is listed; one added or removed
-//! meanwhile may be listed or not.
+//! A cursor is `<scan cursor>` or `<scan cursor>:<last key listed>`, after `<master>/` on a
+//! cluster: a page that fills up in the middle of a `SCAN` batch asks for that batch again next
+//! time and skips what it has listed. Listings follow `SCAN`'s guarantees: a key present all
+//! along is listed; one added or removed meanwhile may be listed or not (as may, on a cluster, a
+//! key whose slot moves to another master meanwhile). A cursor whose master is gone goes on
+//! with the next master by address.
 
 use std::time::SystemTime;
 
@@ -25,13 +28,36 @@ pub(super) async fn page(
     let records = format!("{}{RECORD_NAMESPACE}", store.prefix);
     let pattern = format!("{}*", escape_glob(&format!("{records}{}", page.prefix)));
     let limit = page.limit.max(1);
-    let (mut scan, mut after) = parse_cursor(page.cursor.as_deref()).map_err(|e| e.at(&store.place))?;
+    let nodes = store.run("list", store.connection.scan_nodes()).await?;
+    let (node, given) = match (nodes.first(), page.cursor.as_deref()) {
+        (Some(None), given) => (None, given),
+        (_, None) => (None, None),
+        (_, Some(given)) => match given.split_once('/') {
+            Some((node, rest)) => (Some(node), Some(rest)),
+            None => return Err(bad_cursor(given).at(&store.place)),
+        },
+    };
+    let (mut scan, mut after) = parse_cursor(given).map_err(|e| e.at(&store.place))?;
+    // The node the cursor names, or the next one by address (starting again there).
+    let mut at = match node {
+        None => 0,
+        Some(node) => nodes.iter().position(|n| n.as_deref() >= Some(node)).unwrap_or(nodes.len()),
+    };
+    if node.is_some() && nodes.get(at).and_then(Option::as_deref) != node {
+        (scan, after) = (0, None);
+    }
     let mut entries = Vec::new();
     for _ in 0..MAX_SCANS {
+        let Some(current) = nodes.get(at) else { return Ok(Listing { entries, next: None }) };
+        let current = current.as_deref();
+        let resume = |scan: u64, after: Option<&str>| match current {
+            Some(node) => format!("{node}/{}", cursor(scan, after)),
+            None => cursor(scan, after),
+        };
         let mut command = redis::cmd("SCAN");
         command.arg(scan).arg("MATCH").arg(&pattern).arg("COUNT").arg(SCAN_COUNT);
         let (next, mut keys): (u64, Vec<String>) =
-            store.run("list", command.query_async(&mut store.connection.clone())).await?;
+            store.run("list", store.connection.on_node(current, command)).await?;
         keys.sort_unstable();
         keys.dedup();
         for full in keys {
@@ -40,7 +66,7 @@ pub(super) async fn page(
                 continue;
             }
             if entries.len() >= limit {
-                return Ok(Listing { entries, next: Some(cursor(scan, after.as_deref())) });
+                return Ok(Listing { entries, next: Some(resume(scan, after.as_deref())) });
             }
             if let Some(row) = store.hash("list", key).await?.filter(|row| live(row, millis(now))) {
                 let entry = row.entry().map_err(|e| e.at(&store.place))?;
@@ -52,13 +78,29 @@ pub(super) async fn page(
         }
         (scan, after) = (next, None);
         if scan == 0 {
-            return Ok(Listing { entries, next: None });
+            // This node is done: the next one, from its start.
+            at += 1;
+            let Some(following) = nodes.get(at) else { return Ok(Listing { entries, next: None }) };
+            if entries.len() >= limit {
+                let following = following.as_deref().map(|node| format!("{node}/0"));
+                return Ok(Listing { entries, next: following });
+            }
+            continue;
         }
         if entries.len() >= limit {
-            break;
+            return Ok(Listing { entries, next: Some(resume(scan, None)) });
         }
     }
-    Ok(Listing { entries, next: Some(cursor(scan, None)) })
+    // Out of scans: go on where this one stopped.
+    let next = nodes.get(at).map(|node| match node {
+        Some(node) => format!("{node}/{}", cursor(scan, None)),
+        None => cursor(scan, None),
+    });
+    Ok(Listing { entries, next })
+}
+
+fn bad_cursor(cursor: &str) -> StoreError {
+    StoreError::new(format!("{:?} is not a Redis listing cursor", cursor.chars().take(64).collect::<String>()))
 }
 
 fn cursor(scan: u64, after: Option<&str>) -> String {
@@ -74,7 +116,7 @@ fn parse_cursor(cursor: Option<&str>) -> Result<(u64, Option<String>), StoreErro
         Some((scan, after)) => (scan, Some(after.to_owned())),
         None => (cursor, None),
     };
-    let scan = scan.parse().map_err(|_| StoreError::new(format!("{cursor:?} is not a Redis listing cursor")))?;
+    let scan = scan.parse().map_err(|_| bad_cursor(cursor))?;
     Ok((scan, after))
 }
 

@@ -11,7 +11,8 @@
 //! Each key is a hash at `<prefix>idempotency:<key>` (default prefix `sms-sdk:`) with the fields
 //! `state`, `fingerprint`, `reservation_id`, `reserved_at`, `record`, `expires_at` (epoch
 //! milliseconds) and `recipient`; a final record keeps its reservation's `reserved_at` and
-//! `recipient` (records of stored format version 0 have neither). `reserve`, `finalize` and the
+//! `recipient` (records of stored format version 0 have neither), and, from this release,
+//! `finalize`'s its `reservation_id` (which earlier releases ignore on a final record). `reserve`, `finalize` and the
 //! operator's `resolve` are Lua scripts, so each is atomic, and each is one round trip; accepted
 //! and rejected records also get a key expiry of their TTL (at most a century), while reserved and
 //! unknown records never expire.
@@ -21,16 +22,41 @@
 //! `SCRIPT FLUSH`) answers `NOSCRIPT`: the store loads the script again and runs the call once
 //! more, within the same operation timeout.
 //!
-//! # Redis Cluster and managed Redis
+//! # URLs, TLS and Redis Cluster
 //!
-//! Every script touches exactly one key, passed in `KEYS[1]`: the hash of its idempotency key (or
-//! the string of its dedupe key), so each call lives in one hash slot whatever the key's text (a `{…}` in it only picks that
-//! slot) and needs no hash tag. The layout above is part of the stored format, which stays
-//! readable from release to release (the golden fixtures of the store tests hold it). Listing
-//! (`SCAN`) sees the keys of the node it is connected to.
+//! | URL | what it reaches |
+//! | --- | --- |
+//! | `redis://[user:password@]host[:port][/db]` | one server, plain text |
+//! | `rediss://…` | one server over TLS |
+//! | `redis-cluster://[user:password@]host[:port][?node=host:port&node=…]` | a Redis Cluster, plain text |
+//! | `rediss-cluster://…` | a Redis Cluster over TLS |
+//!
+//! TLS verifies the server's certificate and name against the platform's trust store (so
+//! `SSL_CERT_FILE` and `SSL_CERT_DIR` work), or against the CA certificates of the URL's
+//! `sslrootcert=PATH`; `sslcert=PATH` and `sslkey=PATH` present a client certificate (the
+//! parameters are named as libpq names them; [`RedisStoreBuilder::tls`] gives the same as bytes).
+//! `#insecure` at the end of the URL turns the checks off, and the store's place in `Debug` and
+//! errors then says `certificate NOT verified`. A certificate that does not verify is a store
+//! error within the connect timeout, before any provider request.
+//!
+//! A cluster URL's host and `node=`s are seed nodes; the client learns the masters and their
+//! slots from the cluster, follows `MOVED`/`ASK` redirects and reconnects to a failed-over
+//! master, trying a command at most 3 times, all within the operation timeout. Every script
+//! touches exactly one key, passed in `KEYS[1]`: the hash of its idempotency key (or the string of
+//! its dedupe key), so each call lives in one hash slot whatever the key's text (a `{…}` in it
+//! only picks that slot; no script has a second key to be split from) and needs no hash tag. The
+//! suppression list's keys of one recipient share the hash tag `{<recipient>}`. The layout is
+//! part of the stored format, which stays readable from release to release (the golden fixtures
+//! of the store tests hold it). Listing (`SCAN`) walks every master in turn.
+//!
+//! A client re-sends a command when its connection drops before the reply (the cluster client
+//! does): the scripts make that harmless. `reserve` finds its own reservation id and answers
+//! acquired again; `finalize` finds its own record (final records keep their reservation id)
+//! and answers written again.
 //!
 //! Connecting gives up after the connect timeout (default 5 s), and every command or script
-//! after the operation timeout (default 10 s); the connection then reconnects by itself.
+//! after the operation timeout (default 10 s), a cluster's redirects and retries included; the
+//! connection then reconnects by itself.
 //!
 //! As a [`DedupeStore`](crate::store::DedupeStore) it writes one string key per webhook dedupe
 //! key, `<prefix>dedupe:<key>` (a namespace apart from the records, so the two never collide).
@@ -60,15 +86,16 @@
 //!   in that second may be sent again.
 //!
 //! Replication does not replace this: writes reach replicas asynchronously, so a replica promoted
-//! after a failover may lack the newest reservations, with the same risk as `everysec`.
+//! after a failover (Sentinel, a cluster's own, a managed service's) may lack the newest
+//! reservations, with the same risk as `everysec`. `min-replicas-to-write 1` makes a master
+//! without a replica in reach refuse writes (a store error, nothing sent); `docs/deploying.md`
+//! has what each managed service keeps.
 
 use std::collections::HashMap;
 use std::future::Future;
 use std::sync::{Arc, LazyLock};
 use std::time::{Duration, SystemTime};
 
-use redis::aio::ConnectionManager;
-use redis::io::tcp::TcpSettings;
 use redis::{Cmd, ErrorKind, FromRedisValue, Pipeline, RedisError, RedisWrite, ServerErrorKind, Value};
 
 use super::error::Limit;
@@ -81,9 +108,13 @@ use super::{
 use crate::redact::redact_url_userinfo;
 use futures_util::future::BoxFuture;
 
+mod connection;
 mod dedupe;
 mod list;
 mod reference;
+
+pub use connection::RedisTls;
+pub(crate) use connection::{Connection, Target};
 
 /// Where idempotency records live under the prefix.
 const RECORD_NAMESPACE: &str = "idempotency:";
@@ -93,10 +124,14 @@ const RECORD_NAMESPACE: &str = "idempotency:";
 const MAX_EXPIRY_MS: u64 = 100 * 365 * 24 * 3600 * 1000;
 
 /// Claims a key: returns 1, or the existing hash when it is not claimable (or not readable).
-/// ARGV: fingerprint, reservation id, now, the recipient (or empty).
+/// ARGV: fingerprint, reservation id, now, the recipient (or empty). The same call again (a
+/// client that re-sent it after a dropped reply) finds its own reservation and answers 1 again.
 const RESERVE: &str = r"
 if redis.call('EXISTS', KEYS[1]) == 1 then
   local state = redis.call('HGET', KEYS[1], 'state')
+  if state == 'reserved' and redis.call('HGET', KEYS[1], 'reservation_id') == ARGV[2] then
+    return 1
+  end
   local expires = tonumber(redis.call('HGET', KEYS[1], 'expires_at'))
   local expired = expires and expires <= tonumber(ARGV[3])
   local retry = state == 'rejected' and redis.call('HGET', KEYS[1], 'fingerprint') == ARGV[1]
@@ -125,17 +160,22 @@ const RESTORE: &str = r"
 if #kept > 0 then redis.call('HSET', KEYS[1], unpack(kept)) end
 ";
 
-/// Writes a final record if the reservation still owns the key: returns 1, else 0.
+/// Writes a final record if the reservation still owns the key: returns 1, else 0. The record
+/// keeps the reservation id, so that the same call again (a client that re-sent it after a
+/// dropped reply) finds its own record written and answers 1 again.
 static FINALIZE: LazyLock<String> = LazyLock::new(|| {
     format!(
         r"
-if redis.call('HGET', KEYS[1], 'state') ~= 'reserved' or redis.call('HGET', KEYS[1], 'reservation_id') ~= ARGV[1] then
+local state = redis.call('HGET', KEYS[1], 'state')
+if state ~= 'reserved' or redis.call('HGET', KEYS[1], 'reservation_id') ~= ARGV[1] then
+  local same = state == ARGV[2] and redis.call('HGET', KEYS[1], 'reservation_id') == ARGV[1]
+  if same and redis.call('HGET', KEYS[1], 'record') == ARGV[3] then return 1 end
   return 0
 end
 local fingerprint = redis.call('HGET', KEYS[1], 'fingerprint')
 {KEEP}
 redis.call('DEL', KEYS[1])
-redis.call('HSET', KEYS[1], 'state', ARGV[2], 'fingerprint', fingerprint, 'record', ARGV[3])
+redis.call('HSET', KEYS[1], 'state', ARGV[2], 'fingerprint', fingerprint, 'record', ARGV[3], 'reservation_id', ARGV[1])
 {RESTORE}
 if ARGV[4] ~= '' then
   redis.call('HSET', KEYS[1], 'expires_at', ARGV[4])
@@ -256,7 +296,7 @@ static SCRIPTS: LazyLock<Scripts> = LazyLock::new(|| Scripts {
 /// Idempotency records and webhook dedupe keys in Redis. Cheap to clone; reconnects by itself.
 #[derive(Clone)]
 pub struct RedisStore {
-    pub(crate) connection: ConnectionManager,
+    pub(crate) connection: Connection,
     pub(crate) prefix: String,
     pub(crate) place: Arc<str>,
     timeouts: Timeouts,
@@ -268,6 +308,7 @@ pub struct RedisStoreBuilder {
     url: String,
     prefix: String,
     timeouts: Timeouts,
+    tls: Option<RedisTls>,
 }
 
 impl std::fmt::Debug for RedisStoreBuilder {
@@ -276,6 +317,7 @@ impl std::fmt::Debug for RedisStoreBuilder {
             .field("url", &redact_url_userinfo(&self.url))
             .field("prefix", &self.prefix)
             .field("timeouts", &self.timeouts)
+            .field("tls", &self.tls)
             .finish()
     }
 }
@@ -305,9 +347,11 @@ impl RedisStore {
         Self::builder(url).connect().await
     }
 
-    /// A store on the server at `url` (`redis://host:port/db`).
+    /// A store on the server or cluster at `url`: `redis://host:port/db`, `rediss://…` (TLS),
+    /// `redis-cluster://host:port?node=host:port…` or `rediss-cluster://…` (the URLs and their TLS
+    /// parameters are in the [module's documentation](self#urls-tls-and-redis-cluster)).
     pub fn builder(url: impl Into<String>) -> RedisStoreBuilder {
-        RedisStoreBuilder { url: url.into(), prefix: "sms-sdk:".into(), timeouts: Timeouts::default() }
+        RedisStoreBuilder { url: url.into(), prefix: "sms-sdk:".into(), timeouts: Timeouts::default(), tls: None }
     }
 
     /// The Redis key of `key`'s record, in parts to write into a command as one argument.
@@ -347,28 +391,23 @@ impl RedisStore {
     /// command's reply. The `EVALSHA`s of `script` the server answered `NOSCRIPT` (it lost its
     /// scripts, or never had this one) run once more, after loading it, and only they: every
     /// other command ran once. Any other error fails the whole call.
-    pub(crate) async fn eval_each(
-        &self,
-        what: &str,
-        script: &Lua,
-        mut pipe: Pipeline,
-    ) -> Result<Vec<Value>, StoreError> {
-        let mut connection = self.connection.clone();
+    pub(crate) async fn eval_each(&self, what: &str, script: &Lua, pipe: Pipeline) -> Result<Vec<Value>, StoreError> {
         let work = async {
-            let mut replies: Vec<Value> = pipe.ignore_errors().query_async(&mut connection).await?;
-            let lost = |reply: &Value| matches!(reply, Value::ServerError(e) if e.kind() == Some(NO_SCRIPT));
+            let mut replies = self.connection.each(pipe.clone()).await?;
+            let lost =
+                |reply: &Result<Value, RedisError>| matches!(reply, Err(e) if e.kind() == ErrorKind::Server(NO_SCRIPT));
             if replies.iter().any(lost) {
+                script.load().query_async::<()>(&mut self.connection.clone()).await?;
                 let mut again = redis::pipe();
-                again.add_command(script.load()).ignore();
                 for (command, _) in pipe.cmd_iter().zip(&replies).filter(|(_, reply)| lost(reply)) {
                     again.add_command(command.clone());
                 }
-                let rerun: Vec<Value> = again.query_async(&mut connection).await?;
+                let rerun = self.connection.each(again).await?;
                 for (reply, answer) in replies.iter_mut().filter(|reply| lost(reply)).zip(rerun) {
                     *reply = answer;
                 }
             }
-            replies.into_iter().map(Value::extract_error).collect()
+            replies.into_iter().collect()
         };
         self.run(what, work).await
     }
@@ -391,7 +430,14 @@ impl RedisStoreBuilder {
 
     timeout_setters! {
         connect: "How long connecting (and each reconnection) may take; default 5 s.",
-        operation: "How long one command or script may take; default 10 s.",
+        operation: "How long one command or script may take, a cluster's redirects and retries included; default 10 s.",
+    }
+
+    /// TLS material (CA certificates, a client certificate) for a `rediss` URL, over its
+    /// `sslrootcert`, `sslcert` and `sslkey` parameters.
+    pub fn tls(mut self, tls: RedisTls) -> Self {
+        self.tls = Some(tls);
+        self
     }
 
     /// Connects.
@@ -401,31 +447,20 @@ impl RedisStoreBuilder {
     /// the connect timeout.
     pub async fn connect(self) -> Result<RedisStore, StoreError> {
         let timeouts = self.timeouts.checked()?;
-        let malformed = |e| StoreError::new(e).at("Redis");
-        let info = redis::IntoConnectionInfo::into_connection_info(self.url.as_str()).map_err(malformed)?;
-        // Without TCP_NODELAY, a call written while another one's bytes are unacknowledged waits
-        // for that acknowledgement (Nagle): concurrent calls on the one connection would queue.
-        let client =
-            redis::Client::open(info.set_tcp_settings(TcpSettings::default().set_nodelay(true))).map_err(malformed)?;
-        let info = client.get_connection_info();
-        let place: Arc<str> = Arc::from(format!("Redis at {}/{}", info.addr(), info.redis_settings().db()));
-        // Every command runs within the store's own operation timeout (`RedisStore::run`), so
-        // the connection sets no response timeout of its own: one timer per call, not two. (A
-        // response timeout does not make the connection reconnect either way; only I/O errors
-        // do.)
-        let config = redis::aio::ConnectionManagerConfig::new()
-            .set_connection_timeout(Some(timeouts.connect))
-            .set_response_timeout(None)
-            .set_number_of_retries(1);
-        let connecting = async { Ok(ConnectionManager::new_with_config(client, config).await?) };
-        let mut connection = timeouts.connect(&place, connecting).await?;
-        // Load the scripts now, so that the first calls need not.
-        let scripts = [&SCRIPTS.reserve, &SCRIPTS.finalize, &SCRIPTS.resolve, &SCRIPTS.claim, &SCRIPTS.release];
+        let target = Target::parse(&self.url, self.tls.as_ref())?;
+        let connection = target.connect(timeouts).await?;
+        let place = target.place;
+        // Load the scripts now (on every master of a cluster), so that the first calls need not.
         let mut loading = redis::pipe();
-        for script in scripts {
-            loading.add_command(script.load()).ignore();
+        for script in [&SCRIPTS.reserve, &SCRIPTS.finalize, &SCRIPTS.resolve, &SCRIPTS.claim, &SCRIPTS.release] {
+            loading.add_command(script.load());
         }
-        let loaded = async { Ok(loading.query_async::<()>(&mut connection).await?) };
+        let loaded = async {
+            for reply in connection.each(loading).await? {
+                reply?;
+            }
+            Ok(())
+        };
         timeouts.operation(&place, "loading the scripts", loaded).await?;
         Ok(RedisStore { connection, prefix: self.prefix, place, timeouts })
     }

@@ -113,8 +113,8 @@ impl<S: SuppressionStore + ?Sized> SuppressionStore for Arc<S> {
 }
 
 /// Opens a suppression store from the URL of an idempotency store: `memory`, `sqlite:PATH`,
-/// `postgres://…` (or `postgresql://…`), `redis://…` (or `rediss://…`). Creates the tables on
-/// first use.
+/// `postgres://…` (or `postgresql://…`), `redis://…` (or `rediss://…`, `redis-cluster://…`,
+/// `rediss-cluster://…`). Creates the tables on first use.
 ///
 /// # Errors
 /// A [`StoreError`] when the URL names no shipped store (or one whose feature is off), or the

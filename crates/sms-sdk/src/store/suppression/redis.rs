@@ -52,7 +52,10 @@ const AFTER_ALL_SCOPES: &str = "\u{7f}";
 /// opted-out recipient, `<prefix>suppression-index`, that orders listings.
 ///
 /// A change is one Lua script over the recipient's keys, which share a hash tag (one cluster
-/// slot); a batch is one pipeline. `check` is one `HMGET`. Cheap to clone.
+/// slot); a batch is one `ZADD` of the opted-out recipients to the index, then one pipeline of
+/// the scripts (on a Redis Cluster, the scripts run each on its own slot's master, all at once).
+/// `check` is one `HMGET`; a listing reads the index, one key, so it sees every master's
+/// entries. Cheap to clone.
 ///
 /// ```no_run
 /// # async fn example() -> Result<(), sms_sdk::store::StoreError> {
@@ -91,7 +94,8 @@ impl RedisSuppressionStore {
         for recipient in recipients {
             pipe.cmd("HGETALL").arg(self.hash(recipient));
         }
-        self.store.run("list", pipe.query_async(&mut self.store.connection.clone())).await
+        let replies = self.store.run("list", self.store.connection.each(pipe)).await?;
+        replies.into_iter().map(|reply| redis::from_redis_value(reply?).map_err(StoreError::new)).collect()
     }
 }
 
@@ -126,6 +130,18 @@ impl SuppressionStore for RedisSuppressionStore {
             }
             let script = &*APPLY_SCRIPT;
             let retention = u64::try_from(EVENT_RETENTION.as_millis()).unwrap_or(u64::MAX);
+            // Indexed first: a crash in between leaves a recipient listed with nothing to list,
+            // never an opt-out that listings miss. One command on the index's one key.
+            let suppressed: Vec<&str> =
+                changes.iter().filter(|c| c.action().suppresses()).map(|c| c.recipient().as_str()).collect();
+            if !suppressed.is_empty() {
+                let mut index = redis::cmd("ZADD");
+                index.arg(self.index());
+                for recipient in suppressed {
+                    index.arg(0).arg(recipient);
+                }
+                let _: i64 = self.store.run("apply", index.query_async(&mut self.store.connection.clone())).await?;
+            }
             let mut pipe = redis::pipe();
             for change in changes {
                 let hash = self.hash(change.recipient().as_str());
@@ -134,11 +150,6 @@ impl SuppressionStore for RedisSuppressionStore {
                 invocation.arg(change.scope().key()?).arg(u8::from(change.action().suppresses()));
                 invocation.arg(change.at_millis()).arg(value(change)?);
                 invocation.arg(u8::from(change.event_key().is_some())).arg(millis(now)).arg(retention);
-                if change.action().suppresses() {
-                    // Indexed first: a crash in between leaves a recipient listed with nothing to
-                    // list, never an opt-out that listings miss.
-                    pipe.cmd("ZADD").arg(self.index()).arg(0).arg(change.recipient().as_str());
-                }
                 pipe.add_command(invocation);
             }
             // A server that lost the script (a restart, a failover) runs it all the same: the
@@ -146,20 +157,14 @@ impl SuppressionStore for RedisSuppressionStore {
             let mut replies = self.store.eval_each("apply", script, pipe).await?.into_iter();
             changes
                 .iter()
-                .map(|change| {
-                    if change.action().suppresses() {
-                        // The index's ZADD.
-                        replies.next();
+                .map(|_| match replies.next() {
+                    Some(Value::Int(1)) => Ok(Applied::Recorded),
+                    Some(Value::Int(0)) => Ok(Applied::Stale),
+                    Some(Value::Int(2)) => Ok(Applied::Replayed),
+                    Some(Value::Int(other)) => {
+                        Err(StoreError::new(format!("unexpected answer {other} from the suppression script")))
                     }
-                    match replies.next() {
-                        Some(Value::Int(1)) => Ok(Applied::Recorded),
-                        Some(Value::Int(0)) => Ok(Applied::Stale),
-                        Some(Value::Int(2)) => Ok(Applied::Replayed),
-                        Some(Value::Int(other)) => {
-                            Err(StoreError::new(format!("unexpected answer {other} from the suppression script")))
-                        }
-                        _ => Err(StoreError::new("unexpected answer from the suppression script")),
-                    }
+                    _ => Err(StoreError::new("unexpected answer from the suppression script")),
                 })
                 .collect()
         })

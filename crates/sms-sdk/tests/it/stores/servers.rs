@@ -72,6 +72,50 @@ fn children(parent: u32) -> Vec<u32> {
         .collect()
 }
 
+/// The openssl script that makes every certificate and key in the current folder.
+const MAKE_CERTIFICATES: &str = r#"
+set -e
+ec="-newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes"
+openssl req -x509 $ec -keyout ca.key -out ca.crt -days 30 -subj /CN=sms-sdk-test-ca \
+  -addext basicConstraints=critical,CA:TRUE -addext keyUsage=critical,keyCertSign,cRLSign 2>/dev/null
+openssl req -x509 $ec -keyout other-ca.key -out other-ca.crt -days 30 -subj /CN=sms-sdk-other-ca \
+  -addext basicConstraints=critical,CA:TRUE -addext keyUsage=critical,keyCertSign,cRLSign 2>/dev/null
+openssl req $ec -keyout server.key -out server.csr -subj /CN=localhost 2>/dev/null
+printf 'subjectAltName=DNS:localhost,IP:127.0.0.1\nbasicConstraints=CA:FALSE\nkeyUsage=digitalSignature\nextendedKeyUsage=serverAuth\n' >server.ext
+openssl x509 -req -in server.csr -CA ca.crt -CAkey ca.key -CAcreateserial -days 30 -extfile server.ext -out server.crt 2>/dev/null
+openssl req $ec -keyout client.key -out client.csr -subj /CN=certuser 2>/dev/null
+printf 'basicConstraints=CA:FALSE\nkeyUsage=digitalSignature\nextendedKeyUsage=clientAuth\n' >client.ext
+openssl x509 -req -in client.csr -CA ca.crt -CAkey ca.key -CAcreateserial -days 30 -extfile client.ext -out client.crt 2>/dev/null
+printf 'not a certificate\n' >garbage.pem
+"#;
+
+/// The certificates of one test, removed on drop.
+pub(crate) struct Certificates(PathBuf);
+
+impl Certificates {
+    pub(crate) fn make() -> Self {
+        let dir = std::env::temp_dir().join(format!("sms-sdk-tls-{}", super::uuid_suffix()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let output = Command::new("sh").args(["-c", MAKE_CERTIFICATES]).current_dir(&dir).output().unwrap();
+        assert!(output.status.success(), "openssl failed: {}", String::from_utf8_lossy(&output.stderr));
+        Self(dir)
+    }
+
+    pub(crate) fn path(&self, name: &str) -> String {
+        self.0.join(name).to_str().unwrap().to_owned()
+    }
+
+    pub(crate) fn read(&self, name: &str) -> Vec<u8> {
+        std::fs::read(self.0.join(name)).unwrap()
+    }
+}
+
+impl Drop for Certificates {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
 /// A PostgreSQL server of the test's own, on a free loopback port.
 pub(crate) struct PgServer {
     dir: PathBuf,
@@ -241,10 +285,22 @@ pub(crate) enum Persistence {
 pub(crate) struct RedisServer {
     child: Mutex<Child>,
     bin: PathBuf,
-    persistence: Persistence,
+    args: Vec<String>,
+    tls: bool,
     dir: PathBuf,
     pub(crate) port: u16,
     pub(crate) url: String,
+}
+
+/// The folder that holds `redis-server` and `redis-cli`.
+fn redis_bin() -> PathBuf {
+    let extra = vec![PathBuf::from("/usr/bin"), PathBuf::from("/usr/local/bin")];
+    find_programs(&["redis-server", "redis-cli"], extra).unwrap_or_else(|| {
+        panic!(
+            "redis-server and redis-cli are not on PATH: install them (Debian: `apt-get install redis-server`, \
+             as scripts/test.sh does)"
+        )
+    })
 }
 
 impl RedisServer {
@@ -254,26 +310,62 @@ impl RedisServer {
     }
 
     pub(crate) fn start_with(persistence: Persistence) -> Self {
-        let extra = vec![PathBuf::from("/usr/bin"), PathBuf::from("/usr/local/bin")];
-        let bin = find_programs(&["redis-server"], extra).unwrap_or_else(|| {
-            panic!(
-                "redis-server is not on PATH: install it (Debian: `apt-get install redis-server`, as \
-                 scripts/test.sh does)"
-            )
+        let keeps: &[&str] = match persistence {
+            Persistence::None => &["--appendonly", "no"],
+            Persistence::AofAlways => &["--appendonly", "yes", "--appendfsync", "always"],
+        };
+        Self::start_args(|port, _| {
+            let mut args = vec!["--bind".into(), "127.0.0.1".into(), "--port".into(), port.to_string()];
+            args.extend(keeps.iter().map(|a| (*a).to_owned()));
+            args
+        })
+    }
+
+    /// A server that takes TLS connections only (`--port 0 --tls-port`), on 127.0.0.1 and
+    /// 127.0.0.2, with a certificate for `localhost` and 127.0.0.1 signed by `certificates`' CA;
+    /// clients must present a certificate of that CA too when `client_certificates`.
+    pub(crate) fn start_tls(certificates: &Certificates, client_certificates: bool) -> Self {
+        let mut server = Self::start_args(|port, _| {
+            let mut args: Vec<String> = ["--bind", "127.0.0.1", "127.0.0.2", "--port", "0", "--tls-port"]
+                .iter()
+                .map(|a| (*a).to_owned())
+                .collect();
+            args.push(port.to_string());
+            for (flag, file) in [("--tls-cert-file", "server.crt"), ("--tls-key-file", "server.key")] {
+                args.extend([flag.to_owned(), certificates.path(file)]);
+            }
+            args.extend(["--tls-ca-cert-file".to_owned(), certificates.path("ca.crt")]);
+            let auth = if client_certificates { "yes" } else { "no" };
+            args.extend(["--tls-auth-clients".to_owned(), auth.to_owned(), "--appendonly".into(), "no".into()]);
+            args
         });
+        server.url = format!("rediss://localhost:{}/0?sslrootcert={}", server.port, certificates.path("ca.crt"));
+        server
+    }
+
+    /// A server with the arguments `args(port, folder)` (besides `--save '' --dir`), started and
+    /// ready.
+    pub(crate) fn start_args(args: impl FnOnce(u16, &Path) -> Vec<String>) -> Self {
+        let bin = redis_bin();
         let (dir, port) = (temp_dir("redis"), free_port());
-        let child = Mutex::new(spawn_redis(&bin, persistence, &dir, port));
-        let server = Self { child, bin, persistence, dir, port, url: format!("redis://127.0.0.1:{port}/0") };
+        let args = args(port, &dir);
+        let tls = args.iter().any(|a| a == "--tls-port");
+        let child = Mutex::new(spawn_redis(&bin, &args, &dir));
+        let server = Self { child, bin, args, tls, dir, port, url: format!("redis://127.0.0.1:{port}/0") };
         server.wait_until_ready();
         server
     }
 
-    /// Waits until the server answers PING (after loading its append-only file, if any).
+    /// Waits until the server answers PING (after loading its append-only file, if any); a TLS
+    /// server, until it takes connections.
     fn wait_until_ready(&self) {
         use std::io::{Read, Write};
         let started = Instant::now();
         while started.elapsed() < Duration::from_secs(10) {
             if let Ok(mut stream) = std::net::TcpStream::connect(("127.0.0.1", self.port)) {
+                if self.tls {
+                    return;
+                }
                 let _ = stream.set_read_timeout(Some(Duration::from_secs(1)));
                 let mut reply = [0; 5];
                 if stream.write_all(b"PING\r\n").is_ok() && stream.read_exact(&mut reply).is_ok() && &reply == b"+PONG"
@@ -284,6 +376,18 @@ impl RedisServer {
             std::thread::sleep(Duration::from_millis(20));
         }
         panic!("the test's Redis server on port {} did not start", self.port);
+    }
+
+    /// `redis-cli -p <port> <args>`'s output (a plain-text server's).
+    pub(crate) fn cli(&self, args: &[&str]) -> String {
+        let output = Command::new(self.bin.join("redis-cli"))
+            .args(["-h", "127.0.0.1", "-p", &self.port.to_string()])
+            .args(args)
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        assert!(output.status.success(), "redis-cli {args:?}: {}", String::from_utf8_lossy(&output.stderr));
+        String::from_utf8_lossy(&output.stdout).into_owned()
     }
 
     /// Stops the server (SIGSTOP).
@@ -311,26 +415,104 @@ impl RedisServer {
     /// Starts the server again on its port and folder (after [`kill`](Self::kill)), and waits
     /// until it has loaded what it kept.
     pub(crate) fn start_again(&self) {
-        *self.child.lock().unwrap_or_else(PoisonError::into_inner) =
-            spawn_redis(&self.bin, self.persistence, &self.dir, self.port);
+        *self.child.lock().unwrap_or_else(PoisonError::into_inner) = spawn_redis(&self.bin, &self.args, &self.dir);
         self.wait_until_ready();
     }
 }
 
-fn spawn_redis(bin: &Path, persistence: Persistence, dir: &Path, port: u16) -> Child {
-    let keeps: &[&str] = match persistence {
-        Persistence::None => &["--appendonly", "no"],
-        Persistence::AofAlways => &["--appendonly", "yes", "--appendfsync", "always"],
-    };
+fn spawn_redis(bin: &Path, args: &[String], dir: &Path) -> Child {
     Command::new(bin.join("redis-server"))
-        .args(["--bind", "127.0.0.1", "--port", &port.to_string(), "--save", ""])
-        .args(keeps)
+        .args(args)
+        .args(["--save", ""])
         .arg("--dir")
         .arg(dir)
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
         .unwrap()
+}
+
+/// A Redis Cluster of the test's own: masters without replicas on free loopback ports, every
+/// slot assigned (`redis-cli --cluster create`), each master answering for its slots alone when
+/// another fails (`cluster-require-full-coverage no`, a node timeout of one second).
+pub(crate) struct RedisCluster {
+    pub(crate) nodes: Vec<RedisServer>,
+    /// `redis-cluster://127.0.0.1:<first>?node=127.0.0.1:<second>`.
+    pub(crate) url: String,
+}
+
+/// The arguments of a cluster node on `port`, announcing `announce` as its port to clients.
+fn cluster_node(port: u16, dir: &Path, announce: Option<u16>) -> Vec<String> {
+    let mut args: Vec<String> = vec!["--bind".into(), "127.0.0.1".into(), "--port".into(), port.to_string()];
+    let config = dir.join("nodes.conf").to_str().unwrap().to_owned();
+    args.extend(["--cluster-enabled".into(), "yes".into(), "--cluster-config-file".into(), config]);
+    // The bus port is the port + 10000 unless set, which a high free port cannot have.
+    args.extend(["--cluster-port".into(), free_port().to_string(), "--cluster-node-timeout".into(), "1000".into()]);
+    args.extend(["--cluster-require-full-coverage".into(), "no".into(), "--appendonly".into(), "no".into()]);
+    if let Some(announce) = announce {
+        args.extend(["--cluster-announce-ip".into(), "127.0.0.1".into()]);
+        args.extend(["--cluster-announce-port".into(), announce.to_string()]);
+    }
+    args
+}
+
+impl RedisCluster {
+    /// A cluster of `masters` masters, ready.
+    pub(crate) fn start(masters: usize) -> Self {
+        let nodes: Vec<RedisServer> =
+            (0..masters).map(|_| RedisServer::start_args(|port, dir| cluster_node(port, dir, None))).collect();
+        let addresses: Vec<String> = nodes.iter().map(|n| format!("127.0.0.1:{}", n.port)).collect();
+        let mut args: Vec<&str> = vec!["--cluster", "create"];
+        args.extend(addresses.iter().map(String::as_str));
+        args.extend(["--cluster-replicas", "0", "--cluster-yes"]);
+        nodes[0].cli(&args);
+        let cluster =
+            Self { url: format!("redis-cluster://{}?node={}", addresses[0], addresses[1..].join("&node=")), nodes };
+        cluster.wait_until_ok();
+        cluster
+    }
+
+    /// A cluster of one master that owns every slot and tells clients it is at `announce` (the
+    /// port of a proxy in front of it), ready.
+    pub(crate) fn start_behind(announce: u16) -> Self {
+        let node = RedisServer::start_args(|port, dir| cluster_node(port, dir, Some(announce)));
+        node.cli(&["cluster", "addslotsrange", "0", "16383"]);
+        let cluster = Self { url: format!("redis-cluster://127.0.0.1:{announce}"), nodes: vec![node] };
+        cluster.wait_until_ok();
+        cluster
+    }
+
+    /// Waits until every node says the cluster is up with every slot assigned.
+    fn wait_until_ok(&self) {
+        let started = Instant::now();
+        while started.elapsed() < Duration::from_secs(20) {
+            let ok = self.nodes.iter().all(|node| {
+                let info = node.cli(&["cluster", "info"]);
+                info.contains("cluster_state:ok") && info.contains("cluster_slots_assigned:16384")
+            });
+            if ok {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        panic!("the test's Redis Cluster did not come up");
+    }
+
+    /// The node that holds `key`'s slot.
+    pub(crate) fn node_of(&self, key: &str) -> &RedisServer {
+        let slot: u16 = self.nodes[0].cli(&["cluster", "keyslot", key]).trim().parse().unwrap();
+        self.nodes.iter().find(|node| node_owns(node, slot)).unwrap()
+    }
+}
+
+/// Whether `node` serves `slot` (its own line of `CLUSTER NODES`, `myself`, lists it).
+fn node_owns(node: &RedisServer, slot: u16) -> bool {
+    let nodes = node.cli(&["cluster", "nodes"]);
+    let Some(myself) = nodes.lines().find(|line| line.contains("myself")) else { return false };
+    myself.split_whitespace().skip(8).any(|range| match range.split_once('-') {
+        Some((from, to)) => from.parse::<u16>().is_ok_and(|f| f <= slot) && to.parse::<u16>().is_ok_and(|t| slot <= t),
+        None => range.parse::<u16>().is_ok_and(|s| s == slot),
+    })
 }
 
 impl Drop for RedisServer {

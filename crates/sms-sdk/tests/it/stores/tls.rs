@@ -5,7 +5,6 @@
 //! folder: a CA, a server certificate for `localhost` and 127.0.0.1, a client certificate, and
 //! another CA that signed nothing the server sends.
 
-use std::path::PathBuf;
 use std::process::Command;
 use std::sync::Arc;
 
@@ -13,51 +12,7 @@ use sms_sdk::store::postgres::PostgresStore;
 use sms_sdk::store::{Store, StoreError};
 use sms_sdk::testing::{dedupe_contract, suppression_contract};
 
-use super::servers::PgServer;
-
-/// The openssl script that makes every certificate and key in the current folder.
-const MAKE_CERTIFICATES: &str = r#"
-set -e
-ec="-newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes"
-openssl req -x509 $ec -keyout ca.key -out ca.crt -days 30 -subj /CN=sms-sdk-test-ca \
-  -addext basicConstraints=critical,CA:TRUE -addext keyUsage=critical,keyCertSign,cRLSign 2>/dev/null
-openssl req -x509 $ec -keyout other-ca.key -out other-ca.crt -days 30 -subj /CN=sms-sdk-other-ca \
-  -addext basicConstraints=critical,CA:TRUE -addext keyUsage=critical,keyCertSign,cRLSign 2>/dev/null
-openssl req $ec -keyout server.key -out server.csr -subj /CN=localhost 2>/dev/null
-printf 'subjectAltName=DNS:localhost,IP:127.0.0.1\nbasicConstraints=CA:FALSE\nkeyUsage=digitalSignature\nextendedKeyUsage=serverAuth\n' >server.ext
-openssl x509 -req -in server.csr -CA ca.crt -CAkey ca.key -CAcreateserial -days 30 -extfile server.ext -out server.crt 2>/dev/null
-openssl req $ec -keyout client.key -out client.csr -subj /CN=certuser 2>/dev/null
-printf 'basicConstraints=CA:FALSE\nkeyUsage=digitalSignature\nextendedKeyUsage=clientAuth\n' >client.ext
-openssl x509 -req -in client.csr -CA ca.crt -CAkey ca.key -CAcreateserial -days 30 -extfile client.ext -out client.crt 2>/dev/null
-printf 'not a certificate\n' >garbage.pem
-"#;
-
-/// The certificates of one test, removed on drop.
-struct Certificates(PathBuf);
-
-impl Certificates {
-    fn make() -> Self {
-        let dir = std::env::temp_dir().join(format!("sms-sdk-tls-{}", super::uuid_suffix()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let output = Command::new("sh").args(["-c", MAKE_CERTIFICATES]).current_dir(&dir).output().unwrap();
-        assert!(output.status.success(), "openssl failed: {}", String::from_utf8_lossy(&output.stderr));
-        Self(dir)
-    }
-
-    fn path(&self, name: &str) -> String {
-        self.0.join(name).to_str().unwrap().to_owned()
-    }
-
-    fn read(&self, name: &str) -> Vec<u8> {
-        std::fs::read(self.0.join(name)).unwrap()
-    }
-}
-
-impl Drop for Certificates {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
+use super::servers::{Certificates, PgServer};
 
 /// A server that takes TLS connections only, to `template1` with a client certificate signed by
 /// the test's CA only.
@@ -86,7 +41,7 @@ async fn refused(url: &str, reason: &str) -> String {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn tls_modes_against_a_tls_only_server() {
+async fn tls_postgres_modes_against_a_tls_only_server() {
     let certificates = Certificates::make();
     let server = tls_server(&certificates);
     let port = server.port;
@@ -160,7 +115,7 @@ async fn tls_modes_against_a_tls_only_server() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn tls_modes_against_a_plain_server() {
+async fn tls_postgres_modes_against_a_plain_server() {
     let server = PgServer::start();
     let at = |query: &str| format!("postgres://postgres@127.0.0.1:{}/postgres?{query}", server.port);
     let store = connect(&at("application_name=default")).await.unwrap();
@@ -175,7 +130,7 @@ async fn tls_modes_against_a_plain_server() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_contracts_pass_over_verify_full() {
+async fn tls_postgres_contracts_pass_over_verify_full() {
     let certificates = Certificates::make();
     let server = tls_server(&certificates);
     let url = format!(
@@ -196,7 +151,7 @@ async fn the_contracts_pass_over_verify_full() {
 /// `SSL_CERT_FILE`: a child process of this test gets the test's CA there (the variable is the
 /// whole process's, so it is not set in this one).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn sslrootcert_system_uses_the_platform_trust_store() {
+async fn tls_postgres_sslrootcert_system_uses_the_platform_trust_store() {
     if let Ok(url) = std::env::var("SMS_SDK_TLS_SYSTEM_URL") {
         for query in ["sslrootcert=system", "sslmode=verify-full&sslrootcert=system"] {
             let store = connect(&format!("{url}?{query}")).await.unwrap();
@@ -214,7 +169,7 @@ async fn sslrootcert_system_uses_the_platform_trust_store() {
         refused(&format!("{url}?sslrootcert=system"), "certificate").await;
     }
     let exe = std::env::current_exe().unwrap();
-    let test = "stores::tls::sslrootcert_system_uses_the_platform_trust_store";
+    let test = "stores::tls::tls_postgres_sslrootcert_system_uses_the_platform_trust_store";
     let mut child = Command::new(exe);
     child
         .args([test, "--exact", "--nocapture", "--test-threads=1"])
@@ -233,7 +188,7 @@ async fn sslrootcert_system_uses_the_platform_trust_store() {
 /// A server that says yes to TLS and then never answers the handshake: the connect timeout ends
 /// the wait, with a timeout error.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_stalled_tls_handshake_ends_within_the_connect_timeout() {
+async fn tls_postgres_stalled_handshake_ends_within_the_connect_timeout() {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
