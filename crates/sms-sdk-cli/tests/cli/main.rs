@@ -21,6 +21,8 @@ mod reconcile;
 mod redaction;
 mod safety;
 mod serve;
+mod servers;
+mod stores;
 mod suppression;
 mod telling;
 mod verify_emulator;

@@ -34,6 +34,8 @@ mod redis_tls;
 #[cfg(feature = "redis")]
 mod scripts;
 #[cfg(any(feature = "postgres", feature = "redis"))]
+// Each server is used by the tests of its own store feature.
+#[cfg_attr(not(all(feature = "postgres", feature = "redis")), allow(dead_code, unused_imports))]
 mod servers;
 #[cfg(feature = "sqlite")]
 mod throughput;

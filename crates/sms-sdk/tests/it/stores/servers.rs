@@ -1,8 +1,8 @@
 //! Private PostgreSQL and Redis servers that a test starts for itself (so that it may freeze
 //! them), found on PATH or in Debian's folders. Without the programs, tests fail and say what to
 //! install: they never skip.
-// Each server is used by the tests of its own store feature.
-#![cfg_attr(not(all(feature = "postgres", feature = "redis")), allow(dead_code, unused_imports))]
+//!
+//! The command's tests use this file too, by path (`crates/sms-sdk-cli/tests/cli/servers.rs`).
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -54,7 +54,11 @@ fn signal(signal: &str, pids: &[u32]) -> bool {
         return true;
     }
     let pids: Vec<String> = pids.iter().map(u32::to_string).collect();
-    let status = Command::new("sh").args(["-c", &format!("kill -s {signal} \"$@\""), "sh"]).args(&pids).status();
+    let status = Command::new("sh")
+        .args(["-c", &format!("kill -s {signal} \"$@\""), "sh"])
+        .args(&pids)
+        .stderr(Stdio::null())
+        .status();
     status.is_ok_and(|s| s.success())
 }
 
