@@ -5,6 +5,7 @@
 //! master killed during a race makes no key be sent twice.
 
 use std::collections::HashMap;
+use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
@@ -59,7 +60,7 @@ impl Setup {
         let run = crate::servers::uuid_suffix();
         let mut csv = String::from("to,id\n");
         for i in 0..ROWS {
-            csv.push_str(&format!("+1415555{i:04},{run}-{i}\n"));
+            writeln!(csv, "+1415555{i:04},{run}-{i}").unwrap();
         }
         let path = self.dir.join(format!("rows-{run}.csv"));
         std::fs::write(&path, csv).unwrap();
