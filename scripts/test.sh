@@ -11,8 +11,11 @@
 # fixtures/downstream against the packaged crates (scripts/downstream.sh).
 #
 # The store tests need PostgreSQL, PgBouncer and Redis. This script installs them from Debian
-# packages when they are missing (some tests start and freeze servers of their own; the TLS tests
-# start their own TLS-only and plain PostgreSQL servers, with certificates made by `openssl`). Unless
+# packages when they are missing. Some tests start servers of their own, to freeze or kill them or
+# to configure them: the `tls_…` tests start TLS-only PostgreSQL (`hostssl` lines only) and
+# TLS-only Redis (`--port 0 --tls-port`) servers with a throwaway CA made by `openssl`, and the
+# `cluster_…` tests start 3-master Redis Clusters (`--cluster-enabled yes`, then `redis-cli
+# --cluster create … --cluster-replicas 0`), in the library's and the command's tests. Unless
 # SMS_SDK_TEST_POSTGRES_URL, SMS_SDK_TEST_PGBOUNCER_URL and SMS_SDK_TEST_REDIS_URL are already set,
 # it starts throwaway servers on loopback in a temporary directory (PgBouncer in transaction pooling
 # mode in front of the PostgreSQL server the tests use), points the tests at them, and stops them
@@ -39,9 +42,10 @@ trap stop_services EXIT
 
 install_servers() {
   [ -n "$(pg_bin)" ] || apt_install postgresql
-  command -v redis-server >/dev/null || apt_install redis-server
+  { command -v redis-server && command -v redis-cli; } >/dev/null || apt_install redis-server redis-tools
   pgbouncer_bin >/dev/null || apt_install pgbouncer
-  # The PostgreSQL TLS tests (crates/sms-sdk/tests/it/stores/tls.rs) make their certificates with it.
+  # The TLS tests (tests/it/stores/tls.rs, redis_tls.rs, the command's stores.rs) make their
+  # certificates with it.
   command -v openssl >/dev/null || apt_install openssl
   if [ "$(id -u)" = 0 ] && ! id postgres >/dev/null 2>&1; then useradd --system --no-create-home postgres; fi
 }

@@ -63,7 +63,8 @@ server_command() {
 
 # start_postgres DIR PORT [WORD...]: a throwaway PostgreSQL on 127.0.0.1:PORT, its data in
 # DIR/pg, its socket in DIR/pg-socket and its log in DIR/pg.log; trust authentication for the
-# `postgres` user, fsync off. The WORDs go before pg_ctl (bench.sh's taskset pinning).
+# `postgres` user, fsync off; $PG_OPTIONS, when set, adds server options (`-c ssl=on …`). The
+# WORDs go before pg_ctl (bench.sh's taskset pinning).
 start_postgres() {
   local dir="$1" port="$2"
   shift 2
@@ -71,19 +72,20 @@ start_postgres() {
   if [ "$(id -u)" = 0 ]; then chown postgres "$dir" "$dir/pg" "$dir/pg-socket"; fi
   server_command "${as_postgres[@]}" "$(pg_bin)/initdb" -D "$dir/pg" -A trust -U postgres >/dev/null || return 1
   server_command "$@" "${as_postgres[@]}" "$(pg_bin)/pg_ctl" -D "$dir/pg" -l "$dir/pg.log" -w \
-    -o "-p $port -c listen_addresses=127.0.0.1 -k $dir/pg-socket -c fsync=off" start >/dev/null ||
+    -o "-p $port -c listen_addresses=127.0.0.1 -k $dir/pg-socket -c fsync=off ${PG_OPTIONS:-}" start >/dev/null ||
     { echo "error: PostgreSQL did not start" >&2; cat "$dir/pg.log" >&2; return 1; }
 }
 
 # start_redis DIR PORT [WORD...]: a throwaway Redis on 127.0.0.1:PORT without persistence, its
 # working directory DIR/redis, its pid file DIR/redis.pid and its log DIR/redis.log; waits until
-# it listens. The WORDs go before redis-server (bench.sh's taskset pinning).
+# it listens; $REDIS_OPTIONS, when set, adds arguments (a TLS port, say). The WORDs go before
+# redis-server (bench.sh's taskset pinning).
 start_redis() {
   local dir="$1" port="$2"
   shift 2
   mkdir -p "$dir/redis"
   server_command "$@" redis-server --bind 127.0.0.1 --port "$port" --save '' --appendonly no --dir "$dir/redis" \
-    --daemonize yes --pidfile "$dir/redis.pid" --logfile "$dir/redis.log" || return 1
+    --daemonize yes --pidfile "$dir/redis.pid" --logfile "$dir/redis.log" ${REDIS_OPTIONS:-} || return 1
   wait_listening "$port" || { echo "error: Redis did not start" >&2; cat "$dir/redis.log" >&2; return 1; }
 }
 

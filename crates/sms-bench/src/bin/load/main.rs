@@ -73,6 +73,12 @@ enum Commands {
         #[arg(long)]
         serve: PathBuf,
     },
+    /// Prints the production group's rows from a suite's JSON (`scripts/bench.sh production`).
+    ProductionReport {
+        /// The suite's JSON.
+        #[arg(long)]
+        results: PathBuf,
+    },
 }
 
 #[derive(Debug, Parser)]
@@ -95,6 +101,19 @@ struct SuiteArgs {
     /// A directory for the SQLite file.
     #[arg(long)]
     sqlite_dir: Option<PathBuf>,
+    /// A directory on an ordinary disk (not tmpfs) for the production group's SQLite file.
+    #[arg(long)]
+    sqlite_disk_dir: Option<PathBuf>,
+    /// The production group's PostgreSQL over TLS (`sslmode=verify-full`), the same server as
+    /// `--postgres` (which it reaches in plain text).
+    #[arg(long)]
+    postgres_tls: Option<String>,
+    /// The production group's Redis over TLS (`rediss://`), the same server as `--redis`.
+    #[arg(long)]
+    redis_tls: Option<String>,
+    /// The production group's Redis Cluster (`redis-cluster://`).
+    #[arg(long)]
+    redis_cluster: Option<String>,
     /// The pgbench program, when installed.
     #[arg(long)]
     pgbench: Option<PathBuf>,
@@ -107,7 +126,7 @@ struct SuiteArgs {
     /// Sends in flight for the memory runs.
     #[arg(long, default_value_t = 10_000)]
     memory_in_flight: usize,
-    /// Only these groups (comma-separated: http, sqlite, postgres, redis, memory).
+    /// Only these groups (comma-separated: http, sqlite, postgres, redis, production, memory).
     #[arg(long, value_delimiter = ',')]
     only: Vec<String>,
     /// Where to write the results.
@@ -135,6 +154,7 @@ fn main() {
         }
         Commands::Report(args) => report::write(&args),
         Commands::ServeReport { serve } => report::serve_fragment(&serve),
+        Commands::ProductionReport { results } => report::production_fragment(&results),
     }
 }
 
@@ -206,6 +226,9 @@ fn suite(args: &SuiteArgs) -> Results {
         }
         if suite.wants("redis") {
             redis_group(&mut suite, &data).await;
+        }
+        if suite.wants("production") {
+            production_group(&mut suite).await;
         }
     });
     if suite.wants("memory") {
@@ -443,6 +466,67 @@ async fn redis_group(suite: &mut Suite<'_>, data: &Arc<PairData>) {
         );
     }
     let _ = stores::redis_min::reset(&mut admin).await;
+}
+
+/// The production group: keyed sends, 8 in flight, through the stores as teams deploy them (TLS,
+/// a cluster, SQLite on an ordinary disk), each next to its plain-text (or tmpfs) row and to the
+/// same keyed send without a store, all interleaved within each run.
+async fn production_group(suite: &mut Suite<'_>) {
+    let args = suite.args;
+    let (target, pid, duration) = (args.responder.clone(), args.responder_pid, suite.duration);
+    let mut rows: Vec<(&str, &str, Arc<sms_sdk::Client>)> = vec![(
+        "prod_keyed_8",
+        "Client::send, no store, keyed, 8 in flight",
+        Arc::new(sdk_client::<MemoryStore>(&target, None)),
+    )];
+    for (id, label, dir) in [
+        ("prod_sqlite_disk_8", "Client::send, SQLite store on an ordinary disk, 8 in flight", &args.sqlite_disk_dir),
+        ("prod_sqlite_tmpfs_8", "Client::send, SQLite store on tmpfs, 8 in flight", &args.sqlite_dir),
+    ] {
+        if let Some(dir) = dir {
+            let store =
+                sms_sdk::store::sqlite::SqliteStore::open(dir.join("production.db")).await.expect("SQLite opens");
+            rows.push((id, label, Arc::new(sdk_client(&target, Some(store)))));
+        }
+    }
+    for (id, label, url) in [
+        ("prod_pg_plain_8", "Client::send, PostgreSQL store, plain text, 8 in flight", &args.postgres),
+        ("prod_pg_tls_8", "Client::send, PostgreSQL store, TLS verify-full, 8 in flight", &args.postgres_tls),
+    ] {
+        if let Some(url) = url {
+            let store = sms_sdk::store::postgres::PostgresStore::connect(url).await.expect("PostgreSQL connects");
+            rows.push((id, label, Arc::new(sdk_client(&target, Some(store)))));
+        }
+    }
+    for (id, label, url) in [
+        ("prod_redis_plain_8", "Client::send, Redis store, plain text, 8 in flight", &args.redis),
+        ("prod_redis_tls_8", "Client::send, Redis store, TLS, 8 in flight", &args.redis_tls),
+        ("prod_cluster_8", "Client::send, Redis Cluster store (3 masters), 8 in flight", &args.redis_cluster),
+    ] {
+        if let Some(url) = url {
+            let store = sms_sdk::store::redis::RedisStore::connect(url).await.expect("Redis connects");
+            rows.push((id, label, Arc::new(sdk_client(&target, Some(store)))));
+        }
+    }
+    eprintln!("Production: {} rows, {} runs of {:.1} s", rows.len(), args.runs, args.seconds);
+    for (id, _, client) in &rows {
+        let client = Arc::clone(client);
+        let warm = id.to_string();
+        drive(
+            8,
+            Duration::from_millis(300),
+            op!(|seq| client, warm => sdk_send(&client, Some(format!("{warm}-w{seq}"))).await),
+        )
+        .await;
+    }
+    for run in 0..args.runs {
+        for (id, label, client) in &rows {
+            let (client, prefix) = (Arc::clone(client), format!("{id}-{run}-"));
+            let op = op!(|seq| client, prefix => sdk_send(&client, Some(format!("{prefix}{seq}"))).await);
+            let sample = measure(8, duration, pid, op).await;
+            suite.record(id, label, 8, run, sample);
+        }
+    }
 }
 
 /// The modes of the memory runs, in the order each run takes them.

@@ -200,6 +200,7 @@ impl Report<'_> {
         let mut lines = Vec::new();
         self.send_rows(&mut |cells| lines.push(cells));
         self.store_rows(&mut |cells| lines.push(cells));
+        self.production_rows(&mut |cells| lines.push(cells));
         self.webhook_rows(&mut |cells| lines.push(cells));
         self.serve_rows(&mut |cells| lines.push(cells));
         self.segment_and_memory_rows(&mut |cells| lines.push(cells));
@@ -308,6 +309,61 @@ impl Report<'_> {
             ),
             verdict(sqlite.map(|r| r >= 0.7)).into(),
         ]);
+    }
+
+    /// The stores as teams deploy them (the production group): each against its plain-text row,
+    /// SQLite on an ordinary disk against the keyed send without a store.
+    fn production_rows(&self, line: &mut dyn FnMut([String; 6])) {
+        if self.row("prod_keyed_8").is_some() {
+            let disk = self.rate_ratio("prod_sqlite_disk_8", "prod_keyed_8");
+            line([
+                "with SQLite store on an ordinary disk (`synchronous = FULL`, group commit), 8 in flight".into(),
+                rate_cpu(self.row("prod_sqlite_disk_8")),
+                format!("the same keyed send without a store, 8 in flight: {}", rate_cpu(self.row("prod_keyed_8"))),
+                "≥ 0.5× of no store".into(),
+                format!(
+                    "{} (the file on tmpfs instead: {}, {})",
+                    x(disk),
+                    rate_cpu(self.row("prod_sqlite_tmpfs_8")),
+                    x(self.rate_ratio("prod_sqlite_tmpfs_8", "prod_keyed_8"))
+                ),
+                verdict(disk.map(|r| r >= 0.5)).into(),
+            ]);
+        }
+        let pairs = [
+            (
+                "prod_pg_tls_8",
+                "prod_pg_plain_8",
+                "with PostgreSQL store over TLS (`verify-full`), 8 in flight",
+                "the same server in plain text",
+            ),
+            (
+                "prod_redis_tls_8",
+                "prod_redis_plain_8",
+                "with Redis store over TLS (`rediss://`), 8 in flight",
+                "the same server in plain text",
+            ),
+            (
+                "prod_cluster_8",
+                "prod_redis_plain_8",
+                "with Redis store on a Redis Cluster (3 masters, one core), 8 in flight",
+                "one plain-text Redis server",
+            ),
+        ];
+        for (id, plain, label, ceiling) in pairs {
+            if self.row(id).is_none() {
+                continue;
+            }
+            let ratio = self.rate_ratio(id, plain);
+            line([
+                label.into(),
+                rate_cpu(self.row(id)),
+                format!("{ceiling}: {}", rate_cpu(self.row(plain))),
+                "≥ 0.8× of plain text".into(),
+                x(ratio),
+                verdict(ratio.map(|r| r >= 0.8)).into(),
+            ]);
+        }
     }
 
     /// The highest ratio a send with a store can reach against the store's pair alone when one
@@ -769,6 +825,27 @@ pub(crate) fn write(args: &ReportArgs) {
 
 /// The serve rows of BENCHMARKS.md from `serve`'s JSON alone (a separate run of them), on
 /// stdout: the target table's rows, the "What limits" entry, the table of runs and the notes.
+/// Prints the production group's rows of the target table from a suite's JSON (a separate run
+/// of that group, `scripts/bench.sh production`).
+pub(crate) fn production_fragment(path: &Path) {
+    let results = read_results(path);
+    let report = Report { results: &results, criterion: Path::new(""), allocs: None, paired: None };
+    let mut out = String::new();
+    report.production_rows(&mut |cells| {
+        let _ = writeln!(out, "| {} |", cells.join(" | "));
+    });
+    let _ = writeln!(out, "\nThe runs (rate and client CPU per send of each run, in order):\n");
+    for row in results.rows.iter().filter(|row| row.id.starts_with("prod_")) {
+        let runs: Vec<String> = row
+            .samples
+            .iter()
+            .map(|s| format!("{:.0}/s {}", s.rate(), s.cpu_us().map_or_else(|| "-".into(), |c| format!("{c:.1} µs"))))
+            .collect();
+        let _ = writeln!(out, "- `{}` ({}): {}", row.id, row.label, runs.join(", "));
+    }
+    print!("{out}");
+}
+
 pub(crate) fn serve_fragment(path: &Path) {
     let results = read_results(path);
     let report = Report { results: &results, criterion: Path::new(""), allocs: None, paired: None };
