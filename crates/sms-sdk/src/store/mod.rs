@@ -78,7 +78,7 @@ impl<T: IdempotencyStore + Operator + DedupeStore + ReferenceIndex> Store for T 
 
 /// Opens a store from a URL: `memory`, `sqlite:PATH`, `postgres://…` (or `postgresql://…`),
 /// `redis://…` (or `rediss://…` over TLS), `redis-cluster://…` (or `rediss-cluster://…`); the
-/// Redis forms and their TLS parameters are in [`redis`](crate::store::redis). Creates the
+/// Redis forms and their TLS parameters are in [`redis`]. Creates the
 /// schema on first use.
 ///
 /// # Errors

@@ -48,6 +48,18 @@ async fn assert_contract(name: &str, store: Arc<dyn Store>) {
     assert!(report.passed, "{}", report.failures());
 }
 
+#[cfg(feature = "redis")]
+/// The store, dedupe and suppression contracts on one Redis store (a TLS server, a cluster).
+async fn assert_redis_contracts(name: &str, store: sms_sdk::store::redis::RedisStore) {
+    use sms_sdk::testing::{dedupe_contract, suppression_contract};
+    assert_contract(name, Arc::new(store.clone()) as Arc<dyn Store>).await;
+    let report = dedupe_contract::run(name, Arc::new(store.clone())).await;
+    assert!(report.passed, "{}", report.failures());
+    let list = sms_sdk::store::suppression::RedisSuppressionStore::new(store);
+    let report = suppression_contract::run(name, Arc::new(list)).await;
+    assert!(report.passed, "{}", report.failures());
+}
+
 #[cfg(any(feature = "postgres", feature = "redis"))]
 /// A store server's URL from the environment the test command sets; fails loudly without it.
 pub(crate) fn server_url(var: &str) -> String {

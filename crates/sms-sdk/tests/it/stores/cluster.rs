@@ -8,12 +8,10 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime};
 
 use sms_sdk::store::redis::RedisStore;
-use sms_sdk::store::suppression::RedisSuppressionStore;
 use sms_sdk::store::{
-    Claim, Filter, FinalRecord, Finalized, Fingerprint, IdempotencyStore as _, Operator as _, Page, Record,
-    Reservation, Store,
+    Claim, Filter, FinalRecord, Finalized, Fingerprint, IdempotencyStore as _, Operator as _, Page, Record, Reservation,
 };
-use sms_sdk::testing::{MemoryAdapter, accepted_outcome, dedupe_contract, suppression_contract};
+use sms_sdk::testing::{MemoryAdapter, accepted_outcome};
 use sms_sdk::{Client, Message};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
@@ -37,11 +35,7 @@ async fn cluster_contracts_pass_on_three_masters() {
     let cluster = RedisCluster::start(3);
     let store = connect(&cluster.url).await;
     assert!(format!("{store:?}").contains("Redis Cluster at 127.0.0.1:"), "{store:?}");
-    super::assert_contract("redis cluster", Arc::new(store.clone()) as Arc<dyn Store>).await;
-    let report = dedupe_contract::run("redis cluster", Arc::new(store.clone())).await;
-    assert!(report.passed, "{}", report.failures());
-    let report = suppression_contract::run("redis cluster", Arc::new(RedisSuppressionStore::new(store))).await;
-    assert!(report.passed, "{}", report.failures());
+    super::assert_redis_contracts("redis cluster", store).await;
     crate::rate::shared::admits_and_denies_at_given_times(&cluster.url).await;
     // Through `store::open`, as the command opens it.
     sms_sdk::store::open(&cluster.url).await.unwrap();

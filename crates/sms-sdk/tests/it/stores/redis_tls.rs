@@ -2,16 +2,13 @@
 //! only (`--port 0 --tls-port`), one of which also asks for a client certificate. The
 //! certificates are made with `openssl` (see [`Certificates`]).
 
-use std::process::Command;
 use std::sync::Arc;
 use std::time::Duration;
 
 use sms_sdk::store::redis::{RedisStore, RedisTls};
-use sms_sdk::store::suppression::RedisSuppressionStore;
 use sms_sdk::store::{Store, StoreError};
-use sms_sdk::testing::{dedupe_contract, suppression_contract};
 
-use super::servers::{Certificates, RedisServer};
+use super::servers::{Certificates, RedisServer, with_ca_as_platform_store};
 
 async fn connect(url: &str) -> Result<RedisStore, StoreError> {
     RedisStore::builder(url).connect_timeout(Duration::from_secs(3)).connect().await
@@ -30,11 +27,7 @@ async fn tls_redis_contracts_pass_over_rediss() {
     let server = RedisServer::start_tls(&certificates, false);
     let store = connect(&server.url).await.unwrap();
     assert!(format!("{store:?}").contains("(TLS)"), "{store:?}");
-    super::assert_contract("redis (TLS)", Arc::new(store.clone()) as Arc<dyn Store>).await;
-    let report = dedupe_contract::run("redis (TLS)", Arc::new(store.clone())).await;
-    assert!(report.passed, "{}", report.failures());
-    let report = suppression_contract::run("redis (TLS)", Arc::new(RedisSuppressionStore::new(store))).await;
-    assert!(report.passed, "{}", report.failures());
+    super::assert_redis_contracts("redis (TLS)", store).await;
     crate::rate::shared::admits_and_denies_at_given_times(&server.url).await;
 }
 
@@ -119,19 +112,7 @@ async fn tls_redis_platform_trust_store_honours_ssl_cert_file() {
     }
     let certificates = Certificates::make();
     let server = RedisServer::start_tls(&certificates, false);
-    let exe = std::env::current_exe().unwrap();
     let test = "stores::redis_tls::tls_redis_platform_trust_store_honours_ssl_cert_file";
-    let mut child = Command::new(exe);
-    child
-        .args([test, "--exact", "--nocapture", "--test-threads=1"])
-        .env("SMS_SDK_TLS_REDIS_URL", format!("rediss://localhost:{}/0", server.port))
-        .env("SSL_CERT_FILE", certificates.path("ca.crt"))
-        .env_remove("SSL_CERT_DIR");
-    let output = tokio::task::spawn_blocking(move || child.output()).await.unwrap().unwrap();
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    assert!(
-        output.status.success() && stdout.contains("TLS-SYSTEM-OK"),
-        "the child failed: {stdout}\n{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
+    let url = format!("rediss://localhost:{}/0", server.port);
+    with_ca_as_platform_store(test, &certificates, &[("SMS_SDK_TLS_REDIS_URL", &url)], "TLS-SYSTEM-OK").await;
 }

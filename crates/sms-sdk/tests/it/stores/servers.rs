@@ -120,6 +120,30 @@ impl Drop for Certificates {
     }
 }
 
+/// Runs the test `test` of this test binary again as a child process whose platform trust store
+/// (`SSL_CERT_FILE`) is `certificates`' CA, with `vars` set (the variable is the whole
+/// process's, so it is not set in this one); fails unless the child passed and printed `done`.
+pub(crate) async fn with_ca_as_platform_store(
+    test: &str,
+    certificates: &Certificates,
+    vars: &[(&str, &str)],
+    done: &str,
+) {
+    let mut child = Command::new(std::env::current_exe().unwrap());
+    child
+        .args([test, "--exact", "--nocapture", "--test-threads=1"])
+        .envs(vars.iter().copied())
+        .env("SSL_CERT_FILE", certificates.path("ca.crt"))
+        .env_remove("SSL_CERT_DIR");
+    let output = tokio::task::spawn_blocking(move || child.output()).await.unwrap().unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success() && stdout.contains(done),
+        "the child failed: {stdout}\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+}
+
 /// A PostgreSQL server of the test's own, on a free loopback port.
 pub(crate) struct PgServer {
     dir: PathBuf,

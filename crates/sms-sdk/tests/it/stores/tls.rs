@@ -5,14 +5,13 @@
 //! folder: a CA, a server certificate for `localhost` and 127.0.0.1, a client certificate, and
 //! another CA that signed nothing the server sends.
 
-use std::process::Command;
 use std::sync::Arc;
 
 use sms_sdk::store::postgres::PostgresStore;
 use sms_sdk::store::{Store, StoreError};
 use sms_sdk::testing::{dedupe_contract, suppression_contract};
 
-use super::servers::{Certificates, PgServer};
+use super::servers::{Certificates, PgServer, with_ca_as_platform_store};
 
 /// A server that takes TLS connections only, to `template1` with a client certificate signed by
 /// the test's CA only.
@@ -168,21 +167,8 @@ async fn tls_postgres_sslrootcert_system_uses_the_platform_trust_store() {
     if std::env::var_os("SSL_CERT_FILE").is_none() {
         refused(&format!("{url}?sslrootcert=system"), "certificate").await;
     }
-    let exe = std::env::current_exe().unwrap();
     let test = "stores::tls::tls_postgres_sslrootcert_system_uses_the_platform_trust_store";
-    let mut child = Command::new(exe);
-    child
-        .args([test, "--exact", "--nocapture", "--test-threads=1"])
-        .env("SMS_SDK_TLS_SYSTEM_URL", &url)
-        .env("SSL_CERT_FILE", certificates.path("ca.crt"))
-        .env_remove("SSL_CERT_DIR");
-    let output = tokio::task::spawn_blocking(move || child.output()).await.unwrap().unwrap();
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    assert!(
-        output.status.success() && stdout.contains("TLS-SYSTEM-OK"),
-        "the child failed: {stdout}\n{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
+    with_ca_as_platform_store(test, &certificates, &[("SMS_SDK_TLS_SYSTEM_URL", &url)], "TLS-SYSTEM-OK").await;
 }
 
 /// A server that says yes to TLS and then never answers the handshake: the connect timeout ends
