@@ -549,3 +549,64 @@ impl Drop for RedisServer {
         let _ = std::fs::remove_dir_all(&self.dir);
     }
 }
+
+/// A PgBouncer of the test's own in transaction pooling mode, taking TLS connections only
+/// (`client_tls_sslmode = require`, the certificate of `certificates` for `localhost`) and
+/// reaching `upstream` (a server on loopback) over TLS verified against the same CA.
+pub(crate) struct PgBouncer {
+    child: Child,
+    dir: PathBuf,
+    pub(crate) port: u16,
+}
+
+impl PgBouncer {
+    pub(crate) fn start_tls(certificates: &Certificates, upstream: u16) -> Self {
+        let extra = vec![PathBuf::from("/usr/sbin"), PathBuf::from("/usr/bin")];
+        let bin = find_programs(&["pgbouncer"], extra).unwrap_or_else(|| {
+            panic!("pgbouncer is not on PATH nor in /usr/sbin: install it (Debian: `apt-get install pgbouncer`)")
+        });
+        let (dir, port) = (temp_dir("pgbouncer"), free_port());
+        for file in ["server.crt", "server.key", "ca.crt"] {
+            std::fs::write(dir.join(file), certificates.read(file)).unwrap();
+        }
+        std::fs::set_permissions(dir.join("server.key"), std::os::unix::fs::PermissionsExt::from_mode(0o600)).unwrap();
+        std::fs::write(dir.join("userlist.txt"), "\"postgres\" \"\"\n").unwrap();
+        let at = |file: &str| dir.join(file).to_str().unwrap().to_owned();
+        let ini = format!(
+            "[databases]\n* = host=localhost port={upstream}\n\n[pgbouncer]\nlisten_addr = 127.0.0.1\n\
+             listen_port = {port}\nunix_socket_dir =\nauth_type = trust\nauth_file = {users}\n\
+             pool_mode = transaction\nmax_client_conn = 100\ndefault_pool_size = 10\n\
+             client_tls_sslmode = require\nclient_tls_cert_file = {crt}\nclient_tls_key_file = {key}\n\
+             server_tls_sslmode = verify-full\nserver_tls_ca_file = {ca}\nlogfile = {log}\n",
+            users = at("userlist.txt"),
+            crt = at("server.crt"),
+            key = at("server.key"),
+            ca = at("ca.crt"),
+            log = at("pgbouncer.log"),
+        );
+        std::fs::write(dir.join("pgbouncer.ini"), ini).unwrap();
+        let as_postgres = is_root();
+        let mut command = if as_postgres { Command::new("runuser") } else { Command::new(bin.join("pgbouncer")) };
+        if as_postgres {
+            let chown = Command::new("chown").args(["-R", "postgres"]).arg(&dir).status();
+            assert!(chown.is_ok_and(|s| s.success()), "running as root, PgBouncer runs as the `postgres` user");
+            command.args(["-u", "postgres", "--"]).arg(bin.join("pgbouncer"));
+        }
+        let child = command.arg(dir.join("pgbouncer.ini")).stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap();
+        let started = Instant::now();
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(started.elapsed() < Duration::from_secs(10), "the test's PgBouncer did not start");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        Self { child, dir, port }
+    }
+}
+
+impl Drop for PgBouncer {
+    fn drop(&mut self) {
+        // runuser passes the signal on to PgBouncer.
+        signal("TERM", &[self.child.id()]);
+        let _ = self.child.wait();
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}

@@ -11,7 +11,7 @@ use sms_sdk::store::postgres::PostgresStore;
 use sms_sdk::store::{Store, StoreError};
 use sms_sdk::testing::{dedupe_contract, suppression_contract};
 
-use super::servers::{Certificates, PgServer, with_ca_as_platform_store};
+use super::servers::{Certificates, PgBouncer, PgServer, with_ca_as_platform_store};
 
 /// A server that takes TLS connections only, to `template1` with a client certificate signed by
 /// the test's CA only.
@@ -144,6 +144,31 @@ async fn tls_postgres_contracts_pass_over_verify_full() {
     let suppression = sms_sdk::store::suppression::PostgresSuppressionStore::open(store).await.unwrap();
     let report = suppression_contract::run("postgres (verify-full)", Arc::new(suppression)).await;
     assert!(report.passed, "{}", report.failures());
+}
+
+/// Through PgBouncer in transaction pooling mode, TLS on both of its sides: `verify-full` to
+/// PgBouncer, with the statement cache off (PgBouncer without `max_prepared_statements`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tls_postgres_contracts_pass_through_pgbouncer() {
+    let certificates = Certificates::make();
+    let server = tls_server(&certificates);
+    let pooler = PgBouncer::start_tls(&certificates, server.port);
+    let ca = certificates.path("ca.crt");
+    let url = format!(
+        "postgres://postgres@localhost:{}/postgres?sslmode=verify-full&sslrootcert={ca}&statement_cache=off",
+        pooler.port
+    );
+    let store = PostgresStore::connect(&url).await.unwrap();
+    super::assert_contract("postgres (verify-full, PgBouncer)", Arc::new(store.clone()) as Arc<dyn Store>).await;
+    let report = dedupe_contract::run("postgres (verify-full, PgBouncer)", Arc::new(store)).await;
+    assert!(report.passed, "{}", report.failures());
+    // PgBouncer takes TLS only: plain text is refused, and so is a CA that did not sign it.
+    let plain = format!("postgres://postgres@localhost:{}/postgres?sslmode=disable&statement_cache=off", pooler.port);
+    assert!(connect(&plain).await.is_err());
+    let other = certificates.path("other-ca.crt");
+    let wrong =
+        format!("postgres://postgres@localhost:{}/postgres?sslmode=verify-full&sslrootcert={other}", pooler.port);
+    refused(&wrong, "certificate").await;
 }
 
 /// `sslrootcert=system` verifies against the platform's trust store, which on Linux honours
