@@ -32,6 +32,12 @@ pub(crate) fn line(error: &Error, key: Option<&str>) -> String {
                                   again (sms-sdk suppression check; --policy-override REASON sends this one \
                                   message anyway)"
             .to_owned(),
+        NextStep::RetryLater if error.kind() == ErrorKind::Store => {
+            "nothing was sent: the store failed; the same send may succeed once the store answers again (a \
+             timeout, a refused connection), or only after its URL, credentials or certificates are fixed (the \
+             error above says which)"
+                .to_owned()
+        }
         NextStep::RetryLater => "nothing was sent: the same send may succeed later".to_owned(),
         NextStep::AlertOperator => {
             "nothing was sent: the same send will fail again until the account or the configuration is fixed".to_owned()

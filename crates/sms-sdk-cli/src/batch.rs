@@ -30,7 +30,7 @@ use self::report::{Format, Line, Progress, Report, advice, lossy};
 use self::rows::{Columns, Rows};
 use crate::paths::Sends;
 use crate::sending::{guarded, opted_out, policy};
-use crate::spinner::{CONNECTING, Spinners};
+use crate::spinner::Spinners;
 use crate::store::StoreFlag;
 use crate::{EXIT_CONFIGURATION, EXIT_FAILED, EXIT_OK, EXIT_UNKNOWN, EXIT_USAGE, Env};
 
@@ -81,7 +81,8 @@ pub(crate) struct BatchArgs {
     /// At most this many messages per second, over all workers.
     #[arg(long, value_name = "N")]
     rate: Option<u32>,
-    /// Keep the `--rate` limit in this Redis, shared by every batch that uses it.
+    /// Keep the `--rate` limit in this Redis, shared by every batch that uses it: redis://…,
+    /// rediss://… (TLS) or a cluster, redis-cluster://… or rediss-cluster://… (with --rate).
     #[arg(long, value_name = "URL", requires = "rate")]
     rate_redis: Option<String>,
     /// Sends at once (1–10,000).
@@ -145,11 +146,9 @@ async fn go(args: &BatchArgs, env: &Env, out: &mut dyn Write, err: &mut dyn Writ
         crate::config::require_sender(adapters, args.from.as_deref()).map_err(|(code, text)| Stop(code, text))?;
     }
     let sends = if adapters.is_some() { Sends::Real } else { Sends::Emulated };
-    let url =
-        crate::paths::store_url(args.store.named.as_deref(), env, sends).map_err(|m| Stop(EXIT_CONFIGURATION, m))?;
     let spinners = Spinners::new(env, args.json);
-    let opening = spinners.during(CONNECTING, Stores::open(&url));
-    let stores = opening.await.map_err(|e| Stop(EXIT_CONFIGURATION, format!("store: {e}")))?;
+    let opening = args.store.open_stores(env, sends, spinners, err);
+    let (url, stores) = opening.await.map_err(|e| Stop(EXIT_CONFIGURATION, format!("store: {e}")))?;
     if args.dry_run {
         return dry_run(args, adapters, &stores, rows, out, err).await;
     }

@@ -171,9 +171,9 @@ pub(crate) async fn send(args: MessageArgs, env: &Env, out: &mut dyn Write, err:
     };
     let sends = if adapters.is_some() { Sends::Real } else { Sends::Emulated };
     let spinners = Spinners::new(env, args.output.json);
-    let stores = match args.store.open_stores(env, sends, spinners).await {
-        Ok(stores) => stores,
-        Err(error) => return report_error(&error, args.reporting(0, sends == Sends::Emulated), out, err),
+    let stores = match args.store.open_stores(env, sends, spinners, err).await {
+        Ok((_, stores)) => stores,
+        Err(error) => return report_error(&store_error(error), args.reporting(0, sends == Sends::Emulated), out, err),
     };
     let Some(adapters) = adapters else {
         let sending = args.sending(&message, &stores, args.reporting(1, true), correlation.as_ref());
@@ -204,9 +204,9 @@ pub(crate) async fn validate(args: &ValidateArgs, env: &Env, out: &mut dyn Write
             return code;
         }
     };
-    let stores = match args.store.open_stores(env, sends, Spinners::new(env, args.output.json)).await {
-        Ok(stores) => stores,
-        Err(error) => return report_error(&error, how, out, err),
+    let stores = match args.store.open_stores(env, sends, Spinners::new(env, args.output.json), err).await {
+        Ok((_, stores)) => stores,
+        Err(error) => return report_error(&store_error(error), how, out, err),
     };
     let policy = policy(&stores, &adapters);
     let client = match Client::builder().adapters(adapters).build() {

@@ -37,6 +37,7 @@ impl StoreFlag {
             EXIT_CONFIGURATION
         })?;
         let _ = writeln!(err, "store: {}", redact_url(&url));
+        warn_if_unverified(&url, err);
         if sends == Sends::Emulated && named.is_none() && env.get("SMS_SDK_STORE").is_none() {
             let _ = writeln!(
                 err,
@@ -59,16 +60,71 @@ impl StoreFlag {
 
     /// Opens the store a send uses, for its suppression list and, when keyed, its records: the
     /// named one, `SMS_SDK_STORE`, or the data directory's file for `sends`, with a spinner from
-    /// `spinners` while it connects.
+    /// `spinners` while it connects. Warns on `err` of a TLS store whose certificate is not
+    /// verified, and notes when emulated sends write to a store named for real ones; a store that
+    /// does not open says which URL, and where it came from.
     pub(crate) async fn open_stores(
         &self,
         env: &Env,
         sends: Sends,
         spinners: Spinners,
-    ) -> Result<Stores, sms_sdk::Error> {
-        let url = crate::paths::store_url(self.named.as_deref(), env, sends)
-            .map_err(|message| store_error(StoreError::new(message)))?;
-        spinners.during(CONNECTING, Stores::open(&url)).await.map_err(store_error)
+        err: &mut dyn Write,
+    ) -> Result<(String, Stores), StoreError> {
+        let named = match (self.named.as_deref(), env.get("SMS_SDK_STORE")) {
+            (Some(url), _) => Some((url, "--store")),
+            (None, Some(url)) => Some((url, "SMS_SDK_STORE")),
+            (None, None) => None,
+        };
+        let url = crate::paths::store_url(self.named.as_deref(), env, sends).map_err(StoreError::new)?;
+        warn_if_unverified(&url, err);
+        if sends == Sends::Emulated
+            && let Some((_, source)) = named
+        {
+            let _ = writeln!(
+                err,
+                "note: the embedded emulator stands in, and its records go to the store named by {source}: a key \
+                 used here is refused for real sends to that store (recorded against the emulator) until its \
+                 record expires"
+            );
+        }
+        match spinners.during(CONNECTING, Stores::open(&url)).await {
+            Ok(stores) => Ok((url, stores)),
+            Err(error) => Err(match named {
+                Some((url, source)) => StoreError::new(Named { url: redact_url(url), source, error }),
+                None => error,
+            }),
+        }
+    }
+}
+
+/// Warns on `err` when `url` is a TLS store URL that turns verification off (`#insecure`).
+fn warn_if_unverified(url: &str, err: &mut dyn Write) {
+    if url.ends_with("#insecure") {
+        let _ = writeln!(
+            err,
+            "warning: the store's TLS certificate is NOT verified (#insecure): anyone on the network path can \
+             read and change its records; give the server's CA with sslrootcert=PATH instead"
+        );
+    }
+}
+
+/// A store that did not open, with the URL that named it and where that URL came from.
+#[derive(Debug)]
+struct Named {
+    url: String,
+    source: &'static str,
+    error: StoreError,
+}
+
+impl std::fmt::Display for Named {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "the store {} (from {}) did not open", self.url, self.source)
+    }
+}
+
+impl std::error::Error for Named {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        Some(&self.error)
     }
 }
 

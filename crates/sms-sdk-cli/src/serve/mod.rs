@@ -16,7 +16,6 @@ use std::time::Duration;
 
 use clap::{Args, ValueHint};
 use sms_sdk::redact::redact_url;
-use sms_sdk::store::Stores;
 use tokio::sync::mpsc;
 
 use self::forward::{ForwardSecret, Forwarder};
@@ -192,12 +191,9 @@ pub(crate) async fn serve(
         Err(code) => return code,
     };
     // The store real sends use (never the embedded emulator's, whose sends post no webhooks here).
-    let url = match crate::paths::store_url(args.store.named.as_deref(), env, crate::paths::Sends::Real) {
-        Ok(url) => url,
-        Err(message) => return refuse(err, &format!("store: {message}")),
-    };
-    let stores = match Stores::open(&url).await {
-        Ok(stores) => stores,
+    let spinners = crate::spinner::Spinners::new(env, true);
+    let (url, stores) = match args.store.open_stores(env, crate::paths::Sends::Real, spinners, err).await {
+        Ok(opened) => opened,
         Err(error) => return refuse(err, &format!("store: {error}")),
     };
     let listener = match tokio::net::TcpListener::bind(&args.listen).await {

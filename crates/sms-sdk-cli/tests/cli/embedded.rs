@@ -80,6 +80,9 @@ fn an_unreachable_store_sends_nothing() {
     );
     assert_eq!(run.code, 7, "{}{}", run.out, run.err);
     assert!(!run.out.contains("accepted"));
+    // The emulator stood in on a store named for real sends: the command says what that does.
+    assert!(run.err.contains("its records go to the store named by --store"), "{}", run.err);
+    assert!(run.err.contains("the store redis://127.0.0.1:1/0 (from --store) did not open"), "{}", run.err);
 }
 
 #[test]

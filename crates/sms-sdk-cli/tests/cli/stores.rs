@@ -195,19 +195,29 @@ fn tls_refusals_exit_7_before_any_request() {
         (format!("postgres://postgres@localhost:{pg}/postgres?sslmode=disable"), "no encryption"),
         (format!("rediss://localhost:{rd}/0?sslrootcert={other}"), "certificate"),
         (format!("rediss://127.0.0.2:{rd}/0?sslrootcert={ca}"), "certificate"),
-        (format!("redis://127.0.0.1:{rd}/0"), "Redis at 127.0.0.1"),
+        (format!("redis://127.0.0.1:{rd}/0"), "use rediss://"),
     ];
+    let send = ["send", "--to", "+14155550100", "--body", "hi", "--idempotency-key", "refused"];
     for (store, says) in refusals {
-        let output = setup
-            .command(&store)
-            .args(["send", "--to", "+14155550100", "--body", "hi", "--idempotency-key", "refused"])
-            .output()
-            .unwrap();
+        let output = setup.command(&store).args(send).output().unwrap();
         let stderr = String::from_utf8_lossy(&output.stderr);
         assert_eq!(output.status.code(), Some(7), "{store}: {stderr}");
         assert!(stderr.to_lowercase().contains(&says.to_lowercase()), "{store}: {stderr}");
+        // Where the URL came from, and what a store failure leaves to do.
+        assert!(stderr.contains("(from SMS_SDK_STORE) did not open"), "{store}: {stderr}");
+        assert!(stderr.contains("or only after its URL, credentials or certificates are fixed"), "{store}: {stderr}");
     }
     assert!(setup.emulator().messages().is_empty(), "no request reached the provider");
+
+    // #insecure sends, and the command says on every use that nothing was verified.
+    let insecure = format!("rediss://127.0.0.2:{rd}/0#insecure");
+    let output = setup.command(&insecure).args(["send", "--to", "+14155550100", "--body", "hi"]).output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    assert!(stderr.contains("warning: the store's TLS certificate is NOT verified (#insecure)"), "{stderr}");
+    let output = setup.command(&insecure).args(["idempotency", "list"]).output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("warning: the store's TLS certificate is NOT verified (#insecure)"), "{stderr}");
 }
 
 /// A master killed (SIGKILL) while four processes race: no recipient gets a second request, and

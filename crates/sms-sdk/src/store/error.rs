@@ -49,6 +49,8 @@ struct Failure {
     place: Option<String>,
     message: String,
     source: Option<BoxError>,
+    /// What the failure suggests about the configuration, said after the driver's reason.
+    hint: Option<&'static str>,
 }
 
 impl StoreError {
@@ -110,16 +112,22 @@ impl StoreError {
             failure.place.get_or_insert_with(|| place.to_owned());
             return self;
         }
-        Self(Box::new(Failure {
-            kind: Kind::Backend,
-            place: Some(place.to_owned()),
-            message: String::new(),
-            source: Some(self.0),
-        }))
+        Self(Box::new(Failure { place: Some(place.to_owned()), ..Failure::over(self.0) }))
+    }
+
+    /// The same error, ending with `hint`: what it suggests about the configuration (a URL
+    /// scheme that does not match the server, say).
+    #[must_use]
+    pub(crate) fn hint(self, hint: &'static str) -> Self {
+        let mut error = if self.failure().is_some() { self } else { Self(Box::new(Failure::over(self.0))) };
+        if let Some(failure) = error.0.downcast_mut::<Failure>() {
+            failure.hint = Some(hint);
+        }
+        error
     }
 
     fn failure_of(kind: Kind, place: Option<&str>, message: String) -> Self {
-        Self(Box::new(Failure { kind, place: place.map(str::to_owned), message, source: None }))
+        Self(Box::new(Failure { kind, place: place.map(str::to_owned), message, source: None, hint: None }))
     }
 
     fn failure(&self) -> Option<&Failure> {
@@ -138,12 +146,23 @@ impl fmt::Display for StoreError {
             let Some(error) = source else { break };
             let text = error.to_string();
             if !text.is_empty() && !written.contains(&text) {
-                write!(f, ": {text}")?;
+                let separator = if written.is_empty() { "" } else { ": " };
+                write!(f, "{separator}{text}")?;
                 written.push_str(&text);
             }
             source = error.source();
         }
-        Ok(())
+        match self.failure().and_then(|failure| failure.hint) {
+            Some(hint) => write!(f, " ({hint})"),
+            None => Ok(()),
+        }
+    }
+}
+
+impl Failure {
+    /// A backend error, said as it is.
+    fn over(source: BoxError) -> Self {
+        Self { kind: Kind::Backend, place: None, message: String::new(), source: Some(source), hint: None }
     }
 }
 

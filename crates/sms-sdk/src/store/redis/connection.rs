@@ -226,7 +226,33 @@ impl Target {
                 .set_number_of_retries(1);
             Ok(Connection::Single(ConnectionManager::new_with_config(client, config).await?))
         };
-        timeouts.connect(&self.place, connecting).await
+        timeouts.connect(&self.place, connecting).await.map_err(|error| match scheme_hint(self.secure, &error) {
+            Some(hint) => error.hint(hint),
+            None => error,
+        })
+    }
+}
+
+/// What a failed connect suggests about the URL's scheme: a TLS URL that timed out may be
+/// waiting for a handshake from a plain-text server; a plain-text connection that the server
+/// dropped at once may have reached a TLS-only port.
+fn scheme_hint(secure: bool, error: &StoreError) -> Option<&'static str> {
+    let mut redis = None;
+    let mut source = std::error::Error::source(error);
+    while let Some(cause) = source {
+        redis = redis.or_else(|| cause.downcast_ref::<RedisError>());
+        source = cause.source();
+    }
+    let timed_out = error.is_timeout() || redis.is_some_and(RedisError::is_timeout);
+    let dropped = redis.is_some_and(RedisError::is_connection_dropped);
+    match (secure, timed_out, dropped) {
+        (true, true, _) => {
+            Some("a plain-text server never answers the TLS handshake: if this port is not TLS, use redis://")
+        }
+        (false, _, true) => {
+            Some("a TLS-only server drops plain-text connections: if this port takes TLS, use rediss://")
+        }
+        _ => None,
     }
 }
 
@@ -254,7 +280,11 @@ impl Files {
         if let Some(pem) = &roots
             && CertificateDer::pem_slice_iter(pem).find_map(Result::ok).is_none()
         {
-            return Err(StoreError::new("sslrootcert holds no PEM certificate"));
+            let given = match (tls.and_then(|t| t.roots.as_ref()), self.roots.as_deref()) {
+                (Some(_), _) | (None, None) => "the root certificates given to RedisTls".to_owned(),
+                (None, Some(path)) => format!("sslrootcert {path}"),
+            };
+            return Err(StoreError::new(format!("{given} holds no PEM certificate")));
         }
         let client = match (tls.and_then(|t| t.client.clone()), self.certificate, self.key) {
             (Some((certificate, key)), _, _) => Some((certificate, key)),

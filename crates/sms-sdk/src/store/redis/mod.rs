@@ -333,8 +333,15 @@ impl std::fmt::Debug for RedisStore {
 }
 
 impl From<RedisError> for StoreError {
+    /// The driver's error; a redirect says that the URL names one node of a cluster.
     fn from(error: RedisError) -> Self {
-        Self::new(error)
+        let redirected = matches!(error.kind(), ErrorKind::Server(ServerErrorKind::Moved | ServerErrorKind::Ask));
+        let error = Self::new(error);
+        if redirected {
+            error.hint("this server is a node of a Redis Cluster: use a redis-cluster:// URL")
+        } else {
+            error
+        }
     }
 }
 
@@ -367,7 +374,7 @@ impl RedisStore {
     ) -> Result<T, StoreError> {
         let (place, limit) = (&self.place, self.timeouts.operation);
         let timed_out = || StoreError::timeout(place, what, Limit::Operation, limit);
-        let work = async { command.await.map_err(|e| if e.is_timeout() { timed_out() } else { StoreError::new(e) }) };
+        let work = async { command.await.map_err(|e| if e.is_timeout() { timed_out() } else { StoreError::from(e) }) };
         self.timeouts.operation(place, what, work).await
     }
 

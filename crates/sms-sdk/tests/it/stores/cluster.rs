@@ -39,6 +39,24 @@ async fn cluster_contracts_pass_on_three_masters() {
     crate::rate::shared::admits_and_denies_at_given_times(&cluster.url).await;
     // Through `store::open`, as the command opens it.
     sms_sdk::store::open(&cluster.url).await.unwrap();
+
+    // A plain `redis://` URL naming one node: the keys of the other masters' slots are redirected,
+    // and the error says what URL to write instead.
+    let node = cluster.node_of("sms-sdk:idempotency:k0");
+    let plain = RedisStore::builder(format!("redis://127.0.0.1:{}/0", node.port)).connect().await.unwrap();
+    let fingerprint = Fingerprint::from_canonical("plain");
+    let mut moved = None;
+    for i in 0..64 {
+        if let Err(error) = plain.reserve(&format!("k{i}"), Claim::new(&fingerprint), SystemTime::now()).await {
+            moved = Some(error);
+            break;
+        }
+    }
+    let moved = moved.expect("some key lives on another master");
+    assert!(
+        moved.to_string().ends_with("(this server is a node of a Redis Cluster: use a redis-cluster:// URL)"),
+        "{moved}"
+    );
 }
 
 /// Keys on every master, `{…}` in them included, are all listed once over small pages.

@@ -58,7 +58,21 @@ async fn tls_redis_refuses_what_does_not_verify() {
         .await
         .err()
         .unwrap();
-    assert!(!plain.to_string().is_empty());
+    assert!(
+        plain
+            .to_string()
+            .ends_with("(a TLS-only server drops plain-text connections: if this port takes TLS, use rediss://)"),
+        "{plain}"
+    );
+    // A TLS client against a plain-text port waits for a handshake that never comes.
+    let plain_server = RedisServer::start();
+    let waited = RedisStore::builder(format!("rediss://127.0.0.1:{}/0?sslrootcert={ca}", plain_server.port))
+        .connect_timeout(Duration::from_millis(500))
+        .connect()
+        .await
+        .err()
+        .unwrap();
+    assert!(waited.to_string().ends_with("if this port is not TLS, use redis://)"), "{waited}");
 
     // #insecure only when written: it connects to the wrong name, and says so.
     let insecure = connect(&format!("rediss://127.0.0.2:{port}/0#insecure")).await.unwrap();
@@ -68,7 +82,11 @@ async fn tls_redis_refuses_what_does_not_verify() {
     let missing = certificates.path("missing.pem");
     refused(&format!("rediss://localhost:{port}/0?sslrootcert={missing}"), &missing).await;
     let garbage = certificates.path("garbage.pem");
-    refused(&format!("rediss://localhost:{port}/0?sslrootcert={garbage}"), "no PEM certificate").await;
+    refused(
+        &format!("rediss://localhost:{port}/0?sslrootcert={garbage}"),
+        &format!("sslrootcert {garbage} holds no PEM certificate"),
+    )
+    .await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
