@@ -9,6 +9,9 @@
 //! - Vonage: the message's `client_ref` (echoed in every status webhook, whichever URL receives
 //!   it: the message's own or the application's default status URL), unless the caller set
 //!   `client_ref` in the Vonage provider options.
+//! - Sinch: the batch's `client_reference` (echoed in every delivery report, to the message's
+//!   own callback URL or the service plan's), unless the caller set `clientReference` in the
+//!   Sinch provider options.
 //!
 //! A send with no callback URL through Twilio, Telnyx or Plivo (their account-level callbacks
 //! cannot carry a per-message query) gets no reference, and nothing is written for it.

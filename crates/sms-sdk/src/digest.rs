@@ -39,7 +39,7 @@ pub(crate) fn is_sha256_hex_of(given: &str, bytes: &[u8]) -> bool {
 }
 
 /// Constant-time equality (lengths may leak): `subtle`'s comparison, eight bytes at a time.
-#[cfg_attr(not(any(feature = "twilio", feature = "plivo", feature = "vonage")), allow(dead_code))] // the HMAC checks
+#[cfg_attr(not(any(feature = "twilio", feature = "plivo", feature = "vonage", feature = "sinch")), allow(dead_code))] // the HMAC checks
 pub(crate) fn same_bytes(a: &[u8], b: &[u8]) -> bool {
     if a.len() != b.len() {
         return false;

@@ -74,6 +74,9 @@ pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
 #[cfg(feature = "plivo")]
 #[cfg_attr(docsrs, doc(cfg(feature = "plivo")))]
 pub use provider::plivo::{Plivo, PlivoWebhook};
+#[cfg(feature = "sinch")]
+#[cfg_attr(docsrs, doc(cfg(feature = "sinch")))]
+pub use provider::sinch::{Sinch, SinchWebhook};
 #[cfg(feature = "telnyx")]
 #[cfg_attr(docsrs, doc(cfg(feature = "telnyx")))]
 pub use provider::telnyx::{Telnyx, TelnyxWebhook};

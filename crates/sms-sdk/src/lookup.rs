@@ -36,7 +36,7 @@ use crate::redact::mask_phone_number;
 use futures_util::future::BoxFuture;
 
 /// A non-empty JSON string, owned: how the lookups read a found message's fields.
-#[cfg(any(feature = "twilio", feature = "telnyx", feature = "plivo"))]
+#[cfg(any(feature = "twilio", feature = "telnyx", feature = "plivo", feature = "sinch"))]
 pub(crate) fn text(value: Option<&serde_json::Value>) -> Option<String> {
     value.and_then(serde_json::Value::as_str).filter(|s| !s.is_empty()).map(str::to_owned)
 }

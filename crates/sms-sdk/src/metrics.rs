@@ -201,7 +201,10 @@ fn store_operation(operation: &'static str, duration: Duration, ok: bool) {
 }
 
 /// One webhook verification by `provider`; passes `result` through.
-#[cfg_attr(not(any(feature = "twilio", feature = "telnyx", feature = "plivo", feature = "vonage")), allow(dead_code))]
+#[cfg_attr(
+    not(any(feature = "twilio", feature = "telnyx", feature = "plivo", feature = "vonage", feature = "sinch")),
+    allow(dead_code)
+)]
 pub(crate) fn webhook_verified<T>(provider: &'static str, result: Result<T, WebhookError>) -> Result<T, WebhookError> {
     #[cfg(feature = "metrics")]
     {

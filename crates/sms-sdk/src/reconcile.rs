@@ -125,8 +125,9 @@ impl Reconciler {
     }
 }
 
-/// The reference a verified `event`, received at `url`, carries: Vonage's `client_ref` from the
-/// (signed) body; for the others the [`REFERENCE_PARAM`] of the URL's query. `None` when there is
+/// The reference a verified `event`, received at `url`, carries: Vonage's `client_ref` and
+/// Sinch's `client_reference` from the body (signed by Vonage, and by Sinch when its callbacks
+/// are HMAC-signed); for the others the [`REFERENCE_PARAM`] of the URL's query. `None` when there is
 /// none, or when it does not have the shape of a reference.
 ///
 /// Twilio and Plivo's V3 signature cover the URL's query; Telnyx signs only the body and Plivo's
@@ -134,8 +135,11 @@ impl Reconciler {
 /// guessed, not because it is signed.
 #[must_use]
 pub fn reference_in(event: &SmsEvent, url: &str) -> Option<String> {
+    let echoed = |member: &str| event.raw().get(member).and_then(serde_json::Value::as_str).map(str::to_owned);
     let found = if event.provider == "vonage" {
-        event.raw().get("client_ref").and_then(serde_json::Value::as_str).map(str::to_owned)
+        echoed("client_ref")
+    } else if event.provider == "sinch" {
+        echoed("client_reference")
     } else {
         let query = url.split_once('?')?.1;
         let query = query.split_once('#').map_or(query, |(query, _)| query);

@@ -39,6 +39,9 @@
 #[cfg(feature = "plivo")]
 #[cfg_attr(docsrs, doc(cfg(feature = "plivo")))]
 pub mod plivo;
+#[cfg(feature = "sinch")]
+#[cfg_attr(docsrs, doc(cfg(feature = "sinch")))]
+pub mod sinch;
 #[cfg(feature = "telnyx")]
 #[cfg_attr(docsrs, doc(cfg(feature = "telnyx")))]
 pub mod telnyx;

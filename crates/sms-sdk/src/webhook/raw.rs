@@ -57,7 +57,7 @@ impl Raw {
     /// A verified JSON body that its normalizer read (so it is JSON): its `Value` is built
     /// when [`Raw::get`] first asks for it.
     #[cfg(feature = "__http")]
-    #[cfg_attr(not(any(feature = "telnyx", feature = "vonage")), allow(dead_code))] // JSON webhooks
+    #[cfg_attr(not(any(feature = "telnyx", feature = "vonage", feature = "sinch")), allow(dead_code))] // JSON webhooks
     pub(crate) fn json(body: &[u8]) -> Self {
         Self { source: Some(Source::Json(body.into())), value: OnceLock::new() }
     }

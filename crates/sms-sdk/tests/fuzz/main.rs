@@ -77,6 +77,18 @@ mod providers {
         fuzz_normalizer("fuzz_vonage_normalizer", Provider::Vonage, 3_000);
     }
 
+    #[cfg(feature = "sinch")]
+    #[test]
+    fn fuzz_sinch_verifier() {
+        fuzz_verifier("fuzz_sinch_verifier", Provider::Sinch, 3_000);
+    }
+
+    #[cfg(feature = "sinch")]
+    #[test]
+    fn fuzz_sinch_normalizer() {
+        fuzz_normalizer("fuzz_sinch_normalizer", Provider::Sinch, 3_000);
+    }
+
     #[test]
     fn fuzz_form_decoding() {
         decoding::fuzz_forms("fuzz_form_decoding", 3_000);

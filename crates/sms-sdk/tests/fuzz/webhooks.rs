@@ -17,6 +17,10 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use http::{HeaderMap, HeaderName, HeaderValue};
 use sha2::Digest as _;
+#[cfg(feature = "sinch")]
+use sms_sdk::SinchWebhook;
+#[cfg(feature = "sinch")]
+use sms_sdk::provider::sinch;
 use sms_sdk::provider::{plivo, telnyx, twilio, vonage};
 use sms_sdk::testing::webhooks::{SignedRequest, TelnyxKeyPair, form_body, parse_unverified};
 use sms_sdk::webhook::{SmsEvent, WebhookError, WebhookVerifier};
@@ -35,6 +39,8 @@ const NOW: u64 = 1_700_000_000;
 const TWILIO_TOKEN: &str = "fuzz-twilio-token";
 const PLIVO_TOKEN: &str = "fuzz-plivo-token";
 const VONAGE_SECRET: &str = "fuzz-vonage-signature-secret";
+#[cfg(feature = "sinch")]
+const SINCH_SECRET: &str = "fuzz-sinch-webhook-secret";
 const NONCE: &str = "918273645";
 
 fn now() -> SystemTime {
@@ -45,13 +51,15 @@ fn telnyx_key() -> TelnyxKeyPair {
     TelnyxKeyPair::from_seed(*b"sms-sdk fuzz: telnyx key seed 01")
 }
 
-/// The four providers.
+/// The providers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Provider {
     Twilio,
     Telnyx,
     Plivo,
     Vonage,
+    #[cfg(feature = "sinch")]
+    Sinch,
 }
 
 impl Provider {
@@ -61,6 +69,8 @@ impl Provider {
             Self::Telnyx => "telnyx",
             Self::Plivo => "plivo",
             Self::Vonage => "vonage",
+            #[cfg(feature = "sinch")]
+            Self::Sinch => "sinch",
         }
     }
 
@@ -132,6 +142,11 @@ fn payloads(provider: Provider) -> Vec<Vec<u8>> {
             br#"{"message_uuid":"aaaaaaaa-bbbb-4ccc-8ddd-0123456789ab","to":"447700900000","from":"447700900001","timestamp":"2020-01-01T14:00:00.000Z","channel":"sms","message_type":"text","text":"STOP"}"#.to_vec(),
             br#"{"message_uuid":"aaaaaaaa-bbbb-4ccc-8ddd-0123456789ab","to":"447700900000","from":"Acme","timestamp":"2020-01-01T14:00:03.010Z","status":"rejected","error":{"type":"https://developer.nexmo.com/api-errors/messages-olympus#1250","title":"1250"},"usage":{"price":"0.0333","currency":"EUR"}}"#.to_vec(),
         ],
+        #[cfg(feature = "sinch")]
+        Provider::Sinch => vec![
+            br#"{"type":"recipient_delivery_report_sms","batch_id":"01FC66621XXXXX119Z8PMV1QPQ","recipient":"+14155550123","code":402,"status":"Failed","at":"2026-12-01T10:00:05.000Z","client_reference":"AAAAAAAAAAAAAAAAAAAAAA"}"#.to_vec(),
+            br#"{"type":"mo_text","id":"01FC66621VHDBN119Z8PMV1AHY","from":"+14155550123","to":"+15005550006","body":"STOP","received_at":"2026-12-01T10:01:00.000Z"}"#.to_vec(),
+        ],
     }
 }
 
@@ -202,6 +217,19 @@ fn signed(provider: Provider, url: &str, payload: &[u8], rng: &mut fastrand::Rng
             let request = SignedRequest::new("POST", url, payload.to_vec());
             header(header(request, "content-type", "application/json"), "authorization", &format!("Bearer {token}"))
         }
+        #[cfg(feature = "sinch")]
+        Provider::Sinch => {
+            let timestamp = NOW.to_string();
+            let signature = sinch::__private::sign(SINCH_SECRET, payload, NONCE, &timestamp);
+            let request = SignedRequest::new("POST", url, payload.to_vec());
+            let request =
+                header(header(request, "content-type", "application/json"), "x-sinch-webhook-signature", &signature);
+            header(
+                header(request, "x-sinch-webhook-signature-timestamp", &timestamp),
+                "x-sinch-webhook-signature-nonce",
+                NONCE,
+            )
+        }
     }
 }
 
@@ -212,10 +240,20 @@ fn hex(bytes: &[u8]) -> String {
     })
 }
 
+/// Every provider of this build.
+const PROVIDERS: &[Provider] = &[
+    Provider::Twilio,
+    Provider::Telnyx,
+    Provider::Plivo,
+    Provider::Vonage,
+    #[cfg(feature = "sinch")]
+    Provider::Sinch,
+];
+
 /// The header names of every provider's signed requests, and one no verifier reads.
 static HEADERS: std::sync::LazyLock<Vec<String>> = std::sync::LazyLock::new(|| {
     let mut names = vec!["x-forwarded-host".to_owned(), "x-plivo-signature-ma-v2".to_owned()];
-    for provider in [Provider::Twilio, Provider::Telnyx, Provider::Plivo, Provider::Vonage] {
+    for &provider in PROVIDERS {
         for seed in 0..16 {
             let request = signed(provider, URLS[0], &payloads(provider)[0], &mut fastrand::Rng::with_seed(seed));
             names.extend(request.headers.keys().map(|name| name.as_str().to_owned()));
@@ -392,6 +430,10 @@ fn verifier(provider: Provider, limits: Option<(usize, usize, Duration)>) -> Box
         }
         Provider::Vonage => {
             Box::new(VonageWebhook::new(VONAGE_SECRET).unwrap().max_body_bytes(body).tolerance(tolerance))
+        }
+        #[cfg(feature = "sinch")]
+        Provider::Sinch => {
+            Box::new(SinchWebhook::hmac(SINCH_SECRET).unwrap().max_body_bytes(body).tolerance(tolerance))
         }
     }
 }

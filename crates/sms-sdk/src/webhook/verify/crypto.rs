@@ -7,9 +7,9 @@ use std::fmt;
 
 use base64::Engine as _;
 
-#[cfg(any(feature = "twilio", feature = "plivo", feature = "vonage"))]
+#[cfg(any(feature = "twilio", feature = "plivo", feature = "vonage", feature = "sinch"))]
 use crate::error::Error;
-#[cfg(any(feature = "twilio", feature = "plivo", feature = "vonage"))]
+#[cfg(any(feature = "twilio", feature = "plivo", feature = "vonage", feature = "sinch"))]
 use crate::redact::Secret;
 
 /// Strict standard base64 (canonical padding, no trailing bits).
@@ -49,7 +49,7 @@ pub(crate) fn decode_signature(text: &str, max_bytes: usize) -> Option<Signature
     Some(SignatureBytes { bytes, len })
 }
 
-#[cfg(any(feature = "twilio", feature = "plivo", feature = "vonage"))]
+#[cfg(any(feature = "twilio", feature = "plivo", feature = "vonage", feature = "sinch"))]
 /// A MAC with its key set up once (HMAC: the padded key's blocks already hashed), started anew
 /// for each message by cloning. Its `Debug` shows nothing of the key, and the keyed state (this
 /// one and every per-message clone) is zeroized on drop, as [`crate::Secret`] is: HMAC's state is
@@ -58,7 +58,7 @@ pub(crate) fn decode_signature(text: &str, max_bytes: usize) -> Option<Signature
 #[derive(Clone)]
 pub(crate) struct KeyedMac<M>(M);
 
-#[cfg(any(feature = "twilio", feature = "plivo", feature = "vonage"))]
+#[cfg(any(feature = "twilio", feature = "plivo", feature = "vonage", feature = "sinch"))]
 const _: () = {
     fn wiped_on_drop<T: hmac::digest::zeroize::ZeroizeOnDrop>() {}
     #[allow(dead_code)]
@@ -66,17 +66,19 @@ const _: () = {
         wiped_on_drop::<<sha2::Sha256 as hmac::digest::block_api::CoreProxy>::Core>();
         #[cfg(feature = "twilio")]
         wiped_on_drop::<<sha1::Sha1 as hmac::digest::block_api::CoreProxy>::Core>();
+        #[cfg(feature = "sinch")]
+        wiped_on_drop::<<sha2::Sha512 as hmac::digest::block_api::CoreProxy>::Core>();
     }
 };
 
-#[cfg(any(feature = "twilio", feature = "plivo", feature = "vonage"))]
+#[cfg(any(feature = "twilio", feature = "plivo", feature = "vonage", feature = "sinch"))]
 impl<M> fmt::Debug for KeyedMac<M> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("KeyedMac(..)")
     }
 }
 
-#[cfg(any(feature = "twilio", feature = "plivo", feature = "vonage"))]
+#[cfg(any(feature = "twilio", feature = "plivo", feature = "vonage", feature = "sinch"))]
 impl<M: hmac::Mac + hmac::digest::KeyInit + Clone> KeyedMac<M> {
     /// The MAC keyed with `key`, or `None` when the algorithm refuses the key's length (HMAC
     /// takes any length).

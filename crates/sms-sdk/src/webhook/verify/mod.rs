@@ -14,7 +14,7 @@ mod settings;
 mod time;
 mod url;
 
-#[cfg(any(feature = "twilio", feature = "plivo", feature = "vonage"))]
+#[cfg(any(feature = "twilio", feature = "plivo", feature = "vonage", feature = "sinch"))]
 pub(crate) use self::crypto::KeyedMac;
 pub(crate) use self::crypto::{decode_base64, decode_signature, encode_base64};
 pub(crate) use self::form::{

@@ -14,6 +14,8 @@ mod live;
 mod options;
 #[cfg(feature = "plivo")]
 mod plivo;
+#[cfg(feature = "sinch")]
+mod sinch;
 #[cfg(feature = "telnyx")]
 mod telnyx;
 #[cfg(all(feature = "twilio", feature = "telnyx", feature = "plivo", feature = "vonage"))]
