@@ -53,7 +53,7 @@ impl StoreFlag {
     pub(crate) async fn open(&self, env: &Env, json: bool, err: &mut dyn Write) -> Result<Arc<dyn Store>, u8> {
         let url = self.url(env, err)?;
         Spinners::new(env, json).during(CONNECTING, store::open(&url)).await.map_err(|error| {
-            let _ = writeln!(err, "error: store: {error}");
+            let _ = writeln!(err, "error: store: {}", named_error(self.named(env), error));
             EXIT_CONFIGURATION
         })
     }
@@ -70,13 +70,11 @@ impl StoreFlag {
         spinners: Spinners,
         err: &mut dyn Write,
     ) -> Result<(String, Stores), StoreError> {
-        let named = match (self.named.as_deref(), env.get("SMS_SDK_STORE")) {
-            (Some(url), _) => Some((url, "--store")),
-            (None, Some(url)) => Some((url, "SMS_SDK_STORE")),
-            (None, None) => None,
-        };
+        let named = self.named(env);
         let url = crate::paths::store_url(self.named.as_deref(), env, sends).map_err(StoreError::new)?;
         warn_if_unverified(&url, err);
+        let stores =
+            spinners.during(CONNECTING, Stores::open(&url)).await.map_err(|error| named_error(named, error))?;
         if sends == Sends::Emulated
             && let Some((_, source)) = named
         {
@@ -87,13 +85,24 @@ impl StoreFlag {
                  record expires"
             );
         }
-        match spinners.during(CONNECTING, Stores::open(&url)).await {
-            Ok(stores) => Ok((url, stores)),
-            Err(error) => Err(match named {
-                Some((url, source)) => StoreError::new(Named { url: redact_url(url), source, error }),
-                None => error,
-            }),
+        Ok((url, stores))
+    }
+
+    /// The URL this flag or `SMS_SDK_STORE` names, and which of the two named it.
+    fn named<'a>(&'a self, env: &'a Env) -> Option<(&'a str, &'static str)> {
+        match (self.named.as_deref(), env.get("SMS_SDK_STORE")) {
+            (Some(url), _) => Some((url, "--store")),
+            (None, Some(url)) => Some((url, "SMS_SDK_STORE")),
+            (None, None) => None,
         }
+    }
+}
+
+/// A store that did not open, saying which URL named it and where from (when one did).
+fn named_error(named: Option<(&str, &'static str)>, error: StoreError) -> StoreError {
+    match named {
+        Some((url, source)) => StoreError::new(Named { url: redact_url(url), source, error }),
+        None => error,
     }
 }
 
@@ -123,8 +132,10 @@ impl std::fmt::Display for Named {
 }
 
 impl std::error::Error for Named {
+    /// What the store said, without its own `idempotency store error:` prefix (the error around
+    /// this one says it).
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        Some(&self.error)
+        std::error::Error::source(&self.error)
     }
 }
 

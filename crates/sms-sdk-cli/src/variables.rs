@@ -112,7 +112,7 @@ fn about(group: Group) -> &'static str {
         Group::Configured => "Provider variables: any set makes state.db the default store, else emulator.db",
         Group::BaseUrls => "Base URLs replacing a provider's origin (the emulator, a proxy, a test server)",
         Group::Store => {
-            "the store URL when --store is not given: memory, sqlite:PATH, postgres://…, redis://…, rediss://…, redis-cluster://…, rediss-cluster://…"
+            "the store URL when --store is not given: memory, sqlite:PATH, postgres://… (or postgresql://…), redis://…, rediss://…, redis-cluster://…, rediss-cluster://…"
         }
         Group::DataDirectory => "Where the default store lives (the data directory; LOCALAPPDATA, APPDATA on Windows)",
         Group::WebhookSecrets => "Webhook secrets (Telnyx: its base64 Ed25519 public key)",

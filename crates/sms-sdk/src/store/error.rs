@@ -136,14 +136,17 @@ impl StoreError {
 }
 
 impl fmt::Display for StoreError {
-    /// The failure and every distinct message of its source chain, joined by `: `.
+    /// The failure and every distinct message of its source chain, joined by `: `, then the first
+    /// hint of the chain in parentheses.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let first = self.0.to_string();
         write!(f, "idempotency store error: {first}")?;
         let mut written = first;
+        let mut hint = self.failure().and_then(|failure| failure.hint);
         let mut source = self.0.source();
         for _ in 0..MAX_CHAIN {
             let Some(error) = source else { break };
+            hint = hint.or_else(|| error.downcast_ref::<Failure>().and_then(|failure| failure.hint));
             let text = error.to_string();
             if !text.is_empty() && !written.contains(&text) {
                 let separator = if written.is_empty() { "" } else { ": " };
@@ -152,7 +155,7 @@ impl fmt::Display for StoreError {
             }
             source = error.source();
         }
-        match self.failure().and_then(|failure| failure.hint) {
+        match hint {
             Some(hint) => write!(f, " ({hint})"),
             None => Ok(()),
         }
@@ -232,6 +235,38 @@ mod tests {
         assert!(!error.is_timeout() && !error.is_corrupt());
         let plain = StoreError::new("the store went away");
         assert_eq!(plain.to_string(), "idempotency store error: the store went away");
+    }
+
+    /// An error around a store error, as the command's.
+    #[derive(Debug)]
+    struct Around(StoreError);
+    impl fmt::Display for Around {
+        fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str("the store redis://h:1 did not open")
+        }
+    }
+    impl StdError for Around {
+        fn source(&self) -> Option<&(dyn StdError + 'static)> {
+            StdError::source(&self.0)
+        }
+    }
+
+    #[test]
+    fn a_hint_ends_the_message_wherever_it_is_in_the_chain() {
+        let io = std::io::Error::other("Moved: 15283 127.0.0.1:17003");
+        let hinted = StoreError::new(io).hint("use a redis-cluster:// URL").at("Redis at h:1/0");
+        assert_eq!(
+            hinted.to_string(),
+            "idempotency store error: Redis at h:1/0: Moved: 15283 127.0.0.1:17003 (use a redis-cluster:// URL)"
+        );
+        // Wrapped by another error (the command names the URL that did not open).
+        let around = StoreError::new(Around(hinted));
+        assert_eq!(
+            around.to_string(),
+            "idempotency store error: the store redis://h:1 did not open: Redis at h:1/0: Moved: 15283 \
+             127.0.0.1:17003 (use a redis-cluster:// URL)"
+        );
+        assert_eq!(StoreError::new("plain").hint("h").to_string(), "idempotency store error: plain (h)");
     }
 
     #[test]

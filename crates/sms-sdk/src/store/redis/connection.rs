@@ -224,12 +224,31 @@ impl Target {
                 .set_connection_timeout(Some(timeouts.connect))
                 .set_response_timeout(None)
                 .set_number_of_retries(1);
-            Ok(Connection::Single(ConnectionManager::new_with_config(client, config).await?))
+            let mut manager = ConnectionManager::new_with_config(client, config).await?;
+            refuse_a_cluster_node(&mut manager).await?;
+            Ok(Connection::Single(manager))
         };
         timeouts.connect(&self.place, connecting).await.map_err(|error| match scheme_hint(self.secure, &error) {
             Some(hint) => error.hint(hint),
             None => error,
         })
+    }
+}
+
+/// What a `redis://` URL that names one node of a cluster gets: its keys would go to that node
+/// alone, and those of other masters' slots fail with `MOVED` one by one.
+pub(crate) const CLUSTER_NODE: &str = "this server is a node of a Redis Cluster: use a redis-cluster:// URL";
+
+/// Refuses a server that runs in cluster mode (`INFO cluster` says `cluster_enabled:1`). A server
+/// that does not let this client run `INFO` is taken as it is.
+async fn refuse_a_cluster_node(manager: &mut ConnectionManager) -> Result<(), StoreError> {
+    let info: RedisResult<String> = redis::cmd("INFO").arg("cluster").query_async(manager).await;
+    match info {
+        Ok(info) if info.lines().any(|line| line.trim() == "cluster_enabled:1") => {
+            Err(StoreError::new("the server runs in cluster mode").hint(CLUSTER_NODE))
+        }
+        Err(error) if error.is_io_error() || error.is_timeout() => Err(StoreError::from(error)),
+        Ok(_) | Err(_) => Ok(()),
     }
 }
 
@@ -244,7 +263,8 @@ fn scheme_hint(secure: bool, error: &StoreError) -> Option<&'static str> {
         source = cause.source();
     }
     let timed_out = error.is_timeout() || redis.is_some_and(RedisError::is_timeout);
-    let dropped = redis.is_some_and(RedisError::is_connection_dropped);
+    // Dropped once connected (reset, closed), not refused: nothing listens on a refused port.
+    let dropped = redis.is_some_and(|error| error.is_connection_dropped() && !error.is_connection_refusal());
     match (secure, timed_out, dropped) {
         (true, true, _) => {
             Some("a plain-text server never answers the TLS handshake: if this port is not TLS, use redis://")

@@ -337,11 +337,7 @@ impl From<RedisError> for StoreError {
     fn from(error: RedisError) -> Self {
         let redirected = matches!(error.kind(), ErrorKind::Server(ServerErrorKind::Moved | ServerErrorKind::Ask));
         let error = Self::new(error);
-        if redirected {
-            error.hint("this server is a node of a Redis Cluster: use a redis-cluster:// URL")
-        } else {
-            error
-        }
+        if redirected { error.hint(connection::CLUSTER_NODE) } else { error }
     }
 }
 

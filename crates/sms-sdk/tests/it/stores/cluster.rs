@@ -7,6 +7,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime};
 
+use sms_sdk::rate::redis::RedisRateLimiter;
 use sms_sdk::store::redis::RedisStore;
 use sms_sdk::store::{
     Claim, Filter, FinalRecord, Finalized, Fingerprint, IdempotencyStore as _, Operator as _, Page, Record, Reservation,
@@ -40,23 +41,15 @@ async fn cluster_contracts_pass_on_three_masters() {
     // Through `store::open`, as the command opens it.
     sms_sdk::store::open(&cluster.url).await.unwrap();
 
-    // A plain `redis://` URL naming one node: the keys of the other masters' slots are redirected,
-    // and the error says what URL to write instead.
-    let node = cluster.node_of("sms-sdk:idempotency:k0");
-    let plain = RedisStore::builder(format!("redis://127.0.0.1:{}/0", node.port)).connect().await.unwrap();
-    let fingerprint = Fingerprint::from_canonical("plain");
-    let mut moved = None;
-    for i in 0..64 {
-        if let Err(error) = plain.reserve(&format!("k{i}"), Claim::new(&fingerprint), SystemTime::now()).await {
-            moved = Some(error);
-            break;
-        }
-    }
-    let moved = moved.expect("some key lives on another master");
-    assert!(
-        moved.to_string().ends_with("(this server is a node of a Redis Cluster: use a redis-cluster:// URL)"),
-        "{moved}"
-    );
+    // A plain `redis://` URL naming one node: refused when it connects (its keys would go to that
+    // node alone), saying what URL to write instead; the rate limiter likewise.
+    let plain = format!("redis://127.0.0.1:{}/0", cluster.nodes[0].port);
+    let refused = RedisStore::builder(&plain).connect().await.unwrap_err();
+    let hint = "(this server is a node of a Redis Cluster: use a redis-cluster:// URL)";
+    assert!(refused.to_string().ends_with(hint), "{refused}");
+    assert!(!refused.is_timeout(), "{refused}");
+    let limiter = RedisRateLimiter::builder(&plain).connect().await.unwrap_err();
+    assert!(limiter.to_string().ends_with(hint), "{limiter}");
 }
 
 /// Keys on every master, `{…}` in them included, are all listed once over small pages.
