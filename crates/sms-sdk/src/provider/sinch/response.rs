@@ -65,7 +65,7 @@ struct Response<'a> {
 impl<'a> ResponseBody<'a> for Response<'a> {
     const PROVIDER: &'static str = NAME;
 
-    /// Sinch documents no request id header.
+    /// Sinch documents no request id; an `x-request-id` header (a proxy's, say) is kept.
     fn request_id<'s>(&'s self, headers: &'s HeaderMap) -> Option<&'s str> {
         header_str(headers, "x-request-id")
     }

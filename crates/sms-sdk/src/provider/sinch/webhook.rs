@@ -18,7 +18,7 @@ use crate::error::Error;
 use crate::json::{self, Code, Text};
 use crate::redact::Secret;
 use crate::webhook::event::{DeliveryStatus, EventKind, Inbound, StatusUpdate};
-use crate::webhook::verify::{KeyedMac, Settings, decode_signature, header, parse_time, unix_seconds};
+use crate::webhook::verify::{KeyedMac, Settings, check_unix_timestamp, decode_signature, header, parse_time};
 use crate::webhook::{Raw, SmsEvent, WebhookError, WebhookRequest, WebhookVerifier};
 
 type HmacSha256 = hmac::Hmac<sha2::Sha256>;
@@ -156,14 +156,7 @@ impl SinchWebhook {
 
 /// Refuses a timestamp that is not decimal digits, or is outside `tolerance` of `now`.
 fn check_timestamp(timestamp: &str, now: SystemTime, tolerance: Duration) -> Result<(), WebhookError> {
-    if timestamp.is_empty() || timestamp.len() > 20 || !timestamp.bytes().all(|b| b.is_ascii_digit()) {
-        return Err(WebhookError::MalformedSignature { provider: NAME });
-    }
-    let sent = timestamp.parse::<i64>().map_err(|_| WebhookError::MalformedSignature { provider: NAME })?;
-    if unix_seconds(now).abs_diff(sent) > tolerance.as_secs() {
-        return Err(WebhookError::StaleTimestamp { provider: NAME });
-    }
-    Ok(())
+    check_unix_timestamp(NAME, timestamp, now, tolerance)
 }
 
 /// The MAC of `algorithm` over `{body}.{nonce}.{timestamp}`, streamed, against the base64

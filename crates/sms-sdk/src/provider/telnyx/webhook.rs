@@ -11,7 +11,7 @@ use super::NAME;
 use crate::error::Error;
 use crate::json::{self, Code, Items, Object, Text};
 use crate::webhook::event::{DeliveryStatus, EventKind, Inbound, StatusUpdate};
-use crate::webhook::verify::{Settings, decode_base64, decode_signature, header, parse_time, unix_seconds};
+use crate::webhook::verify::{Settings, check_unix_timestamp, decode_base64, decode_signature, header, parse_time};
 use crate::webhook::{Raw, SmsEvent, WebhookError, WebhookRequest, WebhookVerifier};
 
 /// The text Telnyx signs with its Ed25519 key: `{timestamp}|{raw body}`, for signing test
@@ -76,15 +76,7 @@ fn parse_key(bytes: &[u8]) -> Option<VerifyingKey> {
 
 /// Refuses a timestamp that is not decimal digits, or is outside `tolerance` of `now`.
 fn check_timestamp(timestamp: &str, now: SystemTime, tolerance: Duration) -> Result<(), WebhookError> {
-    if timestamp.is_empty() || !timestamp.bytes().all(|b| b.is_ascii_digit()) {
-        return Err(WebhookError::MalformedSignature { provider: NAME });
-    }
-    let sent = timestamp.parse::<i64>().map_err(|_| WebhookError::MalformedSignature { provider: NAME })?;
-    // `abs_diff` cannot overflow, whatever the clock and the header say.
-    if unix_seconds(now).abs_diff(sent) > tolerance.as_secs() {
-        return Err(WebhookError::StaleTimestamp { provider: NAME });
-    }
-    Ok(())
+    check_unix_timestamp(NAME, timestamp, now, tolerance)
 }
 
 /// The 64 bytes of a base64 signature header.

@@ -22,6 +22,6 @@ pub(crate) use self::form::{
     key_index, sort_entry,
 };
 pub(crate) use self::settings::{Settings, header, verifier_options};
-pub(crate) use self::time::{parse_time, unix_seconds};
+pub(crate) use self::time::{check_unix_timestamp, parse_time, unix_seconds};
 pub(crate) use self::url::{query, split_url};
 pub(crate) use crate::digest::same_bytes;

@@ -13,6 +13,27 @@ pub(crate) fn unix_seconds(now: SystemTime) -> i64 {
     }
 }
 
+/// Refuses a Unix-seconds timestamp header of `provider` that is not decimal digits
+/// (`MalformedSignature`), or that is more than `tolerance` from `now`, past or future
+/// (`StaleTimestamp`).
+pub(crate) fn check_unix_timestamp(
+    provider: &'static str,
+    timestamp: &str,
+    now: SystemTime,
+    tolerance: std::time::Duration,
+) -> Result<(), crate::webhook::WebhookError> {
+    use crate::webhook::WebhookError;
+    if timestamp.is_empty() || !timestamp.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(WebhookError::MalformedSignature { provider });
+    }
+    let sent = timestamp.parse::<i64>().map_err(|_| WebhookError::MalformedSignature { provider })?;
+    // `abs_diff` cannot overflow, whatever the clock and the header say.
+    if unix_seconds(now).abs_diff(sent) > tolerance.as_secs() {
+        return Err(WebhookError::StaleTimestamp { provider });
+    }
+    Ok(())
+}
+
 /// A lenient timestamp (`…Z`, `…+00:00`, fractional seconds), as providers send them.
 pub(crate) fn parse_time(text: &str) -> Option<time::OffsetDateTime> {
     time::OffsetDateTime::parse(text, &time::format_description::well_known::Rfc3339).ok()
