@@ -118,6 +118,7 @@ impl StoreError {
     /// The same error, ending with `hint`: what it suggests about the configuration (a URL
     /// scheme that does not match the server, say).
     #[must_use]
+    #[cfg_attr(not(feature = "redis"), allow(dead_code))] // only the Redis store gives hints so far
     pub(crate) fn hint(self, hint: &'static str) -> Self {
         let mut error = if self.failure().is_some() { self } else { Self(Box::new(Failure::over(self.0))) };
         if let Some(failure) = error.0.downcast_mut::<Failure>() {
