@@ -4,7 +4,8 @@
 //! A cursor is `<scan cursor>` or `<scan cursor>:<last key listed>`, after `<master>/` on a
 //! cluster: a page that fills up in the middle of a `SCAN` batch asks for that batch again next
 //! time and skips what it has listed. Listings follow `SCAN`'s guarantees: a key present all
-//! along is listed; one added or removed meanwhile may be listed or not (as may, on a cluster, a
+//! along is listed (twice, at times, while other writers make the keyspace grow and Redis
+//! rehashes it); one added or removed meanwhile may be listed or not (as may, on a cluster, a
 //! key whose slot moves to another master meanwhile). A cursor whose master is gone goes on
 //! with the next master by address.
 
