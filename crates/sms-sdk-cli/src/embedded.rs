@@ -120,21 +120,27 @@ pub(crate) async fn embedded_send(
         }
     };
     let spinner = spinners.spinner("sending through the local emulator");
-    let code = match embedded_adapter(&emulator.base_url()) {
+    let (code, replayed) = match embedded_adapter(&emulator.base_url()) {
         Ok(adapter) => {
             let (code, receipt) = dispatch(sending, vec![adapter], Client::builder(), spinner, out, err).await;
+            let replayed = receipt.as_ref().is_some_and(|r| r.replayed);
             if let Some(receipt) = receipt.filter(|r| !r.replayed && !sending.how.output.json) {
                 timeline(&receipt.provider_id, &mut events, spinners, out).await;
             }
-            code
+            (code, replayed)
         }
-        Err(error) => report_error(&error, sending.how, out, err),
+        Err(error) => (report_error(&error, sending.how, out, err), false),
+    };
+    let what = if replayed {
+        "note: no provider is configured, and the key's first result was replayed from the emulator's store: no \
+         request was made, nothing left this machine."
+    } else {
+        "note: no provider is configured, so the local emulator stood in: nothing left this machine."
     };
     let _ = writeln!(
         err,
-        "note: no provider is configured, so the local emulator stood in: nothing left this machine.\n\
-         note: set TWILIO_ACCOUNT_SID, TWILIO_AUTH_TOKEN and TWILIO_FROM (or TELNYX_API_KEY, PLIVO_AUTH_ID and \
-         PLIVO_AUTH_TOKEN, VONAGE_API_KEY and VONAGE_API_SECRET) to send for real."
+        "{what}\nnote: set TWILIO_ACCOUNT_SID, TWILIO_AUTH_TOKEN and TWILIO_FROM (or TELNYX_API_KEY, PLIVO_AUTH_ID \
+         and PLIVO_AUTH_TOKEN, VONAGE_API_KEY and VONAGE_API_SECRET) to send for real."
     );
     emulator.shutdown().await;
     code
