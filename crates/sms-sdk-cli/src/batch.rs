@@ -23,7 +23,7 @@ use sms_sdk::batch::{BatchOptions, BatchResult, RowOutcome, Summary};
 use sms_sdk::rate::RateLimit;
 use sms_sdk::rate::redis::RedisRateLimiter;
 use sms_sdk::store::Stores;
-use sms_sdk::{CancellationToken, Client, Failover, Message};
+use sms_sdk::{CancellationToken, Client, ErrorKind, Failover, Message};
 use sms_sdk_emulator::RunningEmulator;
 
 use self::report::{Format, Line, Progress, Report, advice, lossy};
@@ -235,6 +235,14 @@ fn closing(tally: &Tally, total: u64, interrupted: bool, err: &mut dyn Write) ->
             tally.suppressed
         );
     }
+    if let Some(first) = &tally.first_store_error {
+        let _ = writeln!(
+            err,
+            "{} row(s) not sent: the store failed (nothing was sent for them; run the same command again once it \
+             answers). The first error: {first}",
+            tally.store_failed
+        );
+    }
     if interrupted {
         let _ = writeln!(err, "interrupted: no more rows were sent; run the same command again to send the rest");
     }
@@ -280,6 +288,10 @@ async fn interrupts(
 pub(crate) struct Tally {
     pub(crate) summary: Summary,
     pub(crate) suppressed: u64,
+    /// The rows not sent because the store failed (their records or the suppression list), and
+    /// the first of those errors.
+    pub(crate) store_failed: u64,
+    first_store_error: Option<String>,
 }
 
 impl Tally {
@@ -289,6 +301,12 @@ impl Tally {
         self.summary.add(outcome);
         if report::is_suppressed(result) {
             self.suppressed = self.suppressed.saturating_add(1);
+        }
+        if let Err(error) = &result.result
+            && matches!(error.kind(), ErrorKind::Store | ErrorKind::BeforeSend)
+        {
+            self.store_failed = self.store_failed.saturating_add(1);
+            self.first_store_error.get_or_insert_with(|| error.to_string());
         }
         outcome
     }

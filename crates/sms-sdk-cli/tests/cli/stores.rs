@@ -98,12 +98,23 @@ impl Drop for Setup {
 
 /// Every row of every process's report: (outcome, error code).
 fn race(setup: &Setup, store: &str, extra: &[&str], during: impl FnOnce()) -> Vec<(String, String)> {
+    race_with_stderr(setup, store, extra, during).into_iter().flat_map(|(rows, _)| rows).collect()
+}
+
+/// [`race`], each process's rows with its stderr.
+fn race_with_stderr(
+    setup: &Setup,
+    store: &str,
+    extra: &[&str],
+    during: impl FnOnce(),
+) -> Vec<(Vec<(String, String)>, String)> {
     let csv = setup.rows();
     let reports: Vec<PathBuf> = (0..PROCESSES).map(|i| setup.dir.join(format!("report-{i}.csv"))).collect();
     let children: Vec<Child> = reports.iter().map(|report| setup.spawn_batch(store, &csv, report, extra)).collect();
     during();
-    let mut rows = Vec::new();
+    let mut processes = Vec::new();
     for (child, report) in children.into_iter().zip(&reports) {
+        let mut rows = Vec::new();
         let output = child.wait_with_output().unwrap();
         let stderr = String::from_utf8_lossy(&output.stderr);
         assert!(
@@ -118,8 +129,9 @@ fn race(setup: &Setup, store: &str, extra: &[&str], during: impl FnOnce()) -> Ve
             rows.push((fields[3].to_owned(), fields[6].to_owned()));
         }
         assert_eq!(text.lines().count(), ROWS + 1, "a line per row: {stderr}");
+        processes.push((rows, stderr.into_owned()));
     }
-    rows
+    processes
 }
 
 /// The race's proof: one request per recipient, one `accepted` row per key, the others replays or
@@ -227,7 +239,7 @@ fn tls_refusals_exit_7_before_any_request() {
 fn cluster_master_killed_during_a_race_sends_no_key_twice() {
     let setup = Setup::new();
     let cluster = RedisCluster::start(3);
-    let rows = race(&setup, &cluster.url, &[], || {
+    let processes = race_with_stderr(&setup, &cluster.url, &[], || {
         // Once the race is under way.
         let started = std::time::Instant::now();
         while setup.emulator().messages().len() < ROWS / 4 && started.elapsed() < Duration::from_secs(20) {
@@ -238,6 +250,15 @@ fn cluster_master_killed_during_a_race_sends_no_key_twice() {
     let requests = setup.requests();
     assert!(requests.values().all(|&n| n == 1), "a recipient got two requests: {requests:?}");
     assert!(requests.len() < ROWS, "the dead master's keys were not sent");
+    // A process whose rows met the dead master says so on stderr, with the first error.
+    for (rows, stderr) in &processes {
+        let failed = rows.iter().filter(|(_, code)| matches!(code.as_str(), "store" | "before_send_failed")).count();
+        if failed > 0 {
+            let line = format!("{failed} row(s) not sent: the store failed");
+            assert!(stderr.contains(&line) && stderr.contains("The first error:"), "{line}: {stderr}");
+        }
+    }
+    let rows: Vec<_> = processes.into_iter().flat_map(|(rows, _)| rows).collect();
     for (outcome, code) in &rows {
         // A store error: the reservation's (`store`) or the suppression list's check before it
         // (`before_send_failed`); nothing was sent for either.
