@@ -38,7 +38,7 @@ impl StoreFlag {
         })?;
         let _ = writeln!(err, "store: {}", redact_url(&url));
         warn_if_unverified(&url, err);
-        if sends == Sends::Emulated && named.is_none() && env.get("SMS_SDK_STORE").is_none() {
+        if sends == Sends::Emulated && self.named(env).is_none() {
             let _ = writeln!(
                 err,
                 "note: no provider is configured here, so this is the emulator's store (emulator.db); sends with \

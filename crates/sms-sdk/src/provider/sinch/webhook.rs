@@ -36,11 +36,21 @@ const MAX_NONCE: usize = 256;
 /// verifier streams these pieces into the MAC instead of joining them).
 #[must_use]
 pub fn signed_payload(body: &[u8], nonce: &str, timestamp: &str) -> Vec<u8> {
-    let mut data = Vec::with_capacity(body.len().saturating_add(nonce.len()).saturating_add(timestamp.len()) + 2);
-    for part in [body, b".", nonce.as_bytes(), b".", timestamp.as_bytes()] {
-        data.extend_from_slice(part);
+    signed_parts(body, nonce, timestamp).concat()
+}
+
+/// The pieces of what Sinch signs, in order.
+fn signed_parts<'a>(body: &'a [u8], nonce: &'a str, timestamp: &'a str) -> [&'a [u8]; 5] {
+    [body, b".", nonce.as_bytes(), b".", timestamp.as_bytes()]
+}
+
+/// `keyed`'s MAC over `parts`, streamed.
+fn mac_of<M: hmac::Mac + hmac::digest::KeyInit + Clone>(keyed: &KeyedMac<M>, parts: [&[u8]; 5]) -> M {
+    let mut mac = keyed.start();
+    for part in parts {
+        mac.update(part);
     }
-    data
+    mac
 }
 
 /// The HMAC algorithms a callback may name (`x-sinch-webhook-signature-algorithm`; SHA-256 when
@@ -139,7 +149,7 @@ impl SinchWebhook {
                 };
                 let algorithm = Algorithm::named(header(request.headers, &ALGORITHM_HEADER))
                     .ok_or(WebhookError::MalformedSignature { provider: NAME })?;
-                check_timestamp(timestamp, now, self.settings.tolerance)?;
+                check_unix_timestamp(NAME, timestamp, now, self.settings.tolerance)?;
                 verify_mac(sha256, sha512, algorithm, signature, request.body, nonce, timestamp)?;
             }
             Auth::Basic { header: expected } => {
@@ -152,11 +162,6 @@ impl SinchWebhook {
         }
         parse(request.body, self.settings.detect_keywords)
     }
-}
-
-/// Refuses a timestamp that is not decimal digits, or is outside `tolerance` of `now`.
-fn check_timestamp(timestamp: &str, now: SystemTime, tolerance: Duration) -> Result<(), WebhookError> {
-    check_unix_timestamp(NAME, timestamp, now, tolerance)
 }
 
 /// The MAC of `algorithm` over `{body}.{nonce}.{timestamp}`, streamed, against the base64
@@ -180,22 +185,11 @@ fn verify_mac(
     let signature = decode_signature(signature, length)
         .filter(|s| s.len() == length)
         .ok_or(WebhookError::MalformedSignature { provider: NAME })?;
-    let parts = [body, b".", nonce.as_bytes(), b".", timestamp.as_bytes()];
+    let parts = signed_parts(body, nonce, timestamp);
+    // `verify_slice` compares in constant time.
     let verified = match algorithm {
-        Algorithm::HmacSha256 => {
-            let mut mac = sha256.start();
-            for part in parts {
-                mac.update(part);
-            }
-            mac.verify_slice(&signature).is_ok()
-        }
-        Algorithm::HmacSha512 => {
-            let mut mac = sha512.start();
-            for part in parts {
-                mac.update(part);
-            }
-            mac.verify_slice(&signature).is_ok()
-        }
+        Algorithm::HmacSha256 => mac_of(sha256, parts).verify_slice(&signature).is_ok(),
+        Algorithm::HmacSha512 => mac_of(sha512, parts).verify_slice(&signature).is_ok(),
     };
     if verified { Ok(()) } else { Err(WebhookError::InvalidSignature { provider: NAME }) }
 }
@@ -205,10 +199,7 @@ fn verify_mac(
 #[must_use]
 pub fn sign(secret: &str, body: &[u8], nonce: &str, timestamp: &str) -> String {
     let Some(keyed) = KeyedMac::<HmacSha256>::new(secret.as_bytes()) else { return String::new() };
-    let mut mac = keyed.start();
-    for part in [body, b".", nonce.as_bytes(), b".", timestamp.as_bytes()] {
-        mac.update(part);
-    }
+    let mac = mac_of(&keyed, signed_parts(body, nonce, timestamp));
     crate::webhook::verify::encode_base64(&mac.finalize().into_bytes())
 }
 
@@ -229,7 +220,7 @@ pub fn verify_signature(
     tolerance: Duration,
 ) -> Result<(), WebhookError> {
     let algorithm = Algorithm::named(algorithm).ok_or(WebhookError::MalformedSignature { provider: NAME })?;
-    check_timestamp(timestamp, now, tolerance)?;
+    check_unix_timestamp(NAME, timestamp, now, tolerance)?;
     let invalid = WebhookError::InvalidCredentials { provider: NAME };
     let sha256: KeyedMac<HmacSha256> =
         KeyedMac::new(secret.as_bytes()).filter(|_| !secret.is_empty()).ok_or(invalid.clone())?;

@@ -62,7 +62,7 @@ impl TelnyxWebhook {
             return Err(WebhookError::MissingSignature { provider: NAME });
         };
         // The order of `verify_signature`; the configured key is always 32 bytes.
-        check_timestamp(timestamp, now, self.settings.tolerance)?;
+        check_unix_timestamp(NAME, timestamp, now, self.settings.tolerance)?;
         let signature = decode_ed25519_signature(signature)?;
         verify_ed25519(self.verifying_key.as_ref(), &signature, timestamp, request.body)?;
         parse(request.body, self.settings.detect_keywords)
@@ -72,11 +72,6 @@ impl TelnyxWebhook {
 /// The public key as a curve point, or `None` when the bytes encode none.
 fn parse_key(bytes: &[u8]) -> Option<VerifyingKey> {
     VerifyingKey::from_bytes(&<[u8; 32]>::try_from(bytes).ok()?).ok()
-}
-
-/// Refuses a timestamp that is not decimal digits, or is outside `tolerance` of `now`.
-fn check_timestamp(timestamp: &str, now: SystemTime, tolerance: Duration) -> Result<(), WebhookError> {
-    check_unix_timestamp(NAME, timestamp, now, tolerance)
 }
 
 /// The 64 bytes of a base64 signature header.
@@ -114,7 +109,7 @@ pub fn verify_signature(
     now: SystemTime,
     tolerance: Duration,
 ) -> Result<(), WebhookError> {
-    check_timestamp(timestamp, now, tolerance)?;
+    check_unix_timestamp(NAME, timestamp, now, tolerance)?;
     let key = decode_signature(public_key_base64, 32)
         .filter(|k| k.len() == 32)
         .ok_or(WebhookError::InvalidCredentials { provider: NAME })?;
