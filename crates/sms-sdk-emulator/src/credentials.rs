@@ -44,10 +44,19 @@ pub const VONAGE_PRIVATE_KEY: &str = include_str!("../assets/vonage_application_
 /// The Vonage signature secret: the HS256 key of the webhook JWTs.
 pub const VONAGE_SIGNATURE_SECRET: &str = "emulator-vonage-signature-secret";
 
+/// The Sinch service plan id (the path's plan).
+pub const SINCH_SERVICE_PLAN_ID: &str = "e1a70000000000000000000000000005";
+/// The Sinch API token of that plan (`Authorization: Bearer …`).
+pub const SINCH_API_TOKEN: &str = "emulator-sinch-api-token";
+/// The Sinch webhook secret: the HMAC key of the callbacks' `x-sinch-webhook-signature` (what
+/// `SinchWebhook::hmac` takes).
+pub const SINCH_WEBHOOK_SECRET: &str = "emulator-sinch-webhook-secret";
+
 /// Every credential and webhook secret, in the shape `GET /_emulator/keys` returns:
 /// `{"twilio": {"account_sid", "auth_token"}, "telnyx": {"api_key", "public_key"},
 /// "plivo": {"auth_id", "auth_token"}, "vonage": {"api_key", "api_secret", "application_id",
-/// "private_key", "signature_secret"}}`.
+/// "private_key", "signature_secret"}, "sinch": {"service_plan_id", "api_token",
+/// "webhook_secret"}}`.
 #[must_use]
 pub fn keys_json() -> Value {
     json!({
@@ -60,6 +69,11 @@ pub fn keys_json() -> Value {
             "application_id": VONAGE_APPLICATION_ID,
             "private_key": VONAGE_PRIVATE_KEY,
             "signature_secret": VONAGE_SIGNATURE_SECRET,
+        },
+        "sinch": {
+            "service_plan_id": SINCH_SERVICE_PLAN_ID,
+            "api_token": SINCH_API_TOKEN,
+            "webhook_secret": SINCH_WEBHOOK_SECRET,
         },
     })
 }

@@ -6,6 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use sms_sdk::provider::plivo::{Plivo, PlivoBuilder};
+use sms_sdk::provider::sinch::{Sinch, SinchBuilder};
 use sms_sdk::provider::telnyx::{Telnyx, TelnyxBuilder};
 use sms_sdk::provider::twilio::{Twilio, TwilioBuilder};
 use sms_sdk::provider::vonage::{Vonage, VonageBuilder};
@@ -15,8 +16,8 @@ use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
 use crate::credentials::{
-    PLIVO_AUTH_ID, PLIVO_AUTH_TOKEN, TELNYX_API_KEY, TWILIO_ACCOUNT_SID, TWILIO_AUTH_TOKEN, VONAGE_API_KEY,
-    VONAGE_API_SECRET, VONAGE_APPLICATION_ID, VONAGE_PRIVATE_KEY,
+    PLIVO_AUTH_ID, PLIVO_AUTH_TOKEN, SINCH_API_TOKEN, SINCH_SERVICE_PLAN_ID, TELNYX_API_KEY, TWILIO_ACCOUNT_SID,
+    TWILIO_AUTH_TOKEN, VONAGE_API_KEY, VONAGE_API_SECRET, VONAGE_APPLICATION_ID, VONAGE_PRIVATE_KEY,
 };
 use crate::delivery::{MAX_PENDING_STATUS, Poster};
 use crate::error::{StartError, StartErrorKind};
@@ -418,6 +419,11 @@ impl RunningEmulator {
     /// A Vonage adapter builder authenticated as the emulator's test application (RS256 JWT).
     pub fn vonage_application(&self) -> VonageBuilder {
         Vonage::application(VONAGE_APPLICATION_ID, VONAGE_PRIVATE_KEY).base_url(self.base_url())
+    }
+
+    /// A Sinch adapter builder with the emulator's service plan, API token and base URL.
+    pub fn sinch(&self) -> SinchBuilder {
+        Sinch::builder(SINCH_SERVICE_PLAN_ID, SINCH_API_TOKEN).base_url(self.base_url())
     }
 
     /// Stops accepting connections, ends open ones and cancels pending webhooks.

@@ -1,4 +1,4 @@
-//! A local emulator of the Twilio, Telnyx, Plivo and Vonage send APIs: one HTTP server on
+//! A local emulator of the Twilio, Telnyx, Plivo, Vonage and Sinch send APIs: one HTTP server on
 //! loopback, so that applications, examples and tests drive the real `sms-sdk` adapters over
 //! real HTTP with no account and no network.
 //!
@@ -21,8 +21,9 @@
 //!
 //! - **Routes**: Twilio `POST /2010-04-01/Accounts/{AccountSid}/Messages.json`, Telnyx
 //!   `POST /v2/messages`, Plivo `POST /v1/Account/{auth_id}/Message/`, Vonage
-//!   `POST /v1/messages`, each with the provider's authentication, field checks, success and
-//!   error bodies; the fetch endpoints of Twilio, Telnyx and Plivo and Twilio's message list.
+//!   `POST /v1/messages`, Sinch `POST /xms/v1/{service_plan_id}/batches`, each with the
+//!   provider's authentication, field checks, success and error bodies; the fetch endpoints of
+//!   Twilio, Telnyx, Plivo and Sinch, and the message lists of Twilio and Sinch.
 //! - **Fixed credentials** ([`credentials`]), the same on every run; wrong ones get the
 //!   provider's authentication error.
 //! - **Magic recipients** ([`magic`]) for every rejection category and every transport fault:

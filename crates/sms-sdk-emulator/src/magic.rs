@@ -3,18 +3,20 @@
 //! the table of each provider's error code for each kind of rejection.
 //!
 //! Plivo documents no error codes, so its adapter classifies every magic rejection (its generic
-//! 400) as `request`, which never fails over.
+//! 400) as `request`, which never fails over. Sinch has no synchronous code for most reasons (an
+//! opt-out or a route it cannot take fails later, in the delivery report): the emulator answers
+//! each with Sinch's 400 `syntax_invalid_parameter_format`, also `request`.
 //!
 //! Besides the recipients every provider treats alike, each rejection reason has one recipient
 //! per provider that is rejected **at that provider only**, and accepted and delivered by the
 //! other three, so that failover can be shown end to end: `+1500555P0RR`, where `RR` is the
 //! reason's number among the recipients every provider rejects (`01` invalid number, `02` cannot
 //! route from this sender, `03` no international permission, `04` opted out, `09` cannot receive
-//! SMS) and `P` the provider: `1` Twilio, `2` Telnyx, `3` Plivo, `4` Vonage (`P` = `0` is every
+//! SMS) and `P` the provider: `1` Twilio, `2` Telnyx, `3` Plivo, `4` Vonage, `5` Sinch (`P` = `0` is every
 //! provider: `+15005550002` is rejected everywhere, [`TWILIO_SENDER_CANNOT_ROUTE`],
 //! `+15005551002`, by Twilio alone). A rejection at one provider gets that provider's own code
 //! and the category of [`Expected`], as the recipients rejected everywhere do (`request` at
-//! Plivo). There is no magic recipient for an authentication failure at one provider (give that
+//! Plivo and Sinch). There is no magic recipient for an authentication failure at one provider (give that
 //! adapter wrong credentials: the emulator answers each provider's own authentication error) or
 //! for an unreachable provider (point that adapter at a closed port: nothing reaches the
 //! emulator).
@@ -60,7 +62,8 @@ pub const RESET: &str = "+15005559003";
 /// Rate-limited once per provider, recipient and body (with the provider's code and
 /// `Retry-After: 1`), accepted on the next request.
 pub const RATE_LIMITED_ONCE: &str = "+15005559004";
-/// A 429 without the provider's rate-limit code.
+/// A 429 without the provider's rate-limit code (unknown, except at Sinch, which documents its
+/// 429 by the status alone: rate-limited there).
 pub const BARE_429: &str = "+15005559005";
 /// A 2xx whose body cannot be read.
 pub const UNREADABLE: &str = "+15005559006";
@@ -118,6 +121,19 @@ pub const VONAGE_NO_PERMISSION: &str = "+15005554003";
 pub const VONAGE_OPTED_OUT: &str = "+15005554004";
 /// Cannot receive SMS at Vonage only: rejected there (category `recipient`), accepted elsewhere.
 pub const VONAGE_CANNOT_RECEIVE: &str = "+15005554009";
+
+/// Invalid number at Sinch only: rejected there (category `request`), accepted elsewhere.
+pub const SINCH_INVALID_NUMBER: &str = "+15005555001";
+/// Cannot route from this sender at Sinch only: rejected there (category `request`), accepted
+/// elsewhere.
+pub const SINCH_SENDER_CANNOT_ROUTE: &str = "+15005555002";
+/// No international permission at Sinch only: rejected there (category `request`), accepted
+/// elsewhere.
+pub const SINCH_NO_PERMISSION: &str = "+15005555003";
+/// Opted out at Sinch only: rejected there (category `request`), accepted elsewhere.
+pub const SINCH_OPTED_OUT: &str = "+15005555004";
+/// Cannot receive SMS at Sinch only: rejected there (category `request`), accepted elsewhere.
+pub const SINCH_CANNOT_RECEIVE: &str = "+15005555009";
 
 /// What the emulator does with a send to a recipient.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -187,7 +203,7 @@ const fn only(number: &'static str, provider: Provider, reason: Reason) -> Row {
 /// The magic recipients: number, where, behavior, and what the emulator does with a send to it
 /// (the help and the start banner add what the library makes of it, from [`Behavior::expected`]).
 /// The recipients of one provider are `+1500555P0RR`: `P` the provider (1 Twilio, 2 Telnyx,
-/// 3 Plivo, 4 Vonage), `RR` the last digits of the recipient every provider rejects so.
+/// 3 Plivo, 4 Vonage, 5 Sinch), `RR` the last digits of the recipient every provider rejects so.
 const TABLE: &[Row] = &[
     every(INVALID_NUMBER, Behavior::Reject(Reason::InvalidNumber), "rejected: invalid number"),
     every(SENDER_CANNOT_ROUTE, Behavior::Reject(Reason::SenderCannotRoute), "rejected: cannot route from this sender"),
@@ -231,6 +247,11 @@ const TABLE: &[Row] = &[
     only(VONAGE_NO_PERMISSION, Provider::Vonage, Reason::NoPermission),
     only(VONAGE_OPTED_OUT, Provider::Vonage, Reason::OptedOut),
     only(VONAGE_CANNOT_RECEIVE, Provider::Vonage, Reason::CannotReceive),
+    only(SINCH_INVALID_NUMBER, Provider::Sinch, Reason::InvalidNumber),
+    only(SINCH_SENDER_CANNOT_ROUTE, Provider::Sinch, Reason::SenderCannotRoute),
+    only(SINCH_NO_PERMISSION, Provider::Sinch, Reason::NoPermission),
+    only(SINCH_OPTED_OUT, Provider::Sinch, Reason::OptedOut),
+    only(SINCH_CANNOT_RECEIVE, Provider::Sinch, Reason::CannotReceive),
 ];
 
 impl Row {
@@ -252,6 +273,7 @@ const fn same(a: Provider, b: Provider) -> bool {
             | (Provider::Telnyx, Provider::Telnyx)
             | (Provider::Plivo, Provider::Plivo)
             | (Provider::Vonage, Provider::Vonage)
+            | (Provider::Sinch, Provider::Sinch)
     )
 }
 
@@ -432,7 +454,13 @@ impl Behavior {
             Self::Reset | Self::CreateThenDrop => Expected::Unknown(UnknownReason::Network),
             Self::RateLimitOnce => Expected::RateLimitedThenAccepted,
             Self::RateLimitAlways => Expected::Rejected(Category::RateLimited),
-            Self::Bare429 => Expected::Unknown(UnknownReason::UnexpectedStatus),
+            // Sinch documents its 429 by the status alone: a refusal, with or without its code.
+            Self::Bare429 => match provider {
+                Provider::Sinch => Expected::Rejected(Category::RateLimited),
+                Provider::Twilio | Provider::Telnyx | Provider::Plivo | Provider::Vonage => {
+                    Expected::Unknown(UnknownReason::UnexpectedStatus)
+                }
+            },
             Self::Unreadable => Expected::Unknown(UnknownReason::MalformedResponse),
         }
     }
@@ -452,11 +480,12 @@ impl Reason {
     }
 
     /// The rejection category the library gives it through `provider`'s adapter: the category
-    /// of the provider's documented code for it, and `request` for Plivo, which documents no
-    /// error codes (its generic 400 is classified by its status alone).
+    /// of the provider's documented code for it; `request` for Plivo, which documents no error
+    /// codes (its generic 400 is classified by its status alone), and for Sinch, whose one
+    /// synchronous answer to a recipient it cannot take is a 400 syntax error.
     pub(crate) const fn category(self, provider: Provider) -> Category {
         match (provider, self) {
-            (Provider::Plivo, _) => Category::Request,
+            (Provider::Plivo | Provider::Sinch, _) => Category::Request,
             (_, Self::InvalidNumber | Self::CannotReceive) => Category::Recipient,
             (_, Self::SenderCannotRoute | Self::InvalidSender) => Category::Sender,
             (_, Self::NoPermission) => Category::Account,
@@ -582,6 +611,11 @@ mod tests {
             VONAGE_NO_PERMISSION,
             VONAGE_OPTED_OUT,
             VONAGE_CANNOT_RECEIVE,
+            SINCH_INVALID_NUMBER,
+            SINCH_SENDER_CANNOT_ROUTE,
+            SINCH_NO_PERMISSION,
+            SINCH_OPTED_OUT,
+            SINCH_CANNOT_RECEIVE,
         ];
         let listed: Vec<&str> = recipients().map(|r| r.number).collect();
         let mut distinct = listed.clone();
@@ -605,7 +639,7 @@ mod tests {
             .map(|row| (row.number, row.behavior))
             .collect();
         assert_eq!(single.len(), reasons.len() * Provider::ALL.len());
-        for (digit, provider) in ('1'..='4').zip(Provider::ALL) {
+        for (digit, provider) in ('1'..='5').zip(Provider::ALL) {
             for (number, rejection) in &reasons {
                 let expected = format!("+1500555{digit}{}", number.get(9..).unwrap_or_default());
                 let row = single.iter().find(|row| row.number == expected);
@@ -639,7 +673,7 @@ mod tests {
         assert_eq!(telnyx.only_at, Some(Provider::Telnyx));
         assert_eq!(telnyx.fault, None);
         assert_eq!(telnyx.expected(Provider::Telnyx), Expected::Rejected(Category::Account));
-        for other in [Provider::Twilio, Provider::Plivo, Provider::Vonage] {
+        for other in [Provider::Twilio, Provider::Plivo, Provider::Vonage, Provider::Sinch] {
             assert_eq!(telnyx.expected(other), Expected::Accepted, "{other}");
         }
         assert!(recipients().filter(|r| r.only_at.is_none()).all(|r| !r.meaning.contains(" only: ")));
@@ -656,12 +690,15 @@ mod tests {
             Reason::OptedOut,
         ] {
             assert_eq!(reason.category(Provider::Plivo), Category::Request, "{reason:?}");
+            assert_eq!(reason.category(Provider::Sinch), Category::Request, "{reason:?}");
             assert_ne!(reason.category(Provider::Vonage), Category::Request, "{reason:?}");
         }
         let meaning = |number| recipients().find(|r| r.number == number).map(|r| r.meaning);
         assert_eq!(
             meaning(SENDER_CANNOT_ROUTE),
-            Some("rejected: cannot route from this sender (category sender; plivo: category request)")
+            Some(
+                "rejected: cannot route from this sender (category sender; plivo: category request; sinch: category request)"
+            )
         );
         assert_eq!(meaning(SERVER_ERROR), Some("answered HTTP 500 (unknown, reason server_error)"));
         assert_eq!(

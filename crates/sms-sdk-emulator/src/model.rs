@@ -19,13 +19,15 @@ pub enum Provider {
     Plivo,
     /// `POST /v1/messages`.
     Vonage,
+    /// `POST /xms/v1/{service_plan_id}/batches`.
+    Sinch,
 }
 
 impl Provider {
-    /// The four providers.
-    pub const ALL: [Self; 4] = [Self::Twilio, Self::Telnyx, Self::Plivo, Self::Vonage];
+    /// Every provider the emulator speaks.
+    pub const ALL: [Self; 5] = [Self::Twilio, Self::Telnyx, Self::Plivo, Self::Vonage, Self::Sinch];
 
-    /// `twilio`, `telnyx`, `plivo` or `vonage` (the library's adapter names).
+    /// `twilio`, `telnyx`, `plivo`, `vonage` or `sinch` (the library's adapter names).
     #[must_use]
     pub const fn name(self) -> &'static str {
         match self {
@@ -33,6 +35,7 @@ impl Provider {
             Self::Telnyx => "telnyx",
             Self::Plivo => "plivo",
             Self::Vonage => "vonage",
+            Self::Sinch => "sinch",
         }
     }
 }
@@ -49,7 +52,7 @@ pub struct UnknownProvider(String);
 
 impl fmt::Display for UnknownProvider {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "unknown provider {:?} (expected twilio, telnyx, plivo or vonage)", self.0)
+        write!(f, "unknown provider {:?} (expected twilio, telnyx, plivo, vonage or sinch)", self.0)
     }
 }
 
@@ -122,7 +125,8 @@ pub struct ReceivedMessage {
     pub media_urls: Vec<String>,
     /// The message's own status callback URL.
     pub callback_url: Option<String>,
-    /// Vonage's `client_ref`, when the request had one (echoed in its status webhooks).
+    /// Vonage's `client_ref` or Sinch's `client_reference`, when the request had one (echoed in
+    /// its status webhooks).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub client_ref: Option<String>,
     /// Where the message is now.

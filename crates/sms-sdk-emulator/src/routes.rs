@@ -1,4 +1,4 @@
-//! The routes: the four providers' send and fetch endpoints, and the emulator's own.
+//! The routes: each provider's send and fetch endpoints, and the emulator's own.
 
 use std::sync::Arc;
 
@@ -15,7 +15,7 @@ use crate::body::{self, BodyError};
 use crate::credentials::keys_json;
 use crate::model::Provider;
 use crate::observe::Operation;
-use crate::provider::{AuthRequest, Failure, twilio_list};
+use crate::provider::{AuthRequest, Failure, sinch_list, twilio_list};
 use crate::respond::{closing, error_response, json_response};
 use crate::send::Reply;
 use crate::server::Connection;
@@ -77,6 +77,26 @@ pub(crate) fn router(app: Arc<App>) -> Router {
             "/v1/messages",
             post(|State(app): AppState, connection, headers, body| async move {
                 send(&app, connection, Provider::Vonage, None, &headers, body).await
+            }),
+        )
+        .route(
+            "/xms/v1/{plan}/batches",
+            post(|State(app): AppState, connection, Path(plan): Path<String>, headers, body| async move {
+                send(&app, connection, Provider::Sinch, Some(&plan), &headers, body).await
+            })
+            .get(|State(app): AppState, Path(plan): Path<String>, headers: HeaderMap, uri: Uri| async move {
+                let response = refusal(&app, Provider::Sinch, Some(&plan), &headers).unwrap_or_else(|| {
+                    let list = sinch_list(&app.store.list(), uri.query().unwrap_or_default());
+                    json_response(StatusCode::OK, &list)
+                });
+                app.report(Some(Provider::Sinch), Operation::List, None, &response);
+                response
+            }),
+        )
+        .route(
+            "/xms/v1/{plan}/batches/{id}",
+            get(|State(app): AppState, Path((plan, id)): Path<(String, String)>, headers: HeaderMap| async move {
+                lookup(&app, Provider::Sinch, Some(&plan), &headers, &id)
             }),
         )
         .route(

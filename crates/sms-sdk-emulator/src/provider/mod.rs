@@ -1,13 +1,15 @@
-//! The four provider dialects. Each module reads its provider's send request and writes its
+//! The provider dialects. Each module reads its provider's send request and writes its
 //! provider's answers and webhooks; this module holds the shapes they share and dispatches on
 //! [`Provider`], so the send logic in `send.rs` is written once.
 
 mod plivo;
+mod sinch;
 mod telnyx;
 mod twilio;
 mod vonage;
 mod wire;
 
+pub(crate) use self::sinch::list as sinch_list;
 pub(crate) use self::twilio::list as twilio_list;
 pub(crate) use self::wire::with_plus;
 
@@ -37,7 +39,8 @@ pub(crate) struct SendRequest {
     pub(crate) media_urls: Vec<String>,
     /// The message's status callback URL.
     pub(crate) callback_url: Option<String>,
-    /// Vonage's `client_ref`, echoed in the message's status webhooks.
+    /// Vonage's `client_ref` or Sinch's `client_reference`, echoed in the message's status
+    /// webhooks.
     pub(crate) client_ref: Option<String>,
     /// A parameter whose value the provider does not accept (Vonage `channel`, …).
     pub(crate) invalid: Option<&'static str>,
@@ -195,7 +198,7 @@ pub(crate) struct Signer<'a> {
 pub(crate) struct AuthRequest<'a> {
     /// The request headers.
     pub(crate) headers: &'a HeaderMap,
-    /// The account in the path (Twilio, Plivo).
+    /// The account in the path (Twilio, Plivo, Sinch's service plan).
     pub(crate) account: Option<&'a str>,
     /// The key material.
     pub(crate) keys: &'a Keys,
@@ -211,6 +214,7 @@ impl Provider {
             Self::Telnyx => telnyx::authenticate(request),
             Self::Plivo => plivo::authenticate(request),
             Self::Vonage => vonage::authenticate(request),
+            Self::Sinch => sinch::authenticate(request),
         }
     }
 
@@ -221,6 +225,7 @@ impl Provider {
             Self::Telnyx => telnyx::parse(body),
             Self::Plivo => plivo::parse(body),
             Self::Vonage => vonage::parse(body),
+            Self::Sinch => sinch::parse(body),
         }
     }
 
@@ -229,6 +234,7 @@ impl Provider {
         match self {
             Self::Twilio => format!("SM{}", new_uuid().simple()),
             Self::Telnyx | Self::Plivo | Self::Vonage => new_uuid().to_string(),
+            Self::Sinch => sinch::new_id(),
         }
     }
 
@@ -238,6 +244,7 @@ impl Provider {
             Self::Twilio => StatusCode::CREATED,
             Self::Telnyx => StatusCode::OK,
             Self::Plivo | Self::Vonage => StatusCode::ACCEPTED,
+            Self::Sinch => sinch::success_status(),
         }
     }
 
@@ -248,6 +255,7 @@ impl Provider {
             Self::Telnyx => telnyx::resource(message),
             Self::Plivo => plivo::accepted(message),
             Self::Vonage => vonage::accepted(message),
+            Self::Sinch => sinch::batch(message),
         }
     }
 
@@ -258,6 +266,7 @@ impl Provider {
             Self::Telnyx => telnyx::error(failure),
             Self::Plivo => plivo::error(failure),
             Self::Vonage => vonage::error(failure),
+            Self::Sinch => sinch::error(failure),
         }
     }
 
@@ -267,6 +276,7 @@ impl Provider {
             Self::Twilio => Some(twilio::resource(message)),
             Self::Telnyx => Some(telnyx::resource(message)),
             Self::Plivo => Some(plivo::resource(message)),
+            Self::Sinch => Some(sinch::batch(message)),
             Self::Vonage => None,
         }
     }
@@ -284,6 +294,7 @@ impl Provider {
             Self::Telnyx => telnyx::status_webhook(message, step, url, signer),
             Self::Plivo => plivo::status_webhook(message, step, url, signer),
             Self::Vonage => vonage::status_webhook(message, step, url, signer),
+            Self::Sinch => sinch::status_webhook(message, step, url, signer),
         }
     }
 
@@ -294,6 +305,7 @@ impl Provider {
             Self::Telnyx => telnyx::inbound_webhook(inbound, url, signer),
             Self::Plivo => plivo::inbound_webhook(inbound, url, signer),
             Self::Vonage => vonage::inbound_webhook(inbound, url, signer),
+            Self::Sinch => sinch::inbound_webhook(inbound, url, signer),
         }
     }
 }
@@ -314,7 +326,7 @@ mod tests {
             assert_eq!(provider.name().parse::<Provider>(), Ok(provider));
             assert_eq!(serde_json::to_value(provider).ok(), Some(Value::from(provider.name())));
         }
-        assert!("sinch".parse::<Provider>().is_err());
+        assert!("aws".parse::<Provider>().is_err());
     }
 
     #[test]

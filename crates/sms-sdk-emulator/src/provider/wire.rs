@@ -1,4 +1,4 @@
-//! Reading and writing the wire formats the four providers share: auth headers, numbers with
+//! Reading and writing the wire formats the providers share: auth headers, numbers with
 //! and without `+`, form bodies, JSON fields and times.
 
 use base64::Engine as _;

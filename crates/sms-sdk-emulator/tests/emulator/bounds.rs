@@ -15,8 +15,8 @@ use serde_json::{Value, json};
 use sms_sdk::adapter::{Adapter, Outcome, SendContext};
 use sms_sdk::{Category, ErrorKind, Message, OutboundMessage, PhoneNumber, RetryPolicy, Sender, UnknownReason};
 use sms_sdk_emulator::credentials::{
-    PLIVO_AUTH_ID, PLIVO_AUTH_TOKEN, TELNYX_API_KEY, TWILIO_ACCOUNT_SID, TWILIO_AUTH_TOKEN, VONAGE_API_KEY,
-    VONAGE_API_SECRET,
+    PLIVO_AUTH_ID, PLIVO_AUTH_TOKEN, SINCH_API_TOKEN, SINCH_SERVICE_PLAN_ID, TELNYX_API_KEY, TWILIO_ACCOUNT_SID,
+    TWILIO_AUTH_TOKEN, VONAGE_API_KEY, VONAGE_API_SECRET,
 };
 use sms_sdk_emulator::{DEFAULT_BODY_LIMIT, Emulator, Provider, RunningEmulator, StartErrorKind, Status, magic};
 use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
@@ -61,6 +61,12 @@ fn oversized_send(emulator: &RunningEmulator, provider: Provider) -> (String, St
             "application/json",
             json(json!({"to": TO, "from": FROM, "text": text, "message_type": "text", "channel": "sms"})),
         ),
+        Provider::Sinch => (
+            format!("{base}/xms/v1/{SINCH_SERVICE_PLAN_ID}/batches"),
+            format!("Bearer {SINCH_API_TOKEN}"),
+            "application/json",
+            json(json!({"to": [TO], "from": FROM, "body": text})),
+        ),
     }
 }
 
@@ -75,6 +81,7 @@ fn interpret(provider: Provider, status: u16, headers: &HeaderMap, body: &[u8]) 
         Provider::Telnyx => sms_sdk::provider::telnyx::__private::interpret(status, headers, body, now),
         Provider::Plivo => sms_sdk::provider::plivo::__private::interpret(status, headers, body, now),
         Provider::Vonage => sms_sdk::provider::vonage::__private::interpret(status, headers, body, now),
+        Provider::Sinch => sms_sdk::provider::sinch::__private::interpret(status, headers, body, now),
     }
 }
 
@@ -108,6 +115,7 @@ async fn an_oversized_send_gets_each_providers_own_error() {
             }
             Provider::Plivo => assert_eq!(keys(&json), ["api_id", "error"]),
             Provider::Vonage => assert_eq!(keys(&json), ["type", "title", "detail", "instance"]),
+            Provider::Sinch => assert_eq!(keys(&json), ["code", "text"]),
         }
         let outcome = interpret(provider, status, &headers, &bytes);
         assert!(matches!(outcome, Outcome::Rejected(ref r) if r.category == Category::Request), "{provider}");
@@ -131,6 +139,7 @@ async fn adapter_send(emulator: &RunningEmulator, api: Api, message: &OutboundMe
         Api::Plivo => emulator.plivo().build().expect("adapter").send(message, &cx).await,
         Api::VonageBasic => emulator.vonage().build().expect("adapter").send(message, &cx).await,
         Api::VonageApplication => emulator.vonage_application().build().expect("adapter").send(message, &cx).await,
+        Api::Sinch => emulator.sinch().build().expect("adapter").send(message, &cx).await,
     }
 }
 

@@ -241,6 +241,7 @@ async fn the_keys_endpoint_has_the_documented_shape() {
         ("telnyx", vec!["api_key", "public_key"]),
         ("plivo", vec!["auth_id", "auth_token"]),
         ("vonage", vec!["api_key", "api_secret", "application_id", "private_key", "signature_secret"]),
+        ("sinch", vec!["service_plan_id", "api_token", "webhook_secret"]),
     ];
     let expected: Vec<(String, Vec<String>)> =
         expected.iter().map(|(k, v)| ((*k).to_owned(), v.iter().map(|s| (*s).to_owned()).collect())).collect();

@@ -13,6 +13,9 @@ use sms_sdk_emulator::credentials::{TELNYX_API_KEY, TWILIO_ACCOUNT_SID};
 use sms_sdk_emulator::{Provider, Status, magic};
 use tokio::task::JoinSet;
 
+/// Sinch's code for every magic rejection.
+const SINCH_REJECTION: &str = "syntax_invalid_parameter_format";
+
 fn is_uuid(id: &str) -> bool {
     uuid::Uuid::parse_str(id).is_ok()
 }
@@ -32,6 +35,7 @@ async fn every_provider_accepts_and_the_message_is_listed() {
                 );
             }
             Provider::Telnyx | Provider::Plivo | Provider::Vonage => assert!(is_uuid(id), "{id}"),
+            Provider::Sinch => assert!(id.len() == 26 && id.bytes().all(|b| b.is_ascii_alphanumeric()), "{id}"),
         }
         let entry = emulator.messages().pop().expect("an entry");
         assert_eq!(entry.provider, api.provider());
@@ -74,6 +78,8 @@ async fn every_magic_rejection_is_classified_with_the_providers_own_code() {
                 // Plivo documents no codes: its generic 400 is a `request` rejection.
                 Provider::Plivo => (Category::Request, None),
                 Provider::Vonage => (category, Some(vonage)),
+                // Sinch answers what it cannot take with a syntax error: `request` too.
+                Provider::Sinch => (Category::Request, Some(SINCH_REJECTION)),
             };
             assert_eq!(err.kind(), ErrorKind::Rejected(expected), "{api:?} {to}");
             assert_eq!(err.provider_error().and_then(|e| e.provider_code()), code, "{api:?} {to}");
@@ -120,13 +126,14 @@ async fn a_recipient_of_one_provider_is_rejected_there_with_its_code_and_accepte
                 Provider::Telnyx => (category, Some(telnyx)),
                 Provider::Plivo => (Category::Request, None),
                 Provider::Vonage => (category, Some(vonage)),
+                Provider::Sinch => (Category::Request, Some(SINCH_REJECTION)),
             };
             assert_eq!(err.kind(), ErrorKind::Rejected(expected), "{api:?} {}", recipient.number);
             assert_eq!(err.provider_error().and_then(|e| e.provider_code()), code, "{api:?} {}", recipient.number);
             assert_eq!((entry.status, entry.id), (Status::Rejected, None));
         }
     }
-    assert_eq!(checked, 20, "five reasons at each of four providers");
+    assert_eq!(checked, 25, "five reasons at each of five providers");
     // The accepted ones are delivered like any other message.
     assert!(
         common::eventually(|| emulator.messages().iter().all(|m| m.id.is_none() || m.status == Status::Delivered))
@@ -208,8 +215,19 @@ async fn a_reset_connection_is_unknown_network() {
 }
 
 #[tokio::test]
-async fn a_bare_429_is_unknown_unexpected_status() {
-    assert_unknown(magic::BARE_429, UnknownReason::UnexpectedStatus).await;
+async fn a_bare_429_is_unknown_unexpected_status_except_at_sinch() {
+    let emulator = emulator().await;
+    for (api, result) in send_everywhere(&emulator, magic::BARE_429, no_retry).await {
+        let err = result.expect_err("not accepted");
+        if api.provider() == Provider::Sinch {
+            // Sinch documents its 429 by the status alone.
+            assert_eq!(err.kind(), ErrorKind::Rejected(Category::RateLimited));
+            assert_eq!(err.retry_after(), None);
+        } else {
+            assert_eq!(err.kind(), ErrorKind::Unknown(UnknownReason::UnexpectedStatus), "{api:?}");
+            assert!(!err.is_retry_safe());
+        }
+    }
 }
 
 #[tokio::test]
@@ -364,4 +382,24 @@ async fn latency_delays_the_answer_after_the_message_is_created() {
     patient.send(&Message::new(TO, "quick")).await.expect("accepted");
     assert!(started.elapsed() < wait, "{:?}", started.elapsed());
     assert_eq!(emulator.messages().len(), 5);
+}
+
+/// The Sinch lookups the reconciler uses find the batch the emulator created: by id, and in the
+/// list of its recipient; an id it never issued is not found.
+#[tokio::test]
+async fn sinch_lookups_find_the_created_batch() {
+    use sms_sdk::lookup::{Lookup as _, LookupOutcome};
+    let emulator = emulator().await;
+    let receipt = client(&emulator, Api::Sinch).send(&Message::new(TO, "Find me")).await.expect("accepted");
+    let sinch = emulator.sinch().build().expect("adapter");
+    let timeout = Duration::from_secs(5);
+    let LookupOutcome::Found(found) = sinch.fetch(&receipt.provider_id, timeout).await else { panic!("not found") };
+    assert_eq!(found[0].provider_id, receipt.provider_id);
+    assert_eq!((found[0].to.as_deref(), found[0].body.as_deref()), (Some(TO), Some("Find me")));
+    let since = time::OffsetDateTime::now_utc() - time::Duration::days(1);
+    let LookupOutcome::Found(listed) = sinch.list_to(TO, since, timeout).await else { panic!("no list") };
+    assert_eq!(listed.iter().map(|m| m.provider_id.as_str()).collect::<Vec<_>>(), [receipt.provider_id.as_str()]);
+    let LookupOutcome::Found(none) = sinch.list_to("+14155550999", since, timeout).await else { panic!("no list") };
+    assert!(none.is_empty());
+    assert!(matches!(sinch.fetch("01NOSUCHBATCH0000000000000", timeout).await, LookupOutcome::NotFound));
 }

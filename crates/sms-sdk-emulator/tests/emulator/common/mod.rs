@@ -11,9 +11,12 @@ use axum::extract::{Path, State};
 use axum::routing::post;
 use http::{HeaderMap, StatusCode};
 use serde_json::Value;
+use sms_sdk::provider::sinch::SinchWebhook;
 use sms_sdk::webhook::{WebhookRequest, WebhookVerifier};
 use sms_sdk::{Client, ClientBuilder, PlivoWebhook, RetryPolicy, TelnyxWebhook, TwilioWebhook, VonageWebhook};
-use sms_sdk_emulator::credentials::{PLIVO_AUTH_TOKEN, TELNYX_PUBLIC_KEY, TWILIO_AUTH_TOKEN, VONAGE_SIGNATURE_SECRET};
+use sms_sdk_emulator::credentials::{
+    PLIVO_AUTH_TOKEN, SINCH_WEBHOOK_SECRET, TELNYX_PUBLIC_KEY, TWILIO_AUTH_TOKEN, VONAGE_SIGNATURE_SECRET,
+};
 use sms_sdk_emulator::{Emulator, Provider, RunningEmulator};
 
 /// The sender every test sends from.
@@ -21,7 +24,7 @@ pub const FROM: &str = "+15005550006";
 /// An ordinary recipient: accepted and delivered.
 pub const TO: &str = "+14155550123";
 
-/// The adapters under test: the four providers, Vonage both ways.
+/// The adapters under test: every provider, Vonage both ways.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Api {
     Twilio,
@@ -29,10 +32,12 @@ pub enum Api {
     Plivo,
     VonageBasic,
     VonageApplication,
+    Sinch,
 }
 
 impl Api {
-    pub const ALL: [Self; 5] = [Self::Twilio, Self::Telnyx, Self::Plivo, Self::VonageBasic, Self::VonageApplication];
+    pub const ALL: [Self; 6] =
+        [Self::Twilio, Self::Telnyx, Self::Plivo, Self::VonageBasic, Self::VonageApplication, Self::Sinch];
 
     pub fn provider(self) -> Provider {
         match self {
@@ -40,6 +45,7 @@ impl Api {
             Self::Telnyx => Provider::Telnyx,
             Self::Plivo => Provider::Plivo,
             Self::VonageBasic | Self::VonageApplication => Provider::Vonage,
+            Self::Sinch => Provider::Sinch,
         }
     }
 
@@ -53,6 +59,7 @@ impl Api {
             Self::VonageApplication => {
                 builder.adapter(emulator.vonage_application().from(FROM).build().expect("vonage application adapter"))
             }
+            Self::Sinch => builder.adapter(emulator.sinch().from(FROM).build().expect("sinch adapter")),
         }
     }
 }
@@ -129,6 +136,7 @@ fn verify(provider: &str, url: &str, request: &WebhookRequest<'_>) -> Result<(St
         "telnyx" => TelnyxWebhook::new(TELNYX_PUBLIC_KEY).expect("verifier").verify(request),
         "plivo" => PlivoWebhook::new(PLIVO_AUTH_TOKEN).expect("verifier").public_url(url).verify(request),
         "vonage" => VonageWebhook::new(VONAGE_SIGNATURE_SECRET).expect("verifier").verify(request),
+        "sinch" => SinchWebhook::hmac(SINCH_WEBHOOK_SECRET).expect("verifier").verify(request),
         other => return Err(format!("no verifier for {other}")),
     }
     .map_err(|e| e.to_string())?;
