@@ -1,19 +1,51 @@
 //! Provider configuration from the environment, with the reference doctor's variable names.
 
 use sms_sdk::adapter::{Adapter as _, AnyAdapter};
+use sms_sdk::provider::sinch::{Region, Sinch};
 use sms_sdk::provider::vonage::Vonage;
 use sms_sdk::{Error, Plivo, Sender, Telnyx, Twilio};
 
 use crate::flags::Provider;
 use crate::{EXIT_CONFIGURATION, Env};
 
-/// Each provider's production origin, replaced by `SMS_SDK_<PROVIDER>_BASE_URL`.
+/// Each provider's production origin, replaced by `SMS_SDK_<PROVIDER>_BASE_URL` (Sinch's is its
+/// default region's, US).
 pub(crate) fn default_origin(provider: Provider) -> &'static str {
     match provider {
         Provider::Twilio => sms_sdk::provider::twilio::DEFAULT_BASE_URL,
         Provider::Telnyx => sms_sdk::provider::telnyx::DEFAULT_BASE_URL,
         Provider::Plivo => sms_sdk::provider::plivo::DEFAULT_BASE_URL,
         Provider::Vonage => sms_sdk::provider::vonage::Region::Global.base_url(),
+        Provider::Sinch => Region::Us.base_url(),
+    }
+}
+
+/// Sinch's regions, as `SINCH_REGION` names them.
+const SINCH_REGIONS: [(&str, Region); 5] =
+    [("us", Region::Us), ("eu", Region::Eu), ("au", Region::Au), ("br", Region::Br), ("ca", Region::Ca)];
+
+/// The Sinch region of `SINCH_REGION` (`us` when unset).
+///
+/// # Errors
+/// A configuration message listing the regions.
+pub(crate) fn sinch_region(env: &Env) -> Result<Region, String> {
+    let Some(name) = env.get("SINCH_REGION") else { return Ok(Region::Us) };
+    SINCH_REGIONS
+        .iter()
+        .find(|(known, _)| known.eq_ignore_ascii_case(name.trim()))
+        .map(|(_, region)| *region)
+        .ok_or_else(|| "SINCH_REGION must be one of us, eu, au, br, ca (the region of the service plan)".to_owned())
+}
+
+/// The origin `provider`'s adapter sends to: `SMS_SDK_<PROVIDER>_BASE_URL`, else its production
+/// origin (for Sinch, its region's, or US when the region is invalid: [`check`] refuses that).
+pub(crate) fn origin(env: &Env, provider: Provider) -> String {
+    if let Some(base) = env.get(&base_url_variable(provider)) {
+        return base.to_owned();
+    }
+    match provider {
+        Provider::Sinch => sinch_region(env).unwrap_or_default().base_url().to_owned(),
+        Provider::Twilio | Provider::Telnyx | Provider::Plivo | Provider::Vonage => default_origin(provider).to_owned(),
     }
 }
 
@@ -50,11 +82,16 @@ pub(crate) fn provider_env(provider: Provider) -> ProviderEnv {
             optional: &["VONAGE_API_SECRET", "VONAGE_PRIVATE_KEY", "VONAGE_FROM"],
             secrets: &["VONAGE_API_SECRET", "VONAGE_PRIVATE_KEY"],
         },
+        Provider::Sinch => ProviderEnv {
+            required: &[&["SINCH_SERVICE_PLAN_ID"], &["SINCH_API_TOKEN"]],
+            optional: &["SINCH_FROM", "SINCH_REGION"],
+            secrets: &["SINCH_API_TOKEN"],
+        },
     }
 }
 
 /// The variables that carry a credential into a request header: visible ASCII only.
-const HEADER_VARIABLES: [&str; 9] = [
+const HEADER_VARIABLES: [&str; 10] = [
     "TWILIO_ACCOUNT_SID",
     "TWILIO_AUTH_TOKEN",
     "TWILIO_API_KEY_SID",
@@ -64,6 +101,7 @@ const HEADER_VARIABLES: [&str; 9] = [
     "PLIVO_AUTH_TOKEN",
     "VONAGE_API_KEY",
     "VONAGE_API_SECRET",
+    "SINCH_API_TOKEN",
 ];
 
 /// Every variable of `provider` that `send` reads, its base URL override included.
@@ -90,13 +128,18 @@ pub(crate) fn sender_variables(provider: Provider) -> &'static str {
         Provider::Telnyx => "TELNYX_FROM",
         Provider::Plivo => "PLIVO_FROM (or PLIVO_POWERPACK_UUID)",
         Provider::Vonage => "VONAGE_FROM",
+        Provider::Sinch => "SINCH_FROM",
     }
 }
 
-/// Whether `endpoint` (`scheme://host[:port]`) is `provider`'s own production API.
+/// Whether `endpoint` (`scheme://host[:port]`) is `provider`'s own production API (for Sinch,
+/// any region's).
 pub(crate) fn is_own_endpoint(provider: Provider, endpoint: &str) -> bool {
-    let own = url::Url::parse(default_origin(provider)).map(|url| url.origin().ascii_serialization());
-    own.is_ok_and(|own| own == endpoint)
+    let is = |origin: &str| url::Url::parse(origin).is_ok_and(|url| url.origin().ascii_serialization() == endpoint);
+    match provider {
+        Provider::Sinch => SINCH_REGIONS.iter().any(|(_, region)| is(region.base_url())),
+        Provider::Twilio | Provider::Telnyx | Provider::Plivo | Provider::Vonage => is(default_origin(provider)),
+    }
 }
 
 /// Whether any provider variable at all is set. Only when none is does the embedded emulator
@@ -142,6 +185,10 @@ pub(crate) fn missing(env: &Env, provider: Provider) -> Vec<&'static str> {
                 need("VONAGE_API_SECRET");
             }
         }
+        Provider::Sinch => {
+            need("SINCH_SERVICE_PLAN_ID");
+            need("SINCH_API_TOKEN");
+        }
     }
     missing
 }
@@ -177,6 +224,9 @@ pub(crate) fn check(env: &Env, provider: Provider) -> Result<(), String> {
         let verb = if missing.len() == 1 { "is" } else { "are" };
         return Err(format!("{name} is not fully configured: {} {verb} not set", missing.join(", ")));
     }
+    if provider == Provider::Sinch {
+        sinch_region(env)?;
+    }
     let prefix = format!("{}_", name.to_ascii_uppercase());
     for name in HEADER_VARIABLES.iter().filter(|n| n.starts_with(&prefix)) {
         if env.get(name).is_some_and(|value| !value.bytes().all(|b| b.is_ascii_graphic())) {
@@ -211,7 +261,7 @@ pub(crate) fn env_sender(env: &Env, provider: Provider) -> Option<(Sender, Strin
     let pool = match provider {
         Provider::Twilio => env.get("TWILIO_MESSAGING_SERVICE_SID"),
         Provider::Plivo => env.get("PLIVO_POWERPACK_UUID"),
-        Provider::Telnyx | Provider::Vonage => None,
+        Provider::Telnyx | Provider::Vonage | Provider::Sinch => None,
     }?;
     Some((Sender::messaging_service(pool), pool.to_owned()))
 }
@@ -234,8 +284,7 @@ macro_rules! with_from {
 pub(crate) fn adapter(env: &Env, provider: Provider, from: Option<Sender>) -> Result<AnyAdapter, Error> {
     let var = |name: &str| env.get(name).unwrap_or_default().to_owned();
     let from = from.or_else(|| env_sender(env, provider).map(|(sender, _)| sender));
-    let base = env.get(&base_url_variable(provider)).map(str::to_owned);
-    let base = base.unwrap_or_else(|| default_origin(provider).to_owned());
+    let base = origin(env, provider);
     Ok(match provider {
         Provider::Twilio => {
             let builder = if env.get("TWILIO_AUTH_TOKEN").is_some() {
@@ -264,6 +313,10 @@ pub(crate) fn adapter(env: &Env, provider: Provider, from: Option<Sender>) -> Re
                 Vonage::application(var("VONAGE_APPLICATION_ID"), private_key(&var("VONAGE_PRIVATE_KEY")))
             };
             let builder = builder.base_url(base);
+            AnyAdapter::new(with_from!(builder, from).build()?)
+        }
+        Provider::Sinch => {
+            let builder = Sinch::builder(var("SINCH_SERVICE_PLAN_ID"), var("SINCH_API_TOKEN")).base_url(base);
             AnyAdapter::new(with_from!(builder, from).build()?)
         }
     })

@@ -29,7 +29,7 @@ pub(crate) struct EmulatorArgs {
     #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:4010", value_parser = crate::flags::listen)]
     pub(crate) listen: String,
     /// Where status webhooks go when a message has no callback URL (an absolute http(s) URL).
-    /// Repeat it as PROVIDER=URL (twilio, telnyx, plivo or vonage) to send one provider's
+    /// Repeat it as PROVIDER=URL (twilio, telnyx, plivo, vonage or sinch) to send one provider's
     /// elsewhere: a bare URL is for every provider without one of its own.
     #[arg(long, value_name = "URL", value_hint = ValueHint::Url, value_parser = crate::flags::provider_url)]
     pub(crate) webhook_url: Vec<ProviderUrl>,
@@ -172,7 +172,7 @@ fn magic_lines() -> Vec<String> {
 fn single_provider_lines() -> Vec<String> {
     let mut lines = vec![
         "Rejected at one provider only, accepted and delivered by the others (to show failover): \
-         +1500555P0RR, P = 1 twilio, 2 telnyx, 3 plivo, 4 vonage, for the reason of +150055500RR above:"
+         +1500555P0RR, P = 1 twilio, 2 telnyx, 3 plivo, 4 vonage, 5 sinch, for the reason of +150055500RR above:"
             .to_owned(),
     ];
     for recipient in magic::recipients().filter(|r| r.only_at.is_some()) {
@@ -196,11 +196,11 @@ pub(crate) fn magic_help() -> String {
 
 /// What `sms-sdk emulator` prints at start: valid shell as a whole (comments and one `export`
 /// line per variable), so that pasting it, or saving it and `source`-ing it, configures
-/// `sms-sdk send` (and an application) for all four providers against the emulator.
+/// `sms-sdk send` (and an application) for every provider against the emulator.
 fn setup_text(base: &str, store: Option<&str>) -> String {
     let mut text = format!(
         "# sms-sdk emulator listening on {base}\n\
-         # Runs until Ctrl-C. Paste these lines into a shell: the four providers' base URLs then point\n\
+         # Runs until Ctrl-C. Paste these lines into a shell: every provider's base URL then points\n\
          # at the emulator, with the test credentials and sender it accepts and the secrets its\n\
          # webhooks are signed with.\n"
     );
@@ -209,6 +209,7 @@ fn setup_text(base: &str, store: Option<&str>) -> String {
         ("SMS_SDK_TELNYX_BASE_URL", base),
         ("SMS_SDK_PLIVO_BASE_URL", base),
         ("SMS_SDK_VONAGE_BASE_URL", base),
+        ("SMS_SDK_SINCH_BASE_URL", base),
         ("TWILIO_ACCOUNT_SID", credentials::TWILIO_ACCOUNT_SID),
         ("TWILIO_AUTH_TOKEN", credentials::TWILIO_AUTH_TOKEN),
         ("TWILIO_FROM", SENDER),
@@ -222,6 +223,10 @@ fn setup_text(base: &str, store: Option<&str>) -> String {
         ("VONAGE_API_SECRET", credentials::VONAGE_API_SECRET),
         ("VONAGE_FROM", SENDER),
         ("VONAGE_SIGNATURE_SECRET", credentials::VONAGE_SIGNATURE_SECRET),
+        ("SINCH_SERVICE_PLAN_ID", credentials::SINCH_SERVICE_PLAN_ID),
+        ("SINCH_API_TOKEN", credentials::SINCH_API_TOKEN),
+        ("SINCH_FROM", SENDER),
+        ("SINCH_WEBHOOK_SECRET", credentials::SINCH_WEBHOOK_SECRET),
     ];
     for (name, value) in variables {
         let _ = writeln!(text, "export {name}={}", crate::shell::quote(value));

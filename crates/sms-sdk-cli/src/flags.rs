@@ -12,11 +12,12 @@ pub(crate) enum Provider {
     Telnyx,
     Plivo,
     Vonage,
+    Sinch,
 }
 
 impl Provider {
     /// The providers, in the default failover order.
-    pub(crate) const ALL: [Self; 4] = [Self::Twilio, Self::Telnyx, Self::Plivo, Self::Vonage];
+    pub(crate) const ALL: [Self; 5] = [Self::Twilio, Self::Telnyx, Self::Plivo, Self::Vonage, Self::Sinch];
 
     /// The provider named `name` (`twilio`, …), as records and adapters spell it.
     pub(crate) fn named(name: &str) -> Option<Self> {
@@ -30,11 +31,12 @@ impl Provider {
             Self::Telnyx => "telnyx",
             Self::Plivo => "plivo",
             Self::Vonage => "vonage",
+            Self::Sinch => "sinch",
         }
     }
 
     /// Checks that `id` has the shape of this provider's message ids: Twilio's `SM` (or `MM`)
-    /// and 32 hex digits, a UUID for the others.
+    /// and 32 hex digits, Sinch's 26 letters and digits, a UUID for the others.
     ///
     /// # Errors
     /// What the id should look like.
@@ -44,6 +46,10 @@ impl Provider {
             Self::Twilio => (
                 id.len() == 34 && (id.starts_with("SM") || id.starts_with("MM")) && id.get(2..).is_some_and(hex),
                 "SM (or MM) followed by 32 hex digits",
+            ),
+            Self::Sinch => (
+                id.len() == 26 && id.bytes().all(|b| b.is_ascii_digit() || b.is_ascii_uppercase()),
+                "26 capital letters and digits (a batch id)",
             ),
             Self::Telnyx | Self::Plivo | Self::Vonage => {
                 let groups: Vec<&str> = id.split('-').collect();
@@ -189,7 +195,10 @@ mod tests {
             url(Some(Emulated::Vonage), "http://127.0.0.1/v?a=b")
         );
         for (bad, says) in [
-            ("twillio=https://x.example/", "unknown provider \"twillio\" (expected twilio, telnyx, plivo or vonage)"),
+            (
+                "twillio=https://x.example/",
+                "unknown provider \"twillio\" (expected twilio, telnyx, plivo, vonage or sinch)",
+            ),
             ("Twilio=https://x.example/", "unknown provider \"Twilio\""),
             ("telnyx=127.0.0.1:3000/sms", "\"127.0.0.1:3000/sms\" is not an absolute http(s) URL"),
             ("telnyx=", "\"\" is not an absolute http(s) URL"),

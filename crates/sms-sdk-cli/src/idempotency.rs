@@ -524,6 +524,6 @@ fn endpoint(env: &Env, provider: Provider) -> Option<String> {
     if !config::any_mentioned(env) {
         return Some(EMBEDDED_ENDPOINT.to_owned());
     }
-    let base = env.get(&config::base_url_variable(provider)).unwrap_or_else(|| config::default_origin(provider));
-    url::Url::parse(base).ok().map(|url| url.origin().ascii_serialization()).filter(|origin| origin != "null")
+    let base = config::origin(env, provider);
+    url::Url::parse(&base).ok().map(|url| url.origin().ascii_serialization()).filter(|origin| origin != "null")
 }

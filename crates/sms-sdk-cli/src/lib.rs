@@ -173,7 +173,7 @@ impl Env {
     /// data directory variables).
     #[must_use]
     pub fn is_ours(name: &str) -> bool {
-        const PREFIXES: [&str; 6] = ["TWILIO_", "TELNYX_", "PLIVO_", "VONAGE_", "SMS_SDK_", "LIVE_SMS_"];
+        const PREFIXES: [&str; 7] = ["TWILIO_", "TELNYX_", "PLIVO_", "VONAGE_", "SINCH_", "SMS_SDK_", "LIVE_SMS_"];
         PREFIXES.iter().any(|p| name.starts_with(p)) || crate::paths::VARIABLES.contains(&name)
     }
 

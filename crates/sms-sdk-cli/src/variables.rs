@@ -90,7 +90,8 @@ pub(crate) fn names(group: Group) -> Vec<String> {
         Group::Store => owned(&["SMS_SDK_STORE"]),
         Group::DataDirectory => owned(&crate::paths::VARIABLES),
         Group::WebhookSecrets => {
-            Provider::ALL.into_iter().map(|p| crate::webhook::secret_variable(p).to_owned()).collect()
+            let secrets = Provider::ALL.into_iter().map(|p| crate::webhook::secret_variable(p).to_owned());
+            secrets.chain([crate::webhook::SINCH_BASIC_VARIABLE.to_owned()]).collect()
         }
         Group::Correlation => owned(&[crate::serve::CORRELATION_SECRET_VARIABLE]),
         Group::StatusCallback => owned(&[crate::sending::STATUS_CALLBACK_VARIABLE]),
@@ -115,7 +116,9 @@ fn about(group: Group) -> &'static str {
             "the store URL when --store is not given: memory, sqlite:PATH, postgres://… (or postgresql://…), redis://…, rediss://…, redis-cluster://…, rediss-cluster://…"
         }
         Group::DataDirectory => "Where the default store lives (the data directory; LOCALAPPDATA, APPDATA on Windows)",
-        Group::WebhookSecrets => "Webhook secrets (Telnyx: its base64 Ed25519 public key)",
+        Group::WebhookSecrets => {
+            "Webhook secrets (Telnyx: its base64 Ed25519 public key; Sinch: its HMAC secret, or SINCH_WEBHOOK_BASIC user:password of the callback URL)"
+        }
         Group::Correlation => {
             "the secret (32+ bytes, shared with `serve`) of the correlation references keyed sends carry"
         }
@@ -244,7 +247,7 @@ mod tests {
             (vec!["suppression", "check"], vec![to], &home_only),
             (vec!["batch"], vec!["--csv", csv, "--body-column", "body", "--key-prefix", "k", "--dry-run"], &twilio),
         ];
-        for provider in ["twilio", "telnyx", "plivo", "vonage"] {
+        for provider in ["twilio", "telnyx", "plivo", "vonage", "sinch"] {
             cases.push((vec!["webhook", "verify"], vec!["--provider", provider, "--url", "https://example.com/"], &[]));
         }
         for (path, args, vars) in cases {
@@ -257,7 +260,7 @@ mod tests {
             }
         }
         // The doctor parses its own flags: its help, and clap's for `sms-sdk help doctor`.
-        for provider in ["twilio", "telnyx", "plivo", "vonage"] {
+        for provider in ["twilio", "telnyx", "plivo", "vonage", "sinch"] {
             let read = reads(&["doctor", "--adapter", provider, "--to", to], &twilio);
             for help in [run(&["doctor", "--help"], &Env::default()).1, run(&["help", "doctor"], &Env::default()).1] {
                 for name in &read {

@@ -7,6 +7,7 @@ use std::time::{Duration, SystemTime};
 use clap::{Args, ValueHint};
 use http::{HeaderMap, HeaderName, HeaderValue};
 use serde_json::{Map, Value, json};
+use sms_sdk::provider::sinch::SinchWebhook;
 use sms_sdk::redact::{mask_phone_number, redact_url_userinfo};
 use sms_sdk::webhook::event::{Inbound, KeywordMessage, StatusUpdate};
 use sms_sdk::webhook::{EventKind, SmsEvent, WebhookError, WebhookRequest, WebhookVerifier};
@@ -41,13 +42,40 @@ pub(crate) struct VerifyArgs {
     pub(crate) json: bool,
 }
 
-/// The variable holding each provider's webhook secret.
+/// Sinch callbacks without HMAC signing: `user:password`, the Basic credentials written into the
+/// callback URL (used only when `SINCH_WEBHOOK_SECRET` is unset).
+pub(crate) const SINCH_BASIC_VARIABLE: &str = "SINCH_WEBHOOK_BASIC";
+
+/// The variable holding each provider's webhook secret (Sinch's HMAC secret; its Basic
+/// credentials are [`SINCH_BASIC_VARIABLE`]).
 pub(crate) fn secret_variable(provider: Provider) -> &'static str {
     match provider {
         Provider::Twilio => "TWILIO_AUTH_TOKEN",
         Provider::Telnyx => "TELNYX_PUBLIC_KEY",
         Provider::Plivo => "PLIVO_AUTH_TOKEN",
         Provider::Vonage => "VONAGE_SIGNATURE_SECRET",
+        Provider::Sinch => "SINCH_WEBHOOK_SECRET",
+    }
+}
+
+/// The variable `provider`'s verifier is built from: its secret's, or for Sinch without one,
+/// [`SINCH_BASIC_VARIABLE`] when that is set.
+pub(crate) fn configured_variable(provider: Provider, env: &Env) -> &'static str {
+    let secret = secret_variable(provider);
+    if provider == Provider::Sinch && env.get(secret).is_none() && env.get(SINCH_BASIC_VARIABLE).is_some() {
+        SINCH_BASIC_VARIABLE
+    } else {
+        secret
+    }
+}
+
+/// What to set for `provider`'s verifier, as a message names it.
+pub(crate) fn secret_variables(provider: Provider) -> String {
+    match provider {
+        Provider::Sinch => format!("{} (or {SINCH_BASIC_VARIABLE})", secret_variable(provider)),
+        Provider::Twilio | Provider::Telnyx | Provider::Plivo | Provider::Vonage => {
+            secret_variable(provider).to_owned()
+        }
     }
 }
 
@@ -58,6 +86,14 @@ pub(crate) fn secret_variable(provider: Provider) -> &'static str {
 /// # Errors
 /// Why the secret cannot be used (never its value).
 pub(crate) fn verifier(provider: Provider, env: &Env) -> Result<Option<Arc<dyn WebhookVerifier>>, String> {
+    if configured_variable(provider, env) == SINCH_BASIC_VARIABLE {
+        let credentials = env.get(SINCH_BASIC_VARIABLE).unwrap_or_default();
+        let (user, password) = credentials
+            .split_once(':')
+            .ok_or_else(|| "must be user:password (the Basic credentials of the callback URL)".to_owned())?;
+        let verifier = SinchWebhook::basic(user, password.to_owned()).map_err(|e| e.to_string())?;
+        return Ok(Some(Arc::new(verifier)));
+    }
     let Some(secret) = env.get(secret_variable(provider)).map(str::to_owned) else { return Ok(None) };
     let configuration = |e: sms_sdk::Error| e.to_string();
     Ok(Some(match provider {
@@ -65,6 +101,7 @@ pub(crate) fn verifier(provider: Provider, env: &Env) -> Result<Option<Arc<dyn W
         Provider::Telnyx => Arc::new(TelnyxWebhook::new(&secret).map_err(configuration)?),
         Provider::Plivo => Arc::new(PlivoWebhook::new(secret).map_err(configuration)?),
         Provider::Vonage => Arc::new(VonageWebhook::new(secret).map_err(configuration)?),
+        Provider::Sinch => Arc::new(SinchWebhook::hmac(secret).map_err(configuration)?),
     }))
 }
 
@@ -246,6 +283,29 @@ fn diagnose(provider: Provider, error: &WebhookError, url: &str, headers: &Heade
                     and that TELNYX_PUBLIC_KEY is the account's public key (Mission Control, \"Public Key\")."
                 .into(),
         },
+        (Provider::Sinch, "invalid_signature") if headers.contains_key("x-sinch-webhook-signature") => Diagnosis {
+            url_signed: false,
+            signed: "Sinch does not sign the URL: it signs the raw body, a dot, the x-sinch-webhook-signature-nonce \
+                     header, a dot and the x-sinch-webhook-signature-timestamp header, with HMAC (SHA-256, or \
+                     SHA-512 as x-sinch-webhook-signature-algorithm says)."
+                .into(),
+            url: None,
+            check: "Check that the body is the one received, byte for byte (no re-encoding, pretty-printing or \
+                    added newline), that the nonce and timestamp headers are the ones received, and that \
+                    SINCH_WEBHOOK_SECRET is the HMAC secret set on the service plan (Sinch sets it up through your \
+                    account manager)."
+                .into(),
+        },
+        (Provider::Sinch, "invalid_signature") => Diagnosis {
+            url_signed: false,
+            signed: "Without HMAC signing, a Sinch callback carries only the Basic credentials written into its \
+                     callback URL (https://user:password@host/path), sent as the Authorization header."
+                .into(),
+            url: None,
+            check: "Check that the Authorization header is the one received and that SINCH_WEBHOOK_BASIC is the \
+                    user:password of the service plan's callback URL."
+                .into(),
+        },
         (Provider::Vonage, "invalid_signature") => Diagnosis {
             url_signed: false,
             signed: "Vonage does not sign the URL: it signs a JWT (HS256, with the signature secret) in the \
@@ -355,7 +415,7 @@ pub(crate) fn verify(args: &VerifyArgs, env: &Env, out: &mut dyn Write, err: &mu
     };
     // The request's URL is `--url`, the URL the provider signed.
     let verifier = match verifier(args.provider, env)
-        .and_then(|v| v.ok_or_else(|| format!("{} is not set", secret_variable(args.provider))))
+        .and_then(|v| v.ok_or_else(|| format!("{} is not set", secret_variables(args.provider))))
     {
         Ok(verifier) => verifier,
         Err(message) => {

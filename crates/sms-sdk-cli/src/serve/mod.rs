@@ -76,9 +76,10 @@ pub(crate) struct ServeArgs {
 fn verifiers(env: &Env) -> Result<Verifiers, String> {
     let mut verifiers = Verifiers::default();
     for provider in Provider::ALL {
-        let unusable = |e: String| format!("{}: {e}", crate::webhook::secret_variable(provider));
+        let variable = crate::webhook::configured_variable(provider, env);
+        let unusable = |e: String| format!("{variable}: {e}");
         if let Some(verifier) = crate::webhook::verifier(provider, env).map_err(unusable)? {
-            verifiers.insert(provider, verifier);
+            verifiers.insert(provider, variable, verifier);
         }
     }
     Ok(verifiers)
@@ -148,7 +149,7 @@ struct Configured {
 fn configure(args: &ServeArgs, env: &Env, err: &mut dyn Write) -> Result<Configured, u8> {
     let verifiers = match verifiers(env) {
         Ok(verifiers) if verifiers.is_empty() => {
-            let names: Vec<&str> = Provider::ALL.into_iter().map(crate::webhook::secret_variable).collect();
+            let names: Vec<String> = Provider::ALL.into_iter().map(crate::webhook::secret_variables).collect();
             return Err(refuse(err, &format!("no webhook secret is set: set at least one of {}", names.join(", "))));
         }
         Ok(verifiers) => verifiers,
@@ -300,10 +301,10 @@ fn banner(
 ) {
     let _ = writeln!(err, "sms-sdk serve: listening on http://{address}");
     for provider in Provider::ALL {
-        let variable = crate::webhook::secret_variable(provider);
-        if verifiers.get(provider).is_some() {
+        if let Some(variable) = verifiers.variable(provider) {
             let _ = writeln!(err, "  POST /webhooks/{} ({variable} set)", provider.as_str());
         } else {
+            let variable = crate::webhook::secret_variables(provider);
             let _ = writeln!(err, "  (no route for {}: {variable} is not set)", provider.as_str());
         }
     }

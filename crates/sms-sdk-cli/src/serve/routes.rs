@@ -36,17 +36,22 @@ const REQUESTS: &str = "sms_sdk_serve_requests_total";
 
 /// The verifier of each provider whose secret is set.
 #[derive(Clone, Default)]
-pub(crate) struct Verifiers(Vec<(Provider, Arc<dyn WebhookVerifier>)>);
+pub(crate) struct Verifiers(Vec<(Provider, &'static str, Arc<dyn WebhookVerifier>)>);
 
 impl Verifiers {
-    /// Adds `provider`'s verifier.
-    pub(crate) fn insert(&mut self, provider: Provider, verifier: Arc<dyn WebhookVerifier>) {
-        self.0.push((provider, verifier));
+    /// Adds `provider`'s verifier, built from the secret in `variable`.
+    pub(crate) fn insert(&mut self, provider: Provider, variable: &'static str, verifier: Arc<dyn WebhookVerifier>) {
+        self.0.push((provider, variable, verifier));
     }
 
     /// `provider`'s verifier, if its secret is set.
     pub(crate) fn get(&self, provider: Provider) -> Option<&Arc<dyn WebhookVerifier>> {
-        self.0.iter().find(|(p, _)| *p == provider).map(|(_, v)| v)
+        self.0.iter().find(|(p, ..)| *p == provider).map(|(.., v)| v)
+    }
+
+    /// The variable `provider`'s verifier was built from, if it has one.
+    pub(crate) fn variable(&self, provider: Provider) -> Option<&'static str> {
+        self.0.iter().find(|(p, ..)| *p == provider).map(|(_, variable, _)| *variable)
     }
 
     /// Whether none is set.
@@ -127,7 +132,7 @@ impl App {
     ) -> Self {
         let metrics = metrics_handle();
         // Every mounted route's counter from the start, so `/metrics` is never empty.
-        for (provider, _) in &verifiers.0 {
+        for (provider, ..) in &verifiers.0 {
             metrics::counter!(REQUESTS, "provider" => provider.as_str(), "status" => "200").increment(0);
         }
         Self(Arc::new(Inner {

@@ -92,7 +92,7 @@ fn exit_codes_follow_the_outcome() {
     assert_eq!(o.code, 3);
     assert!(o.err.contains("server_error"));
     let o = command(
-        &["send", "--to", "+14155550123", "--body", "Hi", "--provider", "sinch"],
+        &["send", "--to", "+14155550123", "--body", "Hi", "--provider", "messagebird"],
         &unknown.env(&[("SMS_SDK_STORE", "memory")]),
     );
     assert_eq!(o.code, 2);

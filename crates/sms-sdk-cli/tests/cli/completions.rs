@@ -20,7 +20,7 @@ use sms_sdk_cli::Env;
 const TIMEOUT: Duration = Duration::from_secs(20);
 
 /// What `--provider` takes.
-const PROVIDERS: [&str; 4] = ["twilio", "telnyx", "plivo", "vonage"];
+const PROVIDERS: [&str; 5] = ["twilio", "telnyx", "plivo", "vonage", "sinch"];
 /// What `idempotency list --state` takes.
 const STATES: [&str; 5] = ["reserved", "accepted", "rejected", "unknown", "unresolved"];
 /// What `completions` takes.

@@ -255,7 +255,7 @@ fn t264_argument_parsing_through_the_command() {
     assert_eq!(command(&["doctor", "--help"]).code, 0);
     for bad in [
         &["doctor"][..],
-        &["doctor", "--adapter", "sinch"],
+        &["doctor", "--adapter", "messagebird"],
         &["doctor", "--adapter"],
         &["doctor", "--adapter", "twilio", "--bogus"],
         &["send"],

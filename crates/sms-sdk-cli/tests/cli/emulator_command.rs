@@ -123,11 +123,17 @@ fn the_printed_lines_are_enough_to_send_through_every_provider() {
     let variable = |name: &str| variables.iter().find(|(n, _)| n == name).map(|(_, v)| v.clone());
     let base = variable("SMS_SDK_TWILIO_BASE_URL").unwrap_or_else(|| panic!("no base URL in:\n{script}"));
     assert!(!base.ends_with(":0"), "the real port is printed: {base}");
-    for secret in ["TWILIO_AUTH_TOKEN", "TELNYX_PUBLIC_KEY", "PLIVO_AUTH_TOKEN", "VONAGE_SIGNATURE_SECRET"] {
+    for secret in [
+        "TWILIO_AUTH_TOKEN",
+        "TELNYX_PUBLIC_KEY",
+        "PLIVO_AUTH_TOKEN",
+        "VONAGE_SIGNATURE_SECRET",
+        "SINCH_WEBHOOK_SECRET",
+    ] {
         assert!(variable(secret).is_some(), "no {secret} in:\n{script}");
     }
     let env: Env = variables.iter().cloned().collect();
-    for provider in ["twilio", "telnyx", "plivo", "vonage"] {
+    for provider in ["twilio", "telnyx", "plivo", "vonage", "sinch"] {
         let args: Vec<String> = ["send", "--to", "+14155550123", "--body", "hi", "--provider", provider]
             .into_iter()
             .map(str::to_owned)
@@ -138,7 +144,7 @@ fn the_printed_lines_are_enough_to_send_through_every_provider() {
         assert_eq!(code, 0, "{provider}: {out}{err}\nwith:\n{script}");
     }
     let messages = inspection(&base);
-    for provider in ["twilio", "telnyx", "plivo", "vonage"] {
+    for provider in ["twilio", "telnyx", "plivo", "vonage", "sinch"] {
         let sent = messages.iter().find(|m| m["provider"] == provider);
         let sent = sent.unwrap_or_else(|| panic!("no {provider} request in {messages:#?}"));
         assert_eq!(sent["to"], "+14155550123", "{provider}");

@@ -15,6 +15,7 @@ use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode, Uri};
 use axum::routing::post;
 use sms_sdk::correlation::{CorrelationSecret, REFERENCE_PARAM};
+use sms_sdk::provider::sinch::SinchWebhook;
 use sms_sdk::reconcile::{Observed, Reconciler};
 use sms_sdk::store::{self, Record, Settled, State as KeyState, Store};
 use sms_sdk::webhook::{SmsEvent, WebhookRequest, WebhookVerifier};
@@ -66,6 +67,7 @@ enum Provider {
     Telnyx,
     Plivo,
     Vonage,
+    Sinch,
 }
 
 impl Provider {
@@ -75,6 +77,7 @@ impl Provider {
             Self::Telnyx => "telnyx",
             Self::Plivo => "plivo",
             Self::Vonage => "vonage",
+            Self::Sinch => "sinch",
         }
     }
 
@@ -85,6 +88,7 @@ impl Provider {
             Self::Telnyx => builder.adapter(emulator.telnyx().from(FROM).build().unwrap()),
             Self::Plivo => builder.adapter(emulator.plivo().from(FROM).build().unwrap()),
             Self::Vonage => builder.adapter(emulator.vonage_application().from(FROM).build().unwrap()),
+            Self::Sinch => builder.adapter(emulator.sinch().from(FROM).build().unwrap()),
         };
         builder
             .idempotency(store)
@@ -101,6 +105,7 @@ impl Provider {
             Self::Telnyx => TelnyxWebhook::new(credentials::TELNYX_PUBLIC_KEY).unwrap().verify(&request).ok(),
             Self::Plivo => PlivoWebhook::new(credentials::PLIVO_AUTH_TOKEN).unwrap().verify(&request).ok(),
             Self::Vonage => VonageWebhook::new(credentials::VONAGE_SIGNATURE_SECRET).unwrap().verify(&request).ok(),
+            Self::Sinch => SinchWebhook::hmac(credentials::SINCH_WEBHOOK_SECRET).unwrap().verify(&request).ok(),
         }
     }
 }
@@ -134,14 +139,17 @@ async fn settles_through_the_emulator(provider: Provider, store_url: &str) {
     assert_eq!(created.len(), 1, "{provider:?}: one request");
     let provider_id = created[0].id.clone().expect("the emulator created the message");
 
-    // Its status webhooks arrive, signed, with the reference (a query parameter, or client_ref).
+    // Its status webhooks arrive, signed, with the reference (a query parameter, Vonage's
+    // client_ref or Sinch's client_reference).
     let webhooks = wait_for(&log, 2).await;
     assert!(webhooks.len() >= 2, "{provider:?}: {} webhooks", webhooks.len());
     let reconciler = Reconciler::new(Arc::clone(&store));
     let (path, headers, body) = &webhooks[0];
     let url = format!("{base}{path}");
     match provider {
-        Provider::Vonage => assert!(String::from_utf8_lossy(body).contains("client_ref"), "no client_ref"),
+        Provider::Vonage | Provider::Sinch => {
+            assert!(String::from_utf8_lossy(body).contains("client_ref"), "{provider:?}: no client reference");
+        }
         Provider::Twilio | Provider::Telnyx | Provider::Plivo => {
             assert!(path.contains(REFERENCE_PARAM), "{provider:?}: no reference in {path}");
         }
@@ -156,7 +164,7 @@ async fn settles_through_the_emulator(provider: Provider, store_url: &str) {
 
     // A verified event whose reference matches no record changes nothing.
     let event = provider.verify(&url, headers, body).expect("the emulator's webhook verifies");
-    if !matches!(provider, Provider::Vonage) {
+    if !matches!(provider, Provider::Vonage | Provider::Sinch) {
         let stranger = format!("{base}/status?{REFERENCE_PARAM}=AAAAAAAAAAAAAAAAAAAAAA");
         let observed = reconciler.observe(&event, &stranger).await.unwrap();
         assert_eq!(observed, Observed::Reference(Settled::NotFound), "{provider:?}");
@@ -208,6 +216,11 @@ async fn reconcile_plivo_status_webhook_settles_unknown_sqlite() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn reconcile_vonage_status_webhook_settles_unknown_sqlite() {
     settles_through_the_emulator(Provider::Vonage, &sqlite_url()).await;
+}
+
+#[tokio::test]
+async fn reconcile_sinch_status_webhook_settles_unknown_sqlite() {
+    settles_through_the_emulator(Provider::Sinch, &sqlite_url()).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -361,6 +374,22 @@ impl Drop for Background {
     }
 }
 
+impl Background {
+    /// The command's variables for the emulator's Sinch API alone.
+    fn sinch_env(&self) -> Env {
+        let base = self.emulator().base_url();
+        [
+            ("SINCH_SERVICE_PLAN_ID", credentials::SINCH_SERVICE_PLAN_ID),
+            ("SINCH_API_TOKEN", credentials::SINCH_API_TOKEN),
+            ("SINCH_FROM", FROM),
+            ("SMS_SDK_SINCH_BASE_URL", base.as_str()),
+        ]
+        .iter()
+        .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+        .collect()
+    }
+}
+
 fn command(args: &[&str], env: &Env) -> (u8, String, String) {
     let (mut out, mut err) = (Vec::new(), Vec::new());
     let code = run(args.iter().copied(), env, &mut out, &mut err);
@@ -450,4 +479,34 @@ fn reconcile_command_usage_errors() {
     let (code, out, _) = command(&["idempotency", "reconcile", "--store", "memory"], &env);
     assert_eq!(code, 0, "{out}");
     assert!(out.contains("no unresolved keys"), "{out}");
+}
+
+/// Sinch through the command: an unknown send is found by Sinch's batch list (recipient and
+/// start date), and `--apply` settles it; the next send replays.
+#[test]
+fn reconcile_command_finds_a_sinch_batch_and_apply_settles_it() {
+    let background = Background::start();
+    let env = background.sinch_env();
+    let store = sqlite_url();
+    let key = unique("cli-sinch");
+    let send = ["send", "--to", DROPPED, "--body", "Sinch order shipped", "--idempotency-key", &key, "--store", &store];
+    let (code, _, err) = command(&send, &env);
+    assert_eq!(code, 3, "the send is unknown: {err}");
+    let id = background.emulator().messages()[0].id.clone().unwrap();
+    let look = ["idempotency", "reconcile", "--to", DROPPED, "--since", "1h", "--store", &store];
+    let (code, out, err) = command(&look, &env);
+    assert_eq!(code, 3, "still unresolved: {out}{err}");
+    assert!(
+        out.contains(&format!("sms-sdk idempotency resolve {key} --sent --provider sinch --provider-id {id}")),
+        "{out}"
+    );
+    let mut apply = look.to_vec();
+    apply.push("--apply");
+    let (code, out, err) = command(&apply, &env);
+    assert_eq!(code, 0, "{out}{err}");
+    let before = background.emulator().messages().len();
+    let (code, out, err) = command(&send, &env);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("replayed"), "{out}");
+    assert_eq!(background.emulator().messages().len(), before, "the replay made a request");
 }

@@ -29,6 +29,7 @@ use axum::http::StatusCode;
 use axum::routing::post;
 use base64::Engine as _;
 use serde_json::json;
+use sms_sdk::provider::sinch::{Sinch, SinchWebhook};
 use sms_sdk::store::{Filter, Page, Store};
 use sms_sdk::testing::webhooks::{SignedRequest, signed_twilio_request};
 use sms_sdk::webhook::WebhookVerifier;
@@ -40,8 +41,9 @@ use sms_sdk::{
 use sms_sdk_cli::Env;
 use sms_sdk_emulator::credentials::VONAGE_APPLICATION_ID;
 use sms_sdk_emulator::credentials::{
-    PLIVO_AUTH_ID, PLIVO_AUTH_TOKEN, TELNYX_API_KEY, TELNYX_PUBLIC_KEY, TWILIO_ACCOUNT_SID, TWILIO_AUTH_TOKEN,
-    VONAGE_API_KEY, VONAGE_API_SECRET, VONAGE_PRIVATE_KEY, VONAGE_SIGNATURE_SECRET,
+    PLIVO_AUTH_ID, PLIVO_AUTH_TOKEN, SINCH_API_TOKEN, SINCH_SERVICE_PLAN_ID, SINCH_WEBHOOK_SECRET, TELNYX_API_KEY,
+    TELNYX_PUBLIC_KEY, TWILIO_ACCOUNT_SID, TWILIO_AUTH_TOKEN, VONAGE_API_KEY, VONAGE_API_SECRET, VONAGE_PRIVATE_KEY,
+    VONAGE_SIGNATURE_SECRET,
 };
 use sms_sdk_emulator::{Emulator, RunningEmulator, magic};
 
@@ -81,6 +83,8 @@ fn secrets() -> Vec<(String, String)> {
         ("Vonage API secret", VONAGE_API_SECRET.into()),
         ("Vonage Basic credentials", basic(VONAGE_API_KEY, VONAGE_API_SECRET)),
         ("Vonage signature secret", VONAGE_SIGNATURE_SECRET.into()),
+        ("Sinch API token", SINCH_API_TOKEN.into()),
+        ("Sinch webhook secret", SINCH_WEBHOOK_SECRET.into()),
         ("echo token", ECHO_TOKEN.into()),
         ("echo Basic credentials", basic(TWILIO_ACCOUNT_SID, ECHO_TOKEN)),
         ("echo key", ECHO_KEY.into()),
@@ -188,6 +192,7 @@ struct Hooks {
     telnyx: TelnyxWebhook,
     plivo: PlivoWebhook,
     vonage: VonageWebhook,
+    sinch: SinchWebhook,
     verified: Arc<AtomicUsize>,
 }
 
@@ -209,6 +214,7 @@ async fn webhook_server() -> (SocketAddr, Arc<AtomicUsize>) {
         telnyx: TelnyxWebhook::new(TELNYX_PUBLIC_KEY).unwrap(),
         plivo: PlivoWebhook::new(PLIVO_AUTH_TOKEN).unwrap(),
         vonage: VonageWebhook::new(VONAGE_SIGNATURE_SECRET).unwrap(),
+        sinch: SinchWebhook::hmac(SINCH_WEBHOOK_SECRET).unwrap(),
         verified: Arc::clone(&verified),
     };
     let app = Router::new()
@@ -216,6 +222,7 @@ async fn webhook_server() -> (SocketAddr, Arc<AtomicUsize>) {
         .route("/telnyx", post(receive::<TelnyxWebhook>))
         .route("/plivo", post(receive::<PlivoWebhook>))
         .route("/vonage", post(receive::<VonageWebhook>))
+        .route("/sinch", post(receive::<SinchWebhook>))
         .with_state(hooks);
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let address = listener.local_addr().unwrap();
@@ -262,10 +269,17 @@ fn client(adapter: impl Adapter) -> ClientBuilder {
 /// Builds a client builder, again and again.
 type Builder = Box<dyn Fn() -> ClientBuilder + Send + Sync>;
 
-/// The four adapters at `base`, with the secrets of `twilio_token`, `telnyx_key` and so on.
-fn adapters(base: &str, token: &'static str, key: &'static str, secret: &'static str) -> Vec<(&'static str, Builder)> {
+/// The adapters at `base`, with `token` (Twilio's and Plivo's), `key` (Telnyx's), `secret`
+/// (Vonage's) and `sinch` (Sinch's API token).
+fn adapters(
+    base: &str,
+    token: &'static str,
+    key: &'static str,
+    secret: &'static str,
+    sinch: &'static str,
+) -> Vec<(&'static str, Builder)> {
     let base = base.to_owned();
-    let (twilio, telnyx, plivo, vonage) = (base.clone(), base.clone(), base.clone(), base);
+    let (twilio, telnyx, plivo, vonage, sinch_base) = (base.clone(), base.clone(), base.clone(), base.clone(), base);
     vec![
         (
             "twilio",
@@ -282,6 +296,12 @@ fn adapters(base: &str, token: &'static str, key: &'static str, secret: &'static
             "vonage",
             Box::new(move || {
                 client(Vonage::basic(VONAGE_API_KEY, secret).from(FROM).base_url(&vonage).build().unwrap())
+            }),
+        ),
+        (
+            "sinch",
+            Box::new(move || {
+                client(Sinch::builder(SINCH_SERVICE_PLAN_ID, sinch).from(FROM).base_url(&sinch_base).build().unwrap())
             }),
         ),
     ]
@@ -345,7 +365,7 @@ async fn sends(
     hooks: SocketAddr,
 ) {
     let base = emulator.base_url();
-    let tasks: Vec<_> = adapters(&base, TWILIO_AUTH_TOKEN, TELNYX_API_KEY, VONAGE_API_SECRET)
+    let tasks: Vec<_> = adapters(&base, TWILIO_AUTH_TOKEN, TELNYX_API_KEY, VONAGE_API_SECRET, SINCH_API_TOKEN)
         .into_iter()
         .map(|(provider, builder)| tokio::spawn(provider_sends(provider, builder, stores.to_vec(), hooks)))
         .collect();
@@ -373,7 +393,7 @@ async fn sends(
     }
     // The echoing provider, through every adapter built with the echo secrets, with a store.
     let echo = echo_server().await;
-    for (provider, builder) in adapters(&echo, ECHO_TOKEN, ECHO_KEY, ECHO_TOKEN) {
+    for (provider, builder) in adapters(&echo, ECHO_TOKEN, ECHO_KEY, ECHO_TOKEN, ECHO_TOKEN) {
         for (store_name, store) in stores {
             let key = format!("audit:echo:{provider}:{store_name}:{}", std::process::id());
             let client = builder().idempotency(Arc::clone(store)).build().unwrap();
@@ -474,7 +494,7 @@ fn post_raw(address: SocketAddr, path: &str, request: &SignedRequest) -> String 
 /// through the integration and the verifiers, and a valid one straight to a verifier.
 async fn webhooks(seen: &mut Seen, emulator: &RunningEmulator, hooks: SocketAddr) {
     let inbound = format!("{}/_emulator/inbound", emulator.base_url());
-    for provider in ["twilio", "telnyx", "plivo", "vonage"] {
+    for provider in ["twilio", "telnyx", "plivo", "vonage", "sinch"] {
         let request = json!({"provider": provider, "from": INBOUND_FROM, "to": FROM, "text": body(600), "inbound_url": format!("http://{hooks}/{provider}")});
         let answer = tokio::task::spawn_blocking({
             let address: SocketAddr = emulator.local_addr();
@@ -511,6 +531,7 @@ async fn webhooks(seen: &mut Seen, emulator: &RunningEmulator, hooks: SocketAddr
         Box::new(TelnyxWebhook::new(TELNYX_PUBLIC_KEY).unwrap()) as Box<dyn WebhookVerifier>,
         Box::new(PlivoWebhook::new(PLIVO_AUTH_TOKEN).unwrap()),
         Box::new(VonageWebhook::new(VONAGE_SIGNATURE_SECRET).unwrap()),
+        Box::new(SinchWebhook::hmac(SINCH_WEBHOOK_SECRET).unwrap()),
     ] {
         let error = verifier.verify(&forged.as_request()).unwrap_err();
         seen.add("webhook error", format!("{error} | {error:?}"));
@@ -539,7 +560,7 @@ fn command(seen: &mut Seen, emulator_base: &str, dir: &std::path::Path) {
     };
     let key = format!("audit-command-{}", std::process::id());
     let stores = [&sqlite, &postgres];
-    for (n, provider) in ["twilio", "telnyx", "plivo", "vonage"].into_iter().enumerate() {
+    for (n, provider) in ["twilio", "telnyx", "plivo", "vonage", "sinch"].into_iter().enumerate() {
         for to in [TO, magic::INVALID_NUMBER, magic::SERVER_ERROR, magic::BARE_429] {
             let text = body(800);
             let send = ["send", "--provider", provider, "--to", to, "--body", &text, "--timeout-ms", "800"];
@@ -593,7 +614,7 @@ fn command(seen: &mut Seen, emulator_base: &str, dir: &std::path::Path) {
     }
     run("validate", &["validate", "--to", TO, "--body", &body(870)]);
     run("validate --json", &["validate", "--to", TO, "--body", &body(870), "--json"]);
-    for provider in ["twilio", "telnyx", "plivo", "vonage"] {
+    for provider in ["twilio", "telnyx", "plivo", "vonage", "sinch"] {
         run("doctor", &["doctor", "--adapter", provider]);
     }
     // A forged webhook, and an authentic one (text output: the event's type and dedupe key).
@@ -654,6 +675,11 @@ fn command_env(emulator_base: &str, dir: &std::path::Path) -> Env {
         ("VONAGE_FROM", FROM),
         ("SMS_SDK_VONAGE_BASE_URL", emulator_base),
         ("VONAGE_SIGNATURE_SECRET", VONAGE_SIGNATURE_SECRET),
+        ("SINCH_SERVICE_PLAN_ID", SINCH_SERVICE_PLAN_ID),
+        ("SINCH_API_TOKEN", SINCH_API_TOKEN),
+        ("SINCH_FROM", FROM),
+        ("SMS_SDK_SINCH_BASE_URL", emulator_base),
+        ("SINCH_WEBHOOK_SECRET", SINCH_WEBHOOK_SECRET),
         ("XDG_DATA_HOME", &dir.display().to_string()),
     ]
     .into_iter()
@@ -698,10 +724,10 @@ fn redact_end_to_end_audit() {
         println!("sends done after {:?}", started.elapsed());
         webhooks(&mut seen, &emulator, hooks).await;
         listings(&mut seen, &stores).await;
-        // Each provider's accepted sends post status webhooks; the four inbound messages too.
-        wait_for(&verified, 12).await;
+        // Each provider's accepted sends post status webhooks; the inbound messages too.
+        wait_for(&verified, 15).await;
     });
-    assert!(verified.load(Ordering::SeqCst) >= 12, "only {} webhooks were verified", verified.load(Ordering::SeqCst));
+    assert!(verified.load(Ordering::SeqCst) >= 15, "only {} webhooks were verified", verified.load(Ordering::SeqCst));
     println!("library done after {:?}", started.elapsed());
     command(&mut seen, &emulator.base_url(), &dir);
     println!("command done after {:?}", started.elapsed());

@@ -817,6 +817,70 @@ fn serve_settles_a_created_then_dropped_send() {
     assert_eq!(background.count(), 1, "the replay made a request");
 }
 
+/// Sinch through `serve`: its HMAC-signed delivery report settles an unknown send (the reference
+/// rides in `client_reference`), and its signed `mo_text` STOP suppresses the number.
+#[test]
+fn serve_sinch_settles_an_unknown_send_and_takes_a_stop() {
+    let store = sqlite_store("sinch");
+    let vars = [
+        ("SINCH_WEBHOOK_SECRET", credentials::SINCH_WEBHOOK_SECRET),
+        ("SMS_SDK_CORRELATION_SECRET", CORRELATION_SECRET),
+    ];
+    let serve = Serve::start(&store, &vars, &[]);
+    assert!(serve.stderr().contains("POST /webhooks/sinch (SINCH_WEBHOOK_SECRET set)"), "{}", serve.stderr());
+    let hook = serve.url("/webhooks/sinch");
+    let background = Background::start(|b| b.inbound_url_for(Provider::Sinch, hook.clone()));
+    let base = background.emulator().base_url();
+    let env: Env = [
+        ("SINCH_SERVICE_PLAN_ID", credentials::SINCH_SERVICE_PLAN_ID),
+        ("SINCH_API_TOKEN", credentials::SINCH_API_TOKEN),
+        ("SINCH_FROM", FROM),
+        ("SMS_SDK_SINCH_BASE_URL", base.as_str()),
+        ("SMS_SDK_CORRELATION_SECRET", CORRELATION_SECRET),
+    ]
+    .iter()
+    .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+    .collect();
+    let key = unique("sinch-key");
+    let send = [
+        "send",
+        "--to",
+        magic::CREATED_THEN_DROPPED,
+        "--body",
+        "Your code is 123456",
+        "--idempotency-key",
+        &key,
+        "--webhook-url",
+        &hook,
+        "--store",
+        &store,
+    ];
+    let unknown = command(&send, &env);
+    assert_eq!(unknown.code, 3, "{}", show(&unknown));
+    let created = background.emulator().messages();
+    let id = created[0].id.clone().expect("the emulator created the batch");
+    assert!(created[0].client_ref.is_some(), "the send carried no client_reference");
+    serve.wait_for_event("the delivery report", |e| e["provider_id"] == id.as_str());
+    let (state, shown) = state_of(&key, &store, &env);
+    assert_eq!(state, "accepted", "settled: {shown}");
+
+    // A STOP from a customer, signed like Sinch's inbound callback.
+    let number = recipient();
+    let body = json!({"provider": "sinch", "from": number, "to": FROM, "text": "STOP"}).to_string();
+    let headers = [("content-type".to_owned(), "application/json".to_owned())];
+    let address = background.emulator().local_addr().to_string();
+    let answer = http(&address, "POST", "/_emulator/inbound", &headers, body.as_bytes()).unwrap();
+    let answer: Value = serde_json::from_str(&answer.body).unwrap();
+    assert_eq!(answer["webhook_status"], 200, "{answer}\n{}", serve.stderr());
+    let stop = serve.wait_for_event("the STOP", |e| e["type"] == "recipient.opted_out" && e["from"] == number.as_str());
+    assert_eq!(stop["provider"], "sinch", "{stop}");
+    let before = background.count();
+    let refused = command(&["send", "--to", number.as_str(), "--body", "Sale!", "--store", &store], &env);
+    assert_eq!(refused.code, 1, "{}", show(&refused));
+    assert!(refused.err.contains("opted out"), "{}", show(&refused));
+    assert_eq!(background.count(), before, "no provider request for an opted-out number");
+}
+
 // ---------------------------------------------------------------------------------------------
 // 3. Forged and tampered webhooks are refused and consume nothing.
 

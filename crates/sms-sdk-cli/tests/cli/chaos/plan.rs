@@ -103,10 +103,10 @@ impl Fault {
     /// authenticated requests of the same key already reached that provider (the emulator's
     /// rate-limited-once state flips with each of them).
     pub fn expected(self, provider: Provider, earlier: usize) -> Expect {
-        // Plivo documents no error codes: the emulator answers its generic 400, a `request`
-        // rejection, for every magic rejection.
+        // Plivo documents no error codes (the emulator answers its generic 400) and Sinch answers
+        // what it cannot take with a 400 syntax error: a `request` rejection for every magic one.
         let rejected = |category| match provider {
-            Provider::Plivo => Expect::Rejected(Category::Request),
+            Provider::Plivo | Provider::Sinch => Expect::Rejected(Category::Request),
             Provider::Twilio | Provider::Telnyx | Provider::Vonage => Expect::Rejected(category),
         };
         match self {
@@ -120,6 +120,8 @@ impl Fault {
             Self::Reset | Self::CreatedThenDropped => Expect::Unknown(UnknownReason::Network),
             Self::RateLimitedOnce if earlier % 2 == 1 => Expect::Accepted,
             Self::RateLimitedOnce | Self::AlwaysRateLimited => Expect::Rejected(Category::RateLimited),
+            // Sinch documents its 429 by the status alone.
+            Self::Bare429 if provider == Provider::Sinch => Expect::Rejected(Category::RateLimited),
             Self::Bare429 => Expect::Unknown(UnknownReason::UnexpectedStatus),
             Self::Unreadable2xx => Expect::Unknown(UnknownReason::MalformedResponse),
         }

@@ -7,9 +7,10 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use sms_sdk::provider::sinch::Sinch;
 use sms_sdk::store::{Operator as _, Record, Resolution, Store};
 use sms_sdk::{Client, ClientBuilder, Error, Failover, Message, Plivo, Receipt, RetryPolicy, Telnyx, Twilio, Vonage};
-use sms_sdk_emulator::credentials::{PLIVO_AUTH_ID, TWILIO_ACCOUNT_SID, VONAGE_API_KEY};
+use sms_sdk_emulator::credentials::{PLIVO_AUTH_ID, SINCH_SERVICE_PLAN_ID, TWILIO_ACCOUNT_SID, VONAGE_API_KEY};
 use sms_sdk_emulator::{Emulator, Provider, ReceivedMessage, RunningEmulator};
 
 use super::check::{Observed, Seen};
@@ -202,5 +203,8 @@ fn adapter(builder: ClientBuilder, emulator: &RunningEmulator, provider: Provide
         (Provider::Vonage, true) => {
             builder.adapter(Vonage::basic(VONAGE_API_KEY, "wrong-secret").base_url(base).from(FROM).build().unwrap())
         }
+        (Provider::Sinch, false) => builder.adapter(emulator.sinch().from(FROM).build().unwrap()),
+        (Provider::Sinch, true) => builder
+            .adapter(Sinch::builder(SINCH_SERVICE_PLAN_ID, "wrong-token").base_url(base).from(FROM).build().unwrap()),
     }
 }
