@@ -563,7 +563,7 @@ impl BaseUrl {
         let overridden = env.get(&variable).is_some();
         let url = config::origin(env, provider);
         let shown = redact_url_userinfo(url.trim_end_matches('/'));
-        Self { overridden, variable, shown }
+        Self { variable, overridden, shown }
     }
 
     /// Who answered a live send: the provider, or the endpoint that replaces it.

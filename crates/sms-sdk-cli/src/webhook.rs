@@ -283,29 +283,7 @@ fn diagnose(provider: Provider, error: &WebhookError, url: &str, headers: &Heade
                     and that TELNYX_PUBLIC_KEY is the account's public key (Mission Control, \"Public Key\")."
                 .into(),
         },
-        (Provider::Sinch, "invalid_signature") if headers.contains_key("x-sinch-webhook-signature") => Diagnosis {
-            url_signed: false,
-            signed: "Sinch does not sign the URL: it signs the raw body, a dot, the x-sinch-webhook-signature-nonce \
-                     header, a dot and the x-sinch-webhook-signature-timestamp header, with HMAC (SHA-256, or \
-                     SHA-512 as x-sinch-webhook-signature-algorithm says)."
-                .into(),
-            url: None,
-            check: "Check that the body is the one received, byte for byte (no re-encoding, pretty-printing or \
-                    added newline), that the nonce and timestamp headers are the ones received, and that \
-                    SINCH_WEBHOOK_SECRET is the HMAC secret set on the service plan (Sinch sets it up through your \
-                    account manager)."
-                .into(),
-        },
-        (Provider::Sinch, "invalid_signature") => Diagnosis {
-            url_signed: false,
-            signed: "Without HMAC signing, a Sinch callback carries only the Basic credentials written into its \
-                     callback URL (https://user:password@host/path), sent as the Authorization header."
-                .into(),
-            url: None,
-            check: "Check that the Authorization header is the one received and that SINCH_WEBHOOK_BASIC is the \
-                    user:password of the service plan's callback URL."
-                .into(),
-        },
+        (Provider::Sinch, _) => return sinch_diagnosis(reason, headers),
         (Provider::Vonage, "invalid_signature") => Diagnosis {
             url_signed: false,
             signed: "Vonage does not sign the URL: it signs a JWT (HS256, with the signature secret) in the \
@@ -329,6 +307,36 @@ fn diagnose(provider: Provider, error: &WebhookError, url: &str, headers: &Heade
         _ => return None,
     };
     Some(diagnosis)
+}
+
+/// [`diagnose`] for Sinch: what an HMAC-signed callback signs, or what Basic credentials prove.
+fn sinch_diagnosis(reason: &str, headers: &HeaderMap) -> Option<Diagnosis> {
+    Some(match reason {
+        "invalid_signature" if headers.contains_key("x-sinch-webhook-signature") => Diagnosis {
+            url_signed: false,
+            signed: "Sinch does not sign the URL: it signs the raw body, a dot, the x-sinch-webhook-signature-nonce \
+                     header, a dot and the x-sinch-webhook-signature-timestamp header, with HMAC (SHA-256, or \
+                     SHA-512 as x-sinch-webhook-signature-algorithm says)."
+                .into(),
+            url: None,
+            check: "Check that the body is the one received, byte for byte (no re-encoding, pretty-printing or \
+                    added newline), that the nonce and timestamp headers are the ones received, and that \
+                    SINCH_WEBHOOK_SECRET is the HMAC secret set on the service plan (Sinch sets it up through your \
+                    account manager)."
+                .into(),
+        },
+        "invalid_signature" => Diagnosis {
+            url_signed: false,
+            signed: "Without HMAC signing, a Sinch callback carries only the Basic credentials written into its \
+                     callback URL (https://user:password@host/path), sent as the Authorization header."
+                .into(),
+            url: None,
+            check: "Check that the Authorization header is the one received and that SINCH_WEBHOOK_BASIC is the \
+                    user:password of the service plan's callback URL."
+                .into(),
+        },
+        _ => return None,
+    })
 }
 
 /// A phone number or sender as the command prints it: masked.

@@ -25,7 +25,18 @@ type AppState = State<Arc<App>>;
 
 /// The emulator's router.
 pub(crate) fn router(app: Arc<App>) -> Router {
-    Router::new()
+    emulator_routes(provider_routes(Router::new()))
+        .fallback(|State(app): AppState| async move {
+            let response = error_response(StatusCode::NOT_FOUND, "no such route");
+            app.report(None, Operation::NoRoute, None, &response);
+            response
+        })
+        .with_state(app)
+}
+
+/// Each provider's send, fetch and list endpoints.
+fn provider_routes(router: Router<Arc<App>>) -> Router<Arc<App>> {
+    router
         .route(
             "/2010-04-01/Accounts/{account}/Messages.json",
             post(|State(app): AppState, connection, Path(account): Path<String>, headers, body| async move {
@@ -84,14 +95,16 @@ pub(crate) fn router(app: Arc<App>) -> Router {
             post(|State(app): AppState, connection, Path(plan): Path<String>, headers, body| async move {
                 send(&app, connection, Provider::Sinch, Some(&plan), &headers, body).await
             })
-            .get(|State(app): AppState, Path(plan): Path<String>, headers: HeaderMap, uri: Uri| async move {
-                let response = refusal(&app, Provider::Sinch, Some(&plan), &headers).unwrap_or_else(|| {
-                    let list = sinch_list(&app.store.list(), uri.query().unwrap_or_default());
-                    json_response(StatusCode::OK, &list)
-                });
-                app.report(Some(Provider::Sinch), Operation::List, None, &response);
-                response
-            }),
+            .get(
+                |State(app): AppState, Path(plan): Path<String>, headers: HeaderMap, uri: Uri| async move {
+                    let response = refusal(&app, Provider::Sinch, Some(&plan), &headers).unwrap_or_else(|| {
+                        let list = sinch_list(&app.store.list(), uri.query().unwrap_or_default());
+                        json_response(StatusCode::OK, &list)
+                    });
+                    app.report(Some(Provider::Sinch), Operation::List, None, &response);
+                    response
+                },
+            ),
         )
         .route(
             "/xms/v1/{plan}/batches/{id}",
@@ -99,6 +112,11 @@ pub(crate) fn router(app: Arc<App>) -> Router {
                 lookup(&app, Provider::Sinch, Some(&plan), &headers, &id)
             }),
         )
+}
+
+/// The emulator's own endpoints: inspection, keys, inbound messages.
+fn emulator_routes(router: Router<Arc<App>>) -> Router<Arc<App>> {
+    router
         .route(
             "/_emulator/messages",
             get(|State(app): AppState| async move {
@@ -125,12 +143,6 @@ pub(crate) fn router(app: Arc<App>) -> Router {
             "/_emulator/inbound",
             post(|State(app): AppState, headers: HeaderMap, body: Body| async move { inbound(&app, &headers, body).await }),
         )
-        .fallback(|State(app): AppState| async move {
-            let response = error_response(StatusCode::NOT_FOUND, "no such route");
-            app.report(None, Operation::NoRoute, None, &response);
-            response
-        })
-        .with_state(app)
 }
 
 fn messages_json(app: &App) -> Value {

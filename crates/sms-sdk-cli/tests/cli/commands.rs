@@ -147,9 +147,10 @@ fn validate_is_local() {
 }
 
 mod webhook_verify {
+    use base64::Engine as _;
     use sms_sdk::testing::webhooks::{
-        SignedRequest, TelnyxKeyPair, signed_plivo_v3_request, signed_telnyx_request, signed_twilio_request,
-        signed_vonage_request,
+        SignedRequest, TelnyxKeyPair, signed_plivo_v3_request, signed_sinch_request, signed_telnyx_request,
+        signed_twilio_request, signed_vonage_request,
     };
 
     use super::*;
@@ -194,10 +195,17 @@ mod webhook_verify {
             ("TELNYX_PUBLIC_KEY", key.public_key.clone()),
             ("PLIVO_AUTH_TOKEN", "pl-token".to_owned()),
             ("VONAGE_SIGNATURE_SECRET", "vo-secret".to_owned()),
+            ("SINCH_WEBHOOK_SECRET", "si-secret".to_owned()),
         ]
         .into_iter()
         .collect();
+        let sinch_report = r#"{"type":"recipient_delivery_report_sms","batch_id":"01FC66621XXXXX119Z8PMV1QPQ","recipient":"+14155550123","code":0,"status":"Delivered"}"#;
         let cases: Vec<(&str, SignedRequest, Option<&str>)> = vec![
+            (
+                "sinch",
+                signed_sinch_request("si-secret", url, sinch_report, 1_700_000_000, "01FJA8B4A7BM43YGWSG9GBV067"),
+                Some("1700000000"),
+            ),
             (
                 "twilio",
                 signed_twilio_request("tw-token", url, &[("MessageSid", MESSAGE_SID), ("MessageStatus", "delivered")]),
@@ -237,6 +245,21 @@ mod webhook_verify {
             let bad = verify(provider, url, &flipped(&request), &env, now);
             assert_eq!(bad.code, 1, "{provider}: {}{}", bad.out, bad.err);
         }
+        // Sinch without HMAC signing: the Basic credentials of the callback URL, whole.
+        let basic = |credentials: &str| {
+            let mut headers = http::HeaderMap::new();
+            let value = format!("Basic {}", base64::engine::general_purpose::STANDARD.encode(credentials));
+            headers.insert("authorization", value.parse().unwrap());
+            SignedRequest { headers, ..signed_sinch_request("unused", url, sinch_report, 1_700_000_000, "n") }
+        };
+        let basic_env: Env = [("SINCH_WEBHOOK_BASIC", "sinch:callback-pass".to_owned())].into_iter().collect();
+        assert_eq!(verify("sinch", url, &basic("sinch:callback-pass"), &basic_env, None).code, 0);
+        let wrong = verify("sinch", url, &basic("sinch:callback-pas"), &basic_env, None);
+        assert_eq!(wrong.code, 1, "{}{}", wrong.out, wrong.err);
+        assert!(wrong.err.contains("SINCH_WEBHOOK_BASIC"), "{}", wrong.err);
+        let unset = verify("sinch", url, &basic("sinch:callback-pass"), &Env::default(), None);
+        assert_eq!(unset.code, 7);
+        assert!(unset.err.contains("SINCH_WEBHOOK_SECRET (or SINCH_WEBHOOK_BASIC) is not set"), "{}", unset.err);
         // Authentic but malformed → 6; no secret → 7.
         let malformed = signed_twilio_request("tw-token", url, &[("Body", "hi")]);
         assert_eq!(verify("twilio", url, &malformed, &env, None).code, 6);

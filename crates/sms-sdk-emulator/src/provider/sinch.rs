@@ -33,7 +33,9 @@ pub(super) fn authenticate(request: &AuthRequest<'_>) -> bool {
 
 /// A new id in Sinch's format (`01FC66621XXXXX119Z8PMV1QPQ`).
 pub(super) fn new_id() -> String {
-    (0..ID_LENGTH).map(|_| char::from(CROCKFORD[fastrand::usize(..CROCKFORD.len())])).collect()
+    (0..ID_LENGTH)
+        .map(|_| char::from(CROCKFORD.get(fastrand::usize(..CROCKFORD.len())).copied().unwrap_or(b'0')))
+        .collect()
 }
 
 /// Reads the JSON body: a text batch (`type` absent or `mt_text`) of exactly one recipient, the
