@@ -416,6 +416,11 @@ impl Doctor<'_> {
                 self.line(INFO, &format!("{name} set{marker}"));
             }
         }
+        if provider == Provider::Sinch
+            && let Err(message) = config::sinch_region(self.env)
+        {
+            self.line(FAIL, &message);
+        }
     }
 
     fn body(&mut self, body: &str) {

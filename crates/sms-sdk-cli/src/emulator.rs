@@ -171,8 +171,8 @@ fn magic_lines() -> Vec<String> {
 /// they are numbered.
 fn single_provider_lines() -> Vec<String> {
     let mut lines = vec![
-        "Rejected at one provider only, accepted and delivered by the others (to show failover): \
-         +1500555P0RR, P = 1 twilio, 2 telnyx, 3 plivo, 4 vonage, 5 sinch, for the reason of +150055500RR above:"
+        "Rejected at one provider only, accepted and delivered by the others (to show failover; at plivo \
+         and sinch they are category request, which does not fail over): +1500555P0RR, P = 1 twilio, 2 telnyx, 3 plivo, 4 vonage, 5 sinch, for the reason of +150055500RR above:"
             .to_owned(),
     ];
     for recipient in magic::recipients().filter(|r| r.only_at.is_some()) {

@@ -17,21 +17,23 @@ use crate::{EXIT_CONFIGURATION, Env};
 pub(crate) struct StoreFlag {
     /// Store URL: memory, sqlite:PATH, postgres://… (or postgresql://…), redis://…, rediss://…,
     /// redis-cluster://… or rediss-cluster://… (default:
-    /// `SMS_SDK_STORE`, else state.db in the user's data directory, or emulator.db there when no
-    /// provider is configured). It holds the idempotency records and the suppression list, which
+    /// `SMS_SDK_STORE`, else state.db in the user's data directory, or for the other commands than
+    /// serve emulator.db there when no provider credential or webhook secret is set). It holds the idempotency records and the suppression list, which
     /// every send checks first.
     #[arg(id = "store", long = "store", value_name = "URL")]
     pub(crate) named: Option<String>,
 }
 
 impl StoreFlag {
-    /// The URL of the named store, or of the one `send` would use: the data directory's
-    /// `state.db` when any provider variable is set, else the embedded emulator's `emulator.db`.
+    /// The URL of the named store, or of the one `send` or `serve` would use: the data
+    /// directory's `state.db` when any provider variable or webhook secret is set, else the
+    /// embedded emulator's `emulator.db`.
     /// The operator commands (`idempotency`, `suppression`) name it on `err`, and say when it is
     /// the emulator's, which real sends never read.
     pub(crate) fn url(&self, env: &Env, err: &mut dyn Write) -> Result<String, u8> {
         let named = self.named.as_deref();
-        let sends = if crate::config::any_mentioned(env) { Sends::Real } else { Sends::Emulated };
+        let real = crate::config::any_mentioned(env) || crate::webhook::any_secret_set(env);
+        let sends = if real { Sends::Real } else { Sends::Emulated };
         let url = crate::paths::store_url(named, env, sends).map_err(|message| {
             let _ = writeln!(err, "error: store: {message}");
             EXIT_CONFIGURATION
@@ -42,7 +44,7 @@ impl StoreFlag {
             let _ = writeln!(
                 err,
                 "note: no provider is configured here, so this is the emulator's store (emulator.db); sends with \
-                 provider credentials read state.db: name the store with --store or SMS_SDK_STORE"
+                 provider credentials and `serve` read state.db: name the store with --store or SMS_SDK_STORE"
             );
         }
         Ok(url)

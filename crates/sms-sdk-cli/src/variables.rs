@@ -36,9 +36,11 @@ pub(crate) enum Group {
 /// What sends (and `validate`, which builds the same adapters) read.
 const PROVIDERS_READ: &[Group] = &[Group::Credentials, Group::BaseUrls];
 /// What the commands that open the default store read.
-const STORE_READ: &[Group] = &[Group::Configured, Group::BaseUrls, Group::Store, Group::DataDirectory];
+const STORE_READ: &[Group] =
+    &[Group::Configured, Group::WebhookSecrets, Group::BaseUrls, Group::Store, Group::DataDirectory];
 /// What the commands that reach the providers with a store read (sends, and reconcile's lookups).
-const PROVIDERS_AND_STORE_READ: &[Group] = &[Group::Credentials, Group::BaseUrls, Group::Store, Group::DataDirectory];
+const PROVIDERS_AND_STORE_READ: &[Group] =
+    &[Group::Credentials, Group::WebhookSecrets, Group::BaseUrls, Group::Store, Group::DataDirectory];
 /// What sends read: the providers, the store, and the correlation secret and callback URL.
 const SENDS_READ: &[Group] = &[
     Group::Credentials,
@@ -110,7 +112,9 @@ fn provider_names(provider: Provider) -> Vec<String> {
 fn about(group: Group) -> &'static str {
     match group {
         Group::Credentials => "Provider credentials and senders (empty values count as unset)",
-        Group::Configured => "Provider variables: any set makes state.db the default store, else emulator.db",
+        Group::Configured => {
+            "Provider variables (and the webhook secrets serve reads): any set makes state.db the default store, else emulator.db"
+        }
         Group::BaseUrls => "Base URLs replacing a provider's origin (the emulator, a proxy, a test server)",
         Group::Store => {
             "the store URL when --store is not given: memory, sqlite:PATH, postgres://… (or postgresql://…), redis://…, rediss://…, redis-cluster://…, rediss-cluster://…"
@@ -139,6 +143,10 @@ pub(crate) fn section(groups: &[Group], colour: bool) -> String {
                 let _ = writeln!(text, "  {}:", about(group));
                 for provider in Provider::ALL {
                     let _ = writeln!(text, "    {:<7} {}", provider.as_str(), provider_names(provider).join(" "));
+                }
+                if group == Group::Credentials {
+                    let _ =
+                        writeln!(text, "    (SINCH_REGION: us, eu, au, br or ca, the service plan's; us when unset)");
                 }
             }
             (_, [name]) => {

@@ -69,6 +69,11 @@ pub(crate) fn configured_variable(provider: Provider, env: &Env) -> &'static str
     }
 }
 
+/// Whether any provider's webhook secret is set (this is a host that receives real webhooks).
+pub(crate) fn any_secret_set(env: &Env) -> bool {
+    Provider::ALL.into_iter().any(|p| env.get(secret_variable(p)).is_some()) || env.get(SINCH_BASIC_VARIABLE).is_some()
+}
+
 /// What to set for `provider`'s verifier, as a message names it.
 pub(crate) fn secret_variables(provider: Provider) -> String {
     match provider {
@@ -309,9 +314,32 @@ fn diagnose(provider: Provider, error: &WebhookError, url: &str, headers: &Heade
     Some(diagnosis)
 }
 
+/// What an HMAC-signed Sinch callback signs.
+const SINCH_SIGNED: &str = "Sinch does not sign the URL: with HMAC signing it signs the raw body, a dot, the nonce \
+                            header, a dot and the timestamp header; without it, a callback carries only the Basic \
+                            credentials of its callback URL.";
+
 /// [`diagnose`] for Sinch: what an HMAC-signed callback signs, or what Basic credentials prove.
 fn sinch_diagnosis(reason: &str, headers: &HeaderMap) -> Option<Diagnosis> {
+    let unsigned_url =
+        |check: &str| Diagnosis { url_signed: false, signed: SINCH_SIGNED.into(), url: None, check: check.into() };
     Some(match reason {
+        "missing_signature" => unsigned_url(
+            "With SINCH_WEBHOOK_SECRET, the request needs the headers x-sinch-webhook-signature, \
+             x-sinch-webhook-signature-timestamp and x-sinch-webhook-signature-nonce (and optionally \
+             x-sinch-webhook-signature-algorithm), each as received (-H). With SINCH_WEBHOOK_BASIC, it needs the \
+             Authorization header Sinch sent for the credentials of the callback URL: pass it with -H \
+             \"Authorization: Basic …\" (credentials in --url are not read).",
+        ),
+        "stale_timestamp" => unsigned_url(
+            "x-sinch-webhook-signature-timestamp must be Unix seconds (not milliseconds) within 300 s of now: \
+             to check a request received earlier, pass --now with the Unix time it arrived.",
+        ),
+        "malformed_signature" => unsigned_url(
+            "x-sinch-webhook-signature must be the base64 of a 32-byte (HmacSHA256) or 64-byte (HmacSHA512) MAC, \
+             x-sinch-webhook-signature-algorithm HmacSHA256 or HmacSHA512 (or absent: HmacSHA256), and the nonce \
+             not empty: check that the headers are the ones received.",
+        ),
         "invalid_signature" if headers.contains_key("x-sinch-webhook-signature") => Diagnosis {
             url_signed: false,
             signed: "Sinch does not sign the URL: it signs the raw body, a dot, the x-sinch-webhook-signature-nonce \
@@ -423,6 +451,7 @@ pub(crate) fn verify(args: &VerifyArgs, env: &Env, out: &mut dyn Write, err: &mu
     };
     // The request's URL is `--url`, the URL the provider signed.
     let verifier = match verifier(args.provider, env)
+        .map_err(|e| format!("{}: {e}", configured_variable(args.provider, env)))
         .and_then(|v| v.ok_or_else(|| format!("{} is not set", secret_variables(args.provider))))
     {
         Ok(verifier) => verifier,

@@ -257,6 +257,17 @@ mod webhook_verify {
         let wrong = verify("sinch", url, &basic("sinch:callback-pas"), &basic_env, None);
         assert_eq!(wrong.code, 1, "{}{}", wrong.out, wrong.err);
         assert!(wrong.err.contains("SINCH_WEBHOOK_BASIC"), "{}", wrong.err);
+        let bare = verify("sinch", url, &basic("x:y"), &env, None);
+        assert_eq!(bare.code, 1);
+        assert!(bare.err.contains("x-sinch-webhook-signature-nonce") && bare.err.contains("-H"), "{}", bare.err);
+        let signed = signed_sinch_request("si-secret", url, sinch_report, 1_700_000_000, "n1");
+        let stale = verify("sinch", url, &signed, &env, Some("1700001000"));
+        assert_eq!(stale.code, 1);
+        assert!(stale.err.contains("within 300 s") && stale.err.contains("--now"), "{}", stale.err);
+        let odd: Env = [("SINCH_WEBHOOK_BASIC", "no-colon".to_owned())].into_iter().collect();
+        let refused = verify("sinch", url, &basic("x:y"), &odd, None);
+        assert_eq!(refused.code, 7);
+        assert!(refused.err.contains("SINCH_WEBHOOK_BASIC: must be user:password"), "{}", refused.err);
         let unset = verify("sinch", url, &basic("sinch:callback-pass"), &Env::default(), None);
         assert_eq!(unset.code, 7);
         assert!(unset.err.contains("SINCH_WEBHOOK_SECRET (or SINCH_WEBHOOK_BASIC) is not set"), "{}", unset.err);

@@ -123,6 +123,26 @@ fn t258_other_providers_pass_offline() {
     }
 }
 
+/// Sinch: a complete environment passes offline in each region; an unknown region fails the
+/// doctor as it fails a send; nothing set names the variables to set, once.
+#[test]
+fn sinch_region_and_missing_variables() {
+    let complete = [("SINCH_SERVICE_PLAN_ID", "plan01"), ("SINCH_API_TOKEN", "t"), ("SINCH_FROM", "+15005550006")];
+    let o = doctor(&["--adapter", "sinch"], &complete);
+    assert_eq!(o.code, 0, "{}", o.out);
+    assert!(o.out.contains("https://us.sms.api.sinch.com"), "{}", o.out);
+    let eu = doctor(&["--adapter", "sinch"], &[&complete[..], &[("SINCH_REGION", "eu")]].concat());
+    assert_eq!(eu.code, 0, "{}", eu.out);
+    assert!(eu.out.contains("https://eu.sms.api.sinch.com"), "{}", eu.out);
+    let mars = doctor(&["--adapter", "sinch"], &[&complete[..], &[("SINCH_REGION", "mars")]].concat());
+    assert_eq!(mars.code, 1, "{}", mars.out);
+    assert!(mars.out.contains("SINCH_REGION must be one of us, eu, au, br, ca"), "{}", mars.out);
+    let nothing = doctor(&["--adapter", "sinch"], &[]);
+    assert_eq!(nothing.code, 1);
+    assert!(nothing.out.contains("set SINCH_SERVICE_PLAN_ID and SINCH_API_TOKEN"), "{}", nothing.out);
+    assert!(!nothing.out.contains("must be 1 to 64"), "a format error for an unset variable: {}", nothing.out);
+}
+
 #[test]
 fn t259_partial_support_notes() {
     let o = doctor(

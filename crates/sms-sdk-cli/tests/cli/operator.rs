@@ -236,10 +236,18 @@ fn the_operator_commands_name_their_store_and_warn_when_it_is_the_emulators() {
     let added = command(&["suppression", "add", "+14155550999"], &env);
     assert_eq!(added.code, 0, "{}", added.err);
     assert!(
-        added.err.contains("emulator.db") && added.err.contains("sends with provider credentials read state.db"),
+        added.err.contains("emulator.db")
+            && added.err.contains("sends with provider credentials and `serve` read state.db"),
         "{}",
         added.err
     );
+    // A host that only receives webhooks (a webhook secret, no credentials) reads serve's store.
+    let receiving: Env =
+        [("XDG_DATA_HOME", data.display().to_string()), ("SINCH_WEBHOOK_SECRET", "s3cret-of-the-plan".to_owned())]
+            .into_iter()
+            .collect();
+    let served = command(&["suppression", "list"], &receiving);
+    assert!(served.err.contains("state.db") && !served.err.contains("emulator's store"), "{}", served.err);
     let listed = command(&["idempotency", "list"], &env);
     assert!(listed.err.contains("store: sqlite:") && listed.err.contains("emulator's store"), "{}", listed.err);
     let empty = command(&["suppression", "list", "--store", "memory"], &env);

@@ -817,8 +817,9 @@ fn serve_settles_a_created_then_dropped_send() {
     assert_eq!(background.count(), 1, "the replay made a request");
 }
 
-/// Sinch through `serve`: its HMAC-signed delivery report settles an unknown send (the reference
-/// rides in `client_reference`), and its signed `mo_text` STOP suppresses the number.
+/// Sinch through `serve`: its HMAC-signed delivery report to the plan's callback URL settles an
+/// unknown send (the reference rides in `client_reference`, with no per-message callback URL),
+/// and its signed `mo_text` STOP suppresses the number.
 #[test]
 fn serve_sinch_settles_an_unknown_send_and_takes_a_stop() {
     let store = sqlite_store("sinch");
@@ -829,7 +830,10 @@ fn serve_sinch_settles_an_unknown_send_and_takes_a_stop() {
     let serve = Serve::start(&store, &vars, &[]);
     assert!(serve.stderr().contains("POST /webhooks/sinch (SINCH_WEBHOOK_SECRET set)"), "{}", serve.stderr());
     let hook = serve.url("/webhooks/sinch");
-    let background = Background::start(|b| b.inbound_url_for(Provider::Sinch, hook.clone()));
+    // The plan's callback URL, as Sinch users configure it: the send names none of its own.
+    let background = Background::start(|b| {
+        b.inbound_url_for(Provider::Sinch, hook.clone()).webhook_url_for(Provider::Sinch, hook.clone())
+    });
     let base = background.emulator().base_url();
     let env: Env = [
         ("SINCH_SERVICE_PLAN_ID", credentials::SINCH_SERVICE_PLAN_ID),
@@ -850,8 +854,6 @@ fn serve_sinch_settles_an_unknown_send_and_takes_a_stop() {
         "Your code is 123456",
         "--idempotency-key",
         &key,
-        "--webhook-url",
-        &hook,
         "--store",
         &store,
     ];
@@ -859,6 +861,7 @@ fn serve_sinch_settles_an_unknown_send_and_takes_a_stop() {
     assert_eq!(unknown.code, 3, "{}", show(&unknown));
     let created = background.emulator().messages();
     let id = created[0].id.clone().expect("the emulator created the batch");
+    assert_eq!(created[0].callback_url, None);
     assert!(created[0].client_ref.is_some(), "the send carried no client_reference");
     serve.wait_for_event("the delivery report", |e| e["provider_id"] == id.as_str());
     let (state, shown) = state_of(&key, &store, &env);

@@ -96,16 +96,22 @@ impl Held<'_> {
     }
 }
 
+/// The providers that carry the reference in the message itself and echo it in every status
+/// webhook, whichever URL receives them (Vonage's `client_ref`, Sinch's `client_reference`).
+const BODY_REFERENCES: [&str; 2] = ["vonage", "sinch"];
+
 /// Gives every candidate the key's correlation reference, once the store remembers it. Only a
 /// send that has somewhere for it gets one: a candidate with a per-message callback URL, or
-/// Vonage (whose `client_ref` reaches the application's own status URL). Without a secret, or a
-/// store without a correlation index, the chain is unchanged; a store failure here is logged and
+/// a provider of [`BODY_REFERENCES`]. Without a secret, or a store without a correlation index,
+/// the chain is unchanged; a store failure here is logged and
 /// the send goes on without a reference (only automatic reconciliation is lost, never the send).
 async fn correlate(idempotency: &Idempotency, key: &str, mut chain: Vec<Candidate>, now: SystemTime) -> Vec<Candidate> {
     let (Some(correlation), Some(index)) = (&idempotency.correlation, idempotency.store.references()) else {
         return chain;
     };
-    let echoed = |(adapter, outbound): &Candidate| outbound.webhook_url.is_some() || adapter.info().name == "vonage";
+    let echoed = |(adapter, outbound): &Candidate| {
+        outbound.webhook_url.is_some() || BODY_REFERENCES.contains(&adapter.info().name.as_str())
+    };
     if !chain.iter().any(echoed) {
         return chain;
     }

@@ -31,6 +31,12 @@ pub(crate) trait ResponseBody<'a>: serde::Deserialize<'a> + Default {
     /// The error code of a 4xx body.
     fn code(&self) -> Option<Cow<'_, str>>;
 
+    /// The error code of a 4xx whose body has none, from a header (AWS's `x-amzn-ErrorType`);
+    /// `None` for providers whose code is only in the body.
+    fn header_code<'s>(&'s self, _headers: &'s HeaderMap) -> Option<&'s str> {
+        None
+    }
+
     /// The error message of a 4xx body.
     fn message(&self) -> Option<&str>;
 
@@ -69,7 +75,7 @@ pub(crate) fn classify_response<'a, B: ResponseBody<'a>>(
             }),
         },
         StatusClass::ClientError => {
-            let code = body.code();
+            let code = body.code().or_else(|| body.header_code(headers).map(Cow::Borrowed));
             let category = body.category(status, code.as_deref());
             let mut details = details();
             if let Some(code) = code {

@@ -36,6 +36,9 @@
 //! facts and pure functions that the emulator and the test suites also use sit in the provider's
 //! `#[doc(hidden)] __private` module: not part of the stable API, they may change in any release.
 
+#[cfg(feature = "aws")]
+#[cfg_attr(docsrs, doc(cfg(feature = "aws")))]
+pub mod aws;
 #[cfg(feature = "plivo")]
 #[cfg_attr(docsrs, doc(cfg(feature = "plivo")))]
 pub mod plivo;

@@ -147,6 +147,9 @@ impl SinchBuilder {
     /// goes into the request's path), the API token is empty or holds a character that cannot
     /// be sent in a header, or the base URL is not http(s).
     pub fn build(self) -> Result<Sinch, Error> {
+        if self.service_plan_id.is_empty() {
+            return Err(Error::configuration("Sinch service_plan_id is required."));
+        }
         if !is_plain_id(&self.service_plan_id) {
             return Err(Error::configuration("The Sinch service plan id must be 1 to 64 letters, digits, '-' or '_'."));
         }
@@ -209,10 +212,12 @@ mod tests {
     #[test]
     fn the_builder_checks_what_goes_into_the_path_and_the_header() {
         assert!(Sinch::builder("plan-1", "token").build().is_ok());
-        for plan in ["", "../x", "a/b", "a?b"] {
+        for plan in ["../x", "a/b", "a?b"] {
             let error = Sinch::builder(plan, "token").build().unwrap_err();
             assert!(error.to_string().contains("service plan id"), "{plan}: {error}");
         }
+        let error = Sinch::builder("", "token").build().unwrap_err();
+        assert_eq!(error.to_string(), "Sinch service_plan_id is required.");
         assert!(Sinch::builder("plan", "").build().is_err());
         assert!(Sinch::builder("plan", "a\nb").build().is_err());
         let eu = Sinch::builder("plan", "token").region(Region::Eu).build().unwrap();
