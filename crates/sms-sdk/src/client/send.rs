@@ -97,8 +97,9 @@ impl Held<'_> {
 }
 
 /// The providers that carry the reference in the message itself and echo it in every status
-/// webhook, whichever URL receives them (Vonage's `client_ref`, Sinch's `client_reference`).
-const BODY_REFERENCES: [&str; 2] = ["vonage", "sinch"];
+/// webhook, whichever URL receives them (Vonage's `client_ref`, Sinch's `client_reference`,
+/// AWS's `Context`).
+const BODY_REFERENCES: [&str; 3] = ["vonage", "sinch", "aws"];
 
 /// Gives every candidate the key's correlation reference, once the store remembers it. Only a
 /// send that has somewhere for it gets one: a candidate with a per-message callback URL, or

@@ -57,6 +57,14 @@ pub(crate) enum Body {
     Form(String),
     /// `application/json`.
     Json(Value),
+    /// Bytes already encoded, of this content type (a body that is signed as sent).
+    #[cfg_attr(not(feature = "aws"), allow(dead_code))]
+    Raw {
+        /// The `Content-Type`.
+        content_type: &'static str,
+        /// The exact bytes sent.
+        bytes: Vec<u8>,
+    },
 }
 
 /// One request to the provider.
@@ -69,6 +77,8 @@ pub(crate) struct Post<'a> {
     pub(crate) timeout: Duration,
     /// The message text: scrubbed from anything the provider sends back, as secrets are.
     pub(crate) text: &'a str,
+    /// Headers beyond the authorization and the content type (a signed request's `x-amz-*`).
+    pub(crate) headers: Vec<(header::HeaderName, HeaderValue)>,
 }
 
 impl<'a> Post<'a> {
@@ -79,7 +89,7 @@ impl<'a> Post<'a> {
         cx: &'a SendContext,
         message: &'a OutboundMessage,
     ) -> Self {
-        Self { authorization, body, timeout: cx.timeout, text: &message.body }
+        Self { authorization, body, timeout: cx.timeout, text: &message.body, headers: Vec::new() }
     }
 }
 
@@ -171,6 +181,17 @@ impl Transport {
         &self.origin
     }
 
+    /// The `Host` header a request carries: the host, and the port when it is not the scheme's
+    /// default (what a signature over the host covers).
+    #[cfg_attr(not(feature = "aws"), allow(dead_code))]
+    pub(crate) fn host_header(&self) -> String {
+        let host = self.endpoint.host_str().unwrap_or_default();
+        match self.endpoint.port() {
+            Some(port) => format!("{host}:{port}"),
+            None => host.to_owned(),
+        }
+    }
+
     /// Sends `post` and classifies the response with `interpret`: a failure before the request
     /// could be written is `Rejected(Unreachable)`, any later transport failure
     /// `Unknown(Network)` (or `Timeout`).
@@ -198,7 +219,13 @@ impl Transport {
         if let Some(user_agent) = user_agent {
             request = request.header(header::USER_AGENT, user_agent.clone());
         }
+        for (name, value) in post.headers {
+            request = request.header(name, value);
+        }
         request = match post.body {
+            Body::Raw { content_type, bytes } => {
+                request.header(header::CONTENT_TYPE, HeaderValue::from_static(content_type)).body(bytes)
+            }
             Body::Form(form) => request
                 .header(header::CONTENT_TYPE, HeaderValue::from_static("application/x-www-form-urlencoded"))
                 .body(form),

@@ -4,6 +4,8 @@
 // Helpers shared by the provider modules: a build with only some providers leaves some unused.
 #![cfg_attr(not(all(feature = "twilio", feature = "telnyx", feature = "plivo", feature = "vonage")), allow(dead_code))]
 
+#[cfg(feature = "aws")]
+mod aws;
 #[cfg(feature = "twilio")]
 mod endpoint;
 #[cfg(feature = "twilio")]
