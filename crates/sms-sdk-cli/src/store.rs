@@ -17,9 +17,9 @@ use crate::{EXIT_CONFIGURATION, Env};
 pub(crate) struct StoreFlag {
     /// Store URL: memory, sqlite:PATH, postgres://… (or postgresql://…), redis://…, rediss://…,
     /// redis-cluster://… or rediss-cluster://… (default:
-    /// `SMS_SDK_STORE`, else state.db in the user's data directory, or for the other commands than
-    /// serve emulator.db there when no provider credential or webhook secret is set). It holds the idempotency records and the suppression list, which
-    /// every send checks first.
+    /// `SMS_SDK_STORE`, else state.db in the user's data directory; except for serve, emulator.db
+    /// there when no provider credential or webhook secret is set). It holds the idempotency
+    /// records and the suppression list, which every send checks first.
     #[arg(id = "store", long = "store", value_name = "URL")]
     pub(crate) named: Option<String>,
 }

@@ -3,6 +3,17 @@
 //! defines them. Pure functions of the request, the credentials and the time; checked against
 //! AWS's published test suite (the cases that apply to a signed header request, path
 //! normalization aside: a request of ours has the path `/`).
+//!
+//! ```
+//! use sms_sdk::provider::aws::sigv4::{Request, Scope, authorization};
+//!
+//! // AWS's `post-vanilla` test case.
+//! let headers = [("Host", "example.amazonaws.com"), ("X-Amz-Date", "20150830T123600Z")];
+//! let request = Request { method: "POST", path: "/", query: "", headers: &headers, body: b"" };
+//! let scope = Scope { date: "20150830", region: "us-east-1", service: "service" };
+//! let header = authorization(&request, "20150830T123600Z", "AKIDEXAMPLE", "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY", &scope);
+//! assert!(header.ends_with("Signature=5da7c1a2acd57cee7505fc6676e4e544621c30862966e37dddb68e92efbe5d6b"));
+//! ```
 
 use std::fmt::Write as _;
 
