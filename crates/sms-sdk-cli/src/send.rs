@@ -256,7 +256,10 @@ pub(crate) async fn validate(args: &ValidateArgs, env: &Env, out: &mut dyn Write
                 opted_out(entry)
             );
         }
-        let _ = writeln!(out, "candidates: {}", report.adapter_candidates.join(", "));
+        let candidates = report.adapter_candidates.join(", ");
+        let candidates =
+            if candidates.is_empty() { "none (no configured provider can send this)" } else { &candidates };
+        let _ = writeln!(out, "candidates: {candidates}");
         let style = args.output.streams.out;
         let verdict =
             if supported { style.paint("supported", Colour::Green) } else { style.paint("not supported", Colour::Red) };

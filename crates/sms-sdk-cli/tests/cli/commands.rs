@@ -144,6 +144,19 @@ fn validate_is_local() {
     let o = command(&["validate", "--to", "+1", "--body", ""], &env);
     assert_eq!(o.code, 1);
     assert!(o.out.contains("not supported"));
+    // Media through Sinch alone: no provider can send it, and the line says so.
+    let sinch: Env = [
+        ("SMS_SDK_STORE", "memory"),
+        ("SINCH_SERVICE_PLAN_ID", "plan01"),
+        ("SINCH_API_TOKEN", "t"),
+        ("SINCH_FROM", "+15005550006"),
+    ]
+    .into_iter()
+    .collect();
+    let args = ["validate", "--to", "+14155550123", "--body", "hi", "--media-url", "https://example.com/a.png"];
+    let o = command(&args, &sinch);
+    assert_eq!(o.code, 1, "{}{}", o.out, o.err);
+    assert!(o.out.contains("candidates: none (no configured provider can send this)"), "{}", o.out);
 }
 
 mod webhook_verify {
