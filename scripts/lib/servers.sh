@@ -20,11 +20,13 @@ listening() {
   (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null
 }
 
-# A free TCP port on loopback: a random one in 20000-59999 that nothing listens on.
+# A free TCP port on loopback: a random one in 20000-31999 that nothing listens on. It stays
+# below Linux's ephemeral range (32768-60999), where a client connection's local port can make
+# the server's bind fail with "Address already in use" although nothing listens there.
 free_port() {
   local port
   for _ in $(seq 1 100); do
-    port=$((20000 + (RANDOM * 32768 + RANDOM) % 40000))
+    port=$((20000 + (RANDOM * 32768 + RANDOM) % 12000))
     if ! listening "$port"; then echo "$port"; return 0; fi
   done
   echo "error: no free loopback port found" >&2
