@@ -138,11 +138,7 @@ pub struct SmsEvent {
 }
 
 impl SmsEvent {
-    // Used by the providers with a webhook verifier.
-    #[cfg_attr(
-        not(any(feature = "twilio", feature = "telnyx", feature = "plivo", feature = "vonage", feature = "sinch")),
-        allow(dead_code)
-    )]
+    #[cfg_attr(not(feature = "__verify"), allow(dead_code))]
     pub(crate) fn new(
         provider: &'static str,
         dedupe_key: String,
@@ -244,11 +240,7 @@ impl EventKind {
 
     /// The normalized event of an inbound message: a provider signal first, then (when
     /// `detect_keywords`) a whole-message keyword, else a plain received message.
-    // Used by the providers with a webhook verifier.
-    #[cfg_attr(
-        not(any(feature = "twilio", feature = "telnyx", feature = "plivo", feature = "vonage", feature = "sinch")),
-        allow(dead_code)
-    )]
+    #[cfg_attr(not(feature = "__verify"), allow(dead_code))]
     pub(crate) fn inbound(message: Inbound, signal: Option<Keyword>, detect_keywords: bool) -> Self {
         let (keyword, source) = match signal {
             Some(keyword) => (keyword, KeywordSource::Provider),
@@ -285,11 +277,7 @@ pub enum DeliveryStatus {
 
 impl EventKind {
     /// The status event of `status`.
-    // Used by the providers with a webhook verifier.
-    #[cfg_attr(
-        not(any(feature = "twilio", feature = "telnyx", feature = "plivo", feature = "vonage", feature = "sinch")),
-        allow(dead_code)
-    )]
+    #[cfg_attr(not(feature = "__verify"), allow(dead_code))]
     pub(crate) fn status(status: DeliveryStatus, update: StatusUpdate) -> Self {
         match status {
             DeliveryStatus::Queued => Self::Queued(update),

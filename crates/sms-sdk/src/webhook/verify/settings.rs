@@ -19,11 +19,7 @@ use crate::webhook::{DEFAULT_MAX_BODY, DEFAULT_MAX_PARAMS, DEFAULT_TOLERANCE, We
 /// `public_url`, `trust_proxy` and `max_params` for the URL-signing schemes with form
 /// parameters (`url`) or `tolerance` for the timestamped ones (`timestamped`). Expands inside the verifier's `impl` block; the verifier
 /// has a `settings: Settings` field.
-// Used by the providers with a webhook verifier.
-#[cfg_attr(
-    not(any(feature = "twilio", feature = "telnyx", feature = "plivo", feature = "vonage", feature = "sinch")),
-    allow(unused_macros)
-)]
+#[cfg_attr(not(feature = "__verify"), allow(unused_macros))]
 macro_rules! verifier_options {
     (url) => {
         /// The public URL the provider calls, when a proxy changes what the server sees.
