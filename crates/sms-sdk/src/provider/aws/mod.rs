@@ -80,12 +80,19 @@ pub struct Aws {
     source: Arc<dyn CredentialSource>,
 }
 
+/// Where a builder's credentials come from.
+enum Given {
+    /// Fixed credentials, checked when the adapter is built.
+    Fixed(AwsCredentials),
+    /// A source asked before each request.
+    Source(Arc<dyn CredentialSource>),
+}
+
 /// Builds an [`Aws`] adapter.
 #[must_use]
 pub struct AwsBuilder {
     region: String,
-    source: Arc<dyn CredentialSource>,
-    fixed: Option<AwsCredentials>,
+    credentials: Given,
     from: Option<Sender>,
     base_url: Option<String>,
     http: HttpConfig,
@@ -94,23 +101,20 @@ pub struct AwsBuilder {
 impl Aws {
     /// An adapter for `region` (`us-east-1`) with fixed credentials.
     pub fn builder(region: impl Into<String>, credentials: AwsCredentials) -> AwsBuilder {
-        AwsBuilder {
-            region: region.into(),
-            source: Arc::new(credentials.clone()),
-            fixed: Some(credentials),
-            from: None,
-            base_url: None,
-            http: HttpConfig::new(),
-        }
+        AwsBuilder::new(region.into(), Given::Fixed(credentials))
     }
 
     /// An adapter for `region` whose credentials come from `source` before each request.
     pub fn with_source(region: impl Into<String>, source: Arc<dyn CredentialSource>) -> AwsBuilder {
-        AwsBuilder { region: region.into(), source, fixed: None, from: None, base_url: None, http: HttpConfig::new() }
+        AwsBuilder::new(region.into(), Given::Source(source))
     }
 }
 
 impl AwsBuilder {
+    fn new(region: String, credentials: Given) -> Self {
+        Self { region, credentials, from: None, base_url: None, http: HttpConfig::new() }
+    }
+
     /// The default origination identity: a phone number, a sender ID, or a pool's id or ARN
     /// ([`Sender::messaging_service`]).
     pub fn from(mut self, sender: impl Into<Sender>) -> Self {
@@ -144,11 +148,15 @@ impl AwsBuilder {
             ));
         }
         let mut secrets = Vec::new();
-        if let Some(fixed) = &self.fixed {
-            fixed.check()?;
-            secrets.push(fixed.secret().clone());
-            secrets.extend(fixed.token().cloned());
-        }
+        let source: Arc<dyn CredentialSource> = match self.credentials {
+            Given::Fixed(fixed) => {
+                fixed.check()?;
+                secrets.push(fixed.secret().clone());
+                secrets.extend(fixed.token().cloned());
+                Arc::new(fixed)
+            }
+            Given::Source(source) => source,
+        };
         let mut info = AdapterInfo::new(NAME, capabilities())
             .support(Support {
                 status: SupportStatus::Partial,
@@ -163,7 +171,7 @@ impl AwsBuilder {
         let base_url = self.base_url.unwrap_or_else(|| endpoint(&self.region));
         let transport = Transport::new(NAME, &base_url, "/", secrets, &self.http)?;
         info.endpoint = Some(transport.origin().to_owned());
-        Ok(Aws { info, transport, region: self.region, source: self.source })
+        Ok(Aws { info, transport, region: self.region, source })
     }
 }
 
@@ -262,7 +270,13 @@ impl fmt::Debug for AwsBuilder {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("AwsBuilder")
             .field("region", &self.region)
-            .field("credentials", &self.fixed)
+            .field(
+                "credentials",
+                &match &self.credentials {
+                    Given::Fixed(fixed) => Some(fixed),
+                    Given::Source(_) => None,
+                },
+            )
             .field("base_url", &self.base_url.as_deref().map(crate::redact::redact_url))
             .field("from", &self.from)
             .finish_non_exhaustive()
