@@ -71,7 +71,8 @@ impl fmt::Debug for AwsCredentials {
 /// Where the adapter gets its credentials before each request: fixed ones ([`AwsCredentials`]
 /// is a source of itself), or your own source that refreshes temporary credentials (an assumed
 /// role, a container's or instance's role). An error is a rejection of the send before any
-/// request (category `auth`): nothing was sent. Its text is not kept (it may name a secret).
+/// request (category `auth`): nothing was sent. Its text is not kept (it may name a secret). A
+/// source that has not answered within the attempt's timeout is treated as failed.
 pub trait CredentialSource: Send + Sync + 'static {
     /// The credentials to sign the next request with.
     fn credentials(&self) -> BoxFuture<'_, Result<AwsCredentials, BoxError>>;

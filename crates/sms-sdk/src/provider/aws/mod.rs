@@ -240,8 +240,10 @@ impl Adapter for Aws {
 
     async fn send(&self, message: &OutboundMessage, cx: &SendContext) -> Outcome {
         let refused = |why: &str| Outcome::rejected(Category::Auth, ProviderError::new(NAME).message(why));
-        let Ok(credentials) = self.source.credentials().await else {
-            return refused("the credential source failed; nothing was sent");
+        // The source's time counts against the attempt's timeout; a source that never answers
+        // sends nothing.
+        let Ok(Ok(credentials)) = tokio::time::timeout(cx.timeout, self.source.credentials()).await else {
+            return refused("the credential source failed or did not answer in time; nothing was sent");
         };
         if credentials.check().is_err() {
             return refused("the credential source gave credentials that cannot be sent; nothing was sent");

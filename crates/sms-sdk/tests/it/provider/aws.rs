@@ -154,6 +154,28 @@ struct Counting {
     fail: bool,
 }
 
+/// A source that never answers.
+struct Frozen;
+
+impl CredentialSource for Frozen {
+    fn credentials(&self) -> BoxFuture<'_, Result<AwsCredentials, BoxError>> {
+        Box::pin(std::future::pending())
+    }
+}
+
+#[tokio::test]
+async fn a_credential_source_that_never_answers_sends_nothing_within_the_timeout() {
+    let server = serve(json_reply(200, &fixture_json("aws", "send_text_message_ok.json"))).await;
+    let adapter =
+        Aws::with_source("us-east-1", Arc::new(Frozen)).from("+15005550006").base_url(server.uri()).build().unwrap();
+    let client = Client::builder().adapter(adapter).timeout(Duration::from_millis(200)).build().unwrap();
+    let started = std::time::Instant::now();
+    let error = client.send(&message()).await.unwrap_err();
+    assert_eq!(error.kind(), ErrorKind::Rejected(Category::Auth));
+    assert!(started.elapsed() < Duration::from_secs(5), "{:?}", started.elapsed());
+    assert!(requests(&server).await.is_empty(), "nothing was sent");
+}
+
 impl CredentialSource for Counting {
     fn credentials(&self) -> BoxFuture<'_, Result<AwsCredentials, BoxError>> {
         self.calls.fetch_add(1, Ordering::SeqCst);
