@@ -125,9 +125,9 @@ impl Reconciler {
     }
 }
 
-/// The reference a verified `event`, received at `url`, carries: Vonage's `client_ref` and
-/// Sinch's `client_reference` from the body (signed by Vonage, and by Sinch when its callbacks
-/// are HMAC-signed); for the others the [`REFERENCE_PARAM`] of the URL's query. `None` when there is
+/// The reference a verified `event`, received at `url`, carries: Vonage's `client_ref`,
+/// Sinch's `client_reference` and the `context.sms_sdk_ref` of an AWS delivery event from the
+/// body (signed by Vonage, by SNS, and by Sinch when its callbacks are HMAC-signed); for the others the [`REFERENCE_PARAM`] of the URL's query. `None` when there is
 /// none, or when it does not have the shape of a reference.
 ///
 /// Twilio and Plivo's V3 signature cover the URL's query; Telnyx signs only the body and Plivo's
@@ -140,6 +140,10 @@ pub fn reference_in(event: &SmsEvent, url: &str) -> Option<String> {
         echoed("client_ref")
     } else if event.provider == "sinch" {
         echoed("client_reference")
+    } else if event.provider == "aws" {
+        // The request's `Context`, which every delivery event echoes.
+        let context = event.raw().get("context");
+        context.and_then(|c| c.get(REFERENCE_PARAM)).and_then(serde_json::Value::as_str).map(str::to_owned)
     } else {
         let query = url.split_once('?')?.1;
         let query = query.split_once('#').map_or(query, |(query, _)| query);

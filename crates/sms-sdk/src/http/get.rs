@@ -53,3 +53,44 @@ impl Transport {
         }
     }
 }
+
+/// Why [`fetch`] has no body.
+#[cfg_attr(not(feature = "aws"), allow(dead_code))]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum FetchError {
+    /// The server answered this status, not a 2xx.
+    Status(u16),
+    /// The body is longer than the limit (declared or read).
+    TooLarge,
+    /// No answer in time.
+    TimedOut,
+    /// Connecting, TLS, or reading failed.
+    Failed,
+}
+
+/// `GET url` with `client`: the body of a 2xx answer of at most `limit` bytes, within `timeout`
+/// (connect included), without following redirects (the client follows none).
+#[cfg_attr(not(feature = "aws"), allow(dead_code))]
+pub(crate) async fn fetch(
+    client: &reqwest::Client,
+    url: &str,
+    timeout: Duration,
+    limit: usize,
+) -> Result<Vec<u8>, FetchError> {
+    let exchange = async {
+        let mut response = client.get(url).timeout(timeout).send().await?;
+        let status = response.status().as_u16();
+        if !(200..=299).contains(&status) {
+            return Ok(Err(FetchError::Status(status)));
+        }
+        Ok::<_, reqwest::Error>(read_capped(&mut response, limit).await?.ok_or(FetchError::TooLarge))
+    };
+    // The whole exchange, body included, ends at `timeout`: a server that trickles bytes cannot
+    // hold the caller longer.
+    match tokio::time::timeout(timeout, CONNECT_BUDGET.scope(timeout, exchange)).await {
+        Ok(Ok(result)) => result,
+        Ok(Err(error)) if error.is_timeout() => Err(FetchError::TimedOut),
+        Ok(Err(_)) => Err(FetchError::Failed),
+        Err(_) => Err(FetchError::TimedOut),
+    }
+}

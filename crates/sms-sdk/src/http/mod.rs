@@ -23,6 +23,10 @@
 
 mod client;
 mod get;
+#[cfg(all(test, feature = "aws"))]
+pub(crate) use self::get::FetchError;
+#[cfg(feature = "aws")]
+pub(crate) use self::get::fetch;
 mod response;
 
 use std::fmt;
@@ -35,8 +39,9 @@ use serde_json::Value;
 
 use crate::adapter::{Category, Outcome, Rejection, SendContext, Unknown, UnknownReason};
 
+pub(crate) use self::client::Http;
 pub use self::client::HttpConfig;
-use self::client::{CONNECT_BUDGET, Http, connect_budget};
+use self::client::{CONNECT_BUDGET, connect_budget};
 pub(crate) use self::response::{ResponseBody, classify_response, header_str};
 #[cfg(test)]
 pub(crate) use self::response::{read_code, summary};
@@ -316,7 +321,10 @@ fn classify(provider: &'static str, error: &reqwest::Error, elapsed: Duration) -
 }
 
 /// Reads the body, or `None` when it is longer than `limit` (by its length header or as read).
-async fn read_capped(response: &mut reqwest::Response, limit: usize) -> Result<Option<Vec<u8>>, reqwest::Error> {
+pub(super) async fn read_capped(
+    response: &mut reqwest::Response,
+    limit: usize,
+) -> Result<Option<Vec<u8>>, reqwest::Error> {
     /// The most reserved up front from a length header (the header is the provider's word).
     const MAX_RESERVED: usize = 64 * 1024;
     let length = response.content_length().map(|length| usize::try_from(length).unwrap_or(usize::MAX));

@@ -1,7 +1,7 @@
 //! Reading the few members of a provider's JSON (a response, a webhook, a token) into small
 //! structs derived with serde, borrowed from the body, leniently:
 //! - a member of another type than its field expects reads as absent, never as an error: the
-//!   fields are [`Text`], [`Code`], [`Object`], [`Items`] and [`First`], which take any JSON value;
+//!   fields are [`Text`], [`Code`], [`Flag`], [`Object`], [`Items`] and [`First`], which take any JSON value;
 //! - a member a struct reads that one object repeats is refused (serde's `duplicate_field`): the
 //!   body is ambiguous (which copy counts?), and a provider never sends one;
 //! - every other member is checked for JSON grammar and dropped, unread: a string in it may be a
@@ -58,6 +58,10 @@ impl Text<'_> {
         self.0.as_deref().filter(|text| !text.is_empty())
     }
 }
+
+/// A boolean member; any other value reads as absent.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Flag(pub(crate) Option<bool>);
 
 /// An error code member: a number or a string; any other value reads as absent.
 #[derive(Debug, Default, Clone, PartialEq)]
@@ -155,6 +159,11 @@ pub(crate) struct Members<'de>(pub(crate) Vec<(Cow<'de, str>, Code<'de>)>);
 /// What a lenient member makes of each kind of JSON value. A kind it does not take reads as
 /// its default, the value still checked for syntax and dropped.
 trait Lenient<'de>: Default {
+    fn boolean(value: bool) -> Self {
+        let _ = value;
+        Self::default()
+    }
+
     fn string(text: Cow<'de, str>) -> Self {
         let _ = text;
         Self::default()
@@ -179,6 +188,12 @@ trait Lenient<'de>: Default {
 impl<'de> Lenient<'de> for Text<'de> {
     fn string(text: Cow<'de, str>) -> Self {
         Self(Some(text))
+    }
+}
+
+impl Lenient<'_> for Flag {
+    fn boolean(value: bool) -> Self {
+        Self(Some(value))
     }
 }
 
@@ -229,6 +244,12 @@ impl<'de: 'a, 'a> Deserialize<'de> for Text<'a> {
     }
 }
 
+impl<'de> Deserialize<'de> for Flag {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_any(LenientVisitor::<Flag>(PhantomData))
+    }
+}
+
 impl<'de: 'a, 'a> Deserialize<'de> for Code<'a> {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         deserializer.deserialize_any(LenientVisitor::<Code<'de>>(PhantomData))
@@ -269,8 +290,8 @@ impl<'de, T: Lenient<'de>> Visitor<'de> for LenientVisitor<T> {
         f.write_str("any JSON value")
     }
 
-    fn visit_bool<E: de::Error>(self, _: bool) -> Result<T, E> {
-        Ok(T::default())
+    fn visit_bool<E: de::Error>(self, value: bool) -> Result<T, E> {
+        Ok(T::boolean(value))
     }
 
     fn visit_i64<E: de::Error>(self, value: i64) -> Result<T, E> {

@@ -235,6 +235,129 @@ pub fn signed_sinch_request(secret: &str, url: &str, body: &str, timestamp: i64,
         .header("x-sinch-webhook-signature-algorithm", "HmacSHA256")
 }
 
+/// The private key (PKCS#8 PEM) of a published RSA-2048 test pair for AWS SNS messages. It is
+/// not a secret: never trust its certificate outside tests.
+#[cfg(feature = "aws")]
+#[cfg_attr(docsrs, doc(cfg(feature = "aws")))]
+pub const AWS_SNS_TEST_KEY: &str = include_str!("../../assets/aws-sns-test-key.pem");
+
+/// The self-signed certificate (PEM) of [`AWS_SNS_TEST_KEY`]: what a verifier under test takes
+/// ([`AwsWebhookBuilder::certificate_pem`](crate::provider::aws::AwsWebhookBuilder::certificate_pem)).
+#[cfg(feature = "aws")]
+#[cfg_attr(docsrs, doc(cfg(feature = "aws")))]
+pub const AWS_SNS_TEST_CERTIFICATE: &str = include_str!("../../assets/aws-sns-test-certificate.pem");
+
+/// The `SigningCertURL` test messages name: a well-formed AWS certificate URL (a verifier with an
+/// injected certificate still checks the URL's shape).
+#[cfg(feature = "aws")]
+#[cfg_attr(docsrs, doc(cfg(feature = "aws")))]
+pub const AWS_SNS_TEST_CERTIFICATE_URL: &str =
+    "https://sns.us-east-1.amazonaws.com/SimpleNotificationService-sms-sdk-test.pem";
+
+/// Signs SNS messages as AWS does for `SignatureVersion` 2 (RSA PKCS#1 v1.5 over SHA-256), with
+/// a key of your own or the published test key. (Version 1, SHA-1, is verified but not made
+/// here: `ring` signs with no SHA-1 padding. The suite's version 1 vectors were signed once
+/// with `openssl dgst -sha1`.)
+#[cfg(feature = "aws")]
+#[cfg_attr(docsrs, doc(cfg(feature = "aws")))]
+pub struct SnsSigner {
+    key: ring::signature::RsaKeyPair,
+}
+
+#[cfg(feature = "aws")]
+impl SnsSigner {
+    /// A signer with an RSA private key in PKCS#8 PEM (`-----BEGIN PRIVATE KEY-----`); `None`
+    /// when it is not one.
+    #[must_use]
+    pub fn from_pem(pem: &str) -> Option<Self> {
+        let der = crate::provider::aws::pem_block(pem, "PRIVATE KEY")?;
+        ring::signature::RsaKeyPair::from_pkcs8(&der).ok().map(|key| Self { key })
+    }
+
+    /// A signer with [`AWS_SNS_TEST_KEY`].
+    #[must_use]
+    pub fn test() -> Self {
+        match Self::from_pem(AWS_SNS_TEST_KEY) {
+            Some(signer) => signer,
+            None => unreachable!("the published test key is an RSA PKCS#8 key"),
+        }
+    }
+
+    /// The base64 `Signature` of `fields` for `SignatureVersion` 2.
+    #[must_use]
+    pub fn sign(&self, fields: &crate::provider::aws::SignedFields<'_>) -> String {
+        let mut signature = vec![0; self.key.public().modulus_len()];
+        let text = crate::provider::aws::string_to_sign(fields);
+        let random = ring::rand::SystemRandom::new();
+        let padding = &ring::signature::RSA_PKCS1_SHA256;
+        if self.key.sign(padding, &random, text.as_bytes(), &mut signature).is_err() {
+            return String::new();
+        }
+        crate::webhook::verify::encode_base64(&signature)
+    }
+
+    /// The JSON body SNS posts for `fields`, signed (`SignatureVersion` 2), naming
+    /// `certificate_url`.
+    #[must_use]
+    pub fn envelope(&self, fields: &crate::provider::aws::SignedFields<'_>, certificate_url: &str) -> String {
+        let mut body = serde_json::json!({
+            "Type": fields.kind,
+            "MessageId": fields.message_id,
+            "TopicArn": fields.topic_arn,
+            "Message": fields.message,
+            "Timestamp": fields.timestamp,
+            "SignatureVersion": "2",
+            "Signature": self.sign(fields),
+            "SigningCertURL": certificate_url,
+        });
+        let extra = [("Subject", fields.subject), ("Token", fields.token), ("SubscribeURL", fields.subscribe_url)];
+        for (name, value) in extra {
+            if let (Some(value), Some(object)) = (value, body.as_object_mut()) {
+                object.insert(name.to_owned(), value.into());
+            }
+        }
+        body.to_string()
+    }
+}
+
+#[cfg(feature = "aws")]
+impl std::fmt::Debug for SnsSigner {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SnsSigner").finish_non_exhaustive()
+    }
+}
+
+/// An SNS HTTP notification of `message` (a delivery event's or an inbound message's JSON) from
+/// `topic_arn`, `POST`ed to `url`, signed by `signer` (`SignatureVersion` 2) and naming
+/// [`AWS_SNS_TEST_CERTIFICATE_URL`], with the headers SNS sends.
+#[cfg(feature = "aws")]
+#[cfg_attr(docsrs, doc(cfg(feature = "aws")))]
+#[must_use]
+pub fn signed_aws_request(
+    signer: &SnsSigner,
+    url: &str,
+    topic_arn: &str,
+    message: &str,
+    message_id: &str,
+    timestamp: &str,
+) -> SignedRequest {
+    let fields = crate::provider::aws::SignedFields {
+        kind: "Notification",
+        message,
+        message_id,
+        subject: None,
+        timestamp,
+        topic_arn,
+        token: None,
+        subscribe_url: None,
+    };
+    SignedRequest::new("POST", url, signer.envelope(&fields, AWS_SNS_TEST_CERTIFICATE_URL))
+        .header("content-type", "text/plain; charset=UTF-8")
+        .header("x-amz-sns-message-type", "Notification")
+        .header("x-amz-sns-message-id", message_id)
+        .header("x-amz-sns-topic-arn", topic_arn)
+}
+
 /// Parses a webhook WITHOUT verifying it. Only for tests and fixtures: never in a server.
 ///
 /// # Errors
@@ -258,6 +381,8 @@ pub fn parse_unverified(
         "vonage" => crate::provider::vonage::parse_body(request.body, true),
         #[cfg(feature = "sinch")]
         "sinch" => crate::provider::sinch::parse_body(request.body, true),
+        #[cfg(feature = "aws")]
+        "aws" => crate::provider::aws::parse_body(request.body, true),
         _ => {
             let _ = request;
             Err(crate::webhook::WebhookError::Payload { provider: "unknown", message: "no such provider".into() })

@@ -112,6 +112,16 @@ impl WebhookVerifier for AnyWebhook {
     fn recognizes(&self, headers: &HeaderMap) -> bool {
         self.recognising(headers).next().is_some()
     }
+
+    /// Prepares every verifier that recognizes the request; the first failure is the answer.
+    fn prepare<'a>(&'a self, request: &'a WebhookRequest<'a>) -> crate::BoxFuture<'a, Result<(), WebhookError>> {
+        Box::pin(async move {
+            for verifier in self.recognising(request.headers) {
+                verifier.prepare(request).await?;
+            }
+            Ok(())
+        })
+    }
 }
 
 impl fmt::Debug for AnyWebhook {

@@ -50,6 +50,8 @@ use std::time::{Duration, SystemTime};
 
 use http::HeaderMap;
 
+use crate::BoxFuture;
+
 pub use self::any::AnyWebhook;
 pub use self::event::{EventKind, SmsEvent};
 pub use self::masked::MaskedEvent;
@@ -119,6 +121,19 @@ pub trait WebhookVerifier: Send + Sync {
         let _ = headers;
         false
     }
+
+    /// Gets ready to verify `request`: fetches what the verifier needs and does not hold yet
+    /// (the AWS verifier's SNS signing certificate, bounded in time and size, then cached). The
+    /// server integrations await it before [`verify`](WebhookVerifier::verify); code that calls
+    /// `verify` itself should too. Most verifiers hold their keys and need nothing (the default).
+    ///
+    /// # Errors
+    /// [`WebhookError::KeyUnavailable`] when the key could not be had (answer 503: the provider
+    /// retries), or the refusal `verify` would give when the request cannot be read that far.
+    fn prepare<'a>(&'a self, request: &'a WebhookRequest<'a>) -> BoxFuture<'a, Result<(), WebhookError>> {
+        let _ = request;
+        Box::pin(std::future::ready(Ok(())))
+    }
 }
 
 /// Why a webhook was refused.
@@ -183,6 +198,13 @@ pub enum WebhookError {
         /// The provider.
         provider: &'static str,
     },
+    /// The key to verify with could not be had in time (an AWS SNS signing certificate whose
+    /// fetch failed, timed out or waits behind others): nothing about the request is known yet,
+    /// so the answer is 503 and the provider sends it again later.
+    KeyUnavailable {
+        /// The provider.
+        provider: &'static str,
+    },
 }
 
 impl WebhookError {
@@ -194,13 +216,16 @@ impl WebhookError {
     }
 
     /// The status to answer the request with: 401 when it is not authentic, 413 when its body is
-    /// too large, 400 otherwise (a malformed payload, too many parameters, an unreadable body).
+    /// too large, 503 when the key to verify with could not be had (the provider retries), 400
+    /// otherwise (a malformed payload, too many parameters, an unreadable body).
     #[must_use]
     pub fn http_status(&self) -> u16 {
         if self.is_authentication() {
             401
         } else if let Self::BodyTooLarge { .. } = self {
             413
+        } else if let Self::KeyUnavailable { .. } = self {
+            503
         } else {
             400
         }
@@ -219,18 +244,20 @@ impl WebhookError {
             Self::Payload { .. }
             | Self::BodyTooLarge { .. }
             | Self::TooManyParameters { .. }
-            | Self::BodyUnreadable { .. } => None,
+            | Self::BodyUnreadable { .. }
+            | Self::KeyUnavailable { .. } => None,
         }
     }
 
-    /// `webhook_signature`, `webhook_payload` (too many parameters included), `body_too_large`
-    /// or `body_unreadable`.
+    /// `webhook_signature`, `webhook_payload` (too many parameters included), `body_too_large`,
+    /// `body_unreadable` or `key_unavailable`.
     #[must_use]
     pub fn code(&self) -> &'static str {
         match self {
             Self::Payload { .. } | Self::TooManyParameters { .. } => "webhook_payload",
             Self::BodyTooLarge { .. } => "body_too_large",
             Self::BodyUnreadable { .. } => "body_unreadable",
+            Self::KeyUnavailable { .. } => "key_unavailable",
             Self::MissingSignature { .. }
             | Self::InvalidSignature { .. }
             | Self::StaleTimestamp { .. }
@@ -253,7 +280,8 @@ impl WebhookError {
             | Self::Payload { provider, .. }
             | Self::BodyTooLarge { provider, .. }
             | Self::TooManyParameters { provider, .. }
-            | Self::BodyUnreadable { provider } => provider,
+            | Self::BodyUnreadable { provider }
+            | Self::KeyUnavailable { provider } => provider,
         }
     }
 
@@ -273,6 +301,9 @@ impl fmt::Display for WebhookError {
             }
             Self::BodyUnreadable { provider } => {
                 write!(f, "{provider} webhook body could not be read (the client went away or was too slow)")
+            }
+            Self::KeyUnavailable { provider } => {
+                write!(f, "{provider} webhook could not be verified yet: its signing key could not be had")
             }
             Self::MissingSignature { provider }
             | Self::InvalidSignature { provider }

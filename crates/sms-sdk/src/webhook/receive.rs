@@ -76,6 +76,8 @@ where
         Err(BodyError::Unreadable) => return Err(WebhookError::BodyUnreadable { provider }),
     };
     let url = received_url(&parts);
+    let request = WebhookRequest { method: parts.method.as_str(), url: &url, headers: &parts.headers, body: &body };
+    verifier.prepare(&request).await?;
     let inline = body.len() <= INLINE_VERIFY_LIMIT;
     let verify = move |verifier: &V| {
         let request = WebhookRequest { method: parts.method.as_str(), url: &url, headers: &parts.headers, body: &body };

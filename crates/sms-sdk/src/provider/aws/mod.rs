@@ -1,5 +1,5 @@
-//! AWS End User Messaging SMS (`pinpoint-sms-voice-v2`): support level `partial` (sends; the SNS
-//! webhook verifier, the emulator and the command come next).
+//! AWS End User Messaging SMS (`pinpoint-sms-voice-v2`): support level `partial` (no message
+//! lookup exists; unknown outcomes settle only from verified delivery events).
 //!
 //! ```
 //! use sms_sdk::provider::aws::{Aws, AwsCredentials};
@@ -17,11 +17,18 @@
 //! refresh. The correlation reference travels in the request's `Context`, which every delivery
 //! event echoes. The service has no idempotency token for this call and no message lookup: a
 //! send whose outcome is unknown is settled by a verified delivery event, never by sending again.
+//!
+//! Delivery events and two-way inbound messages arrive through an SNS HTTP(S) subscription:
+//! [`AwsWebhook`] verifies the SNS signature with AWS's certificate (fetched from the URL the
+//! message names, which must be AWS's, bounded and cached), pins the topic, and normalizes the
+//! message inside.
 
+mod certificate;
 mod credentials;
 mod request;
 mod response;
 pub mod sigv4;
+mod webhook;
 
 use std::fmt;
 use std::sync::Arc;
@@ -29,9 +36,16 @@ use std::sync::Arc;
 use http::{HeaderName, HeaderValue};
 use time::OffsetDateTime;
 
+#[cfg(feature = "testing")]
+pub(crate) use self::certificate::pem_block;
+pub use self::certificate::{
+    CertificateSource, FETCH_TIMEOUT, HttpsCertificates, MAX_CERTIFICATE_BYTES, is_certificate_url,
+};
 pub use self::credentials::{AwsCredentials, CredentialSource};
 use self::request::{CONTENT_TYPE, OPTIONS, TARGET, capabilities, request_body};
 use self::response::interpret;
+pub(crate) use self::webhook::parse_body;
+pub use self::webhook::{AwsWebhook, AwsWebhookBuilder, SignedFields, Subscription, string_to_sign, subscription};
 use crate::HttpConfig;
 use crate::adapter::{Adapter, AdapterInfo, Category, Outcome, SendContext, Support, SupportStatus};
 use crate::error::{Error, ProviderError};
@@ -161,8 +175,8 @@ impl AwsBuilder {
             .support(Support {
                 status: SupportStatus::Partial,
                 notes: vec![
-                    "Delivery events arrive through a configuration set's event destination (SNS); their verifier is not \
-                     in this release yet."
+                    "AWS has no message lookup: an unknown outcome settles only from a verified delivery event (SNS) \
+                     carrying the reference."
                         .to_owned(),
                 ],
             })

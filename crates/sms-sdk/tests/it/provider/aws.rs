@@ -54,7 +54,39 @@ fn fixtures() -> Fixtures {
         ),
         malformed_success: Reply::json(200, &json!({"MessageId": ""})),
         server_error: Reply::json(500, &error("error_internal_server.json")),
-        webhooks: None,
+        webhooks: Some(webhook_fixtures()),
+    }
+}
+
+/// An SNS notification of a delivery event and of a two-way STOP, signed with the test key.
+fn webhook_fixtures() -> adapter_contract::WebhookFixtures {
+    use sms_sdk::provider::aws::AwsWebhook;
+    use sms_sdk::testing::webhooks::{AWS_SNS_TEST_CERTIFICATE, SignedRequest, SnsSigner, signed_aws_request};
+    let topic = "arn:aws:sns:us-east-1:123456789012:sms-events";
+    let signed = |message: &str, id: &str| {
+        signed_aws_request(
+            &SnsSigner::test(),
+            "https://example.com/aws",
+            topic,
+            message,
+            id,
+            "2026-12-01T10:00:00.000Z",
+        )
+    };
+    let event = r#"{"eventType":"TEXT_DELIVERED","isFinal":true,"messageId":"m-1"}"#;
+    let stop = r#"{"originationNumber":"+14155550123","destinationNumber":"+15005550006","messageBody":"STOP","inboundMessageId":"in-1"}"#;
+    let delivered = signed(event, "sns-1");
+    let body = String::from_utf8(delivered.body.clone()).unwrap();
+    let tampered = SignedRequest { body: body.replace("m-1", "m-2").into_bytes(), ..delivered.clone() };
+    let verifier = AwsWebhook::builder(topic).certificate_pem(AWS_SNS_TEST_CERTIFICATE).build().unwrap();
+    adapter_contract::WebhookFixtures {
+        verifier: Arc::new(verifier),
+        now: std::time::SystemTime::now(),
+        cases: vec![
+            ("delivered".into(), delivered, json!({"type": "message.delivered", "dedupe_key": "aws:sns:sns-1"})),
+            ("stop".into(), signed(stop, "sns-2"), json!({"type": "recipient.opted_out"})),
+        ],
+        tampered,
     }
 }
 

@@ -457,3 +457,76 @@ async fn reconcile_the_tower_layer_feeds_its_reconciler() {
     let Some(Record::Accepted { result, .. }) = store.get("k").await.unwrap() else { panic!("not settled") };
     assert_eq!((result.provider.as_str(), result.provider_id.as_str()), ("vonage", "v-settled"));
 }
+
+#[cfg(feature = "aws")]
+mod aws {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    use sms_sdk::provider::aws::{AwsWebhook, CertificateSource};
+    use sms_sdk::testing::webhooks::{AWS_SNS_TEST_CERTIFICATE, SnsSigner, signed_aws_request};
+    use sms_sdk::{BoxError, BoxFuture};
+
+    use super::*;
+
+    const TOPIC: &str = "arn:aws:sns:us-east-1:123456789012:sms-events";
+    const EVENT: &str = r#"{"eventType":"TEXT_DELIVERED","isFinal":true,"messageId":"m-1","destinationPhoneNumber":"+14155550123","context":{"sms_sdk_ref":"AAAAAAAAAAAAAAAAAAAAAA"}}"#;
+
+    /// Answers the test certificate, or fails, counting the calls.
+    struct Certificates {
+        calls: AtomicUsize,
+        available: bool,
+    }
+
+    impl CertificateSource for Certificates {
+        fn certificate<'a>(&'a self, _url: &'a str) -> BoxFuture<'a, Result<Vec<u8>, BoxError>> {
+            self.calls.fetch_add(1, Ordering::SeqCst);
+            let available = self.available;
+            Box::pin(async move {
+                if available { Ok(AWS_SNS_TEST_CERTIFICATE.as_bytes().to_vec()) } else { Err("unreachable".into()) }
+            })
+        }
+    }
+
+    fn layer(available: bool) -> (VerifyLayer<AwsWebhook>, Arc<Certificates>) {
+        let source = Arc::new(Certificates { calls: AtomicUsize::new(0), available });
+        let verifier = AwsWebhook::builder(TOPIC).certificate_source(source.clone()).build().unwrap();
+        (VerifyLayer::new(verifier), source)
+    }
+
+    fn notification(id: &str) -> SignedRequest {
+        signed_aws_request(
+            &SnsSigner::test(),
+            "https://example.com/sms/aws",
+            TOPIC,
+            EVENT,
+            id,
+            "2026-12-01T10:00:00.000Z",
+        )
+    }
+
+    #[tokio::test]
+    async fn t290_the_layer_fetches_the_certificate_once_then_verifies_every_message() {
+        let (layer, source) = layer(true);
+        for id in ["sns-1", "sns-2", "sns-3"] {
+            let (answer, seen) = through(layer.clone(), http(&notification(id))).await;
+            assert_eq!((answer.status, answer.text.as_str()), (200, "message.delivered"));
+            assert_eq!(seen.len(), 1);
+        }
+        assert_eq!(source.calls.load(Ordering::SeqCst), 1);
+        // A forged message is still refused, with the certificate in hand.
+        let mut forged = notification("sns-4");
+        forged.body = String::from_utf8(forged.body).unwrap().replace("TEXT_DELIVERED", "TEXT_SPAM").into_bytes();
+        assert_refused(through(layer, http(&forged)).await, 401, "invalid_signature");
+    }
+
+    #[tokio::test]
+    async fn t290_a_certificate_that_cannot_be_had_is_503_and_asked_again_next_time() {
+        let (layer, source) = layer(false);
+        for _ in 0..2 {
+            let (answer, seen) = through(layer.clone(), http(&notification("sns-1"))).await;
+            assert_eq!(answer.status, 503, "{answer:?}");
+            assert!(seen.is_empty());
+        }
+        assert_eq!(source.calls.load(Ordering::SeqCst), 2);
+    }
+}
