@@ -44,6 +44,7 @@ pub use self::certificate::{
 pub use self::credentials::{AwsCredentials, CredentialSource};
 use self::request::{CONTENT_TYPE, OPTIONS, TARGET, capabilities, request_body};
 use self::response::interpret;
+#[cfg(feature = "testing")]
 pub(crate) use self::webhook::parse_body;
 pub use self::webhook::{AwsWebhook, AwsWebhookBuilder, SignedFields, Subscription, string_to_sign, subscription};
 use crate::HttpConfig;

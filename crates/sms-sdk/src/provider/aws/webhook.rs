@@ -94,7 +94,6 @@ pub struct AwsWebhook {
 }
 
 /// Builds an [`AwsWebhook`].
-#[must_use]
 pub struct AwsWebhookBuilder {
     topics: Vec<String>,
     source: Option<Arc<dyn CertificateSource>>,
@@ -118,6 +117,7 @@ impl AwsWebhook {
     /// A verifier of messages from the SNS topic `topic_arn` (the configuration set's event
     /// destination, or the phone number's two-way topic; add more with
     /// [`AwsWebhookBuilder::topic`]). Messages from any other topic are refused.
+    #[must_use]
     pub fn builder(topic_arn: impl Into<String>) -> AwsWebhookBuilder {
         AwsWebhookBuilder {
             topics: vec![topic_arn.into()],
@@ -132,6 +132,7 @@ impl AwsWebhook {
 
 impl AwsWebhookBuilder {
     /// Also accepts messages from `topic_arn` (at most 16 topics).
+    #[must_use]
     pub fn topic(mut self, topic_arn: impl Into<String>) -> Self {
         self.topics.push(topic_arn.into());
         self
@@ -140,18 +141,21 @@ impl AwsWebhookBuilder {
     /// Verifies with this certificate (PEM) whatever well-formed AWS certificate URL a message
     /// names, instead of fetching it: for tests and the emulator, or a host that may not reach
     /// AWS and pins the certificate it downloaded.
+    #[must_use]
     pub fn certificate_pem(mut self, pem: impl Into<Vec<u8>>) -> Self {
         self.certificate = Some(pem.into());
         self
     }
 
     /// Gets certificates from `source` instead of fetching them from AWS over HTTPS.
+    #[must_use]
     pub fn certificate_source(mut self, source: Arc<dyn CertificateSource>) -> Self {
         self.source = Some(source);
         self
     }
 
     /// The HTTP client certificates are fetched with (a proxy, a user agent).
+    #[must_use]
     pub fn http(mut self, http: HttpConfig) -> Self {
         self.http = Some(http);
         self
@@ -160,22 +164,13 @@ impl AwsWebhookBuilder {
     /// Refuses messages whose `Timestamp` is older than `age` (or more than `age` ahead). AWS
     /// sets no limit and retries a message for up to an hour by default; none by default here,
     /// since the SNS `MessageId` dedupes a replay.
+    #[must_use]
     pub fn max_age(mut self, age: Duration) -> Self {
         self.max_age = Some(age);
         self
     }
 
-    /// Whether whole-message STOP/HELP keywords become opt-out and help events (default true).
-    pub fn detect_keywords(mut self, detect: bool) -> Self {
-        self.settings.detect_keywords = detect;
-        self
-    }
-
-    /// The largest body accepted (default 1 MiB; SNS messages are at most 256 KiB).
-    pub fn max_body_bytes(mut self, limit: usize) -> Self {
-        self.settings.max_body = limit;
-        self
-    }
+    crate::webhook::verify::verifier_options!(common);
 
     /// Checks the configuration and builds the verifier.
     ///
@@ -792,6 +787,36 @@ mod tests {
             let event = normalize(&fields, true).unwrap_or_else(|e| panic!("{e}"));
             assert!(subscription(&event).is_none(), "{url}");
         }
+    }
+
+    /// A loopback server that answers one request with `status`, and hands back its head.
+    fn confirm_server(status: u16) -> (String, std::sync::mpsc::Receiver<String>) {
+        use std::io::{Read as _, Write as _};
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap_or_else(|e| panic!("{e}"));
+        let address = listener.local_addr().unwrap_or_else(|e| panic!("{e}"));
+        let (heads, received) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            if let Some(Ok(mut stream)) = listener.incoming().next() {
+                let mut head = vec![0; 4096];
+                let read = stream.read(&mut head).unwrap_or_default();
+                let _ = heads.send(String::from_utf8_lossy(head.get(..read).unwrap_or_default()).into_owned());
+                let _ = write!(stream, "HTTP/1.1 {status} X\r\ncontent-length: 2\r\nconnection: close\r\n\r\nok");
+            }
+        });
+        (format!("http://{address}/?Action=ConfirmSubscription&Token=secret-token"), received)
+    }
+
+    #[tokio::test]
+    async fn t289_confirming_gets_the_subscribe_url_and_hides_its_token() {
+        let (url, heads) = confirm_server(200);
+        let subscription = Subscription { topic_arn: TOPIC.into(), subscribe_url: url };
+        assert!(subscription.confirm(&HttpConfig::new()).await.is_ok());
+        let head = heads.recv().unwrap_or_default();
+        assert!(head.starts_with("GET /?Action=ConfirmSubscription&Token=secret-token HTTP/1.1"), "{head}");
+        let (url, _heads) = confirm_server(403);
+        let subscription = Subscription { topic_arn: TOPIC.into(), subscribe_url: url };
+        let error = subscription.confirm(&HttpConfig::new()).await.err().map(|e| e.to_string()).unwrap_or_default();
+        assert!(error.contains("403") && !error.contains("secret-token"), "{error}");
     }
 
     #[test]
