@@ -18,7 +18,7 @@ use std::time::Duration;
 
 use clap::Args;
 use futures_util::StreamExt;
-use sms_sdk::adapter::AnyAdapter;
+use sms_sdk::adapter::{Adapter as _, AnyAdapter};
 use sms_sdk::batch::{BatchOptions, BatchResult, RowOutcome, Summary};
 use sms_sdk::rate::RateLimit;
 use sms_sdk::rate::redis::RedisRateLimiter;
@@ -28,6 +28,7 @@ use sms_sdk_emulator::RunningEmulator;
 
 use self::report::{Format, Line, Progress, Report, advice, lossy};
 use self::rows::{Columns, Rows};
+use crate::flags::Provider;
 use crate::paths::Sends;
 use crate::sending::{guarded, opted_out, policy};
 use crate::spinner::Spinners;
@@ -324,6 +325,17 @@ async fn client(
 ) -> Result<(Client, Option<RunningEmulator>), Stop> {
     let configuration = |e: sms_sdk::Error| Stop(EXIT_CONFIGURATION, format!("{}: {e}", e.code()));
     let (adapters, emulator) = if let Some(adapters) = adapters {
+        // As `send` says it of each result: a batch to an emulator or a proxy says so first.
+        for adapter in &adapters {
+            let info = adapter.info();
+            let (Some(provider), Some(endpoint)) = (Provider::named(&info.name), info.endpoint.as_deref()) else {
+                continue;
+            };
+            if !crate::config::is_own_endpoint(provider, endpoint) {
+                let variable = crate::config::base_url_variable(provider);
+                let _ = writeln!(err, "sending to {endpoint} ({variable}), not {}'s own API", info.name);
+            }
+        }
         (adapters, None)
     } else {
         let emulator = spinners

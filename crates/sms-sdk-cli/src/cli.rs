@@ -119,7 +119,7 @@ pub(crate) async fn dispatch(cli: Cli, env: &Env, out: &mut dyn Write, err: &mut
             crate::idempotency::resolve(args, env, out, err).await
         }
         Command::Idempotency(IdempotencyCommand::Reconcile(args)) => crate::reconcile::run(args, env, out, err).await,
-        Command::Webhook(WebhookCommand::Verify(args)) => crate::webhook::verify(&args, env, out, err),
+        Command::Webhook(WebhookCommand::Verify(args)) => crate::webhook::verify(&args, env, out, err).await,
         Command::Suppression(command) => crate::suppression::run(command, env, out, err).await,
         Command::Batch(args) => crate::batch::run(args, env, out, err).await,
         Command::Serve(args) => crate::serve::run(args, env, out, err).await,

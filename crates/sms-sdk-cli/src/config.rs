@@ -1,6 +1,7 @@
 //! Provider configuration from the environment, with the reference doctor's variable names.
 
 use sms_sdk::adapter::{Adapter as _, AnyAdapter};
+use sms_sdk::provider::aws::{Aws, AwsCredentials};
 use sms_sdk::provider::sinch::{Region, Sinch};
 use sms_sdk::provider::vonage::Vonage;
 use sms_sdk::{Error, Plivo, Sender, Telnyx, Twilio};
@@ -9,7 +10,7 @@ use crate::flags::Provider;
 use crate::{EXIT_CONFIGURATION, Env};
 
 /// Each provider's production origin, replaced by `SMS_SDK_<PROVIDER>_BASE_URL` (Sinch's is its
-/// default region's, US).
+/// default region's, US; AWS's is `us-east-1`'s, though it always follows `AWS_REGION`).
 pub(crate) fn default_origin(provider: Provider) -> &'static str {
     match provider {
         Provider::Twilio => sms_sdk::provider::twilio::DEFAULT_BASE_URL,
@@ -17,7 +18,16 @@ pub(crate) fn default_origin(provider: Provider) -> &'static str {
         Provider::Plivo => sms_sdk::provider::plivo::DEFAULT_BASE_URL,
         Provider::Vonage => sms_sdk::provider::vonage::Region::Global.base_url(),
         Provider::Sinch => Region::Us.base_url(),
+        Provider::Aws => "https://sms-voice.us-east-1.amazonaws.com",
     }
+}
+
+/// The variables that name the AWS region, in the order AWS's own tools read them.
+pub(crate) const AWS_REGION_VARIABLES: [&str; 2] = ["AWS_REGION", "AWS_DEFAULT_REGION"];
+
+/// The AWS region of `AWS_REGION` (else `AWS_DEFAULT_REGION`), when set.
+pub(crate) fn aws_region(env: &Env) -> Option<&str> {
+    AWS_REGION_VARIABLES.iter().find_map(|name| env.get(name)).map(str::trim)
 }
 
 /// Sinch's regions, as `SINCH_REGION` names them.
@@ -45,6 +55,9 @@ pub(crate) fn origin(env: &Env, provider: Provider) -> String {
     }
     match provider {
         Provider::Sinch => sinch_region(env).unwrap_or_default().base_url().to_owned(),
+        Provider::Aws => {
+            aws_region(env).map_or_else(|| default_origin(provider).to_owned(), sms_sdk::provider::aws::endpoint)
+        }
         Provider::Twilio | Provider::Telnyx | Provider::Plivo | Provider::Vonage => default_origin(provider).to_owned(),
     }
 }
@@ -87,11 +100,16 @@ pub(crate) fn provider_env(provider: Provider) -> ProviderEnv {
             optional: &["SINCH_FROM", "SINCH_REGION"],
             secrets: &["SINCH_API_TOKEN"],
         },
+        Provider::Aws => ProviderEnv {
+            required: &[&AWS_REGION_VARIABLES, &["AWS_ACCESS_KEY_ID"], &["AWS_SECRET_ACCESS_KEY"]],
+            optional: &["AWS_SESSION_TOKEN", "AWS_FROM"],
+            secrets: &["AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN"],
+        },
     }
 }
 
 /// The variables that carry a credential into a request header: visible ASCII only.
-const HEADER_VARIABLES: [&str; 10] = [
+const HEADER_VARIABLES: [&str; 13] = [
     "TWILIO_ACCOUNT_SID",
     "TWILIO_AUTH_TOKEN",
     "TWILIO_API_KEY_SID",
@@ -102,6 +120,9 @@ const HEADER_VARIABLES: [&str; 10] = [
     "VONAGE_API_KEY",
     "VONAGE_API_SECRET",
     "SINCH_API_TOKEN",
+    "AWS_ACCESS_KEY_ID",
+    "AWS_SECRET_ACCESS_KEY",
+    "AWS_SESSION_TOKEN",
 ];
 
 /// Every variable of `provider` that `send` reads, its base URL override included.
@@ -116,8 +137,13 @@ pub(crate) fn base_url_variable(provider: Provider) -> String {
     format!("SMS_SDK_{}_BASE_URL", provider.as_str().to_ascii_uppercase())
 }
 
-/// Whether any variable of `provider` is set: the user meant to configure it.
+/// Whether any variable of `provider` is set: the user meant to configure it. For AWS only its
+/// SMS variables count (`AWS_FROM`, `SMS_SDK_AWS_BASE_URL`): the credentials and the region are
+/// set in many shells for other work, and must not make a send go to AWS unasked.
 pub(crate) fn is_mentioned(env: &Env, provider: Provider) -> bool {
+    if provider == Provider::Aws {
+        return env.get("AWS_FROM").is_some() || env.get(&base_url_variable(provider)).is_some();
+    }
     send_variables(provider).any(|name| env.get(&name).is_some())
 }
 
@@ -129,6 +155,7 @@ pub(crate) fn sender_variables(provider: Provider) -> &'static str {
         Provider::Plivo => "PLIVO_FROM (or PLIVO_POWERPACK_UUID)",
         Provider::Vonage => "VONAGE_FROM",
         Provider::Sinch => "SINCH_FROM",
+        Provider::Aws => "AWS_FROM (a phone number, sender ID, or pool id or ARN)",
     }
 }
 
@@ -138,6 +165,13 @@ pub(crate) fn is_own_endpoint(provider: Provider, endpoint: &str) -> bool {
     let is = |origin: &str| url::Url::parse(origin).is_ok_and(|url| url.origin().ascii_serialization() == endpoint);
     match provider {
         Provider::Sinch => SINCH_REGIONS.iter().any(|(_, region)| is(region.base_url())),
+        // Any region's endpoint, FIPS and China ones included.
+        Provider::Aws => url::Url::parse(endpoint).is_ok_and(|url| {
+            url.host_str().is_some_and(|host| {
+                host.starts_with("sms-voice")
+                    && (host.ends_with(".amazonaws.com") || host.ends_with(".amazonaws.com.cn"))
+            })
+        }),
         Provider::Twilio | Provider::Telnyx | Provider::Plivo | Provider::Vonage => is(default_origin(provider)),
     }
 }
@@ -189,6 +223,13 @@ pub(crate) fn missing(env: &Env, provider: Provider) -> Vec<&'static str> {
             need("SINCH_SERVICE_PLAN_ID");
             need("SINCH_API_TOKEN");
         }
+        Provider::Aws => {
+            if aws_region(env).is_none() {
+                need("AWS_REGION");
+            }
+            need("AWS_ACCESS_KEY_ID");
+            need("AWS_SECRET_ACCESS_KEY");
+        }
     }
     missing
 }
@@ -227,6 +268,9 @@ pub(crate) fn check(env: &Env, provider: Provider) -> Result<(), String> {
     if provider == Provider::Sinch {
         sinch_region(env)?;
     }
+    if provider == Provider::Aws {
+        check_aws_region(env)?;
+    }
     let prefix = format!("{}_", name.to_ascii_uppercase());
     for name in HEADER_VARIABLES.iter().filter(|n| n.starts_with(&prefix)) {
         if env.get(name).is_some_and(|value| !value.bytes().all(|b| b.is_ascii_graphic())) {
@@ -237,6 +281,24 @@ pub(crate) fn check(env: &Env, provider: Provider) -> Result<(), String> {
         }
     }
     Ok(())
+}
+
+/// Refuses an `AWS_REGION` (or `AWS_DEFAULT_REGION`) that is not a region name.
+///
+/// # Errors
+/// A configuration message.
+pub(crate) fn check_aws_region(env: &Env) -> Result<(), String> {
+    if aws_region(env).is_some_and(|region| !is_aws_region(region)) {
+        return Err("AWS_REGION must be a region name such as us-east-1 (lowercase letters, digits and '-')".into());
+    }
+    Ok(())
+}
+
+/// Whether `region` looks like an AWS region name (`us-east-1`), as the adapter checks it.
+fn is_aws_region(region: &str) -> bool {
+    (1..=32).contains(&region.len())
+        && region.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+        && region.bytes().next().is_some_and(|b| b.is_ascii_lowercase())
 }
 
 /// A sender as the command line writes it: `+…` a number, 3–8 digits a short code, anything
@@ -261,7 +323,7 @@ pub(crate) fn env_sender(env: &Env, provider: Provider) -> Option<(Sender, Strin
     let pool = match provider {
         Provider::Twilio => env.get("TWILIO_MESSAGING_SERVICE_SID"),
         Provider::Plivo => env.get("PLIVO_POWERPACK_UUID"),
-        Provider::Telnyx | Provider::Vonage | Provider::Sinch => None,
+        Provider::Telnyx | Provider::Vonage | Provider::Sinch | Provider::Aws => None,
     }?;
     Some((Sender::messaging_service(pool), pool.to_owned()))
 }
@@ -317,6 +379,15 @@ pub(crate) fn adapter(env: &Env, provider: Provider, from: Option<Sender>) -> Re
         }
         Provider::Sinch => {
             let builder = Sinch::builder(var("SINCH_SERVICE_PLAN_ID"), var("SINCH_API_TOKEN")).base_url(base);
+            AnyAdapter::new(with_from!(builder, from).build()?)
+        }
+        Provider::Aws => {
+            let mut credentials = AwsCredentials::new(var("AWS_ACCESS_KEY_ID"), var("AWS_SECRET_ACCESS_KEY"));
+            if let Some(token) = env.get("AWS_SESSION_TOKEN") {
+                credentials = credentials.session_token(token.to_owned());
+            }
+            let region = aws_region(env).unwrap_or_default().to_owned();
+            let builder = Aws::builder(region, credentials).base_url(base);
             AnyAdapter::new(with_from!(builder, from).build()?)
         }
     })

@@ -29,7 +29,7 @@ pub(crate) struct Flag {
 
 /// The doctor's flags, in the order of its usage text (`-h, --help` follows them).
 pub(crate) const FLAGS: [Flag; 8] = [
-    Flag { long: "adapter", value: Some("name"), help: "twilio, telnyx, plivo, vonage or sinch (required)" },
+    Flag { long: "adapter", value: Some("name"), help: "twilio, telnyx, plivo, vonage, sinch or aws (required)" },
     Flag {
         long: "body",
         value: Some("text"),
@@ -172,7 +172,7 @@ fn parse(args: &[String]) -> Result<Parsed, String> {
         *slot = Some(value.clone());
     }
     let Some(adapter) = adapter.as_deref().and_then(Provider::named) else {
-        return Err("--adapter must be one of twilio, telnyx, plivo, vonage, sinch".into());
+        return Err("--adapter must be one of twilio, telnyx, plivo, vonage, sinch, aws".into());
     };
     Ok(Parsed::Run(Options { adapter, body, to, from, live, confirm_to, confirm_from, json }))
 }
@@ -418,6 +418,11 @@ impl Doctor<'_> {
         }
         if provider == Provider::Sinch
             && let Err(message) = config::sinch_region(self.env)
+        {
+            self.line(FAIL, &message);
+        }
+        if provider == Provider::Aws
+            && let Err(message) = config::check_aws_region(self.env)
         {
             self.line(FAIL, &message);
         }
@@ -695,12 +700,12 @@ mod tests {
     #[test]
     fn the_usage_text_is_the_reference_s() {
         const REFERENCE: &str = "\
-Usage: sms-sdk doctor --adapter <twilio|telnyx|plivo|vonage|sinch> [options]
+Usage: sms-sdk doctor --adapter <twilio|telnyx|plivo|vonage|sinch|aws> [options]
 
 Checks one provider's configuration without sending anything (a dry run, no network calls).
 
 Options:
-  --adapter <name>        twilio, telnyx, plivo, vonage or sinch (required)
+  --adapter <name>        twilio, telnyx, plivo, vonage, sinch or aws (required)
   --body <text>           message body to estimate (default: \"Test message from SMS SDK doctor.\")
   --to <+E164>            recipient to check (format only)
   --from <sender>         sender: +E164 number, 3-8 digit short code, or alphanumeric ID

@@ -29,7 +29,7 @@ pub(crate) struct EmulatorArgs {
     #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:4010", value_parser = crate::flags::listen)]
     pub(crate) listen: String,
     /// Where status webhooks go when a message has no callback URL (an absolute http(s) URL).
-    /// Repeat it as PROVIDER=URL (twilio, telnyx, plivo, vonage or sinch) to send one provider's
+    /// Repeat it as PROVIDER=URL (twilio, telnyx, plivo, vonage, sinch or aws) to send one provider's
     /// elsewhere: a bare URL is for every provider without one of its own.
     #[arg(long, value_name = "URL", value_hint = ValueHint::Url, value_parser = crate::flags::provider_url)]
     pub(crate) webhook_url: Vec<ProviderUrl>,
@@ -172,7 +172,8 @@ fn magic_lines() -> Vec<String> {
 fn single_provider_lines() -> Vec<String> {
     let mut lines = vec![
         "Rejected at one provider only, accepted and delivered by the others (to show failover; at plivo \
-         and sinch they are category request, which does not fail over): +1500555P0RR, P = 1 twilio, 2 telnyx, 3 plivo, 4 vonage, 5 sinch, for the reason of +150055500RR above:"
+         and sinch, and for a recipient's reasons at aws, they are category request, which does not fail over): \
+         +1500555P0RR, P = 1 twilio, 2 telnyx, 3 plivo, 4 vonage, 5 sinch, 6 aws, for the reason of +150055500RR above:"
             .to_owned(),
     ];
     for recipient in magic::recipients().filter(|r| r.only_at.is_some()) {
@@ -204,6 +205,8 @@ fn setup_text(base: &str, store: Option<&str>) -> String {
          # at the emulator, with the test credentials and sender it accepts and the secrets its\n\
          # webhooks are signed with.\n"
     );
+    // One line, its newlines written `\n` (the command reads them back).
+    let certificate = credentials::AWS_SNS_CERTIFICATE.trim_end().replace('\n', "\\n");
     let variables = [
         ("SMS_SDK_TWILIO_BASE_URL", base),
         ("SMS_SDK_TELNYX_BASE_URL", base),
@@ -227,9 +230,28 @@ fn setup_text(base: &str, store: Option<&str>) -> String {
         ("SINCH_API_TOKEN", credentials::SINCH_API_TOKEN),
         ("SINCH_FROM", SENDER),
         ("SINCH_WEBHOOK_SECRET", credentials::SINCH_WEBHOOK_SECRET),
+        // What `serve` and `webhook verify` need for the emulator's SNS messages (the emulator
+        // signs with a certificate of its own).
+        ("AWS_SNS_TOPIC_ARN", credentials::AWS_SNS_TOPIC_ARN),
+        ("SMS_SDK_AWS_SNS_CERTIFICATE", &certificate),
     ];
     for (name, value) in variables {
         let _ = writeln!(text, "export {name}={}", crate::shell::quote(value));
+    }
+    let _ = writeln!(
+        text,
+        "# AWS End User Messaging SMS: its credentials are every AWS tool's, so they stay commented out;\n\
+         # uncomment these in a shell of its own to send through the emulator's AWS API as well:"
+    );
+    let aws = [
+        ("SMS_SDK_AWS_BASE_URL", base),
+        ("AWS_REGION", credentials::AWS_REGION),
+        ("AWS_ACCESS_KEY_ID", credentials::AWS_ACCESS_KEY_ID),
+        ("AWS_SECRET_ACCESS_KEY", credentials::AWS_SECRET_ACCESS_KEY),
+        ("AWS_FROM", SENDER),
+    ];
+    for (name, value) in aws {
+        let _ = writeln!(text, "# export {name}={}", crate::shell::quote(value));
     }
     match store {
         Some(store) => {

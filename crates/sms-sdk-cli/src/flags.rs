@@ -13,11 +13,12 @@ pub(crate) enum Provider {
     Plivo,
     Vonage,
     Sinch,
+    Aws,
 }
 
 impl Provider {
     /// The providers, in the default failover order.
-    pub(crate) const ALL: [Self; 5] = [Self::Twilio, Self::Telnyx, Self::Plivo, Self::Vonage, Self::Sinch];
+    pub(crate) const ALL: [Self; 6] = [Self::Twilio, Self::Telnyx, Self::Plivo, Self::Vonage, Self::Sinch, Self::Aws];
 
     /// The provider named `name` (`twilio`, …), as records and adapters spell it.
     pub(crate) fn named(name: &str) -> Option<Self> {
@@ -32,11 +33,13 @@ impl Provider {
             Self::Plivo => "plivo",
             Self::Vonage => "vonage",
             Self::Sinch => "sinch",
+            Self::Aws => "aws",
         }
     }
 
     /// Checks that `id` has the shape of this provider's message ids: Twilio's `SM` (or `MM`)
-    /// and 32 hex digits, Sinch's 26 letters and digits, a UUID for the others.
+    /// and 32 hex digits, Sinch's 26 letters and digits, AWS's 1 to 64 letters, digits and `-`
+    /// (a UUID in practice), a UUID for the others.
     ///
     /// # Errors
     /// What the id should look like.
@@ -50,6 +53,10 @@ impl Provider {
             Self::Sinch => (
                 id.len() == 26 && id.bytes().all(|b| b.is_ascii_digit() || b.is_ascii_uppercase()),
                 "26 capital letters and digits (a batch id)",
+            ),
+            Self::Aws => (
+                (1..=64).contains(&id.len()) && id.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-'),
+                "1 to 64 letters, digits and '-' (a MessageId)",
             ),
             Self::Telnyx | Self::Plivo | Self::Vonage => {
                 let groups: Vec<&str> = id.split('-').collect();
@@ -197,7 +204,7 @@ mod tests {
         for (bad, says) in [
             (
                 "twillio=https://x.example/",
-                "unknown provider \"twillio\" (expected twilio, telnyx, plivo, vonage or sinch)",
+                "unknown provider \"twillio\" (expected twilio, telnyx, plivo, vonage, sinch or aws)",
             ),
             ("Twilio=https://x.example/", "unknown provider \"Twilio\""),
             ("telnyx=127.0.0.1:3000/sms", "\"127.0.0.1:3000/sms\" is not an absolute http(s) URL"),

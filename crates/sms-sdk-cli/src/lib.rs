@@ -174,7 +174,17 @@ impl Env {
     #[must_use]
     pub fn is_ours(name: &str) -> bool {
         const PREFIXES: [&str; 7] = ["TWILIO_", "TELNYX_", "PLIVO_", "VONAGE_", "SINCH_", "SMS_SDK_", "LIVE_SMS_"];
-        PREFIXES.iter().any(|p| name.starts_with(p)) || crate::paths::VARIABLES.contains(&name)
+        // AWS's variables are shared with every AWS tool: only the ones the command reads.
+        const AWS: [&str; 7] = [
+            "AWS_REGION",
+            "AWS_DEFAULT_REGION",
+            "AWS_ACCESS_KEY_ID",
+            "AWS_SECRET_ACCESS_KEY",
+            "AWS_SESSION_TOKEN",
+            "AWS_FROM",
+            "AWS_SNS_TOPIC_ARN",
+        ];
+        PREFIXES.iter().any(|p| name.starts_with(p)) || AWS.contains(&name) || crate::paths::VARIABLES.contains(&name)
     }
 
     /// The same environment, recording the names it is asked for (the crate's tests).

@@ -186,6 +186,10 @@ fn adapters(env: &Env) -> Result<Vec<(&'static str, AnyAdapter)>, String> {
     Ok(found)
 }
 
+/// Why an AWS key is not looked up: the service has no message lookup.
+const AWS_NO_LOOKUP: &str = "aws has no message lookup: its keys settle only from a verified delivery event carrying \
+                             the reference (sms-sdk serve with AWS_SNS_TOPIC_ARN), or by idempotency resolve";
+
 /// Looks one key up and decides.
 async fn examine(
     (key, record): &(String, Record),
@@ -224,7 +228,11 @@ async fn examine(
     let candidates: Vec<&NamedLookup<'_>> =
         lookups.iter().filter(|(name, _)| tried.is_empty() || tried.iter().any(|t| t == name)).collect();
     if candidates.is_empty() {
-        finding.reason = Some("no configured provider to look it up with".into());
+        finding.reason = Some(if tried.iter().any(|t| t == "aws") {
+            AWS_NO_LOOKUP.into()
+        } else {
+            "no configured provider to look it up with".into()
+        });
         return finding;
     }
     let ids = known_ids(record);

@@ -152,6 +152,13 @@ pub(crate) async fn send(args: MessageArgs, env: &Env, out: &mut dyn Write, err:
         Ok(message) => message,
         Err(error) => return report_error(&error, args.reporting(0, false), out, err),
     };
+    // As the reference, a past time is not refused: said, so that it is not a surprise.
+    if message.send_at.is_some_and(|at| at <= time::OffsetDateTime::now_utc()) {
+        let _ = writeln!(
+            err,
+            "note: --send-at is in the past: a provider that schedules sends such a message at once, or refuses it"
+        );
+    }
     let adapters = match configured_adapters(&args.message.providers, env) {
         Ok(adapters) => adapters,
         Err((code, text)) => {

@@ -93,7 +93,8 @@ pub(crate) fn names(group: Group) -> Vec<String> {
         Group::DataDirectory => owned(&crate::paths::VARIABLES),
         Group::WebhookSecrets => {
             let secrets = Provider::ALL.into_iter().map(|p| crate::webhook::secret_variable(p).to_owned());
-            secrets.chain([crate::webhook::SINCH_BASIC_VARIABLE.to_owned()]).collect()
+            let extra = [crate::webhook::SINCH_BASIC_VARIABLE, crate::webhook::AWS_CERTIFICATE_VARIABLE];
+            secrets.chain(extra.map(str::to_owned)).collect()
         }
         Group::Correlation => owned(&[crate::serve::CORRELATION_SECRET_VARIABLE]),
         Group::StatusCallback => owned(&[crate::sending::STATUS_CALLBACK_VARIABLE]),
@@ -121,7 +122,7 @@ fn about(group: Group) -> &'static str {
         }
         Group::DataDirectory => "Where the default store lives (the data directory; LOCALAPPDATA, APPDATA on Windows)",
         Group::WebhookSecrets => {
-            "Webhook secrets (Telnyx: its base64 Ed25519 public key; Sinch: its HMAC secret, or SINCH_WEBHOOK_BASIC user:password of the callback URL)"
+            "Webhook secrets (Telnyx: its base64 Ed25519 public key; Sinch: its HMAC secret, or SINCH_WEBHOOK_BASIC user:password of the callback URL; AWS: the SNS topic ARNs to accept, comma-separated, and SMS_SDK_AWS_SNS_CERTIFICATE a certificate to trust instead of fetching AWS's)"
         }
         Group::Correlation => {
             "the secret (32+ bytes, shared with `serve`) of the correlation references keyed sends carry"
@@ -147,6 +148,10 @@ pub(crate) fn section(groups: &[Group], colour: bool) -> String {
                 if group == Group::Credentials {
                     let _ =
                         writeln!(text, "    (SINCH_REGION: us, eu, au, br or ca, the service plan's; us when unset)");
+                    let _ = writeln!(
+                        text,
+                        "    (AWS: only AWS_FROM or SMS_SDK_AWS_BASE_URL select it; the credentials alone do not)"
+                    );
                 }
             }
             (_, [name]) => {

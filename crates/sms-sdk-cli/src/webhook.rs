@@ -7,6 +7,7 @@ use std::time::{Duration, SystemTime};
 use clap::{Args, ValueHint};
 use http::{HeaderMap, HeaderName, HeaderValue};
 use serde_json::{Map, Value, json};
+use sms_sdk::provider::aws::AwsWebhook;
 use sms_sdk::provider::sinch::SinchWebhook;
 use sms_sdk::redact::{mask_phone_number, redact_url_userinfo};
 use sms_sdk::webhook::event::{Inbound, KeywordMessage, StatusUpdate};
@@ -55,7 +56,44 @@ pub(crate) fn secret_variable(provider: Provider) -> &'static str {
         Provider::Plivo => "PLIVO_AUTH_TOKEN",
         Provider::Vonage => "VONAGE_SIGNATURE_SECRET",
         Provider::Sinch => "SINCH_WEBHOOK_SECRET",
+        // Not a secret: SNS messages are signed with AWS's certificate; the topics pin whose.
+        Provider::Aws => AWS_TOPIC_VARIABLE,
     }
+}
+
+/// The SNS topic ARNs (comma-separated) whose messages the AWS verifier accepts.
+pub(crate) const AWS_TOPIC_VARIABLE: &str = "AWS_SNS_TOPIC_ARN";
+
+/// A certificate (PEM text, its newlines as they are or written `\n`, or the path of a PEM file)
+/// the AWS verifier trusts for every well-formed AWS certificate URL instead of fetching it: the
+/// emulator's, or one pinned on a host that cannot reach AWS.
+pub(crate) const AWS_CERTIFICATE_VARIABLE: &str = "SMS_SDK_AWS_SNS_CERTIFICATE";
+
+/// The largest certificate file read: 64 KiB, as the verifier fetches at most.
+const MAX_CERTIFICATE_FILE: u64 = 64 * 1024;
+
+/// The AWS verifier of the topics in `topics`, with the certificate of
+/// [`AWS_CERTIFICATE_VARIABLE`] when it is set, else fetching AWS's.
+fn aws_verifier(topics: &str, env: &Env) -> Result<AwsWebhook, String> {
+    let mut topics = topics.split(',').map(str::trim).filter(|t| !t.is_empty());
+    let first = topics.next().ok_or_else(|| format!("{AWS_TOPIC_VARIABLE} names no topic"))?;
+    let mut builder = AwsWebhook::builder(first);
+    for topic in topics {
+        builder = builder.topic(topic);
+    }
+    if let Some(value) = env.get(AWS_CERTIFICATE_VARIABLE) {
+        let pem = if value.contains("-----BEGIN") {
+            value.replace("\\n", "\n").into_bytes()
+        } else {
+            let mut bytes = Vec::new();
+            std::fs::File::open(value)
+                .and_then(|file| file.take(MAX_CERTIFICATE_FILE).read_to_end(&mut bytes))
+                .map_err(|e| format!("{AWS_CERTIFICATE_VARIABLE}: cannot read {value}: {e}"))?;
+            bytes
+        };
+        builder = builder.certificate_pem(pem);
+    }
+    builder.build().map_err(|e| e.to_string())
 }
 
 /// The variable `provider`'s verifier is built from: its secret's, or for Sinch without one,
@@ -78,6 +116,7 @@ pub(crate) fn any_secret_set(env: &Env) -> bool {
 pub(crate) fn secret_variables(provider: Provider) -> String {
     match provider {
         Provider::Sinch => format!("{} (or {SINCH_BASIC_VARIABLE})", secret_variable(provider)),
+        Provider::Aws => format!("{AWS_TOPIC_VARIABLE} (the SNS topics to accept)"),
         Provider::Twilio | Provider::Telnyx | Provider::Plivo | Provider::Vonage => {
             secret_variable(provider).to_owned()
         }
@@ -107,6 +146,7 @@ pub(crate) fn verifier(provider: Provider, env: &Env) -> Result<Option<Arc<dyn W
         Provider::Plivo => Arc::new(PlivoWebhook::new(secret).map_err(configuration)?),
         Provider::Vonage => Arc::new(VonageWebhook::new(secret).map_err(configuration)?),
         Provider::Sinch => Arc::new(SinchWebhook::hmac(secret).map_err(configuration)?),
+        Provider::Aws => Arc::new(aws_verifier(&secret, env)?),
     }))
 }
 
@@ -220,6 +260,13 @@ fn check_the_url(provider: &str, parts: &str, note: &str, then: &str) -> String 
 /// The diagnosis of `error` for `provider`'s scheme, checked against `url`; `None` for errors
 /// that say all there is to say.
 fn diagnose(provider: Provider, error: &WebhookError, url: &str, headers: &HeaderMap) -> Option<Diagnosis> {
+    if let WebhookError::KeyUnavailable { .. } = error {
+        let check = format!(
+            "The certificate SigningCertURL names could not be fetched (5 s, 64 KiB at most): check that this host \
+             reaches sns.<region>.amazonaws.com over HTTPS, or set {AWS_CERTIFICATE_VARIABLE} to the certificate."
+        );
+        return Some(Diagnosis { url_signed: false, signed: SNS_SIGNED.to_owned(), url: None, check });
+    }
     let reason = error.reason()?;
     let url = Some(shown_url(url));
     let diagnosis = match (provider, reason) {
@@ -289,6 +336,7 @@ fn diagnose(provider: Provider, error: &WebhookError, url: &str, headers: &Heade
                 .into(),
         },
         (Provider::Sinch, _) => return sinch_diagnosis(reason, headers),
+        (Provider::Aws, _) => aws_diagnosis(reason, headers),
         (Provider::Vonage, "invalid_signature") => Diagnosis {
             url_signed: false,
             signed: "Vonage does not sign the URL: it signs a JWT (HS256, with the signature secret) in the \
@@ -318,6 +366,37 @@ fn diagnose(provider: Provider, error: &WebhookError, url: &str, headers: &Heade
 const SINCH_SIGNED: &str = "Sinch does not sign the URL: with HMAC signing it signs the raw body, a dot, the nonce \
                             header, a dot and the timestamp header; without it, a callback carries only the Basic \
                             credentials of its callback URL.";
+
+/// What SNS signs.
+const SNS_SIGNED: &str = "SNS does not sign the URL or the headers: it signs the envelope's members (Message, \
+                          MessageId, Subject, Timestamp, TopicArn and Type; a confirmation's SubscribeURL and Token) \
+                          with AWS's certificate, named by SigningCertURL (RSA, SHA-1 for SignatureVersion 1, SHA-256 \
+                          for 2).";
+
+/// [`diagnose`] for AWS (SNS): what is signed, and what to check.
+fn aws_diagnosis(reason: &str, headers: &HeaderMap) -> Diagnosis {
+    let check = if headers.get("x-amz-sns-rawdelivery").is_some_and(|v| v.as_bytes().eq_ignore_ascii_case(b"true")) {
+        "The subscription has raw message delivery on: SNS then posts the bare message without its envelope or \
+         signature, which nothing can verify. Turn raw message delivery off on the subscription."
+            .to_owned()
+    } else {
+        match reason {
+            "missing_signature" => "The body is not a signed SNS envelope (Type, MessageId, TopicArn, Message, \
+                                    Timestamp, SignatureVersion, Signature, SigningCertURL): pass the body SNS posted, \
+                                    byte for byte."
+                .to_owned(),
+            "malformed_signature" => "SignatureVersion must be 1 or 2 and Signature base64.".to_owned(),
+            "stale_timestamp" => "The Timestamp is older than the configured age limit.".to_owned(),
+            _ => format!(
+                "Check that the message's TopicArn is one of {AWS_TOPIC_VARIABLE} (comma-separated), that \
+                 SigningCertURL is https on sns.<region>.amazonaws.com with a .pem path, that the body is the one \
+                 received byte for byte, and, when {AWS_CERTIFICATE_VARIABLE} is set, that it is the certificate \
+                 that signed (the emulator's, for its messages)."
+            ),
+        }
+    };
+    Diagnosis { url_signed: false, signed: SNS_SIGNED.to_owned(), url: None, check }
+}
 
 /// [`diagnose`] for Sinch: what an HMAC-signed callback signs, or what Basic credentials prove.
 fn sinch_diagnosis(reason: &str, headers: &HeaderMap) -> Option<Diagnosis> {
@@ -441,7 +520,7 @@ fn event_json(event: &SmsEvent) -> Value {
 }
 
 /// `webhook verify`.
-pub(crate) fn verify(args: &VerifyArgs, env: &Env, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
+pub(crate) async fn verify(args: &VerifyArgs, env: &Env, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
     let now = match now(args.now) {
         Ok(now) => now,
         Err(message) => {
@@ -468,7 +547,13 @@ pub(crate) fn verify(args: &VerifyArgs, env: &Env, out: &mut dyn Write, err: &mu
         }
     };
     let request = WebhookRequest { method: &args.method, url: &args.url, headers: &headers, body: &body };
-    match verifier.verify_at(&request, now) {
+    // The AWS verifier fetches the certificate the message names first (bounded; the others
+    // hold their keys).
+    let verified = match verifier.prepare(&request).await {
+        Ok(()) => verifier.verify_at(&request, now),
+        Err(error) => Err(error),
+    };
+    match verified {
         Ok(event) => {
             if args.json {
                 let _ = writeln!(out, "{}", event_json(&event));
@@ -496,6 +581,8 @@ pub(crate) fn verify(args: &VerifyArgs, env: &Env, out: &mut dyn Write, err: &mu
             }
             if error.is_authentication() {
                 EXIT_FAILED
+            } else if let WebhookError::KeyUnavailable { .. } = error {
+                EXIT_CONFIGURATION
             } else if error.code() == "webhook_payload" {
                 EXIT_PAYLOAD
             } else {

@@ -52,11 +52,35 @@ pub const SINCH_API_TOKEN: &str = "emulator-sinch-api-token";
 /// `SinchWebhook::hmac` takes).
 pub const SINCH_WEBHOOK_SECRET: &str = "emulator-sinch-webhook-secret";
 
+/// The AWS access key id (long-term, `AKIA…`): the `Credential` of the Signature Version 4
+/// `Authorization`.
+pub const AWS_ACCESS_KEY_ID: &str = "AKIAE1A7000000000006";
+/// The AWS secret access key that Signature Version 4 signatures are checked
+/// with.
+pub const AWS_SECRET_ACCESS_KEY: &str = "e1a7EmulatorAwsSecretAccessKey0000000006";
+/// The AWS region requests must be signed for (the credential scope's region).
+pub const AWS_REGION: &str = "us-east-1";
+/// The SNS topic delivery events and inbound messages are published to: the `TopicArn` of
+/// every SNS notification the emulator posts (what `AwsWebhook::builder` takes).
+pub const AWS_SNS_TOPIC_ARN: &str = "arn:aws:sns:us-east-1:000000000000:sms-sdk-emulator";
+/// The `SigningCertURL` of every SNS notification: shaped like AWS's (https, host
+/// `sns.{region}.amazonaws.com`, a path ending in `.pem`), so a verifier's URL check passes, but
+/// nothing is served there: give a verifier [`AWS_SNS_CERTIFICATE`] instead of letting it fetch.
+pub const AWS_SNS_SIGNING_CERT_URL: &str =
+    "https://sns.us-east-1.amazonaws.com/SimpleNotificationService-sms-sdk-emulator.pem";
+/// The self-signed X.509 certificate (PEM, RSA-2048, CN `sns.us-east-1.amazonaws.com`) whose key
+/// signs the emulator's SNS notifications (what `AwsWebhookBuilder::certificate_pem` takes). The
+/// emulator also serves it at `GET /_emulator/aws/sns-certificate.pem`.
+pub const AWS_SNS_CERTIFICATE: &str = include_str!("../assets/aws_sns_certificate.pem");
+/// The private key (PKCS#8 PEM) of [`AWS_SNS_CERTIFICATE`], which signs SNS notifications.
+pub(crate) const AWS_SNS_PRIVATE_KEY: &str = include_str!("../assets/aws_sns_key.pem");
+
 /// Every credential and webhook secret, in the shape `GET /_emulator/keys` returns:
 /// `{"twilio": {"account_sid", "auth_token"}, "telnyx": {"api_key", "public_key"},
 /// "plivo": {"auth_id", "auth_token"}, "vonage": {"api_key", "api_secret", "application_id",
 /// "private_key", "signature_secret"}, "sinch": {"service_plan_id", "api_token",
-/// "webhook_secret"}}`.
+/// "webhook_secret"}, "aws": {"access_key_id", "secret_access_key", "region", "sns_topic_arn",
+/// "sns_certificate"}}`.
 #[must_use]
 pub fn keys_json() -> Value {
     json!({
@@ -74,6 +98,13 @@ pub fn keys_json() -> Value {
             "service_plan_id": SINCH_SERVICE_PLAN_ID,
             "api_token": SINCH_API_TOKEN,
             "webhook_secret": SINCH_WEBHOOK_SECRET,
+        },
+        "aws": {
+            "access_key_id": AWS_ACCESS_KEY_ID,
+            "secret_access_key": AWS_SECRET_ACCESS_KEY,
+            "region": AWS_REGION,
+            "sns_topic_arn": AWS_SNS_TOPIC_ARN,
+            "sns_certificate": AWS_SNS_CERTIFICATE,
         },
     })
 }

@@ -5,6 +5,7 @@ use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::sync::Arc;
 use std::time::Duration;
 
+use sms_sdk::provider::aws::{Aws, AwsBuilder, AwsCredentials};
 use sms_sdk::provider::plivo::{Plivo, PlivoBuilder};
 use sms_sdk::provider::sinch::{Sinch, SinchBuilder};
 use sms_sdk::provider::telnyx::{Telnyx, TelnyxBuilder};
@@ -16,8 +17,9 @@ use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
 use crate::credentials::{
-    PLIVO_AUTH_ID, PLIVO_AUTH_TOKEN, SINCH_API_TOKEN, SINCH_SERVICE_PLAN_ID, TELNYX_API_KEY, TWILIO_ACCOUNT_SID,
-    TWILIO_AUTH_TOKEN, VONAGE_API_KEY, VONAGE_API_SECRET, VONAGE_APPLICATION_ID, VONAGE_PRIVATE_KEY,
+    AWS_ACCESS_KEY_ID, AWS_REGION, AWS_SECRET_ACCESS_KEY, PLIVO_AUTH_ID, PLIVO_AUTH_TOKEN, SINCH_API_TOKEN,
+    SINCH_SERVICE_PLAN_ID, TELNYX_API_KEY, TWILIO_ACCOUNT_SID, TWILIO_AUTH_TOKEN, VONAGE_API_KEY, VONAGE_API_SECRET,
+    VONAGE_APPLICATION_ID, VONAGE_PRIVATE_KEY,
 };
 use crate::delivery::{MAX_PENDING_STATUS, Poster};
 use crate::error::{StartError, StartErrorKind};
@@ -45,9 +47,9 @@ pub const DEFAULT_MAX_MESSAGES: usize = 100_000;
 /// The longest delay or timeout a builder accepts: one day.
 const MAX_DELAY: Duration = Duration::from_secs(24 * 60 * 60);
 
-/// The local provider emulator: one HTTP server on loopback speaking the Twilio, Telnyx, Plivo
-/// and Vonage send APIs. Start one with [`Emulator::builder`] (or [`Emulator::start`] for the
-/// defaults).
+/// The local provider emulator: one HTTP server on loopback speaking the Twilio, Telnyx, Plivo,
+/// Vonage, Sinch and AWS End User Messaging SMS send APIs. Start one with [`Emulator::builder`]
+/// (or [`Emulator::start`] for the defaults).
 #[derive(Debug, Clone, Copy)]
 pub struct Emulator;
 
@@ -424,6 +426,18 @@ impl RunningEmulator {
     /// A Sinch adapter builder with the emulator's service plan, API token and base URL.
     pub fn sinch(&self) -> SinchBuilder {
         Sinch::builder(SINCH_SERVICE_PLAN_ID, SINCH_API_TOKEN).base_url(self.base_url())
+    }
+
+    /// An AWS End User Messaging SMS adapter builder with the emulator's access key, region
+    /// (`us-east-1`) and base URL (add a sender). AWS has no per-message callback URL: its
+    /// delivery events go to the emulator's webhook URL for AWS
+    /// ([`EmulatorBuilder::webhook_url_for`] with [`Provider::Aws`], or
+    /// [`EmulatorBuilder::webhook_url`]), as SNS notifications from
+    /// [`AWS_SNS_TOPIC_ARN`](crate::credentials::AWS_SNS_TOPIC_ARN) signed with the key of
+    /// [`AWS_SNS_CERTIFICATE`](crate::credentials::AWS_SNS_CERTIFICATE).
+    pub fn aws(&self) -> AwsBuilder {
+        Aws::builder(AWS_REGION, AwsCredentials::new(AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY))
+            .base_url(self.base_url())
     }
 
     /// Stops accepting connections, ends open ones and cancels pending webhooks.

@@ -58,9 +58,11 @@ impl App {
             };
             return (error_response(StatusCode::CONFLICT, &message), Some(provider), to);
         };
+        let from = with_plus(&request.from);
         let inbound = Inbound {
             id: provider.new_id(),
-            from: with_plus(&request.from),
+            reply_to: self.store.last_to(provider, &from),
+            from,
             to: with_plus(&request.to),
             text: request.text,
         };

@@ -5,15 +5,17 @@ use std::sync::OnceLock;
 use base64::Engine as _;
 use ring::signature::{Ed25519KeyPair, RsaKeyPair};
 
-use crate::credentials::{TELNYX_SIGNING_SEED, VONAGE_PRIVATE_KEY};
+use crate::credentials::{AWS_SNS_PRIVATE_KEY, TELNYX_SIGNING_SEED, VONAGE_PRIVATE_KEY};
 
-/// The Telnyx signing key and the Vonage application's public key.
+/// The Telnyx signing key, the Vonage application's public key and the SNS signing key.
 #[derive(Debug)]
 pub(crate) struct Keys {
     /// Signs Telnyx webhooks.
     pub(crate) telnyx: Ed25519KeyPair,
     /// The DER `RSAPublicKey` that Vonage application JWTs are checked with.
     pub(crate) vonage_public: Vec<u8>,
+    /// Signs the SNS notifications of AWS (the key of `AWS_SNS_CERTIFICATE`).
+    pub(crate) aws_sns: RsaKeyPair,
 }
 
 static KEYS: OnceLock<Result<Keys, &'static str>> = OnceLock::new();
@@ -28,11 +30,13 @@ fn parse() -> Result<Keys, &'static str> {
         .map_err(|_| "the Telnyx signing seed is not an Ed25519 seed")?;
     let der = pem_to_der(VONAGE_PRIVATE_KEY).ok_or("the Vonage private key is not PEM")?;
     let pair = RsaKeyPair::from_pkcs8(&der).map_err(|_| "the Vonage private key is not an RSA PKCS#8 key")?;
-    Ok(Keys { telnyx, vonage_public: pair.public().as_ref().to_vec() })
+    let der = pem_to_der(AWS_SNS_PRIVATE_KEY).ok_or("the SNS signing key is not PEM")?;
+    let aws_sns = RsaKeyPair::from_pkcs8(&der).map_err(|_| "the SNS signing key is not an RSA PKCS#8 key")?;
+    Ok(Keys { telnyx, vonage_public: pair.public().as_ref().to_vec(), aws_sns })
 }
 
 /// The DER inside a PEM block.
-fn pem_to_der(pem: &str) -> Option<Vec<u8>> {
+pub(crate) fn pem_to_der(pem: &str) -> Option<Vec<u8>> {
     let text: String = pem.lines().filter(|line| !line.starts_with("-----")).map(str::trim).collect();
     base64::engine::general_purpose::STANDARD.decode(text).ok()
 }
@@ -50,5 +54,16 @@ mod tests {
         assert!(keys.vonage_public.len() > 256);
         let hex = TWILIO_ACCOUNT_SID.strip_prefix("AC").unwrap_or_default();
         assert!(hex.len() == 32 && hex.bytes().all(|b| b.is_ascii_hexdigit()));
+    }
+
+    /// The SNS certificate is the signing key's: its subject public key is the key's
+    /// `RSAPublicKey`.
+    #[test]
+    fn the_sns_certificate_holds_the_signing_keys_public_half() {
+        let keys = keys().expect("the fixed keys parse");
+        let public = ring::signature::KeyPair::public_key(&keys.aws_sns).as_ref().to_vec();
+        assert_eq!(keys.aws_sns.public().modulus_len(), 256, "RSA-2048");
+        let certificate = pem_to_der(crate::credentials::AWS_SNS_CERTIFICATE).expect("PEM");
+        assert!(certificate.windows(public.len()).any(|window| window == public.as_slice()));
     }
 }

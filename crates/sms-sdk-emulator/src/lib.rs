@@ -1,6 +1,6 @@
-//! A local emulator of the Twilio, Telnyx, Plivo, Vonage and Sinch send APIs: one HTTP server on
-//! loopback, so that applications, examples and tests drive the real `sms-sdk` adapters over
-//! real HTTP with no account and no network.
+//! A local emulator of the Twilio, Telnyx, Plivo, Vonage, Sinch and AWS End User Messaging SMS
+//! send APIs: one HTTP server on loopback, so that applications, examples and tests drive the real
+//! `sms-sdk` adapters over real HTTP with no account and no network.
 //!
 //! ```
 //! # #[tokio::main(flavor = "current_thread")]
@@ -21,9 +21,11 @@
 //!
 //! - **Routes**: Twilio `POST /2010-04-01/Accounts/{AccountSid}/Messages.json`, Telnyx
 //!   `POST /v2/messages`, Plivo `POST /v1/Account/{auth_id}/Message/`, Vonage
-//!   `POST /v1/messages`, Sinch `POST /xms/v1/{service_plan_id}/batches`, each with the
-//!   provider's authentication, field checks, success and error bodies; the fetch endpoints of
-//!   Twilio, Telnyx, Plivo and Sinch, and the message lists of Twilio and Sinch.
+//!   `POST /v1/messages`, Sinch `POST /xms/v1/{service_plan_id}/batches`, AWS `POST /` with
+//!   `X-Amz-Target: PinpointSMSVoiceV2.SendTextMessage` (Signature Version 4 checked over the
+//!   exact request), each with the provider's authentication, field checks, success and error
+//!   bodies; the fetch endpoints of Twilio, Telnyx, Plivo and Sinch, and the message lists of
+//!   Twilio and Sinch.
 //! - **Fixed credentials** ([`credentials`]), the same on every run; wrong ones get the
 //!   provider's authentication error.
 //! - **Magic recipients** ([`magic`]) for every rejection category and every transport fault:
@@ -33,7 +35,10 @@
 //! - **Status webhooks**, signed with each provider's real scheme, one step every status delay,
 //!   to the message's callback URL, or else its provider's webhook URL
 //!   ([`EmulatorBuilder::webhook_url_for`]) or the one of every provider
-//!   ([`EmulatorBuilder::webhook_url`]).
+//!   ([`EmulatorBuilder::webhook_url`]). AWS has no callback URL: its delivery events go to its
+//!   provider's URL as SNS notifications signed with the emulator's SNS certificate
+//!   ([`credentials::AWS_SNS_CERTIFICATE`], also served at
+//!   `GET /_emulator/aws/sns-certificate.pem`).
 //! - **Inbound messages**: `POST /_emulator/inbound {provider, from, to, text, inbound_url?}`,
 //!   delivered to the request's `inbound_url`, or else the provider's inbound URL
 //!   ([`EmulatorBuilder::inbound_url_for`]) or the one of every provider
@@ -48,8 +53,9 @@
 //! - **Limits**, so that a long-running emulator under load stays bounded: request bodies up to
 //!   1 MiB ([`EmulatorBuilder::body_limit`]; a larger send is answered with the provider's own
 //!   error body and content type and HTTP 413: Twilio code 20413, Telnyx 10015, Plivo
-//!   `{api_id, error}`, Vonage a problem `…#request-too-large`); 30 s to send a request's
-//!   headers, and then its body ([`EmulatorBuilder::header_read_timeout`]; a held send is not
+//!   `{api_id, error}`, Vonage a problem `…#request-too-large`, Sinch
+//!   `syntax_constraint_violation`, AWS a `ValidationException` `MAXIMUM_SIZE_EXCEEDED`); 30 s
+//!   to send a request's headers, and then its body ([`EmulatorBuilder::header_read_timeout`]; a held send is not
 //!   cut by it); the last 100,000 requests kept for inspection and as many rate-limited-once
 //!   keys ([`EmulatorBuilder::max_messages`]); at most 1,024 connections served at once (more
 //!   wait to be accepted) and 10,000 pending status sequences (beyond them, a new message goes

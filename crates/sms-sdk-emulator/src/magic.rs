@@ -5,21 +5,29 @@
 //! Plivo documents no error codes, so its adapter classifies every magic rejection (its generic
 //! 400) as `request`, which never fails over. Sinch has no synchronous code for most reasons (an
 //! opt-out or a route it cannot take fails later, in the delivery report): the emulator answers
-//! each with Sinch's 400 `syntax_invalid_parameter_format`, also `request`.
+//! each with Sinch's 400 `syntax_invalid_parameter_format`, also `request`. AWS has an exception
+//! and `Reason` for a sender that cannot reach the destination's country
+//! (`ValidationException` `INVALID_IDENTITY_FOR_DESTINATION_COUNTRY`: `sender`), a country the
+//! account may not send to (`DESTINATION_COUNTRY_BLOCKED`: `account`) and an opt-out
+//! (`ConflictException` `DESTINATION_PHONE_NUMBER_OPTED_OUT`: `compliance`), but none for a
+//! recipient it cannot take: an invalid number is a field validation failure
+//! (`FIELD_VALIDATION_FAILED`) and one that cannot receive SMS an invalid parameter
+//! (`INVALID_PARAMETER`), both `request` there, as is a malformed sender. AWS's rate limit
+//! (`ThrottlingException`, HTTP 400) carries no `Retry-After` ([`Provider::retry_after`]).
 //!
-//! Besides the recipients every provider treats alike, each rejection reason has one recipient
-//! per provider that is rejected **at that provider only**, and accepted and delivered by the
-//! other three, so that failover can be shown end to end: `+1500555P0RR`, where `RR` is the
-//! reason's number among the recipients every provider rejects (`01` invalid number, `02` cannot
-//! route from this sender, `03` no international permission, `04` opted out, `09` cannot receive
-//! SMS) and `P` the provider: `1` Twilio, `2` Telnyx, `3` Plivo, `4` Vonage, `5` Sinch (`P` = `0` is every
-//! provider: `+15005550002` is rejected everywhere, [`TWILIO_SENDER_CANNOT_ROUTE`],
-//! `+15005551002`, by Twilio alone). A rejection at one provider gets that provider's own code
-//! and the category of [`Expected`], as the recipients rejected everywhere do (`request` at
-//! Plivo and Sinch). There is no magic recipient for an authentication failure at one provider (give that
-//! adapter wrong credentials: the emulator answers each provider's own authentication error) or
-//! for an unreachable provider (point that adapter at a closed port: nothing reaches the
-//! emulator).
+//! Besides the recipients every provider treats alike, each rejection reason has one recipient per
+//! provider that is rejected **at that provider only**, and accepted and delivered by the others,
+//! so that failover can be shown end to end: `+1500555P0RR`, where `RR` is the reason's number
+//! among the recipients every provider rejects (`01` invalid number, `02` cannot route from this
+//! sender, `03` no international permission, `04` opted out, `09` cannot receive SMS) and `P` the
+//! provider: `1` Twilio, `2` Telnyx, `3` Plivo, `4` Vonage, `5` Sinch, `6` AWS (`P` = `0` is every
+//! provider: `+15005550002` is rejected everywhere, [`TWILIO_SENDER_CANNOT_ROUTE`], `+15005551002`,
+//! by Twilio alone). A rejection at one provider gets that provider's own code and the category of
+//! [`Expected`], as the recipients rejected everywhere do (`request` at Plivo and Sinch, and for
+//! the recipient reasons at AWS). There is no magic recipient for an authentication failure at one
+//! provider (give that adapter wrong credentials: the emulator answers each provider's own
+//! authentication error) or for an unreachable provider (point that adapter at a closed port:
+//! nothing reaches the emulator).
 //!
 //! ```
 //! use sms_sdk::Category;
@@ -60,7 +68,7 @@ pub const HOLD: &str = "+15005559002";
 /// The connection is reset before any response.
 pub const RESET: &str = "+15005559003";
 /// Rate-limited once per provider, recipient and body (with the provider's code and
-/// `Retry-After: 1`), accepted on the next request.
+/// `Retry-After: 1`, none at AWS), accepted on the next request.
 pub const RATE_LIMITED_ONCE: &str = "+15005559004";
 /// A 429 without the provider's rate-limit code (unknown, except at Sinch, which documents its
 /// 429 by the status alone: rate-limited there).
@@ -69,7 +77,7 @@ pub const BARE_429: &str = "+15005559005";
 pub const UNREADABLE: &str = "+15005559006";
 /// The message is created, then the connection is dropped before the response.
 pub const CREATED_THEN_DROPPED: &str = "+15005559007";
-/// Always rate-limited, with the provider's code and `Retry-After: 1`.
+/// Always rate-limited, with the provider's code and `Retry-After: 1` (none at AWS).
 pub const RATE_LIMITED: &str = "+15005559008";
 
 /// Invalid number at Twilio only: rejected there (category `recipient`), accepted elsewhere.
@@ -134,6 +142,21 @@ pub const SINCH_NO_PERMISSION: &str = "+15005555003";
 pub const SINCH_OPTED_OUT: &str = "+15005555004";
 /// Cannot receive SMS at Sinch only: rejected there (category `request`), accepted elsewhere.
 pub const SINCH_CANNOT_RECEIVE: &str = "+15005555009";
+
+/// Invalid number at AWS only: rejected there (category `request`: a field validation failure),
+/// accepted elsewhere.
+pub const AWS_INVALID_NUMBER: &str = "+15005556001";
+/// Cannot route from this sender at AWS only: rejected there (category `sender`, which fails
+/// over), accepted elsewhere.
+pub const AWS_SENDER_CANNOT_ROUTE: &str = "+15005556002";
+/// No international permission at AWS only: rejected there (category `account`, which fails
+/// over), accepted elsewhere.
+pub const AWS_NO_PERMISSION: &str = "+15005556003";
+/// Opted out at AWS only: rejected there (category `compliance`), accepted elsewhere.
+pub const AWS_OPTED_OUT: &str = "+15005556004";
+/// Cannot receive SMS at AWS only: rejected there (category `request`: an invalid parameter),
+/// accepted elsewhere.
+pub const AWS_CANNOT_RECEIVE: &str = "+15005556009";
 
 /// What the emulator does with a send to a recipient.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -203,7 +226,8 @@ const fn only(number: &'static str, provider: Provider, reason: Reason) -> Row {
 /// The magic recipients: number, where, behavior, and what the emulator does with a send to it
 /// (the help and the start banner add what the library makes of it, from [`Behavior::expected`]).
 /// The recipients of one provider are `+1500555P0RR`: `P` the provider (1 Twilio, 2 Telnyx,
-/// 3 Plivo, 4 Vonage, 5 Sinch), `RR` the last digits of the recipient every provider rejects so.
+/// 3 Plivo, 4 Vonage, 5 Sinch, 6 AWS), `RR` the last digits of the recipient every provider
+/// rejects so.
 const TABLE: &[Row] = &[
     every(INVALID_NUMBER, Behavior::Reject(Reason::InvalidNumber), "rejected: invalid number"),
     every(SENDER_CANNOT_ROUTE, Behavior::Reject(Reason::SenderCannotRoute), "rejected: cannot route from this sender"),
@@ -252,6 +276,11 @@ const TABLE: &[Row] = &[
     only(SINCH_NO_PERMISSION, Provider::Sinch, Reason::NoPermission),
     only(SINCH_OPTED_OUT, Provider::Sinch, Reason::OptedOut),
     only(SINCH_CANNOT_RECEIVE, Provider::Sinch, Reason::CannotReceive),
+    only(AWS_INVALID_NUMBER, Provider::Aws, Reason::InvalidNumber),
+    only(AWS_SENDER_CANNOT_ROUTE, Provider::Aws, Reason::SenderCannotRoute),
+    only(AWS_NO_PERMISSION, Provider::Aws, Reason::NoPermission),
+    only(AWS_OPTED_OUT, Provider::Aws, Reason::OptedOut),
+    only(AWS_CANNOT_RECEIVE, Provider::Aws, Reason::CannotReceive),
 ];
 
 impl Row {
@@ -274,6 +303,7 @@ const fn same(a: Provider, b: Provider) -> bool {
             | (Provider::Plivo, Provider::Plivo)
             | (Provider::Vonage, Provider::Vonage)
             | (Provider::Sinch, Provider::Sinch)
+            | (Provider::Aws, Provider::Aws)
     )
 }
 
@@ -288,7 +318,8 @@ pub enum Expected {
     Rejected(Category),
     /// An unknown outcome, for this reason.
     Unknown(UnknownReason),
-    /// Rejected as rate-limited with `Retry-After: 1`, then accepted when the client retries.
+    /// Rejected as rate-limited (with `Retry-After: 1`, none at AWS), then accepted when the
+    /// client retries.
     RateLimitedThenAccepted,
 }
 
@@ -315,7 +346,7 @@ pub enum Fault {
     Hang,
     /// The connection is reset before any response.
     Reset,
-    /// Rate-limited with the provider's code and `Retry-After: 1`.
+    /// Rate-limited with the provider's code and `Retry-After: 1` (none at AWS).
     RateLimited,
     /// A 429 without the provider's code.
     Bare429,
@@ -387,15 +418,17 @@ impl MagicRecipient {
 static RECIPIENTS: LazyLock<Vec<(Row, String)>> =
     LazyLock::new(|| TABLE.iter().map(|row| (*row, meaning(row))).collect());
 
-/// What the row's recipient gets, then the library's outcome: the one most providers give, and
-/// each other provider's.
+/// What the row's recipient gets, then the library's outcome: the one most providers give (of
+/// two as common, the one of the provider listed first), and each other provider's.
 fn meaning(row: &Row) -> String {
     let outcomes = Provider::ALL.map(|provider| row.behavior_at(provider).expected(provider));
-    let common = outcomes
-        .iter()
-        .max_by_key(|outcome| outcomes.iter().filter(|other| other == outcome).count())
-        .copied()
-        .unwrap_or(Expected::Accepted);
+    let count = |outcome: &Expected| outcomes.iter().filter(|other| *other == outcome).count();
+    let mut common = outcomes.first().copied().unwrap_or(Expected::Accepted);
+    for outcome in &outcomes {
+        if count(outcome) > count(&common) {
+            common = *outcome;
+        }
+    }
     let mut text = match row.only_at {
         Some(provider) => format!("rejected at {provider} only: {} ({common}", row.does),
         None => format!("{} ({common}", row.does),
@@ -457,7 +490,7 @@ impl Behavior {
             // Sinch documents its 429 by the status alone: a refusal, with or without its code.
             Self::Bare429 => match provider {
                 Provider::Sinch => Expected::Rejected(Category::RateLimited),
-                Provider::Twilio | Provider::Telnyx | Provider::Plivo | Provider::Vonage => {
+                Provider::Twilio | Provider::Telnyx | Provider::Plivo | Provider::Vonage | Provider::Aws => {
                     Expected::Unknown(UnknownReason::UnexpectedStatus)
                 }
             },
@@ -481,11 +514,14 @@ impl Reason {
 
     /// The rejection category the library gives it through `provider`'s adapter: the category
     /// of the provider's documented code for it; `request` for Plivo, which documents no error
-    /// codes (its generic 400 is classified by its status alone), and for Sinch, whose one
-    /// synchronous answer to a recipient it cannot take is a 400 syntax error.
+    /// codes (its generic 400 is classified by its status alone), for Sinch, whose one
+    /// synchronous answer to a recipient it cannot take is a 400 syntax error, and at AWS for
+    /// the reasons it answers with a `ValidationException` of a field (a recipient it cannot
+    /// take, a malformed sender).
     pub(crate) const fn category(self, provider: Provider) -> Category {
         match (provider, self) {
-            (Provider::Plivo | Provider::Sinch, _) => Category::Request,
+            (Provider::Plivo | Provider::Sinch, _)
+            | (Provider::Aws, Self::InvalidNumber | Self::CannotReceive | Self::InvalidSender) => Category::Request,
             (_, Self::InvalidNumber | Self::CannotReceive) => Category::Recipient,
             (_, Self::SenderCannotRoute | Self::InvalidSender) => Category::Sender,
             (_, Self::NoPermission) => Category::Account,
@@ -500,7 +536,7 @@ pub(crate) fn behavior(to: &str, provider: Provider) -> Behavior {
 }
 
 /// Each provider's documented code for a rejection reason (Plivo has none: it answers its
-/// generic 400 with the message).
+/// generic 400 with the message; Sinch answers every one with the same code).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Codes {
     /// Twilio's `code` (HTTP 400).
@@ -509,6 +545,8 @@ pub(crate) struct Codes {
     pub(crate) telnyx: &'static str,
     /// Vonage's problem `type` fragment (HTTP 422).
     pub(crate) vonage: &'static str,
+    /// AWS's exception (HTTP 400) and its `Reason`.
+    pub(crate) aws: (&'static str, &'static str),
     /// A short title.
     pub(crate) title: &'static str,
     /// The human message.
@@ -522,6 +560,7 @@ pub(crate) const fn codes(reason: Reason) -> Codes {
             twilio: 21211,
             telnyx: "40310",
             vonage: "1430",
+            aws: ("ValidationException", "FIELD_VALIDATION_FAILED"),
             title: "Invalid 'To' number",
             detail: "The 'To' number is not a valid phone number.",
         },
@@ -529,6 +568,7 @@ pub(crate) const fn codes(reason: Reason) -> Codes {
             twilio: 21614,
             telnyx: "40319",
             vonage: "1170",
+            aws: ("ValidationException", "INVALID_PARAMETER"),
             title: "Recipient cannot receive SMS",
             detail: "The 'To' number is not a mobile number and cannot receive SMS.",
         },
@@ -536,6 +576,7 @@ pub(crate) const fn codes(reason: Reason) -> Codes {
             twilio: 21612,
             telnyx: "40305",
             vonage: "1120",
+            aws: ("ValidationException", "INVALID_IDENTITY_FOR_DESTINATION_COUNTRY"),
             title: "Cannot route from this sender",
             detail: "The message cannot be routed from this sender to this recipient.",
         },
@@ -543,6 +584,7 @@ pub(crate) const fn codes(reason: Reason) -> Codes {
             twilio: 21212,
             telnyx: "40305",
             vonage: "1120",
+            aws: ("ValidationException", "FIELD_VALIDATION_FAILED"),
             title: "Invalid sender",
             detail: "The sender is not a valid phone number, short code or sender ID.",
         },
@@ -550,6 +592,7 @@ pub(crate) const fn codes(reason: Reason) -> Codes {
             twilio: 21408,
             telnyx: "40309",
             vonage: "1160",
+            aws: ("ValidationException", "DESTINATION_COUNTRY_BLOCKED"),
             title: "Destination not permitted",
             detail: "Permission to send to this destination has not been enabled for the account.",
         },
@@ -557,6 +600,7 @@ pub(crate) const fn codes(reason: Reason) -> Codes {
             twilio: 21610,
             telnyx: "40300",
             vonage: "1240",
+            aws: ("ConflictException", "DESTINATION_PHONE_NUMBER_OPTED_OUT"),
             title: "Recipient opted out",
             detail: "The recipient has opted out of messages from this sender.",
         },
@@ -616,6 +660,11 @@ mod tests {
             SINCH_NO_PERMISSION,
             SINCH_OPTED_OUT,
             SINCH_CANNOT_RECEIVE,
+            AWS_INVALID_NUMBER,
+            AWS_SENDER_CANNOT_ROUTE,
+            AWS_NO_PERMISSION,
+            AWS_OPTED_OUT,
+            AWS_CANNOT_RECEIVE,
         ];
         let listed: Vec<&str> = recipients().map(|r| r.number).collect();
         let mut distinct = listed.clone();
@@ -639,7 +688,7 @@ mod tests {
             .map(|row| (row.number, row.behavior))
             .collect();
         assert_eq!(single.len(), reasons.len() * Provider::ALL.len());
-        for (digit, provider) in ('1'..='5').zip(Provider::ALL) {
+        for (digit, provider) in ('1'..='6').zip(Provider::ALL) {
             for (number, rejection) in &reasons {
                 let expected = format!("+1500555{digit}{}", number.get(9..).unwrap_or_default());
                 let row = single.iter().find(|row| row.number == expected);
@@ -673,7 +722,7 @@ mod tests {
         assert_eq!(telnyx.only_at, Some(Provider::Telnyx));
         assert_eq!(telnyx.fault, None);
         assert_eq!(telnyx.expected(Provider::Telnyx), Expected::Rejected(Category::Account));
-        for other in [Provider::Twilio, Provider::Plivo, Provider::Vonage, Provider::Sinch] {
+        for other in [Provider::Twilio, Provider::Plivo, Provider::Vonage, Provider::Sinch, Provider::Aws] {
             assert_eq!(telnyx.expected(other), Expected::Accepted, "{other}");
         }
         assert!(recipients().filter(|r| r.only_at.is_none()).all(|r| !r.meaning.contains(" only: ")));
@@ -701,6 +750,23 @@ mod tests {
             )
         );
         assert_eq!(meaning(SERVER_ERROR), Some("answered HTTP 500 (unknown, reason server_error)"));
+        // AWS has no recipient category; its sender, account and compliance answers keep theirs.
+        let aws = |reason: Reason| reason.category(Provider::Aws);
+        assert_eq!(
+            [Reason::InvalidNumber, Reason::CannotReceive, Reason::InvalidSender].map(aws),
+            [Category::Request; 3]
+        );
+        assert_eq!(
+            [Reason::SenderCannotRoute, Reason::NoPermission, Reason::OptedOut].map(aws),
+            [Category::Sender, Category::Account, Category::Compliance]
+        );
+        assert_eq!(
+            meaning(INVALID_NUMBER),
+            Some(
+                "rejected: invalid number (category recipient; plivo: category request; sinch: category request; \
+                 aws: category request)"
+            )
+        );
         assert_eq!(
             recipients().find(|r| r.number == RATE_LIMITED_ONCE).map(|r| r.expected(Provider::Plivo)),
             Some(Expected::RateLimitedThenAccepted)

@@ -1,8 +1,10 @@
 //! The emulator's vocabulary, which every other module speaks: the providers it emulates, and
 //! what it records of each send request it received.
 
+use std::collections::BTreeMap;
 use std::fmt;
 use std::str::FromStr;
+use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 use time::OffsetDateTime;
@@ -21,13 +23,15 @@ pub enum Provider {
     Vonage,
     /// `POST /xms/v1/{service_plan_id}/batches`.
     Sinch,
+    /// AWS End User Messaging SMS: `POST /` with `X-Amz-Target: PinpointSMSVoiceV2.SendTextMessage`.
+    Aws,
 }
 
 impl Provider {
     /// Every provider the emulator speaks.
-    pub const ALL: [Self; 5] = [Self::Twilio, Self::Telnyx, Self::Plivo, Self::Vonage, Self::Sinch];
+    pub const ALL: [Self; 6] = [Self::Twilio, Self::Telnyx, Self::Plivo, Self::Vonage, Self::Sinch, Self::Aws];
 
-    /// `twilio`, `telnyx`, `plivo`, `vonage` or `sinch` (the library's adapter names).
+    /// `twilio`, `telnyx`, `plivo`, `vonage`, `sinch` or `aws` (the library's adapter names).
     #[must_use]
     pub const fn name(self) -> &'static str {
         match self {
@@ -36,6 +40,17 @@ impl Provider {
             Self::Plivo => "plivo",
             Self::Vonage => "vonage",
             Self::Sinch => "sinch",
+            Self::Aws => "aws",
+        }
+    }
+
+    /// The `Retry-After` the emulator's rate limits carry at this provider: one second, except at
+    /// AWS, whose `ThrottlingException` carries none (the client's backoff decides).
+    #[must_use]
+    pub const fn retry_after(self) -> Option<Duration> {
+        match self {
+            Self::Twilio | Self::Telnyx | Self::Plivo | Self::Vonage | Self::Sinch => Some(Duration::from_secs(1)),
+            Self::Aws => None,
         }
     }
 }
@@ -52,7 +67,7 @@ pub struct UnknownProvider(String);
 
 impl fmt::Display for UnknownProvider {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "unknown provider {:?} (expected twilio, telnyx, plivo, vonage or sinch)", self.0)
+        write!(f, "unknown provider {:?} (expected twilio, telnyx, plivo, vonage, sinch or aws)", self.0)
     }
 }
 
@@ -129,6 +144,10 @@ pub struct ReceivedMessage {
     /// its status webhooks).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub client_ref: Option<String>,
+    /// AWS's `Context` map, when the request had one (echoed in its delivery events; the
+    /// library's correlation reference is its `sms_sdk_ref`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub context: Option<BTreeMap<String, String>>,
     /// Where the message is now.
     pub status: Status,
     /// The HTTP status answered, or `None` when the connection was held, reset or dropped.
@@ -143,6 +162,9 @@ pub struct ReceivedMessage {
     /// True when `from` is a messaging service, profile or powerpack id.
     #[serde(skip)]
     pub(crate) service_sender: bool,
+    /// AWS's `MessageType` (`TRANSACTIONAL` or `PROMOTIONAL`), when the request named one.
+    #[serde(skip)]
+    pub(crate) message_type: Option<String>,
 }
 
 impl ReceivedMessage {
@@ -157,12 +179,14 @@ impl ReceivedMessage {
             media_urls: Vec::new(),
             callback_url: None,
             client_ref: None,
+            context: None,
             status: Status::Rejected,
             http_status: None,
             error_code: None,
             received_at,
             webhook_failures: Vec::new(),
             service_sender: false,
+            message_type: None,
         }
     }
 }

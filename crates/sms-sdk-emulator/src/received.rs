@@ -53,6 +53,13 @@ impl Store {
         self.lock().messages.get(provider, id).cloned()
     }
 
+    /// The id of the newest message of `provider` created for the recipient `to`.
+    pub(crate) fn last_to(&self, provider: Provider, to: &str) -> Option<String> {
+        let inner = self.lock();
+        let sent = inner.messages.iter().filter(|m| m.provider == provider && m.to.as_deref() == Some(to));
+        sent.filter_map(|message| message.id.clone()).last()
+    }
+
     /// Changes the created message `id` of `provider`; returns it as changed.
     pub(crate) fn update(
         &self,

@@ -7,15 +7,15 @@ use axum::body::Body;
 use axum::extract::{Extension, Path, State};
 use axum::response::{IntoResponse as _, Response};
 use axum::routing::{get, post};
-use http::{HeaderMap, StatusCode, Uri};
+use http::{HeaderMap, HeaderValue, StatusCode, Uri, header};
 use serde_json::Value;
 use time::OffsetDateTime;
 
 use crate::body::{self, BodyError};
-use crate::credentials::keys_json;
+use crate::credentials::{AWS_SNS_CERTIFICATE, keys_json};
 use crate::model::Provider;
 use crate::observe::Operation;
-use crate::provider::{AuthRequest, Failure, sinch_list, twilio_list};
+use crate::provider::{AuthRequest, Failure, aws_is_send_text_message, aws_unknown_operation, sinch_list, twilio_list};
 use crate::respond::{closing, error_response, json_response};
 use crate::send::Reply;
 use crate::server::Connection;
@@ -39,15 +39,16 @@ fn provider_routes(router: Router<Arc<App>>) -> Router<Arc<App>> {
     router
         .route(
             "/2010-04-01/Accounts/{account}/Messages.json",
-            post(|State(app): AppState, connection, Path(account): Path<String>, headers, body| async move {
-                send(&app, connection, Provider::Twilio, Some(&account), &headers, body).await
+            post(|State(app): AppState, connection, Path(account): Path<String>, headers, uri: Uri, body| async move {
+                send(&app, connection, Provider::Twilio, Some(&account), &headers, &uri, body).await
             })
             .get(
                 |State(app): AppState, Path(account): Path<String>, headers: HeaderMap, uri: Uri| async move {
-                    let response = refusal(&app, Provider::Twilio, Some(&account), &headers).unwrap_or_else(|| {
-                        let list = twilio_list(&app.store.list(), uri.query().unwrap_or_default());
-                        json_response(StatusCode::OK, &list)
-                    });
+                    let response =
+                        refusal(&app, Provider::Twilio, Some(&account), &headers, &uri).unwrap_or_else(|| {
+                            let list = twilio_list(&app.store.list(), uri.query().unwrap_or_default());
+                            json_response(StatusCode::OK, &list)
+                        });
                     app.report(Some(Provider::Twilio), Operation::List, None, &response);
                     response
                 },
@@ -55,49 +56,51 @@ fn provider_routes(router: Router<Arc<App>>) -> Router<Arc<App>> {
         )
         .route(
             "/2010-04-01/Accounts/{account}/Messages/{file}",
-            get(|State(app): AppState, Path((account, file)): Path<(String, String)>, headers: HeaderMap| async move {
+            get(|State(app): AppState, Path(path): Path<(String, String)>, headers: HeaderMap, uri: Uri| async move {
+                let (account, file) = path;
                 let sid = file.strip_suffix(".json").unwrap_or_default();
-                lookup(&app, Provider::Twilio, Some(&account), &headers, sid)
+                lookup(&app, Provider::Twilio, Some(&account), &headers, &uri, sid)
             }),
         )
         .route(
             "/v2/messages",
-            post(|State(app): AppState, connection, headers, body| async move {
-                send(&app, connection, Provider::Telnyx, None, &headers, body).await
+            post(|State(app): AppState, connection, headers, uri: Uri, body| async move {
+                send(&app, connection, Provider::Telnyx, None, &headers, &uri, body).await
             }),
         )
         .route(
             "/v2/messages/{id}",
-            get(|State(app): AppState, Path(id): Path<String>, headers: HeaderMap| async move {
-                lookup(&app, Provider::Telnyx, None, &headers, &id)
+            get(|State(app): AppState, Path(id): Path<String>, headers: HeaderMap, uri: Uri| async move {
+                lookup(&app, Provider::Telnyx, None, &headers, &uri, &id)
             }),
         )
         .route(
             "/v1/Account/{account}/Message/",
-            post(|State(app): AppState, connection, Path(account): Path<String>, headers, body| async move {
-                send(&app, connection, Provider::Plivo, Some(&account), &headers, body).await
+            post(|State(app): AppState, connection, Path(account): Path<String>, headers, uri: Uri, body| async move {
+                send(&app, connection, Provider::Plivo, Some(&account), &headers, &uri, body).await
             }),
         )
         .route(
             "/v1/Account/{account}/Message/{id}/",
-            get(|State(app): AppState, Path((account, id)): Path<(String, String)>, headers: HeaderMap| async move {
-                lookup(&app, Provider::Plivo, Some(&account), &headers, &id)
+            get(|State(app): AppState, Path(path): Path<(String, String)>, headers: HeaderMap, uri: Uri| async move {
+                let (account, id) = path;
+                lookup(&app, Provider::Plivo, Some(&account), &headers, &uri, &id)
             }),
         )
         .route(
             "/v1/messages",
-            post(|State(app): AppState, connection, headers, body| async move {
-                send(&app, connection, Provider::Vonage, None, &headers, body).await
+            post(|State(app): AppState, connection, headers, uri: Uri, body| async move {
+                send(&app, connection, Provider::Vonage, None, &headers, &uri, body).await
             }),
         )
         .route(
             "/xms/v1/{plan}/batches",
-            post(|State(app): AppState, connection, Path(plan): Path<String>, headers, body| async move {
-                send(&app, connection, Provider::Sinch, Some(&plan), &headers, body).await
+            post(|State(app): AppState, connection, Path(plan): Path<String>, headers, uri: Uri, body| async move {
+                send(&app, connection, Provider::Sinch, Some(&plan), &headers, &uri, body).await
             })
             .get(
                 |State(app): AppState, Path(plan): Path<String>, headers: HeaderMap, uri: Uri| async move {
-                    let response = refusal(&app, Provider::Sinch, Some(&plan), &headers).unwrap_or_else(|| {
+                    let response = refusal(&app, Provider::Sinch, Some(&plan), &headers, &uri).unwrap_or_else(|| {
                         let list = sinch_list(&app.store.list(), uri.query().unwrap_or_default());
                         json_response(StatusCode::OK, &list)
                     });
@@ -108,8 +111,26 @@ fn provider_routes(router: Router<Arc<App>>) -> Router<Arc<App>> {
         )
         .route(
             "/xms/v1/{plan}/batches/{id}",
-            get(|State(app): AppState, Path((plan, id)): Path<(String, String)>, headers: HeaderMap| async move {
-                lookup(&app, Provider::Sinch, Some(&plan), &headers, &id)
+            get(|State(app): AppState, Path(path): Path<(String, String)>, headers: HeaderMap, uri: Uri| async move {
+                let (plan, id) = path;
+                lookup(&app, Provider::Sinch, Some(&plan), &headers, &uri, &id)
+            }),
+        )
+        // AWS JSON 1.0: every operation is `POST /`, named by `X-Amz-Target`.
+        .route(
+            "/",
+            post(|State(app): AppState, connection, headers: HeaderMap, uri: Uri, body: Body| async move {
+                if aws_is_send_text_message(&headers) {
+                    return send(&app, connection, Provider::Aws, None, &headers, &uri, body).await;
+                }
+                // Read (or drain) the body first, as a send's, so that the client reads the answer.
+                let read = body::read(body, &headers, app.config.body_limits()).await;
+                let mut response = Provider::Aws.finish(aws_unknown_operation().response());
+                if read.is_err() {
+                    response = closing(response);
+                }
+                app.report(Some(Provider::Aws), Operation::NoRoute, None, &response);
+                response
             }),
         )
 }
@@ -135,6 +156,15 @@ fn emulator_routes(router: Router<Arc<App>>) -> Router<Arc<App>> {
             "/_emulator/keys",
             get(|State(app): AppState| async move {
                 let response = json_response(StatusCode::OK, &keys_json());
+                app.report(None, Operation::Keys, None, &response);
+                response
+            }),
+        )
+        .route(
+            "/_emulator/aws/sns-certificate.pem",
+            get(|State(app): AppState| async move {
+                let pem = [(header::CONTENT_TYPE, HeaderValue::from_static("application/x-pem-file"))];
+                let response = (StatusCode::OK, pem, AWS_SNS_CERTIFICATE).into_response();
                 app.report(None, Operation::Keys, None, &response);
                 response
             }),
@@ -171,17 +201,18 @@ async fn send(
     provider: Provider,
     account: Option<&str>,
     headers: &HeaderMap,
+    uri: &Uri,
     body: Body,
 ) -> Response {
     let body = body::read(body, headers, app.config.body_limits()).await;
-    let (reply, delay) = app.send(provider, account, headers, body.as_deref().map_err(|error| *error));
+    let (reply, delay) = app.send(provider, account, headers, uri, body.as_deref().map_err(|error| *error));
     // The request is already listed (and its message created): a client that gives up during the
     // wait leaves a message it never heard about.
     if !delay.is_zero() {
         tokio::time::sleep(delay).await;
     }
     match reply {
-        Reply::Respond(response) => return response,
+        Reply::Respond(response) => return provider.finish(response),
         Reply::Hold => {}
         Reply::Reset => connection.reset(),
         Reply::Drop => connection.close(),
@@ -190,18 +221,25 @@ async fn send(
     std::future::pending().await
 }
 
-/// The provider's auth error when the request does not carry its credentials.
-fn refusal(app: &App, provider: Provider, account: Option<&str>, headers: &HeaderMap) -> Option<Response> {
-    let request = AuthRequest { headers, account, keys: app.keys, now: OffsetDateTime::now_utc() };
-    if provider.authenticate(&request) {
-        return None;
-    }
-    Some(provider.error(Failure::Auth).response())
+/// The provider's auth error when the request (a `GET` of `uri`) does not carry its credentials.
+fn refusal(app: &App, provider: Provider, account: Option<&str>, headers: &HeaderMap, uri: &Uri) -> Option<Response> {
+    let request = AuthRequest {
+        headers,
+        account,
+        method: "GET",
+        path: uri.path(),
+        query: uri.query().unwrap_or_default(),
+        body: &[],
+        keys: app.keys,
+        now: OffsetDateTime::now_utc(),
+    };
+    let denied = provider.authenticate(&request).err()?;
+    Some(provider.finish(provider.error(Failure::Auth(denied)).response()))
 }
 
 /// A provider's message fetch.
-fn lookup(app: &App, provider: Provider, account: Option<&str>, headers: &HeaderMap, id: &str) -> Response {
-    let response = refusal(app, provider, account, headers).unwrap_or_else(|| {
+fn lookup(app: &App, provider: Provider, account: Option<&str>, headers: &HeaderMap, uri: &Uri, id: &str) -> Response {
+    let response = refusal(app, provider, account, headers, uri).unwrap_or_else(|| {
         match app.store.find(provider, id).and_then(|message| provider.resource(&message)) {
             Some(resource) => json_response(StatusCode::OK, &resource),
             None => provider.error(Failure::NotFound).response(),

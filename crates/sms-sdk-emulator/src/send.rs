@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use axum::body::Body;
 use axum::response::{IntoResponse as _, Response};
-use http::{HeaderMap, HeaderValue, StatusCode, header};
+use http::{HeaderMap, HeaderValue, StatusCode, Uri, header};
 use sms_sdk::message::is_e164;
 use time::OffsetDateTime;
 
@@ -15,8 +15,8 @@ use crate::delivery::MAX_PENDING_STATUS;
 use crate::magic::{self, Behavior, Reason};
 use crate::model::{Provider, ReceivedMessage, Status, WebhookFailure};
 use crate::observe::{Operation, Outcome, Served, ServedRequest, WebhookPosted};
-use crate::provider::{AuthRequest, Failure, SendRequest, Step, with_plus};
-use crate::respond::{closing, json_response};
+use crate::provider::{AuthRequest, Denied, Failure, SendRequest, Step, with_plus};
+use crate::respond::{closing, json_response_as};
 use crate::state::App;
 
 /// What the connection gets.
@@ -59,10 +59,12 @@ fn plausible_sender(from: &str) -> bool {
 
 /// What `provider` does with a request, in the order a provider checks: credentials, a readable
 /// body, required fields, accepted values, well-formed numbers, then the magic recipient table.
-fn decide(provider: Provider, authenticated: bool, request: Option<&SendRequest>) -> Result<Behavior, Failure> {
-    if !authenticated {
-        return Err(Failure::Auth);
-    }
+fn decide(
+    provider: Provider,
+    authenticated: Result<(), Denied>,
+    request: Option<&SendRequest>,
+) -> Result<Behavior, Failure> {
+    authenticated.map_err(Failure::Auth)?;
     let request = request.ok_or(Failure::Unreadable)?;
     if let Some(field) = request.missing() {
         return Err(Failure::Missing(field));
@@ -74,20 +76,25 @@ fn decide(provider: Provider, authenticated: bool, request: Option<&SendRequest>
     if !is_e164(&to) {
         return Err(Failure::Reject(Reason::InvalidNumber));
     }
-    if !request.service_sender && !plausible_sender(request.from.as_deref().unwrap_or_default()) {
+    if !request.service_sender
+        && !request.account_sender
+        && !plausible_sender(request.from.as_deref().unwrap_or_default())
+    {
         return Err(Failure::Reject(Reason::InvalidSender));
     }
     Ok(magic::behavior(&to, provider))
 }
 
 impl App {
-    /// Handles a send request to `provider` (`account` is the path's account, if any): the reply,
-    /// and how long to wait before giving it (the configured latency of this request).
+    /// Handles a send request to `provider` (`account` is the path's account, if any; `uri` what
+    /// the request was sent to): the reply, and how long to wait before giving it (the configured
+    /// latency of this request).
     pub(crate) fn send(
         self: &Arc<Self>,
         provider: Provider,
         account: Option<&str>,
         headers: &HeaderMap,
+        uri: &Uri,
         body: Result<&[u8], BodyError>,
     ) -> (Reply, Duration) {
         let mut entry = ReceivedMessage::new(provider, OffsetDateTime::now_utc());
@@ -113,10 +120,20 @@ impl App {
             entry.media_urls.clone_from(&request.media_urls);
             entry.callback_url.clone_from(&request.callback_url);
             entry.client_ref.clone_from(&request.client_ref);
+            entry.context.clone_from(&request.context);
+            entry.message_type.clone_from(&request.message_type);
         }
         let delay = self.config.latency.of(&entry);
-        let authenticated =
-            provider.authenticate(&AuthRequest { headers, account, keys: self.keys, now: entry.received_at });
+        let authenticated = provider.authenticate(&AuthRequest {
+            headers,
+            account,
+            method: "POST",
+            path: uri.path(),
+            query: uri.query().unwrap_or_default(),
+            body,
+            keys: self.keys,
+            now: entry.received_at,
+        });
         let to = entry.to.clone();
         let (reply, outcome) = self.handle(entry, authenticated, request.as_ref());
         self.report_send(provider, to.as_deref(), &reply, outcome);
@@ -135,7 +152,7 @@ impl App {
     fn handle(
         self: &Arc<Self>,
         entry: ReceivedMessage,
-        authenticated: bool,
+        authenticated: Result<(), Denied>,
         request: Option<&SendRequest>,
     ) -> (Reply, Outcome) {
         let provider = entry.provider;
@@ -199,10 +216,13 @@ impl App {
     /// Records a refusal and answers it in the provider's words.
     fn refuse(&self, mut entry: ReceivedMessage, failure: Failure) -> Response {
         let reply = entry.provider.error(failure);
+        // AWS's rate limit carries no `Retry-After`; every other provider's says one second.
+        let retry_after =
+            entry.provider.retry_after().and_then(|wait| HeaderValue::from_str(&wait.as_secs().to_string()).ok());
         entry.status = match failure {
             Failure::RateLimited => Status::RateLimited,
             Failure::ServerError => Status::ServerError,
-            Failure::Auth
+            Failure::Auth(_)
             | Failure::Unreadable
             | Failure::TooLarge { .. }
             | Failure::Missing(_)
@@ -216,11 +236,13 @@ impl App {
         let mut response = reply.response();
         match failure {
             Failure::RateLimited => {
-                response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+                if let Some(value) = retry_after {
+                    response.headers_mut().insert(header::RETRY_AFTER, value);
+                }
                 response
             }
             Failure::TooLarge { .. } => closing(response),
-            Failure::Auth
+            Failure::Auth(_)
             | Failure::Unreadable
             | Failure::Missing(_)
             | Failure::Invalid(_)
@@ -242,7 +264,8 @@ impl App {
         let status = entry.provider.success_status();
         entry.http_status = Some(status.as_u16());
         let message = self.create(entry, last);
-        Reply::Respond(json_response(status, &message.provider.accepted(&message)))
+        let content_type = message.provider.success_content_type();
+        Reply::Respond(json_response_as(status, content_type, &message.provider.accepted(&message)))
     }
 
     /// Creates the message (an id, status `queued`) and schedules its status steps.
@@ -332,24 +355,25 @@ mod tests {
 
     #[test]
     fn credentials_are_checked_before_anything_else() {
-        assert_eq!(decide(Provider::Twilio, false, None), Err(Failure::Auth));
-        assert_eq!(decide(Provider::Twilio, true, None), Err(Failure::Unreadable));
+        let denied = Err(Denied::Credentials);
+        assert_eq!(decide(Provider::Twilio, denied, None), Err(Failure::Auth(Denied::Credentials)));
+        assert_eq!(decide(Provider::Twilio, Ok(()), None), Err(Failure::Unreadable));
         let no_to = SendRequest { to: None, ..request("+1", "+2") };
-        assert_eq!(decide(Provider::Twilio, true, Some(&no_to)), Err(Failure::Missing(Field::To)));
+        assert_eq!(decide(Provider::Twilio, Ok(()), Some(&no_to)), Err(Failure::Missing(Field::To)));
     }
 
     #[test]
     fn malformed_numbers_are_rejected_like_the_magic_ones() {
         assert_eq!(
-            decide(Provider::Twilio, true, Some(&request("not-a-number", "+15005550006"))),
+            decide(Provider::Twilio, Ok(()), Some(&request("not-a-number", "+15005550006"))),
             Err(Failure::Reject(Reason::InvalidNumber))
         );
         assert_eq!(
-            decide(Provider::Twilio, true, Some(&request("+14155550123", "+0"))),
+            decide(Provider::Twilio, Ok(()), Some(&request("+14155550123", "+0"))),
             Err(Failure::Reject(Reason::InvalidSender))
         );
-        assert_eq!(decide(Provider::Twilio, true, Some(&request("14155550123", "ACME"))), Ok(Behavior::Deliver));
-        assert_eq!(decide(Provider::Twilio, true, Some(&request(magic::HOLD, "15005550006"))), Ok(Behavior::Hold));
+        assert_eq!(decide(Provider::Twilio, Ok(()), Some(&request("14155550123", "ACME"))), Ok(Behavior::Deliver));
+        assert_eq!(decide(Provider::Twilio, Ok(()), Some(&request(magic::HOLD, "15005550006"))), Ok(Behavior::Hold));
     }
 
     #[test]

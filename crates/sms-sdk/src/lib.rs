@@ -71,6 +71,9 @@ pub use futures_util::future::BoxFuture;
 /// A boxed error, as the sources of errors are passed on (a store's, a hook's).
 pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
+#[cfg(feature = "aws")]
+#[cfg_attr(docsrs, doc(cfg(feature = "aws")))]
+pub use provider::aws::{Aws, AwsWebhook};
 #[cfg(feature = "plivo")]
 #[cfg_attr(docsrs, doc(cfg(feature = "plivo")))]
 pub use provider::plivo::{Plivo, PlivoWebhook};

@@ -265,7 +265,12 @@ async fn receive(app: &App, provider: Provider, verifier: &dyn WebhookVerifier, 
     let path = parts.uri.path_and_query().map_or("/", |p| p.as_str());
     let url = app.0.signing.url(&parts.headers, path);
     let request = WebhookRequest { method: parts.method.as_str(), url: &url, headers: &parts.headers, body: &body };
-    let event = match verifier.verify(&request) {
+    // The AWS verifier fetches the SNS certificate the message names first (bounded, cached).
+    let verified = match verifier.prepare(&request).await {
+        Ok(()) => verifier.verify(&request),
+        Err(error) => Err(error),
+    };
+    let event = match verified {
         Ok(event) => event,
         Err(error) => {
             let status = refusal(&error);
@@ -273,6 +278,9 @@ async fn receive(app: &App, provider: Provider, verifier: &dyn WebhookVerifier, 
             return answer(status, error.reason().unwrap_or(error.code()));
         }
     };
+    if let Some(subscription) = sms_sdk::provider::aws::subscription(&event) {
+        return confirm(app, &subscription).await;
+    }
     let summary = summary(&event);
     match app.0.pipeline.handle(&event, &url).await {
         Ok(Handled::HandedOn { settled }) => {
@@ -291,6 +299,23 @@ async fn receive(app: &App, provider: Provider, verifier: &dyn WebhookVerifier, 
         Err(failed) => {
             app.log(format!("{name} {summary}: 503 {} failed: {}; the key is free again", failed.step, failed.reason));
             answer(StatusCode::SERVICE_UNAVAILABLE, &format!("{}_failed", failed.step.replace('-', "_")))
+        }
+    }
+}
+
+/// Confirms a verified SNS subscription (`GET` its `SubscribeURL`, an `https` URL of SNS; 5 s):
+/// 200 when SNS answered, else 503 so that SNS sends the confirmation again. The log names the
+/// topic, never the URL (its token confirms the subscription).
+async fn confirm(app: &App, subscription: &sms_sdk::provider::aws::Subscription) -> Response {
+    let topic = &subscription.topic_arn;
+    match subscription.confirm(&sms_sdk::HttpConfig::new()).await {
+        Ok(()) => {
+            app.log(format!("aws: 200 subscription to {topic} confirmed"));
+            answer(StatusCode::OK, "subscription confirmed")
+        }
+        Err(error) => {
+            app.log(format!("aws: 503 subscription to {topic} not confirmed: {error}"));
+            answer(StatusCode::SERVICE_UNAVAILABLE, "subscription_not_confirmed")
         }
     }
 }

@@ -102,6 +102,9 @@ fn batch_resumes_replaying_accepted_rows_and_reporting_unknown_ones_without_rese
     assert_eq!((summary["accepted"].as_u64(), summary["rejected"].as_u64()), (Some(2), Some(1)));
     assert_eq!(summary["unknown"], 1);
     assert!(first.err.contains("row 2 (key k2): unknown"), "{}", first.err);
+    // The emulator is not Twilio: the batch says where it sends before it starts.
+    let said = format!("sending to {} (SMS_SDK_TWILIO_BASE_URL), not twilio's own API", setup.emulator().base_url());
+    assert!(first.err.contains(&said), "{}", first.err);
     assert_eq!(setup.emulator().messages().len(), 4, "one request per row");
 
     let second = setup.batch(&csv, &args);

@@ -571,3 +571,28 @@ fn assert_no_field_names(out: &str) {
         assert!(!out.contains(field), "{field}: {out}");
     }
 }
+
+/// AWS: a complete environment passes offline against its region's endpoint; a bad region fails
+/// the doctor as it fails a send; nothing set names the variables to set.
+#[test]
+fn aws_region_and_missing_variables() {
+    let complete = [
+        ("AWS_REGION", "eu-west-1"),
+        ("AWS_ACCESS_KEY_ID", "AKIDEXAMPLE"),
+        ("AWS_SECRET_ACCESS_KEY", "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY"),
+        ("AWS_FROM", "+15005550006"),
+    ];
+    let o = doctor(&["--adapter", "aws"], &complete);
+    assert_eq!(o.code, 0, "{}", o.out);
+    assert!(o.out.contains("https://sms-voice.eu-west-1.amazonaws.com"), "{}", o.out);
+    assert!(!o.out.contains("wJalrXUtnFEMI"), "the secret is shown: {}", o.out);
+    let default_region: Vec<(&str, &str)> =
+        complete.iter().map(|&(k, v)| if k == "AWS_REGION" { ("AWS_DEFAULT_REGION", v) } else { (k, v) }).collect();
+    assert_eq!(doctor(&["--adapter", "aws"], &default_region).code, 0);
+    let bad = doctor(&["--adapter", "aws"], &[&complete[1..], &[("AWS_REGION", "EU West")]].concat());
+    assert_eq!(bad.code, 1, "{}", bad.out);
+    assert!(bad.out.contains("AWS_REGION must be a region name"), "{}", bad.out);
+    let nothing = doctor(&["--adapter", "aws"], &[]);
+    assert_eq!(nothing.code, 1);
+    assert!(nothing.out.contains("AWS_ACCESS_KEY_ID"), "{}", nothing.out);
+}

@@ -80,7 +80,7 @@ fn validate_s_help_shows_only_the_flags_it_uses() {
 fn typed_values_list_their_possible_values_and_suggest_the_nearest() {
     let env = Env::default();
     let help = command(&["send", "--help"], &env).out;
-    assert!(help.contains("[possible values: twilio, telnyx, plivo, vonage, sinch]"), "{help}");
+    assert!(help.contains("[possible values: twilio, telnyx, plivo, vonage, sinch, aws]"), "{help}");
     for args in [
         &["send", "--to", TO, "--body", "hi", "--provider", "twillio"][..],
         &["validate", "--to", TO, "--body", "hi", "--provider", "twillio"],
@@ -106,7 +106,7 @@ fn typed_values_list_their_possible_values_and_suggest_the_nearest() {
         (&["emulator", "--webhook-url", "twillio=http://127.0.0.1:3000/sms"], "unknown provider \"twillio\""),
         (
             &["emulator", "--inbound-url", "messagebird=http://127.0.0.1:3000/in"],
-            "expected twilio, telnyx, plivo, vonage or sinch",
+            "expected twilio, telnyx, plivo, vonage, sinch or aws",
         ),
         (&["emulator", "--webhook-url", "telnyx=127.0.0.1:3000/sms"], "is not an absolute http(s) URL"),
         (&["emulator", "--inbound-url", "vonage=ftp://127.0.0.1/in"], "is not an absolute http(s) URL"),

@@ -222,6 +222,12 @@ fn errors_name_flags_as_the_command_spells_them() {
         command(&["send", "--to", "+14155550123", "--body", "Hi", "--send-at", "tomorrow", "--json"], &Env::default());
     let value: serde_json::Value = serde_json::from_str(o.out.trim()).unwrap();
     assert_eq!(value["error"]["flag"], "--send-at");
+    // A time in the past is the reference's to take, and the command says what it means.
+    let past = ["send", "--to", "+14155550123", "--body", "Hi", "--send-at", "2020-01-01T00:00:00Z"];
+    let o = command(&past, &Env::default());
+    assert!(o.err.contains("note: --send-at is in the past"), "{}", o.err);
+    let future = ["send", "--to", "+14155550123", "--body", "Hi", "--send-at", "2999-01-01T00:00:00Z"];
+    assert!(!command(&future, &Env::default()).err.contains("in the past"));
 }
 
 #[cfg(unix)]

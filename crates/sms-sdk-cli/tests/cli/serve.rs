@@ -1217,3 +1217,81 @@ fn serve_config_health_metrics_and_bounds() {
     assert!(counted.is_some(), "no sms_sdk_serve_requests_total for the 413:\n{}", metrics.body);
     assert!(serve.stdout.snapshot().is_empty(), "nothing was handed on");
 }
+
+/// AWS through `serve`: the emulator's SNS-signed delivery event (its own certificate, given as
+/// `SMS_SDK_AWS_SNS_CERTIFICATE`) settles an unknown send by the reference the request's
+/// `Context` carried, and a two-way STOP suppresses the number.
+#[test]
+fn serve_aws_settles_an_unknown_send_and_takes_a_stop() {
+    let store = sqlite_store("aws");
+    let vars = [
+        ("AWS_SNS_TOPIC_ARN", credentials::AWS_SNS_TOPIC_ARN),
+        ("SMS_SDK_AWS_SNS_CERTIFICATE", credentials::AWS_SNS_CERTIFICATE),
+        ("SMS_SDK_CORRELATION_SECRET", CORRELATION_SECRET),
+    ];
+    let serve = Serve::start(&store, &vars, &[]);
+    assert!(serve.stderr().contains("POST /webhooks/aws (AWS_SNS_TOPIC_ARN set)"), "{}", serve.stderr());
+    let hook = serve.url("/webhooks/aws");
+    // The SNS subscription's endpoint: AWS has no per-message callback URL.
+    let background = Background::start(|b| {
+        b.inbound_url_for(Provider::Aws, hook.clone()).webhook_url_for(Provider::Aws, hook.clone())
+    });
+    let base = background.emulator().base_url();
+    let aws = [
+        ("AWS_REGION", credentials::AWS_REGION),
+        ("AWS_ACCESS_KEY_ID", credentials::AWS_ACCESS_KEY_ID),
+        ("AWS_SECRET_ACCESS_KEY", credentials::AWS_SECRET_ACCESS_KEY),
+        ("AWS_FROM", FROM),
+        ("SMS_SDK_AWS_BASE_URL", base.as_str()),
+    ];
+    let env: Env = aws.iter().copied().chain([("SMS_SDK_CORRELATION_SECRET", CORRELATION_SECRET)]).collect();
+    let key = unique("aws-key");
+    let send = [
+        "send",
+        "--to",
+        magic::CREATED_THEN_DROPPED,
+        "--body",
+        "Your code is 123456",
+        "--idempotency-key",
+        &key,
+        "--store",
+        &store,
+    ];
+    let unknown = command(&send, &env);
+    assert_eq!(unknown.code, 3, "{}", show(&unknown));
+    let created = background.emulator().messages();
+    let id = created[0].id.clone().expect("the emulator created the message");
+    serve.wait_for_event("the delivery event", |e| e["provider_id"] == id.as_str());
+    let (state, shown) = state_of(&key, &store, &env);
+    assert_eq!(state, "accepted", "settled: {shown}");
+
+    // A STOP from a customer, posted by SNS from the number's two-way topic.
+    let number = recipient();
+    let body = json!({"provider": "aws", "from": number, "to": FROM, "text": "STOP"}).to_string();
+    let headers = [("content-type".to_owned(), "application/json".to_owned())];
+    let address = background.emulator().local_addr().to_string();
+    let answer = http(&address, "POST", "/_emulator/inbound", &headers, body.as_bytes()).unwrap();
+    let answer: Value = serde_json::from_str(&answer.body).unwrap();
+    assert_eq!(answer["webhook_status"], 200, "{answer}\n{}", serve.stderr());
+    let stop = serve.wait_for_event("the STOP", |e| e["type"] == "recipient.opted_out" && e["from"] == number.as_str());
+    assert_eq!(stop["provider"], "aws", "{stop}");
+    let before = background.count();
+    let refused = command(&["send", "--to", number.as_str(), "--body", "Sale!", "--store", &store], &env);
+    assert_eq!(refused.code, 1, "{}", show(&refused));
+    assert!(refused.err.contains("opted out"), "{}", show(&refused));
+    assert_eq!(background.count(), before, "no provider request for an opted-out number");
+
+    // `idempotency reconcile` says why an AWS key is not looked up.
+    let other = unique("aws-unknown");
+    let send =
+        ["send", "--to", magic::CREATED_THEN_DROPPED, "--body", "x", "--idempotency-key", &other, "--store", &store];
+    // Without the correlation secret the send carries no reference: no event can settle it.
+    let unsettled: Env = aws.iter().copied().collect();
+    assert_eq!(command(&send, &unsettled).code, 3);
+    let reconcile = command(&["idempotency", "reconcile", &other, "--store", &store], &env);
+    assert!(
+        reconcile.out.contains("aws has no message lookup") || reconcile.err.contains("aws has no message lookup"),
+        "{}",
+        show(&reconcile)
+    );
+}

@@ -263,3 +263,69 @@ fn a_malformed_header_is_named_without_its_value() {
         assert!(!o.err.contains("sig-value-not-for-output"), "{}", o.err);
     }
 }
+
+/// AWS (SNS): a notification verifies with the topic pinned and the certificate given (PEM text
+/// or a file); a changed byte, another topic, raw delivery and a missing topic each say what to
+/// check; the JSON output masks numbers and gives the body as its length.
+#[test]
+fn aws_sns_notifications_verify_and_refusals_say_what_to_check() {
+    use sms_sdk::testing::webhooks::{AWS_SNS_TEST_CERTIFICATE, SnsSigner, signed_aws_request};
+    const TOPIC: &str = "arn:aws:sns:us-east-1:123456789012:sms-events";
+    const URL: &str = "https://hooks.example.com/sms/aws";
+    let message = json!({
+        "originationNumber": SENDER, "destinationNumber": RECIPIENT, "messageBody": BODY,
+        "inboundMessageId": "in-1",
+    })
+    .to_string();
+    let signed = signed_aws_request(&SnsSigner::test(), URL, TOPIC, &message, "sns-1", "2026-12-01T10:00:00.000Z");
+    let env: Env =
+        [("AWS_SNS_TOPIC_ARN", TOPIC), ("SMS_SDK_AWS_SNS_CERTIFICATE", AWS_SNS_TEST_CERTIFICATE)].into_iter().collect();
+    let ok = verify("aws", URL, &signed, &env, &[]);
+    assert_eq!(ok.code, 0, "{}{}", ok.out, ok.err);
+    assert_eq!(ok.out.trim(), "verified aws message.received (aws:sns:sns-1)");
+    assert_nothing_leaks(&ok);
+    let json = verify("aws", URL, &signed, &env, &["--json"]);
+    let event = parsed(&json);
+    assert_eq!(event["type"], "message.received", "{event}");
+    assert_nothing_leaks(&json);
+
+    // The certificate as a file, and a second topic in the list.
+    let file = std::env::temp_dir().join(format!("sms-sdk-sns-cert-{}.pem", std::process::id()));
+    std::fs::write(&file, AWS_SNS_TEST_CERTIFICATE).unwrap();
+    let topics = format!("arn:aws:sns:us-east-1:123456789012:other, {TOPIC}");
+    let from_file: Env =
+        [("AWS_SNS_TOPIC_ARN", topics.as_str()), ("SMS_SDK_AWS_SNS_CERTIFICATE", &file.display().to_string())]
+            .into_iter()
+            .collect();
+    assert_eq!(verify("aws", URL, &signed, &from_file, &[]).code, 0);
+    let _ = std::fs::remove_file(&file);
+
+    let mut tampered = signed.clone();
+    tampered.body = String::from_utf8(signed.body.clone()).unwrap().replace("in-1", "in-2").into_bytes();
+    let refused = verify("aws", URL, &tampered, &env, &[]);
+    assert_eq!(refused.code, 1, "{}{}", refused.out, refused.err);
+    assert!(refused.err.contains("SNS does not sign the URL or the headers"), "{}", refused.err);
+    assert!(refused.err.contains("one of AWS_SNS_TOPIC_ARN"), "{}", refused.err);
+    assert_nothing_leaks(&refused);
+
+    let elsewhere: Env = [
+        ("AWS_SNS_TOPIC_ARN", "arn:aws:sns:us-east-1:123456789012:other"),
+        ("SMS_SDK_AWS_SNS_CERTIFICATE", AWS_SNS_TEST_CERTIFICATE),
+    ]
+    .into_iter()
+    .collect();
+    assert_eq!(verify("aws", URL, &signed, &elsewhere, &[]).code, 1);
+
+    let raw = signed.clone().header("x-amz-sns-rawdelivery", "true");
+    let refused = verify("aws", URL, &raw, &env, &[]);
+    assert_eq!(refused.code, 1, "{}", refused.err);
+    assert!(refused.err.contains("raw message delivery on"), "{}", refused.err);
+
+    let unset = verify("aws", URL, &signed, &Env::default(), &[]);
+    assert_eq!(unset.code, 7, "{}", unset.err);
+    assert!(unset.err.contains("AWS_SNS_TOPIC_ARN (the SNS topics to accept) is not set"), "{}", unset.err);
+    let bad_topic: Env = [("AWS_SNS_TOPIC_ARN", "my-topic")].into_iter().collect();
+    let refused = verify("aws", URL, &signed, &bad_topic, &[]);
+    assert_eq!(refused.code, 7, "{}", refused.err);
+    assert!(refused.err.contains("is not a topic ARN"), "{}", refused.err);
+}

@@ -2,6 +2,7 @@
 //! provider's answers and webhooks; this module holds the shapes they share and dispatches on
 //! [`Provider`], so the send logic in `send.rs` is written once.
 
+mod aws;
 mod plivo;
 mod sinch;
 mod telnyx;
@@ -9,12 +10,17 @@ mod twilio;
 mod vonage;
 mod wire;
 
+pub(crate) use self::aws::{
+    is_send_text_message as aws_is_send_text_message, unknown_operation as aws_unknown_operation,
+};
 pub(crate) use self::sinch::list as sinch_list;
 pub(crate) use self::twilio::list as twilio_list;
 pub(crate) use self::wire::with_plus;
 
+use std::collections::BTreeMap;
+
 use axum::response::Response;
-use http::{HeaderMap, StatusCode};
+use http::{HeaderMap, HeaderName, HeaderValue, StatusCode};
 use serde_json::Value;
 use time::OffsetDateTime;
 
@@ -22,7 +28,7 @@ use crate::keys::Keys;
 use crate::magic::{Fault, Reason};
 use crate::model::{Provider, ReceivedMessage, Status};
 use crate::observe::Outcome;
-use crate::respond::json_response_as;
+use crate::respond::{JSON, json_response_as};
 
 /// A send request in one shape, whatever the provider calls its fields.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -31,8 +37,12 @@ pub(crate) struct SendRequest {
     pub(crate) to: Option<String>,
     /// The sender, as sent.
     pub(crate) from: Option<String>,
-    /// True when the sender is a messaging service, profile or powerpack (not a number).
+    /// True when the sender is a messaging service, profile, powerpack or AWS pool (not a
+    /// number).
     pub(crate) service_sender: bool,
+    /// True when the request names no sender and the provider sends from one of the account's
+    /// (AWS without an `OriginationIdentity`): no sender is then missing.
+    pub(crate) account_sender: bool,
     /// The text.
     pub(crate) body: Option<String>,
     /// The media URLs.
@@ -42,6 +52,10 @@ pub(crate) struct SendRequest {
     /// Vonage's `client_ref` or Sinch's `client_reference`, echoed in the message's status
     /// webhooks.
     pub(crate) client_ref: Option<String>,
+    /// AWS's `Context` map, echoed in the message's delivery events.
+    pub(crate) context: Option<BTreeMap<String, String>>,
+    /// AWS's `MessageType`, echoed in the message's delivery events.
+    pub(crate) message_type: Option<String>,
     /// A parameter whose value the provider does not accept (Vonage `channel`, …).
     pub(crate) invalid: Option<&'static str>,
 }
@@ -63,7 +77,7 @@ impl SendRequest {
         let empty = |value: &Option<String>| value.as_deref().is_none_or(str::is_empty);
         if empty(&self.to) {
             Some(Field::To)
-        } else if empty(&self.from) {
+        } else if empty(&self.from) && !self.account_sender {
             Some(Field::From)
         } else if empty(&self.body) && self.media_urls.is_empty() {
             Some(Field::Body)
@@ -73,11 +87,28 @@ impl SendRequest {
     }
 }
 
+/// Why a request's credentials are refused. Every provider but AWS answers each the same way;
+/// AWS names what is wrong with a Signature Version 4 signature.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Denied {
+    /// Wrong or missing credentials (all a provider other than AWS tells).
+    Credentials,
+    /// No `Authorization` header at all.
+    Missing,
+    /// An `Authorization` header (or `X-Amz-Date`) that is not a complete signature: why.
+    Incomplete(&'static str),
+    /// An access key id (or session token) the account does not have.
+    UnknownKey,
+    /// A signature that does not match the request, is scoped elsewhere, or whose `X-Amz-Date`
+    /// is too far from now: why.
+    Signature(&'static str),
+}
+
 /// Why a request is refused.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Failure {
     /// Wrong or missing credentials.
-    Auth,
+    Auth(Denied),
     /// The body cannot be read at all.
     Unreadable,
     /// The body is larger than the emulator's limit (`limit` bytes).
@@ -103,7 +134,7 @@ impl Failure {
     /// How a send to `provider` refused for this ends, for the request log.
     pub(crate) const fn outcome(self, provider: Provider) -> Outcome {
         match self {
-            Self::Auth => Outcome::Rejected("auth"),
+            Self::Auth(_) => Outcome::Rejected("auth"),
             Self::Unreadable | Self::TooLarge { .. } | Self::Missing(_) | Self::Invalid(_) | Self::NotFound => {
                 Outcome::Rejected("request")
             }
@@ -125,12 +156,20 @@ pub(crate) struct ErrorReply {
     pub(crate) body: Value,
     /// The content type the provider answers errors with.
     pub(crate) content_type: &'static str,
+    /// Headers the provider adds to its errors (AWS's `x-amzn-ErrorType` and request id).
+    pub(crate) headers: Vec<(&'static str, String)>,
 }
 
 impl ErrorReply {
     /// The HTTP response.
     pub(crate) fn response(&self) -> Response {
-        json_response_as(self.status, self.content_type, &self.body)
+        let mut response = json_response_as(self.status, self.content_type, &self.body);
+        for (name, value) in &self.headers {
+            if let Ok(value) = HeaderValue::from_str(value) {
+                response.headers_mut().insert(HeaderName::from_static(name), value);
+            }
+        }
+        response
     }
 }
 
@@ -167,6 +206,9 @@ pub(crate) struct Inbound {
     pub(crate) to: String,
     /// The text.
     pub(crate) text: String,
+    /// The id of the newest message of the provider to the sender, the one it answers (AWS's
+    /// `previousPublishedMessageId`).
+    pub(crate) reply_to: Option<String>,
 }
 
 /// A webhook to post, already signed.
@@ -200,6 +242,14 @@ pub(crate) struct AuthRequest<'a> {
     pub(crate) headers: &'a HeaderMap,
     /// The account in the path (Twilio, Plivo, Sinch's service plan).
     pub(crate) account: Option<&'a str>,
+    /// The method (`POST`, `GET`), as AWS signs it.
+    pub(crate) method: &'a str,
+    /// The path, as AWS signs it.
+    pub(crate) path: &'a str,
+    /// The raw query (empty for none), as AWS signs it.
+    pub(crate) query: &'a str,
+    /// The exact body, whose SHA-256 AWS signs (empty for a lookup).
+    pub(crate) body: &'a [u8],
     /// The key material.
     pub(crate) keys: &'a Keys,
     /// Now.
@@ -207,15 +257,17 @@ pub(crate) struct AuthRequest<'a> {
 }
 
 impl Provider {
-    /// Whether the request carries this provider's fixed test credentials.
-    pub(crate) fn authenticate(self, request: &AuthRequest<'_>) -> bool {
-        match self {
+    /// Whether the request carries this provider's fixed test credentials, and if not, why.
+    pub(crate) fn authenticate(self, request: &AuthRequest<'_>) -> Result<(), Denied> {
+        let fixed = match self {
             Self::Twilio => twilio::authenticate(request),
             Self::Telnyx => telnyx::authenticate(request),
             Self::Plivo => plivo::authenticate(request),
             Self::Vonage => vonage::authenticate(request),
             Self::Sinch => sinch::authenticate(request),
-        }
+            Self::Aws => return aws::authenticate(request),
+        };
+        if fixed { Ok(()) } else { Err(Denied::Credentials) }
     }
 
     /// Reads a send request; `None` when the body cannot be read at all.
@@ -226,6 +278,7 @@ impl Provider {
             Self::Plivo => plivo::parse(body),
             Self::Vonage => vonage::parse(body),
             Self::Sinch => sinch::parse(body),
+            Self::Aws => aws::parse(body),
         }
     }
 
@@ -233,7 +286,7 @@ impl Provider {
     pub(crate) fn new_id(self) -> String {
         match self {
             Self::Twilio => format!("SM{}", new_uuid().simple()),
-            Self::Telnyx | Self::Plivo | Self::Vonage => new_uuid().to_string(),
+            Self::Telnyx | Self::Plivo | Self::Vonage | Self::Aws => new_uuid().to_string(),
             Self::Sinch => sinch::new_id(),
         }
     }
@@ -242,9 +295,26 @@ impl Provider {
     pub(crate) const fn success_status(self) -> StatusCode {
         match self {
             Self::Twilio => StatusCode::CREATED,
-            Self::Telnyx => StatusCode::OK,
+            Self::Telnyx | Self::Aws => StatusCode::OK,
             Self::Plivo | Self::Vonage => StatusCode::ACCEPTED,
             Self::Sinch => sinch::success_status(),
+        }
+    }
+
+    /// The content type of an accepted send's body.
+    pub(crate) const fn success_content_type(self) -> &'static str {
+        match self {
+            Self::Twilio | Self::Telnyx | Self::Plivo | Self::Vonage | Self::Sinch => JSON,
+            Self::Aws => aws::CONTENT_TYPE,
+        }
+    }
+
+    /// `response` with what the provider adds to every answer of its API (AWS's
+    /// `x-amzn-RequestId`).
+    pub(crate) fn finish(self, response: Response) -> Response {
+        match self {
+            Self::Twilio | Self::Telnyx | Self::Plivo | Self::Vonage | Self::Sinch => response,
+            Self::Aws => aws::finish(response),
         }
     }
 
@@ -256,6 +326,7 @@ impl Provider {
             Self::Plivo => plivo::accepted(message),
             Self::Vonage => vonage::accepted(message),
             Self::Sinch => sinch::batch(message),
+            Self::Aws => aws::accepted(message),
         }
     }
 
@@ -267,17 +338,18 @@ impl Provider {
             Self::Plivo => plivo::error(failure),
             Self::Vonage => vonage::error(failure),
             Self::Sinch => sinch::error(failure),
+            Self::Aws => aws::error(failure),
         }
     }
 
-    /// The provider's message fetch representation (Vonage has no fetch endpoint).
+    /// The provider's message fetch representation (Vonage and AWS have no fetch endpoint).
     pub(crate) fn resource(self, message: &ReceivedMessage) -> Option<Value> {
         match self {
             Self::Twilio => Some(twilio::resource(message)),
             Self::Telnyx => Some(telnyx::resource(message)),
             Self::Plivo => Some(plivo::resource(message)),
             Self::Sinch => Some(sinch::batch(message)),
-            Self::Vonage => None,
+            Self::Vonage | Self::Aws => None,
         }
     }
 
@@ -295,6 +367,7 @@ impl Provider {
             Self::Plivo => plivo::status_webhook(message, step, url, signer),
             Self::Vonage => vonage::status_webhook(message, step, url, signer),
             Self::Sinch => sinch::status_webhook(message, step, url, signer),
+            Self::Aws => aws::status_webhook(message, step, url, signer),
         }
     }
 
@@ -306,6 +379,7 @@ impl Provider {
             Self::Plivo => plivo::inbound_webhook(inbound, url, signer),
             Self::Vonage => vonage::inbound_webhook(inbound, url, signer),
             Self::Sinch => sinch::inbound_webhook(inbound, url, signer),
+            Self::Aws => aws::inbound_webhook(inbound, url, signer),
         }
     }
 }
@@ -326,7 +400,7 @@ mod tests {
             assert_eq!(provider.name().parse::<Provider>(), Ok(provider));
             assert_eq!(serde_json::to_value(provider).ok(), Some(Value::from(provider.name())));
         }
-        assert!("aws".parse::<Provider>().is_err());
+        assert!("bandwidth".parse::<Provider>().is_err());
     }
 
     #[test]

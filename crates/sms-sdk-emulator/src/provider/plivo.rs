@@ -30,11 +30,14 @@ pub(super) fn parse(body: &[u8]) -> Option<SendRequest> {
     Some(SendRequest {
         to: string_field(&json, "dst"),
         service_sender: src.is_none() && powerpack.is_some(),
+        account_sender: false,
         from: src.or(powerpack),
         body: string_field(&json, "text"),
         media_urls: string_list(&json, "media_urls"),
         callback_url: string_field(&json, "url"),
         client_ref: None,
+        context: None,
+        message_type: None,
         invalid: None,
     })
 }
@@ -45,7 +48,7 @@ fn api_id() -> String {
 
 pub(super) fn error(failure: Failure) -> ErrorReply {
     let (status, message): (u16, String) = match failure {
-        Failure::Auth => (401, "Authentication failed: check the auth id and auth token.".into()),
+        Failure::Auth(_) => (401, "Authentication failed: check the auth id and auth token.".into()),
         Failure::Unreadable => (400, "invalid JSON data received".into()),
         Failure::TooLarge { limit } => (413, format!("request body too large: the limit is {limit} bytes")),
         Failure::Missing(Field::To) => (400, "Missing mandatory parameter: dst".into()),
@@ -62,6 +65,7 @@ pub(super) fn error(failure: Failure) -> ErrorReply {
         code: None,
         body: json!({"api_id": api_id(), "error": message}),
         content_type: JSON,
+        headers: Vec::new(),
     }
 }
 

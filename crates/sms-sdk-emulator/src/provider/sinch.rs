@@ -54,10 +54,13 @@ pub(super) fn parse(body: &[u8]) -> Option<SendRequest> {
         to: recipients.and_then(|to| to.first()).and_then(Value::as_str).map(str::to_owned),
         from: string_field(&json, "from"),
         service_sender: false,
+        account_sender: false,
         body: string_field(&json, "body"),
         media_urls: Vec::new(),
         callback_url: string_field(&json, "callback_url"),
         client_ref: string_field(&json, "client_reference"),
+        context: None,
+        message_type: None,
         invalid,
     })
 }
@@ -72,7 +75,7 @@ fn field_name(field: Field) -> &'static str {
 
 pub(super) fn error(failure: Failure) -> ErrorReply {
     let (status, code, text): (u16, &str, String) = match failure {
-        Failure::Auth => (401, "unauthorized", "The API token is missing or wrong for this service plan.".into()),
+        Failure::Auth(_) => (401, "unauthorized", "The API token is missing or wrong for this service plan.".into()),
         Failure::Unreadable => (400, "syntax_invalid_json", "The request body is not a JSON object.".into()),
         // Sinch documents no 413: its nearest is the constraint violation, at the status a
         // proxy in front of it would answer.
@@ -95,6 +98,7 @@ pub(super) fn error(failure: Failure) -> ErrorReply {
         code: Some(code.to_owned()),
         body: json!({"code": code, "text": text}),
         content_type: JSON,
+        headers: Vec::new(),
     }
 }
 
@@ -253,7 +257,7 @@ mod tests {
             let reply = error(failure);
             rejection_category(reply.status.as_u16(), reply.code.as_deref())
         };
-        assert_eq!(category(Failure::Auth), Category::Auth);
+        assert_eq!(category(Failure::Auth(super::super::Denied::Credentials)), Category::Auth);
         assert_eq!(category(Failure::Reject(Reason::OptedOut)), Category::Request);
         assert_eq!(category(Failure::Missing(Field::Body)), Category::Request);
         assert_eq!(category(Failure::RateLimited), Category::RateLimited);

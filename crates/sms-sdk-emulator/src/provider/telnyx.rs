@@ -25,11 +25,14 @@ pub(super) fn parse(body: &[u8]) -> Option<SendRequest> {
     Some(SendRequest {
         to: string_field(&json, "to"),
         service_sender: from.is_none() && profile.is_some(),
+        account_sender: false,
         from: from.or(profile),
         body: string_field(&json, "text"),
         media_urls: string_list(&json, "media_urls"),
         callback_url: string_field(&json, "webhook_url"),
         client_ref: None,
+        context: None,
+        message_type: None,
         invalid: None,
     })
 }
@@ -44,7 +47,7 @@ fn field_name(field: Field) -> &'static str {
 
 pub(super) fn error(failure: Failure) -> ErrorReply {
     let (status, code, title, detail, pointer): (u16, &str, &str, String, Option<&str>) = match failure {
-        Failure::Auth => (401, "10009", "Authentication failed", "The API key is missing or invalid.".into(), None),
+        Failure::Auth(_) => (401, "10009", "Authentication failed", "The API key is missing or invalid.".into(), None),
         Failure::Unreadable => (400, "10015", "Bad Request", "The request body is not a JSON object.".into(), None),
         // Telnyx documents no code of its own for an oversized body: its generic 10015.
         Failure::TooLarge { limit } => {
@@ -79,6 +82,7 @@ pub(super) fn error(failure: Failure) -> ErrorReply {
         code: Some(code.to_owned()),
         body: json!({"errors": [error]}),
         content_type: JSON,
+        headers: Vec::new(),
     }
 }
 

@@ -45,7 +45,7 @@ pub(super) fn parse(body: &[u8]) -> SendRequest {
 
 pub(super) fn error(failure: Failure) -> ErrorReply {
     let (status, code, message): (u16, u32, String) = match failure {
-        Failure::Auth => (401, 20003, "Authenticate".into()),
+        Failure::Auth(_) => (401, 20003, "Authenticate".into()),
         Failure::Unreadable => (400, 20001, "The request body could not be read.".into()),
         // Twilio's documented 20413: Request Entity Too Large.
         Failure::TooLarge { limit } => {
@@ -66,7 +66,13 @@ pub(super) fn error(failure: Failure) -> ErrorReply {
         "more_info": format!("https://www.twilio.com/docs/errors/{code}"),
         "status": status,
     });
-    ErrorReply { status: status_code(status), code: Some(code.to_string()), body, content_type: JSON }
+    ErrorReply {
+        status: status_code(status),
+        code: Some(code.to_string()),
+        body,
+        content_type: JSON,
+        headers: Vec::new(),
+    }
 }
 
 fn rfc2822(at: OffsetDateTime) -> String {

@@ -77,10 +77,13 @@ pub(super) fn parse(body: &[u8]) -> Option<SendRequest> {
         to: string_field(&json, "to"),
         from: string_field(&json, "from"),
         service_sender: false,
+        account_sender: false,
         body: string_field(&json, "text"),
         media_urls: Vec::new(),
         callback_url: string_field(&json, "webhook_url"),
         client_ref: string_field(&json, "client_ref"),
+        context: None,
+        message_type: None,
         invalid,
     })
 }
@@ -97,7 +100,7 @@ fn invalid_params(name: &str, reason: &str) -> (u16, String, String, String, Opt
 
 pub(super) fn error(failure: Failure) -> ErrorReply {
     let (status, kind, title, detail, parameters): (u16, String, String, String, Option<Value>) = match failure {
-        Failure::Auth => (
+        Failure::Auth(_) => (
             401,
             format!("{ERRORS}#unauthorized"),
             "Unauthorized".into(),
@@ -161,7 +164,7 @@ pub(super) fn error(failure: Failure) -> ErrorReply {
     if let (Some(parameters), Some(object)) = (parameters, body.as_object_mut()) {
         object.insert("invalid_parameters".into(), parameters);
     }
-    ErrorReply { status: status_code(status), code, body, content_type: PROBLEM_JSON }
+    ErrorReply { status: status_code(status), code, body, content_type: PROBLEM_JSON, headers: Vec::new() }
 }
 
 /// `{message_uuid}`.

@@ -45,24 +45,28 @@ fn index(provider: Provider) -> usize {
     Provider::ALL.iter().position(|p| *p == provider).unwrap()
 }
 
-/// A rate-limited attempt that carried `Retry-After: 1`.
-fn rate_limited_for_a_second(outcome: &AttemptOutcome) -> bool {
+/// A rate-limited attempt that carried `retry_after`.
+fn rate_limited_with(outcome: &AttemptOutcome, retry_after: Option<Duration>) -> bool {
     matches!(
         outcome,
-        AttemptOutcome::Rejected { category: Category::RateLimited, retry_after: Some(wait), .. }
-            if *wait == Duration::from_secs(1)
+        AttemptOutcome::Rejected { category: Category::RateLimited, retry_after: wait, .. } if *wait == retry_after
     )
 }
 
-/// What the library made of one send, in the emulator's terms; `Err` says why it has no such
-/// term. A rate limit carries the emulator's `Retry-After: 1`, except a bare 429's.
-fn library_outcome(result: &Result<Receipt, Error>, fault: Option<Fault>) -> Result<Expected, String> {
-    let retry_after = if fault == Some(Fault::Bare429) { None } else { Some(Duration::from_secs(1)) };
+/// What the library made of one send through `provider`, in the emulator's terms; `Err` says why
+/// it has no such term. A rate limit carries the emulator's `Retry-After` of that provider (one
+/// second, none at AWS), except a bare 429's.
+fn library_outcome(
+    result: &Result<Receipt, Error>,
+    fault: Option<Fault>,
+    provider: Provider,
+) -> Result<Expected, String> {
+    let retry_after = if fault == Some(Fault::Bare429) { None } else { provider.retry_after() };
     match result {
         Ok(receipt) => match receipt.attempts.as_slice() {
             [only] if matches!(only.outcome, AttemptOutcome::Accepted { .. }) => Ok(Expected::Accepted),
             [first, second]
-                if rate_limited_for_a_second(&first.outcome)
+                if rate_limited_with(&first.outcome, retry_after)
                     && matches!(second.outcome, AttemptOutcome::Accepted { .. }) =>
             {
                 Ok(Expected::RateLimitedThenAccepted)
@@ -140,7 +144,7 @@ async fn check(row: Row) -> Vec<String> {
         let provider = api.provider();
         requests[index(provider)] += attempts(result);
         let expected = row.expected[index(provider)];
-        match library_outcome(result, row.fault) {
+        match library_outcome(result, row.fault, provider) {
             Ok(outcome) if outcome == expected => {}
             Ok(outcome) => {
                 disagreements.push(format!("{} {api:?}: declared {expected}, library {outcome}", row.number));

@@ -31,7 +31,8 @@ fn basic(user: &str, password: &str) -> String {
 }
 
 /// The send URL, `Authorization`, content type and an oversized but otherwise valid body of
-/// `provider`'s send route.
+/// `provider`'s send route (AWS's `Authorization` is not looked at: the body's size is checked
+/// first).
 fn oversized_send(emulator: &RunningEmulator, provider: Provider) -> (String, String, &'static str, Vec<u8>) {
     let base = emulator.base_url();
     let text = oversized_text();
@@ -67,8 +68,19 @@ fn oversized_send(emulator: &RunningEmulator, provider: Provider) -> (String, St
             "application/json",
             json(json!({"to": [TO], "from": FROM, "body": text})),
         ),
+        Provider::Aws => (
+            format!("{base}/"),
+            "AWS4-HMAC-SHA256 Credential=AKIAE1A7000000000006/20270115/us-east-1/sms-voice/aws4_request, \
+             SignedHeaders=host, Signature=00"
+                .to_owned(),
+            AWS_JSON,
+            json(json!({"DestinationPhoneNumber": TO, "OriginationIdentity": FROM, "MessageBody": text})),
+        ),
     }
 }
+
+/// The content type of AWS JSON 1.0.
+const AWS_JSON: &str = "application/x-amz-json-1.0";
 
 fn keys(json: &Value) -> Vec<&str> {
     json.as_object().map(|o| o.keys().map(String::as_str).collect()).unwrap_or_default()
@@ -82,6 +94,7 @@ fn interpret(provider: Provider, status: u16, headers: &HeaderMap, body: &[u8]) 
         Provider::Plivo => sms_sdk::provider::plivo::__private::interpret(status, headers, body, now),
         Provider::Vonage => sms_sdk::provider::vonage::__private::interpret(status, headers, body, now),
         Provider::Sinch => sms_sdk::provider::sinch::__private::interpret(status, headers, body, now),
+        Provider::Aws => sms_sdk::provider::aws::__private::interpret(status, headers, body, now),
     }
 }
 
@@ -94,6 +107,7 @@ async fn an_oversized_send_gets_each_providers_own_error() {
             .post(url)
             .header("authorization", authorization)
             .header("content-type", content_type)
+            .header("x-amz-target", "PinpointSMSVoiceV2.SendTextMessage")
             .body(body)
             .send()
             .await
@@ -102,7 +116,11 @@ async fn an_oversized_send_gets_each_providers_own_error() {
         let bytes = response.bytes().await.expect("a body");
         let json: Value = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
         assert_eq!(status, 413, "{provider}");
-        let expected_type = if provider == Provider::Vonage { "application/problem+json" } else { "application/json" };
+        let expected_type = match provider {
+            Provider::Vonage => "application/problem+json",
+            Provider::Aws => AWS_JSON,
+            Provider::Twilio | Provider::Telnyx | Provider::Plivo | Provider::Sinch => "application/json",
+        };
         assert_eq!(headers.get("content-type").and_then(|v| v.to_str().ok()), Some(expected_type), "{provider}");
         match provider {
             Provider::Twilio => {
@@ -116,6 +134,10 @@ async fn an_oversized_send_gets_each_providers_own_error() {
             Provider::Plivo => assert_eq!(keys(&json), ["api_id", "error"]),
             Provider::Vonage => assert_eq!(keys(&json), ["type", "title", "detail", "instance"]),
             Provider::Sinch => assert_eq!(keys(&json), ["code", "text"]),
+            Provider::Aws => {
+                assert_eq!(keys(&json), ["__type", "Message", "Reason"]);
+                assert!(headers.contains_key("x-amzn-requestid") && headers.contains_key("x-amzn-errortype"));
+            }
         }
         let outcome = interpret(provider, status, &headers, &bytes);
         assert!(matches!(outcome, Outcome::Rejected(ref r) if r.category == Category::Request), "{provider}");
@@ -140,6 +162,7 @@ async fn adapter_send(emulator: &RunningEmulator, api: Api, message: &OutboundMe
         Api::VonageBasic => emulator.vonage().build().expect("adapter").send(message, &cx).await,
         Api::VonageApplication => emulator.vonage_application().build().expect("adapter").send(message, &cx).await,
         Api::Sinch => emulator.sinch().build().expect("adapter").send(message, &cx).await,
+        Api::Aws => emulator.aws().build().expect("adapter").send(message, &cx).await,
     }
 }
 

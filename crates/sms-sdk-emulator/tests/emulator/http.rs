@@ -242,11 +242,20 @@ async fn the_keys_endpoint_has_the_documented_shape() {
         ("plivo", vec!["auth_id", "auth_token"]),
         ("vonage", vec!["api_key", "api_secret", "application_id", "private_key", "signature_secret"]),
         ("sinch", vec!["service_plan_id", "api_token", "webhook_secret"]),
+        ("aws", vec!["access_key_id", "secret_access_key", "region", "sns_topic_arn", "sns_certificate"]),
     ];
     let expected: Vec<(String, Vec<String>)> =
         expected.iter().map(|(k, v)| ((*k).to_owned(), v.iter().map(|s| (*s).to_owned()).collect())).collect();
     assert_eq!(shape, expected);
     assert!(keys["vonage"]["private_key"].as_str().is_some_and(|k| k.starts_with("-----BEGIN PRIVATE KEY-----")));
+    assert!(keys["aws"]["sns_certificate"].as_str().is_some_and(|k| k.starts_with("-----BEGIN CERTIFICATE-----")));
+    // The certificate alone is served too, and never the key that signs with it.
+    let response =
+        http().get(format!("{}/_emulator/aws/sns-certificate.pem", emulator.base_url())).send().await.expect("GET");
+    assert_eq!(response.status().as_u16(), 200);
+    let pem = response.text().await.expect("a body");
+    assert_eq!(pem, sms_sdk_emulator::credentials::AWS_SNS_CERTIFICATE);
+    assert!(!keys["aws"].to_string().contains("PRIVATE KEY"));
 }
 
 #[tokio::test]

@@ -6,6 +6,7 @@
 mod common;
 
 mod agreement;
+mod aws;
 mod bounds;
 mod examples;
 mod http;

@@ -8,13 +8,51 @@ use crate::common;
 use std::time::Duration;
 
 use common::{Api, FROM, TO, client, client_with, emulator};
+use sms_sdk::provider::aws::{Aws, AwsCredentials};
 use sms_sdk::{Category, Client, ErrorKind, Failover, Message, RetryPolicy, Twilio, UnknownReason};
-use sms_sdk_emulator::credentials::{TELNYX_API_KEY, TWILIO_ACCOUNT_SID};
+use sms_sdk_emulator::credentials::{
+    AWS_ACCESS_KEY_ID, AWS_REGION, AWS_SECRET_ACCESS_KEY, TELNYX_API_KEY, TWILIO_ACCOUNT_SID,
+};
 use sms_sdk_emulator::{Provider, Status, magic};
 use tokio::task::JoinSet;
 
 /// Sinch's code for every magic rejection.
 const SINCH_REJECTION: &str = "syntax_invalid_parameter_format";
+
+/// A reason rejected everywhere: its recipient, its category, Twilio's, Telnyx's and Vonage's
+/// codes, and AWS's category and `Reason`.
+type Reason = (&'static str, Category, [&'static str; 3], (Category, &'static str));
+
+/// Each reason rejected everywhere: its recipient, its category, Twilio's, Telnyx's and Vonage's
+/// codes, and AWS's category and `Reason` (AWS has no recipient category: a recipient it cannot
+/// take is a `ValidationException` of the field, `request`).
+const REASONS: [Reason; 5] = [
+    (
+        magic::INVALID_NUMBER,
+        Category::Recipient,
+        ["21211", "40310", "1430"],
+        (Category::Request, "FIELD_VALIDATION_FAILED"),
+    ),
+    (magic::CANNOT_RECEIVE, Category::Recipient, ["21614", "40319", "1170"], (Category::Request, "INVALID_PARAMETER")),
+    (
+        magic::SENDER_CANNOT_ROUTE,
+        Category::Sender,
+        ["21612", "40305", "1120"],
+        (Category::Sender, "INVALID_IDENTITY_FOR_DESTINATION_COUNTRY"),
+    ),
+    (
+        magic::NO_PERMISSION,
+        Category::Account,
+        ["21408", "40309", "1160"],
+        (Category::Account, "DESTINATION_COUNTRY_BLOCKED"),
+    ),
+    (
+        magic::OPTED_OUT,
+        Category::Compliance,
+        ["21610", "40300", "1240"],
+        (Category::Compliance, "DESTINATION_PHONE_NUMBER_OPTED_OUT"),
+    ),
+];
 
 fn is_uuid(id: &str) -> bool {
     uuid::Uuid::parse_str(id).is_ok()
@@ -34,7 +72,7 @@ async fn every_provider_accepts_and_the_message_is_listed() {
                     "{id}"
                 );
             }
-            Provider::Telnyx | Provider::Plivo | Provider::Vonage => assert!(is_uuid(id), "{id}"),
+            Provider::Telnyx | Provider::Plivo | Provider::Vonage | Provider::Aws => assert!(is_uuid(id), "{id}"),
             Provider::Sinch => assert!(id.len() == 26 && id.bytes().all(|b| b.is_ascii_alphanumeric()), "{id}"),
         }
         let entry = emulator.messages().pop().expect("an entry");
@@ -62,14 +100,7 @@ async fn media_and_callback_urls_are_recorded() {
 #[tokio::test]
 async fn every_magic_rejection_is_classified_with_the_providers_own_code() {
     let emulator = emulator().await;
-    let table = [
-        (magic::INVALID_NUMBER, Category::Recipient, ["21211", "40310", "1430"]),
-        (magic::CANNOT_RECEIVE, Category::Recipient, ["21614", "40319", "1170"]),
-        (magic::SENDER_CANNOT_ROUTE, Category::Sender, ["21612", "40305", "1120"]),
-        (magic::NO_PERMISSION, Category::Account, ["21408", "40309", "1160"]),
-        (magic::OPTED_OUT, Category::Compliance, ["21610", "40300", "1240"]),
-    ];
-    for (to, category, [twilio, telnyx, vonage]) in table {
+    for (to, category, [twilio, telnyx, vonage], (aws_category, aws)) in REASONS {
         for api in Api::ALL {
             let err = client(&emulator, api).send(&Message::new(to, "Hello")).await.expect_err("rejected");
             let (expected, code) = match api.provider() {
@@ -80,6 +111,7 @@ async fn every_magic_rejection_is_classified_with_the_providers_own_code() {
                 Provider::Vonage => (category, Some(vonage)),
                 // Sinch answers what it cannot take with a syntax error: `request` too.
                 Provider::Sinch => (Category::Request, Some(SINCH_REJECTION)),
+                Provider::Aws => (aws_category, Some(aws)),
             };
             assert_eq!(err.kind(), ErrorKind::Rejected(expected), "{api:?} {to}");
             assert_eq!(err.provider_error().and_then(|e| e.provider_code()), code, "{api:?} {to}");
@@ -94,19 +126,12 @@ async fn every_magic_rejection_is_classified_with_the_providers_own_code() {
 #[tokio::test]
 async fn a_recipient_of_one_provider_is_rejected_there_with_its_code_and_accepted_elsewhere() {
     let emulator = emulator().await;
-    let reasons = [
-        (magic::INVALID_NUMBER, Category::Recipient, ["21211", "40310", "1430"]),
-        (magic::SENDER_CANNOT_ROUTE, Category::Sender, ["21612", "40305", "1120"]),
-        (magic::NO_PERMISSION, Category::Account, ["21408", "40309", "1160"]),
-        (magic::OPTED_OUT, Category::Compliance, ["21610", "40300", "1240"]),
-        (magic::CANNOT_RECEIVE, Category::Recipient, ["21614", "40319", "1170"]),
-    ];
     let mut checked = 0;
     for recipient in magic::recipients() {
         let Some(at) = recipient.only_at else { continue };
         checked += 1;
         // `+1500555P0RR` is rejected for the reason of `+150055500RR`.
-        let (_, category, [twilio, telnyx, vonage]) = reasons
+        let (_, category, [twilio, telnyx, vonage], (aws_category, aws)) = REASONS
             .iter()
             .find(|(everywhere, ..)| everywhere[9..] == recipient.number[9..])
             .copied()
@@ -127,13 +152,14 @@ async fn a_recipient_of_one_provider_is_rejected_there_with_its_code_and_accepte
                 Provider::Plivo => (Category::Request, None),
                 Provider::Vonage => (category, Some(vonage)),
                 Provider::Sinch => (Category::Request, Some(SINCH_REJECTION)),
+                Provider::Aws => (aws_category, Some(aws)),
             };
             assert_eq!(err.kind(), ErrorKind::Rejected(expected), "{api:?} {}", recipient.number);
             assert_eq!(err.provider_error().and_then(|e| e.provider_code()), code, "{api:?} {}", recipient.number);
             assert_eq!((entry.status, entry.id), (Status::Rejected, None));
         }
     }
-    assert_eq!(checked, 25, "five reasons at each of five providers");
+    assert_eq!(checked, 30, "five reasons at each of six providers");
     // The accepted ones are delivered like any other message.
     assert!(
         common::eventually(|| emulator.messages().iter().all(|m| m.id.is_none() || m.status == Status::Delivered))
@@ -256,9 +282,17 @@ async fn always_rate_limited_is_a_rate_limit_rejection_with_retry_after() {
     for (api, result) in send_everywhere(&emulator, magic::RATE_LIMITED, no_retry).await {
         let err = result.expect_err("rejected");
         assert_eq!(err.kind(), ErrorKind::Rejected(Category::RateLimited), "{api:?}");
-        assert_eq!(err.retry_after(), Some(Duration::from_secs(1)), "{api:?}");
+        // AWS's ThrottlingException carries no Retry-After.
+        assert_eq!(err.retry_after(), api.provider().retry_after(), "{api:?}");
     }
-    assert!(emulator.messages().iter().all(|m| m.status == Status::RateLimited && m.http_status == Some(429)));
+    // AWS answers its ThrottlingException with a 400.
+    let status = |provider| if provider == Provider::Aws { 400 } else { 429 };
+    assert!(
+        emulator
+            .messages()
+            .iter()
+            .all(|m| m.status == Status::RateLimited && m.http_status == Some(status(m.provider)))
+    );
 }
 
 #[tokio::test]
@@ -338,13 +372,34 @@ async fn wrong_credentials_are_auth_rejections() {
                 .build()
                 .expect("a"),
         ),
+        Client::builder().adapter(
+            Aws::builder(AWS_REGION, AwsCredentials::new(AWS_ACCESS_KEY_ID, "not-the-secret"))
+                .from(FROM)
+                .base_url(&base)
+                .build()
+                .expect("a"),
+        ),
+        Client::builder().adapter(
+            Aws::builder(AWS_REGION, AwsCredentials::new("AKIAE1A7000000000099", AWS_SECRET_ACCESS_KEY))
+                .from(FROM)
+                .base_url(&base)
+                .build()
+                .expect("a"),
+        ),
     ];
     for builder in clients {
         let client = builder.retry(RetryPolicy::none()).build().expect("client");
         let err = client.send(&Message::new(TO, "Hello")).await.expect_err("rejected");
         assert_eq!(err.kind(), ErrorKind::Rejected(Category::Auth), "{client:?}");
     }
-    assert!(emulator.messages().iter().all(|m| m.status == Status::Rejected && m.http_status == Some(401)));
+    // AWS refuses a signature with a 403.
+    let status = |provider| if provider == Provider::Aws { 403 } else { 401 };
+    assert!(
+        emulator
+            .messages()
+            .iter()
+            .all(|m| m.status == Status::Rejected && m.id.is_none() && m.http_status == Some(status(m.provider)))
+    );
     // The right key still works.
     let right = sms_sdk::Telnyx::builder(TELNYX_API_KEY).from(FROM).base_url(&base).build().expect("adapter");
     Client::builder().adapter(right).build().expect("client").send(&Message::new(TO, "ok")).await.expect("accepted");

@@ -107,7 +107,7 @@ impl Fault {
         // what it cannot take with a 400 syntax error: a `request` rejection for every magic one.
         let rejected = |category| match provider {
             Provider::Plivo | Provider::Sinch => Expect::Rejected(Category::Request),
-            Provider::Twilio | Provider::Telnyx | Provider::Vonage => Expect::Rejected(category),
+            Provider::Twilio | Provider::Telnyx | Provider::Vonage | Provider::Aws => Expect::Rejected(category),
         };
         match self {
             Self::None | Self::Undelivered => Expect::Accepted,

@@ -10,7 +10,9 @@ use std::time::{Duration, Instant};
 use sms_sdk::provider::sinch::Sinch;
 use sms_sdk::store::{Operator as _, Record, Resolution, Store};
 use sms_sdk::{Client, ClientBuilder, Error, Failover, Message, Plivo, Receipt, RetryPolicy, Telnyx, Twilio, Vonage};
-use sms_sdk_emulator::credentials::{PLIVO_AUTH_ID, SINCH_SERVICE_PLAN_ID, TWILIO_ACCOUNT_SID, VONAGE_API_KEY};
+use sms_sdk_emulator::credentials::{
+    AWS_ACCESS_KEY_ID, AWS_REGION, PLIVO_AUTH_ID, SINCH_SERVICE_PLAN_ID, TWILIO_ACCOUNT_SID, VONAGE_API_KEY,
+};
 use sms_sdk_emulator::{Emulator, Provider, ReceivedMessage, RunningEmulator};
 
 use super::check::{Observed, Seen};
@@ -206,5 +208,11 @@ fn adapter(builder: ClientBuilder, emulator: &RunningEmulator, provider: Provide
         (Provider::Sinch, false) => builder.adapter(emulator.sinch().from(FROM).build().unwrap()),
         (Provider::Sinch, true) => builder
             .adapter(Sinch::builder(SINCH_SERVICE_PLAN_ID, "wrong-token").base_url(base).from(FROM).build().unwrap()),
+        (Provider::Aws, false) => builder.adapter(emulator.aws().from(FROM).build().unwrap()),
+        (Provider::Aws, true) => {
+            let credentials = sms_sdk::provider::aws::AwsCredentials::new(AWS_ACCESS_KEY_ID, "wrong-secret");
+            let aws = sms_sdk::provider::aws::Aws::builder(AWS_REGION, credentials).base_url(base).from(FROM);
+            builder.adapter(aws.build().unwrap())
+        }
     }
 }

@@ -11,11 +11,13 @@ use axum::extract::{Path, State};
 use axum::routing::post;
 use http::{HeaderMap, StatusCode};
 use serde_json::Value;
+use sms_sdk::provider::aws::AwsWebhook;
 use sms_sdk::provider::sinch::SinchWebhook;
 use sms_sdk::webhook::{WebhookRequest, WebhookVerifier};
 use sms_sdk::{Client, ClientBuilder, PlivoWebhook, RetryPolicy, TelnyxWebhook, TwilioWebhook, VonageWebhook};
 use sms_sdk_emulator::credentials::{
-    PLIVO_AUTH_TOKEN, SINCH_WEBHOOK_SECRET, TELNYX_PUBLIC_KEY, TWILIO_AUTH_TOKEN, VONAGE_SIGNATURE_SECRET,
+    AWS_SNS_CERTIFICATE, AWS_SNS_TOPIC_ARN, PLIVO_AUTH_TOKEN, SINCH_WEBHOOK_SECRET, TELNYX_PUBLIC_KEY,
+    TWILIO_AUTH_TOKEN, VONAGE_SIGNATURE_SECRET,
 };
 use sms_sdk_emulator::{Emulator, Provider, RunningEmulator};
 
@@ -33,11 +35,12 @@ pub enum Api {
     VonageBasic,
     VonageApplication,
     Sinch,
+    Aws,
 }
 
 impl Api {
-    pub const ALL: [Self; 6] =
-        [Self::Twilio, Self::Telnyx, Self::Plivo, Self::VonageBasic, Self::VonageApplication, Self::Sinch];
+    pub const ALL: [Self; 7] =
+        [Self::Twilio, Self::Telnyx, Self::Plivo, Self::VonageBasic, Self::VonageApplication, Self::Sinch, Self::Aws];
 
     pub fn provider(self) -> Provider {
         match self {
@@ -46,6 +49,7 @@ impl Api {
             Self::Plivo => Provider::Plivo,
             Self::VonageBasic | Self::VonageApplication => Provider::Vonage,
             Self::Sinch => Provider::Sinch,
+            Self::Aws => Provider::Aws,
         }
     }
 
@@ -60,6 +64,7 @@ impl Api {
                 builder.adapter(emulator.vonage_application().from(FROM).build().expect("vonage application adapter"))
             }
             Self::Sinch => builder.adapter(emulator.sinch().from(FROM).build().expect("sinch adapter")),
+            Self::Aws => builder.adapter(emulator.aws().from(FROM).build().expect("aws adapter")),
         }
     }
 }
@@ -111,6 +116,10 @@ pub struct Received {
     pub provider: String,
     /// The event type and provider id, or the verification error.
     pub outcome: Result<(String, String), String>,
+    /// The request's headers.
+    pub headers: HeaderMap,
+    /// The request's body.
+    pub body: Bytes,
 }
 
 /// A webhook receiver on loopback: `POST /hooks/{provider}` verifies with the library's
@@ -137,12 +146,18 @@ fn verify(provider: &str, url: &str, request: &WebhookRequest<'_>) -> Result<(St
         "plivo" => PlivoWebhook::new(PLIVO_AUTH_TOKEN).expect("verifier").public_url(url).verify(request),
         "vonage" => VonageWebhook::new(VONAGE_SIGNATURE_SECRET).expect("verifier").verify(request),
         "sinch" => SinchWebhook::hmac(SINCH_WEBHOOK_SECRET).expect("verifier").verify(request),
+        "aws" => aws_verifier().verify(request),
         other => return Err(format!("no verifier for {other}")),
     }
     .map_err(|e| e.to_string())?;
     let json = serde_json::to_value(&event).map_err(|e| e.to_string())?;
     let id = json.get("provider_id").and_then(Value::as_str).unwrap_or_default().to_owned();
     Ok((event.type_name().to_owned(), id))
+}
+
+/// The library's SNS verifier for the emulator's topic, with the emulator's certificate.
+pub fn aws_verifier() -> AwsWebhook {
+    AwsWebhook::builder(AWS_SNS_TOPIC_ARN).certificate_pem(AWS_SNS_CERTIFICATE).build().expect("verifier")
 }
 
 impl Receiver {
@@ -162,7 +177,7 @@ impl Receiver {
                         let request = WebhookRequest { method: "POST", url: &url, headers: &headers, body: &body };
                         let outcome = verify(&provider, &url, &request);
                         let status = if outcome.is_ok() { StatusCode::OK } else { StatusCode::UNAUTHORIZED };
-                        state.received.lock().expect("lock").push(Received { provider, outcome });
+                        state.received.lock().expect("lock").push(Received { provider, outcome, headers, body });
                         status
                     },
                 ),

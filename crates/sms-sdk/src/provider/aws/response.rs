@@ -50,9 +50,11 @@ pub fn rejection_category(exception: Option<&str>, reason: Option<&str>) -> Cate
                 | "UnrecognizedClientException"
                 | "InvalidSignatureException"
                 | "IncompleteSignature"
+                | "IncompleteSignatureException"
                 | "ExpiredTokenException"
                 | "InvalidClientTokenId"
                 | "MissingAuthenticationToken"
+                | "MissingAuthenticationTokenException"
                 | "SignatureDoesNotMatch",
             ),
             _,
@@ -177,6 +179,9 @@ mod tests {
             ("UnrecognizedClientException", None, Category::Auth),
             ("InvalidSignatureException", None, Category::Auth),
             ("ExpiredTokenException", None, Category::Auth),
+            // JSON services add `Exception` to the Query protocol's names of these two.
+            ("IncompleteSignatureException", None, Category::Auth),
+            ("MissingAuthenticationTokenException", None, Category::Auth),
             ("SomeFutureException", None, Category::Request),
         ];
         for &(exception, reason, category) in rows {
