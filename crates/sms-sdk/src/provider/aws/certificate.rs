@@ -37,6 +37,12 @@ pub fn is_certificate_url(url: &str) -> bool {
 /// [`is_certificate_url`]), with a path ending in `suffix` when one is given.
 pub(crate) fn is_sns_url(url: &str, suffix: Option<&str>) -> bool {
     let Ok(parsed) = url::Url::parse(url) else { return false };
+    // Only the canonical spelling: the cache and the fetch use the string as given, so variants
+    // of one URL (case, a default port, escapes, whitespace the parser drops) must not pass as
+    // others.
+    if parsed.as_str() != url {
+        return false;
+    }
     let host_ok = parsed.host_str().is_some_and(is_sns_host);
     let plain = parsed.username().is_empty() && parsed.password().is_none() && parsed.port().is_none();
     let path_ok = suffix.is_none_or(|suffix| parsed.path().ends_with(suffix) && parsed.query().is_none());
@@ -49,7 +55,9 @@ fn is_sns_host(host: &str) -> bool {
     let Some(region) = rest.strip_suffix(".amazonaws.com").or_else(|| rest.strip_suffix(".amazonaws.com.cn")) else {
         return false;
     };
-    region.len() >= 3 && region.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-')
+    region.len() >= 3
+        && !region.starts_with("xn--")
+        && region.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
 }
 
 /// An RSA public key, as the `RSAPublicKey` DER that `ring` verifies with.

@@ -162,8 +162,9 @@ impl AwsWebhookBuilder {
     }
 
     /// Refuses messages whose `Timestamp` is older than `age` (or more than `age` ahead). AWS
-    /// sets no limit and retries a message for up to an hour by default; none by default here,
-    /// since the SNS `MessageId` dedupes a replay.
+    /// sets no limit (by default SNS retries an HTTP delivery 3 times, 20 s apart; a delivery
+    /// policy may stretch that to an hour); none by default here, since the SNS `MessageId`
+    /// dedupes a replay.
     #[must_use]
     pub fn max_age(mut self, age: Duration) -> Self {
         self.max_age = Some(age);
@@ -279,6 +280,37 @@ impl<'a> Envelope<'a> {
     }
 }
 
+impl Signed<'_> {
+    /// Whether the members a signature covers can be read back one way only: SNS joins them
+    /// with newlines, so a newline in any member but `Message` (which comes first) would let the
+    /// same signature cover other members (a `MessageId` that swallows the `Subject`, a second
+    /// dedupe key for one event). SNS's own values have none: its ids are UUIDs, its timestamps
+    /// ISO 8601, its subjects one line.
+    fn is_unambiguous(&self) -> bool {
+        let fields = &self.fields;
+        let one_line =
+            [Some(fields.message_id), fields.subject, Some(fields.timestamp), fields.token, fields.subscribe_url];
+        let id_ok =
+            fields.message_id.len() <= 128 && fields.message_id.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-');
+        id_ok && parse_time(fields.timestamp).is_some() && one_line.into_iter().flatten().all(|v| !v.contains('\n'))
+    }
+}
+
+/// The region of an SNS topic ARN (`arn:aws:sns:{region}:…`).
+fn topic_region(topic_arn: &str) -> Option<&str> {
+    topic_arn.split(':').nth(3)
+}
+
+/// Whether `url` is an SNS URL of the topic's own region (`https://sns.{region}.amazonaws.com`,
+/// or `.com.cn`), as SNS names its certificate and confirmation URLs. Narrower than the shape
+/// AWS's validators check: no other region's host, and none that merely looks like one.
+fn is_url_of_topic(url: &str, topic_arn: &str, suffix: Option<&str>) -> bool {
+    let Some(region) = topic_region(topic_arn) else { return false };
+    let host = url::Url::parse(url).ok().and_then(|parsed| parsed.host_str().map(str::to_owned));
+    let own = [format!("sns.{region}.amazonaws.com"), format!("sns.{region}.amazonaws.com.cn")];
+    is_sns_url(url, suffix) && host.is_some_and(|host| own.contains(&host))
+}
+
 impl AwsWebhook {
     /// The verification [`WebhookVerifier::verify_at`] counts.
     fn check(&self, request: &WebhookRequest<'_>, now: SystemTime) -> Result<SmsEvent, WebhookError> {
@@ -293,13 +325,17 @@ impl AwsWebhook {
             tracing::warn!(provider = NAME, "refused an SNS message from a topic this verifier was not built for");
             return Err(WebhookError::InvalidSignature { provider: NAME });
         }
+        if !signed.is_unambiguous() {
+            return Err(WebhookError::MalformedSignature { provider: NAME });
+        }
+        if !is_url_of_topic(signed.certificate_url, signed.fields.topic_arn, Some(".pem")) {
+            tracing::warn!(provider = NAME, "refused an SNS message whose certificate URL is not its region's SNS");
+            return Err(WebhookError::InvalidSignature { provider: NAME });
+        }
         let key = match self.keys.cached(signed.certificate_url) {
             Ok(Some(key)) => key,
             Ok(None) => return Err(WebhookError::KeyUnavailable { provider: NAME }),
-            Err(_) => {
-                tracing::warn!(provider = NAME, "refused an SNS message whose certificate URL is not AWS's");
-                return Err(WebhookError::InvalidSignature { provider: NAME });
-            }
+            Err(_) => return Err(WebhookError::InvalidSignature { provider: NAME }),
         };
         verify_signature(&key, &signed)?;
         if let Some(max_age) = self.max_age {
@@ -371,7 +407,11 @@ impl WebhookVerifier for AwsWebhook {
             }
             let Ok(envelope) = read_envelope(request.body) else { return Ok(()) };
             let Some(signed) = envelope.signed() else { return Ok(()) };
-            if !self.topics.iter().any(|topic| topic == signed.fields.topic_arn) {
+            let pinned = self.topics.iter().any(|topic| topic == signed.fields.topic_arn);
+            if !pinned
+                || !signed.is_unambiguous()
+                || !is_url_of_topic(signed.certificate_url, signed.fields.topic_arn, Some(".pem"))
+            {
                 return Ok(());
             }
             match self.keys.load(signed.certificate_url).await {
@@ -524,7 +564,7 @@ pub struct Subscription {
 }
 
 /// The subscription an event confirms, when it is a verified `SubscriptionConfirmation` from
-/// AWS whose `SubscribeURL` is an `https` URL of an SNS endpoint.
+/// AWS whose `SubscribeURL` is an `https` URL of the SNS endpoint of the topic's region.
 #[must_use]
 pub fn subscription(event: &SmsEvent) -> Option<Subscription> {
     let raw = event.raw();
@@ -534,7 +574,7 @@ pub fn subscription(event: &SmsEvent) -> Option<Subscription> {
     }
     let text = |member: &str| raw.get(member).and_then(serde_json::Value::as_str).map(str::to_owned);
     let (topic_arn, subscribe_url) = (text("TopicArn")?, text("SubscribeURL")?);
-    is_sns_url(&subscribe_url, None).then_some(Subscription { topic_arn, subscribe_url })
+    is_url_of_topic(&subscribe_url, &topic_arn, None).then_some(Subscription { topic_arn, subscribe_url })
 }
 
 impl Subscription {
@@ -699,6 +739,38 @@ mod tests {
         ] {
             let body = with(SUCCESSFUL_V1, "SigningCertURL", url.into());
             assert_eq!(verify(&body).err(), Some(WebhookError::InvalidSignature { provider: NAME }), "{url}");
+        }
+        // Only the topic's own region, and only the canonical spelling (the cache is keyed by it).
+        for url in [
+            "https://sns.us-east-1.amazonaws.com/SimpleNotificationService-sms-sdk-test.pem",
+            "https://SNS.us-west-2.amazonaws.com/SimpleNotificationService-sms-sdk-test.pem",
+            "https://sns.us-west-2.amazonaws.com:443/SimpleNotificationService-sms-sdk-test.pem",
+            "https://sns.us-west-2.amazonaws.com/Simple\tNotificationService-sms-sdk-test.pem",
+            "https:/sns.us-west-2.amazonaws.com/SimpleNotificationService-sms-sdk-test.pem",
+            "https://sns.s3-us-west-2.amazonaws.com/SimpleNotificationService-sms-sdk-test.pem",
+            "https://sns.xn--us-wst-2-c7a.amazonaws.com/SimpleNotificationService-sms-sdk-test.pem",
+        ] {
+            let body = with(SUCCESSFUL_V1, "SigningCertURL", url.into());
+            assert_eq!(verify(&body).err(), Some(WebhookError::InvalidSignature { provider: NAME }), "{url}");
+        }
+    }
+
+    #[test]
+    fn t285_a_newline_cannot_move_a_signed_member_into_another() {
+        // The string to sign of a notification with `Subject: Delivery` is also that of one
+        // without a subject whose MessageId ends "\nSubject\nDelivery": refused, not a second
+        // dedupe key for the same event.
+        let mut envelope: Value = serde_json::from_str(UNREACHABLE_V2).unwrap_or_default();
+        let id = envelope["MessageId"].as_str().unwrap_or_default().to_owned();
+        envelope.as_object_mut().map(|o| o.remove("Subject"));
+        envelope["MessageId"] = format!("{id}\nSubject\nDelivery").into();
+        let refused = verify(&envelope.to_string()).err();
+        assert_eq!(refused, Some(WebhookError::MalformedSignature { provider: NAME }));
+        for (member, value) in
+            [("Timestamp", "2023-06-17T04:12:43.637Z\nX"), ("Timestamp", "yesterday"), ("MessageId", "a b")]
+        {
+            let body = with(UNREACHABLE_V2, member, value.into());
+            assert_eq!(verify(&body).err(), Some(WebhookError::MalformedSignature { provider: NAME }), "{member}");
         }
     }
 
