@@ -45,6 +45,12 @@ pub mod plivo;
 #[cfg(feature = "sinch")]
 #[cfg_attr(docsrs, doc(cfg(feature = "sinch")))]
 pub mod sinch;
+#[cfg(feature = "infobip")]
+#[cfg_attr(docsrs, doc(cfg(feature = "infobip")))]
+pub mod infobip;
+#[cfg(feature = "bandwidth")]
+#[cfg_attr(docsrs, doc(cfg(feature = "bandwidth")))]
+pub mod bandwidth;
 #[cfg(feature = "telnyx")]
 #[cfg_attr(docsrs, doc(cfg(feature = "telnyx")))]
 pub mod telnyx;

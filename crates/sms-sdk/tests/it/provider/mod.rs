@@ -18,6 +18,10 @@ mod options;
 mod plivo;
 #[cfg(feature = "sinch")]
 mod sinch;
+#[cfg(feature = "infobip")]
+mod infobip;
+#[cfg(feature = "bandwidth")]
+mod bandwidth;
 #[cfg(feature = "telnyx")]
 mod telnyx;
 #[cfg(all(feature = "twilio", feature = "telnyx", feature = "plivo", feature = "vonage"))]

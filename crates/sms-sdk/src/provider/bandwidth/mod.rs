@@ -1,0 +1,5 @@
+//! Bandwidth (in progress).
+//!
+//! ```
+//! // The adapter comes in the next steps.
+//! ```

@@ -1,0 +1,5 @@
+//! Infobip (in progress).
+//!
+//! ```
+//! // The adapter comes in the next steps.
+//! ```

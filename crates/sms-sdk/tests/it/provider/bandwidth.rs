@@ -1,0 +1,1 @@
+//! Bandwidth wire tests (in progress).

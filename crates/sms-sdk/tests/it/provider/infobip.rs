@@ -1,0 +1,1 @@
+//! Infobip wire tests (in progress).
