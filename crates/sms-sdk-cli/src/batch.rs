@@ -139,13 +139,16 @@ pub(crate) async fn run(args: BatchArgs, env: &Env, out: &mut dyn Write, err: &m
 
 async fn go(args: &BatchArgs, env: &Env, out: &mut dyn Write, err: &mut dyn Write) -> Result<u8, Stop> {
     let usage = |message: String| Stop(EXIT_USAGE, message);
-    let callback = crate::sending::status_callback(args.webhook_url.as_deref(), env);
-    let rows = Rows::new(&args.csv, args.columns(callback.as_deref())).map_err(usage)?;
-    let total = rows::count(&args.csv).map_err(usage)?;
+    let mut callback = crate::sending::status_callback(args.webhook_url.as_deref(), env);
     let adapters = crate::config::configured_adapters(&args.providers, env).map_err(|(code, text)| Stop(code, text))?;
     if let Some(adapters) = &adapters {
         crate::config::require_sender(adapters, args.from.as_deref()).map_err(|(code, text)| Stop(code, text))?;
+        if !crate::sending::default_callback_fits(args.webhook_url.as_deref(), env, adapters, err) {
+            callback = None;
+        }
     }
+    let rows = Rows::new(&args.csv, args.columns(callback.as_deref())).map_err(usage)?;
+    let total = rows::count(&args.csv).map_err(usage)?;
     let sends = if adapters.is_some() { Sends::Real } else { Sends::Emulated };
     let spinners = Spinners::new(env, args.json);
     let opening = args.store.open_stores(env, sends, spinners, err);

@@ -243,6 +243,9 @@ pub(crate) fn spelled(provider: Provider, message: &str) -> String {
     let prefix = format!("{}_", name.to_ascii_uppercase());
     let title = name.get(..1).map(str::to_ascii_uppercase).unwrap_or_default() + name.get(1..).unwrap_or_default();
     let mut text = message.to_owned();
+    if provider == Provider::Aws {
+        text = text.replace("The AWS region", "AWS_REGION");
+    }
     for name in table.required.iter().flat_map(|group| group.iter()).chain(table.optional) {
         let Some(field) = name.strip_prefix(&prefix).map(str::to_ascii_lowercase) else { continue };
         // Plain words (`from`) are English in a message, not field names.
@@ -301,10 +304,14 @@ fn is_aws_region(region: &str) -> bool {
         && region.bytes().next().is_some_and(|b| b.is_ascii_lowercase())
 }
 
-/// A sender as the command line writes it: `+…` a number, 3–8 digits a short code, anything
+/// A sender as the command line writes it: `+…` a number, 3–8 digits a short code, an AWS
+/// origination identity's id or ARN (`pool-…`, `phone-…`, `senderid-…`, `arn:…`) a pool, anything
 /// else an alphanumeric sender ID.
 pub(crate) fn parse_sender(text: &str) -> Sender {
-    if text.starts_with('+') {
+    const AWS_IDENTITIES: [&str; 4] = ["arn:", "pool-", "phone-", "senderid-"];
+    if AWS_IDENTITIES.iter().any(|prefix| text.starts_with(prefix)) {
+        Sender::messaging_service(text)
+    } else if text.starts_with('+') {
         Sender::phone(text)
     } else if (3..=8).contains(&text.len()) && text.bytes().all(|b| b.is_ascii_digit()) {
         Sender::short_code(text)

@@ -198,14 +198,22 @@ fn details(key: &str, record: &Record, expires_at: Option<SystemTime>, args: &Sh
                 )
             } else {
                 let provider = last.map_or("the provider", |a| a.provider.as_str());
-                (
-                    format!("unknown ({}): the message may have been sent; it is never resent", error.code),
+                let next = if provider == "aws" {
+                    // AWS has no message lookup: only its delivery events can say.
+                    format!(
+                        "aws has no message lookup: a verified delivery event carrying the key's reference settles it \
+                         (sms-sdk serve with AWS_SNS_TOPIC_ARN); else check the configuration set's event destination, \
+                         then `sms-sdk idempotency resolve {quoted} --sent --provider aws --provider-id ID{store}` if \
+                         AWS has it, or `--not-sent` if it does not"
+                    )
+                } else {
                     format!(
                         "{reconcile} (looks it up at {provider}), then `sms-sdk idempotency resolve {quoted} --sent \
                          --provider {provider} --provider-id ID{store}` if {provider} has it, or `--not-sent` if it \
                          does not"
-                    ),
-                )
+                    )
+                };
+                (format!("unknown ({}): the message may have been sent; it is never resent", error.code), next)
             }
         }
     };

@@ -228,11 +228,12 @@ async fn examine(
     let candidates: Vec<&NamedLookup<'_>> =
         lookups.iter().filter(|(name, _)| tried.is_empty() || tried.iter().any(|t| t == name)).collect();
     if candidates.is_empty() {
-        finding.reason = Some(if tried.iter().any(|t| t == "aws") {
-            AWS_NO_LOOKUP.into()
-        } else {
-            "no configured provider to look it up with".into()
-        });
+        let at_aws = tried.iter().any(|t| t == "aws");
+        if at_aws {
+            finding.provider = Some("aws");
+        }
+        finding.reason =
+            Some(if at_aws { AWS_NO_LOOKUP.into() } else { "no configured provider to look it up with".into() });
         return finding;
     }
     let ids = known_ids(record);
@@ -472,7 +473,12 @@ pub(crate) async fn run(args: ReconcileArgs, env: &Env, out: &mut dyn Write, err
         }
     };
     if lookups.is_empty() && !entries.is_empty() {
-        let _ = writeln!(err, "note: no provider is configured, so nothing can be looked up (set its variables)");
+        let names: Vec<&str> = adapters.iter().map(|(name, _)| *name).collect();
+        if names.is_empty() {
+            let _ = writeln!(err, "note: no provider is configured, so nothing can be looked up (set its variables)");
+        } else {
+            let _ = writeln!(err, "note: {} has no message lookup, so nothing can be looked up", names.join(", "));
+        }
     }
     let now = OffsetDateTime::now_utc();
     let since_time = time::Duration::try_from(since).map_or(OffsetDateTime::UNIX_EPOCH, |d| now.saturating_sub(d));

@@ -148,7 +148,7 @@ fn message(args: &MessageFields, env: &Env) -> Result<Message, Error> {
 
 /// `sms-sdk send`.
 pub(crate) async fn send(args: MessageArgs, env: &Env, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
-    let message = match message(&args.message, env) {
+    let mut message = match message(&args.message, env) {
         Ok(message) => message,
         Err(error) => return report_error(&error, args.reporting(0, false), out, err),
     };
@@ -171,6 +171,11 @@ pub(crate) async fn send(args: MessageArgs, env: &Env, out: &mut dyn Write, err:
     {
         let _ = writeln!(err, "error: {text}");
         return code;
+    }
+    if let Some(adapters) = &adapters
+        && !crate::sending::default_callback_fits(args.message.webhook_url.as_deref(), env, adapters, err)
+    {
+        message.webhook_url = None;
     }
     let correlation = match crate::sending::correlation(env) {
         Ok(correlation) => correlation,

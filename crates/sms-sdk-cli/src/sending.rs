@@ -26,6 +26,38 @@ pub(crate) fn status_callback(flag: Option<&str>, env: &Env) -> Option<String> {
     flag.or_else(|| env.get(STATUS_CALLBACK_VARIABLE).filter(|url| !url.is_empty())).map(str::to_owned)
 }
 
+/// Whether the default status callback URL (`SMS_SDK_STATUS_CALLBACK_URL`, not `--webhook-url`)
+/// can go with a message to every one of `adapters`. A provider without per-message callback URLs
+/// (AWS: its events come from the configuration set's event destination) would refuse the
+/// message, so the default is then left out, and `err` says why; `--webhook-url` is the caller's
+/// word and stays.
+pub(crate) fn default_callback_fits(
+    flag: Option<&str>,
+    env: &Env,
+    adapters: &[sms_sdk::adapter::AnyAdapter],
+    err: &mut dyn std::io::Write,
+) -> bool {
+    use sms_sdk::adapter::Adapter as _;
+    if flag.is_some() || env.get(STATUS_CALLBACK_VARIABLE).is_none() {
+        return true;
+    }
+    let without: Vec<&str> = adapters
+        .iter()
+        .filter(|adapter| !adapter.info().capabilities.webhook_url_override)
+        .map(|adapter| adapter.info().name.as_str())
+        .collect();
+    if without.is_empty() {
+        return true;
+    }
+    let _ = writeln!(
+        err,
+        "note: {STATUS_CALLBACK_VARIABLE} is not used for this send: {} takes no per-message callback URL (its \
+         status events come from the account's own webhook settings)",
+        without.join(", ")
+    );
+    false
+}
+
 /// The correlation secret of `env` (`SMS_SDK_CORRELATION_SECRET`, at least 32 bytes), when set:
 /// keyed sends with a status callback URL then carry a reference that `sms-sdk serve` (sharing
 /// the secret's store) settles an unknown outcome from.

@@ -87,7 +87,8 @@ pub(crate) fn groups(path: &[&str]) -> &'static [Group] {
 pub(crate) fn names(group: Group) -> Vec<String> {
     let owned = |names: &[&str]| names.iter().map(|n| (*n).to_owned()).collect::<Vec<_>>();
     match group {
-        Group::Credentials | Group::Configured => Provider::ALL.into_iter().flat_map(provider_names).collect(),
+        Group::Credentials => Provider::ALL.into_iter().flat_map(provider_names).collect(),
+        Group::Configured => Provider::ALL.into_iter().flat_map(configuring_names).collect(),
         Group::BaseUrls => Provider::ALL.into_iter().map(config::base_url_variable).collect(),
         Group::Store => owned(&["SMS_SDK_STORE"]),
         Group::DataDirectory => owned(&crate::paths::VARIABLES),
@@ -107,6 +108,12 @@ pub(crate) fn names(group: Group) -> Vec<String> {
 fn provider_names(provider: Provider) -> Vec<String> {
     let table = config::provider_env(provider);
     table.required.iter().flat_map(|group| group.iter()).chain(table.optional).map(|n| (*n).to_owned()).collect()
+}
+
+/// The variables of `provider` that count as configuring it (what selects `state.db`): all of
+/// its variables, but for AWS only `AWS_FROM` (its credentials and region are every AWS tool's).
+fn configuring_names(provider: Provider) -> Vec<String> {
+    if provider == Provider::Aws { vec!["AWS_FROM".to_owned()] } else { provider_names(provider) }
 }
 
 /// What a group's variables do, as the heading of their names.
@@ -143,7 +150,9 @@ pub(crate) fn section(groups: &[Group], colour: bool) -> String {
             (Group::Credentials | Group::Configured, _) => {
                 let _ = writeln!(text, "  {}:", about(group));
                 for provider in Provider::ALL {
-                    let _ = writeln!(text, "    {:<7} {}", provider.as_str(), provider_names(provider).join(" "));
+                    let names =
+                        if group == Group::Configured { configuring_names(provider) } else { provider_names(provider) };
+                    let _ = writeln!(text, "    {:<7} {}", provider.as_str(), names.join(" "));
                 }
                 if group == Group::Credentials {
                     let _ =

@@ -69,6 +69,12 @@ pub(crate) const AWS_TOPIC_VARIABLE: &str = "AWS_SNS_TOPIC_ARN";
 /// emulator's, or one pinned on a host that cannot reach AWS.
 pub(crate) const AWS_CERTIFICATE_VARIABLE: &str = "SMS_SDK_AWS_SNS_CERTIFICATE";
 
+/// Why `variable`'s verifier cannot be built, naming it first unless the message names the
+/// variable at fault itself (the AWS certificate's).
+pub(crate) fn unusable(variable: &str, message: String) -> String {
+    if message.starts_with(AWS_CERTIFICATE_VARIABLE) { message } else { format!("{variable}: {message}") }
+}
+
 /// The largest certificate file read: 64 KiB, as the verifier fetches at most.
 const MAX_CERTIFICATE_FILE: u64 = 64 * 1024;
 
@@ -259,7 +265,7 @@ fn check_the_url(provider: &str, parts: &str, note: &str, then: &str) -> String 
 
 /// The diagnosis of `error` for `provider`'s scheme, checked against `url`; `None` for errors
 /// that say all there is to say.
-fn diagnose(provider: Provider, error: &WebhookError, url: &str, headers: &HeaderMap) -> Option<Diagnosis> {
+fn diagnose(provider: Provider, error: &WebhookError, url: &str, headers: &HeaderMap, env: &Env) -> Option<Diagnosis> {
     if let WebhookError::KeyUnavailable { .. } = error {
         let check = format!(
             "The certificate SigningCertURL names could not be fetched (5 s, 64 KiB at most): check that this host \
@@ -336,7 +342,7 @@ fn diagnose(provider: Provider, error: &WebhookError, url: &str, headers: &Heade
                 .into(),
         },
         (Provider::Sinch, _) => return sinch_diagnosis(reason, headers),
-        (Provider::Aws, _) => aws_diagnosis(reason, headers),
+        (Provider::Aws, _) => aws_diagnosis(reason, headers, env),
         (Provider::Vonage, "invalid_signature") => Diagnosis {
             url_signed: false,
             signed: "Vonage does not sign the URL: it signs a JWT (HS256, with the signature secret) in the \
@@ -374,8 +380,16 @@ const SNS_SIGNED: &str = "SNS does not sign the URL or the headers: it signs the
                           for 2).";
 
 /// [`diagnose`] for AWS (SNS): what is signed, and what to check.
-fn aws_diagnosis(reason: &str, headers: &HeaderMap) -> Diagnosis {
-    let check = if headers.get("x-amz-sns-rawdelivery").is_some_and(|v| v.as_bytes().eq_ignore_ascii_case(b"true")) {
+fn aws_diagnosis(reason: &str, headers: &HeaderMap, env: &Env) -> Diagnosis {
+    let topics = env.get(AWS_TOPIC_VARIABLE).unwrap_or_default();
+    let accepted = |topic: &str| topics.split(',').any(|t| t.trim() == topic);
+    let topic = headers.get("x-amz-sns-topic-arn").and_then(|v| v.to_str().ok()).filter(|t| !accepted(t));
+    let check = if let Some(topic) = topic.filter(|_| reason == "invalid_signature") {
+        format!(
+            "The message is from the topic {topic} (its x-amz-sns-topic-arn header), which is not one of \
+             {AWS_TOPIC_VARIABLE}: add it there (comma-separated) if the topic is yours."
+        )
+    } else if headers.get("x-amz-sns-rawdelivery").is_some_and(|v| v.as_bytes().eq_ignore_ascii_case(b"true")) {
         "The subscription has raw message delivery on: SNS then posts the bare message without its envelope or \
          signature, which nothing can verify. Turn raw message delivery off on the subscription."
             .to_owned()
@@ -530,7 +544,7 @@ pub(crate) async fn verify(args: &VerifyArgs, env: &Env, out: &mut dyn Write, er
     };
     // The request's URL is `--url`, the URL the provider signed.
     let verifier = match verifier(args.provider, env)
-        .map_err(|e| format!("{}: {e}", configured_variable(args.provider, env)))
+        .map_err(|e| unusable(configured_variable(args.provider, env), e))
         .and_then(|v| v.ok_or_else(|| format!("{} is not set", secret_variables(args.provider))))
     {
         Ok(verifier) => verifier,
@@ -563,7 +577,7 @@ pub(crate) async fn verify(args: &VerifyArgs, env: &Env, out: &mut dyn Write, er
             EXIT_OK
         }
         Err(error) => {
-            let diagnosis = diagnose(args.provider, &error, &args.url, &headers);
+            let diagnosis = diagnose(args.provider, &error, &args.url, &headers, env);
             if args.json {
                 let mut record = Map::new();
                 record.insert("code".into(), Value::String(error.code().to_owned()));

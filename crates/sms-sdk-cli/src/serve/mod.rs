@@ -77,9 +77,17 @@ fn verifiers(env: &Env) -> Result<Verifiers, String> {
     let mut verifiers = Verifiers::default();
     for provider in Provider::ALL {
         let variable = crate::webhook::configured_variable(provider, env);
-        let unusable = |e: String| format!("{variable}: {e}");
+        let unusable = |e: String| crate::webhook::unusable(variable, e);
         if let Some(verifier) = crate::webhook::verifier(provider, env).map_err(unusable)? {
-            verifiers.insert(provider, variable, verifier);
+            // What the banner says: for AWS, also where its certificates come from.
+            let shown = match provider {
+                Provider::Aws if env.get(crate::webhook::AWS_CERTIFICATE_VARIABLE).is_some() => {
+                    "AWS_SNS_TOPIC_ARN set; SNS certificate pinned by SMS_SDK_AWS_SNS_CERTIFICATE"
+                }
+                Provider::Aws => "AWS_SNS_TOPIC_ARN set; SNS certificates fetched from AWS",
+                _ => variable,
+            };
+            verifiers.insert(provider, shown, verifier);
         }
     }
     Ok(verifiers)
@@ -302,7 +310,8 @@ fn banner(
     let _ = writeln!(err, "sms-sdk serve: listening on http://{address}");
     for provider in Provider::ALL {
         if let Some(variable) = verifiers.variable(provider) {
-            let _ = writeln!(err, "  POST /webhooks/{} ({variable} set)", provider.as_str());
+            let said = if variable.contains(" set") { variable.to_owned() } else { format!("{variable} set") };
+            let _ = writeln!(err, "  POST /webhooks/{} ({said})", provider.as_str());
         } else {
             let variable = crate::webhook::secret_variables(provider);
             let _ = writeln!(err, "  (no route for {}: {variable} is not set)", provider.as_str());

@@ -1230,7 +1230,8 @@ fn serve_aws_settles_an_unknown_send_and_takes_a_stop() {
         ("SMS_SDK_CORRELATION_SECRET", CORRELATION_SECRET),
     ];
     let serve = Serve::start(&store, &vars, &[]);
-    assert!(serve.stderr().contains("POST /webhooks/aws (AWS_SNS_TOPIC_ARN set)"), "{}", serve.stderr());
+    let banner = "POST /webhooks/aws (AWS_SNS_TOPIC_ARN set; SNS certificate pinned by SMS_SDK_AWS_SNS_CERTIFICATE)";
+    assert!(serve.stderr().contains(banner), "{}", serve.stderr());
     let hook = serve.url("/webhooks/aws");
     // The SNS subscription's endpoint: AWS has no per-message callback URL.
     let background = Background::start(|b| {
@@ -1294,4 +1295,33 @@ fn serve_aws_settles_an_unknown_send_and_takes_a_stop() {
         "{}",
         show(&reconcile)
     );
+}
+
+/// AWS senders and the default status callback: a pool's id or ARN is an origination identity
+/// (not an alphanumeric sender ID), and `SMS_SDK_STATUS_CALLBACK_URL`, which AWS cannot take per
+/// message, is left out of a send that may go to AWS, with a note, instead of refusing it.
+#[test]
+fn aws_pool_senders_and_the_default_callback_url() {
+    let background = Background::start(|b| b);
+    let base = background.emulator().base_url();
+    let env: Env = [
+        ("AWS_REGION", credentials::AWS_REGION),
+        ("AWS_ACCESS_KEY_ID", credentials::AWS_ACCESS_KEY_ID),
+        ("AWS_SECRET_ACCESS_KEY", credentials::AWS_SECRET_ACCESS_KEY),
+        ("SMS_SDK_AWS_BASE_URL", base.as_str()),
+        ("SMS_SDK_STATUS_CALLBACK_URL", "https://hooks.example.com/status"),
+    ]
+    .into_iter()
+    .collect();
+    let store = sqlite_store("aws-pool");
+    for pool in ["pool-0123456789abcdef0123456789abcdef", "arn:aws:sms-voice:us-east-1:000000000000:pool/pool-0a1b"] {
+        let to = recipient();
+        let sent = command(
+            &["send", "--provider", "aws", "--to", to.as_str(), "--body", "hi", "--from", pool, "--store", &store],
+            &env,
+        );
+        assert_eq!(sent.code, 0, "{pool}: {}", show(&sent));
+        assert!(sent.err.contains("SMS_SDK_STATUS_CALLBACK_URL is not used for this send: aws"), "{}", show(&sent));
+    }
+    assert_eq!(background.count(), 2);
 }

@@ -329,3 +329,22 @@ fn aws_sns_notifications_verify_and_refusals_say_what_to_check() {
     assert_eq!(refused.code, 7, "{}", refused.err);
     assert!(refused.err.contains("is not a topic ARN"), "{}", refused.err);
 }
+
+/// A body that is no SNS envelope is not authentic (exit 1, `missing_signature`), never "authentic
+/// but malformed" (exit 6).
+#[test]
+fn aws_an_unsigned_body_is_not_authentic() {
+    use sms_sdk::testing::webhooks::{AWS_SNS_TEST_CERTIFICATE, SignedRequest};
+    let env: Env = [
+        ("AWS_SNS_TOPIC_ARN", "arn:aws:sns:us-east-1:123456789012:sms-events"),
+        ("SMS_SDK_AWS_SNS_CERTIFICATE", AWS_SNS_TEST_CERTIFICATE),
+    ]
+    .into_iter()
+    .collect();
+    for body in ["hello", "", "[1]"] {
+        let request = SignedRequest::new("POST", "https://hooks.example.com/aws", body);
+        let o = verify("aws", "https://hooks.example.com/aws", &request, &env, &["--json"]);
+        assert_eq!(o.code, 1, "{body:?}: {}{}", o.out, o.err);
+        assert_eq!(parsed(&o)["error"]["reason"], "missing_signature", "{}", o.out);
+    }
+}

@@ -17,7 +17,7 @@ use super::NAME;
 use super::certificate::{CertificateSource, HttpsCertificates, KeyError, Keys, PublicKey, is_sns_url, public_key_of};
 use crate::error::Error;
 use crate::json::{self, Flag, Object, Text};
-use crate::webhook::event::{DeliveryStatus, EventKind, Inbound, StatusUpdate};
+use crate::webhook::event::{DeliveryStatus, EventKind, Inbound, Keyword, KeywordKind, StatusUpdate};
 use crate::webhook::verify::{Settings, decode_base64, header, parse_time};
 use crate::webhook::{Raw, SmsEvent, WebhookError, WebhookRequest, WebhookVerifier};
 use crate::{BoxFuture, HttpConfig};
@@ -346,10 +346,18 @@ impl AwsWebhook {
 }
 
 /// The SNS envelope of `body` (an object that repeats a member read is refused).
+///
+/// Nothing is known to be AWS's before the signature is checked, so a body that is no envelope
+/// is not authentic (`missing_signature`), and one that repeats a member cannot be read one way
+/// (`malformed_signature`): never a payload error, which says the request was authentic.
 fn read_envelope(body: &[u8]) -> Result<Envelope<'_>, WebhookError> {
-    json::read::<Envelope<'_>>(body)
-        .map_err(|error| WebhookError::payload(NAME, json::refusal(&error)))?
-        .ok_or_else(|| WebhookError::payload(NAME, "the body is not a JSON object"))
+    match json::read::<Envelope<'_>>(body) {
+        Ok(Some(envelope)) => Ok(envelope),
+        Err(error) if error.to_string().contains("duplicate field") => {
+            Err(WebhookError::MalformedSignature { provider: NAME })
+        }
+        Ok(None) | Err(_) => Err(WebhookError::MissingSignature { provider: NAME }),
+    }
 }
 
 /// RSA PKCS#1 v1.5 of `signed`'s string to sign, SHA-1 for version 1 and SHA-256 for 2.
@@ -425,7 +433,7 @@ impl WebhookVerifier for AwsWebhook {
 /// Normalizes an SNS message WITHOUT verifying it (`testing::webhooks::parse_unverified`).
 #[cfg_attr(not(feature = "testing"), allow(dead_code))]
 pub(crate) fn parse_body(body: &[u8], detect_keywords: bool) -> Result<SmsEvent, WebhookError> {
-    let envelope = read_envelope(body)?;
+    let envelope = read_envelope(body).map_err(|_| WebhookError::payload(NAME, "not an SNS message"))?;
     let signed = envelope.signed().ok_or_else(|| WebhookError::payload(NAME, "not an SNS message"))?;
     normalize(&signed.fields, detect_keywords)
 }
@@ -456,6 +464,25 @@ struct Payload<'a> {
     destination_number: Text<'a>,
     #[serde(borrow, rename = "messageBody")]
     message_body: Text<'a>,
+    #[serde(borrow, rename = "messageKeyword")]
+    message_keyword: Text<'a>,
+}
+
+/// AWS's own reading of an inbound message, from its `messageKeyword`: the opt-out keywords AWS
+/// answers on every number (it adds the sender to the opt-out list) and HELP. Other keywords
+/// (registered ones, such as JOIN) are the account's, not an opt-out or help signal.
+fn keyword_signal(keyword: Option<&str>) -> Option<Keyword> {
+    const OPT_OUT: [&str; 11] =
+        ["STOP", "ARRET", "CANCEL", "END", "OPT-OUT", "OPTOUT", "QUIT", "REMOVE", "STOPALL", "TD", "UNSUBSCRIBE"];
+    let keyword = keyword?.trim().to_uppercase();
+    let kind = if OPT_OUT.contains(&keyword.as_str()) {
+        KeywordKind::OptedOut
+    } else if keyword == "HELP" {
+        KeywordKind::Help
+    } else {
+        return None;
+    };
+    Some(Keyword { kind, keyword })
 }
 
 /// The event's `context`: the request's `Context`, echoed.
@@ -544,7 +571,7 @@ fn normalize(fields: &SignedFields<'_>, detect_keywords: bool) -> Result<SmsEven
             body: message.message_body.0.as_deref().unwrap_or_default().to_owned(),
             media_urls: Vec::new(),
         };
-        EventKind::inbound(inbound, None, detect_keywords)
+        EventKind::inbound(inbound, keyword_signal(message.message_keyword.non_empty()), detect_keywords)
     } else {
         unrecognized("sns:Notification")
     };
@@ -818,6 +845,18 @@ mod tests {
         let stop = message.to_string();
         let event = normalize(&notification(&stop), true).unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(event.type_name(), "recipient.opted_out");
+        // AWS's messageKeyword STOP is its own opt-out: the provider's signal, whatever the text.
+        let flagged = serde_json::json!({
+            "originationNumber": "+14155550123", "destinationNumber": "+12125550101",
+            "messageBody": "stop please", "messageKeyword": "STOP", "inboundMessageId": "in-3",
+        })
+        .to_string();
+        let event = normalize(&notification(&flagged), true).unwrap_or_else(|e| panic!("{e}"));
+        let EventKind::OptedOut(opt_out) = &event.kind else { panic!("{}", event.type_name()) };
+        assert_eq!(opt_out.source, crate::webhook::event::KeywordSource::Provider);
+        // A registered keyword (the documented JOIN) is the account's: a plain received message.
+        let event = verify(TWO_WAY_V1).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(event.type_name(), "message.received");
         let without_from = serde_json::json!({"destinationNumber": "+1", "inboundMessageId": "x"}).to_string();
         assert!(matches!(normalize(&notification(&without_from), true), Err(WebhookError::Payload { .. })));
         // A message that is not End User Messaging's (another publisher's text) is unrecognized.
@@ -938,7 +977,11 @@ mod tests {
             "\"Type\": \"Notification\", \"Type\": \"Notification\",",
             1,
         );
-        assert!(matches!(verify(&repeated), Err(WebhookError::Payload { .. })), "{repeated}");
+        assert_eq!(verify(&repeated).err(), Some(WebhookError::MalformedSignature { provider: NAME }), "{repeated}");
+        // Nothing before the signature says a request is AWS's: no payload error for these.
+        for unsigned in ["", "hello", "[]", "null"] {
+            assert_eq!(verify(unsigned).err(), Some(WebhookError::MissingSignature { provider: NAME }), "{unsigned}");
+        }
         let mut rng = fastrand::Rng::with_seed(283);
         let keys = [
             "Type",
