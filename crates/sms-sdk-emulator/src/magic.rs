@@ -241,7 +241,7 @@ const TABLE: &[Row] = &[
     every(
         RATE_LIMITED_ONCE,
         Behavior::RateLimitOnce,
-        "rate-limited once (429, Retry-After: 1), accepted on the next request for the same recipient and body",
+        "rate-limited once (429, Retry-After: 1; at aws a 400 ThrottlingException without Retry-After), accepted on the next request for the same recipient and body",
     ),
     every(BARE_429, Behavior::Bare429, "a bare 429 without the provider's rate-limit code"),
     every(UNREADABLE, Behavior::Unreadable, "a 2xx whose body cannot be read"),
@@ -250,7 +250,11 @@ const TABLE: &[Row] = &[
         Behavior::CreateThenDrop,
         "the message is created, then the connection is dropped before the response",
     ),
-    every(RATE_LIMITED, Behavior::RateLimitAlways, "always rate-limited (429, Retry-After: 1)"),
+    every(
+        RATE_LIMITED,
+        Behavior::RateLimitAlways,
+        "always rate-limited (429, Retry-After: 1; at aws a 400 ThrottlingException without Retry-After)",
+    ),
     only(TWILIO_INVALID_NUMBER, Provider::Twilio, Reason::InvalidNumber),
     only(TWILIO_SENDER_CANNOT_ROUTE, Provider::Twilio, Reason::SenderCannotRoute),
     only(TWILIO_NO_PERMISSION, Provider::Twilio, Reason::NoPermission),

@@ -7,8 +7,9 @@ use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use sms_sdk::reconcile::{Observed, Reconciler};
+use sms_sdk::store::suppression::{Action, Applied};
 use sms_sdk::store::{ClaimToken, DEFAULT_LEASE, DEFAULT_RETENTION, DedupeClaim, Settled, Store, Stores};
-use sms_sdk::suppression::Feeder;
+use sms_sdk::suppression::{Fed, Feeder};
 use sms_sdk::webhook::SmsEvent;
 use tokio::sync::{mpsc, oneshot};
 
@@ -34,6 +35,9 @@ pub(crate) enum Handled {
     HandedOn {
         /// The key settled as accepted.
         settled: Option<String>,
+        /// What the event did to the suppression list, when it changed it: `added to` or
+        /// `removed from`.
+        suppression: Option<&'static str>,
     },
     /// Handled before: answered 2xx, not handed on again.
     Duplicate,
@@ -101,11 +105,17 @@ impl Pipeline {
             // Nothing settled (or an outcome added later): nothing to say.
             Observed::Ignored | Observed::Reference(_) | _ => None,
         };
-        self.feeder.feed(event, SystemTime::now()).await.map_err(|e| Failed::new("suppression", &e))?;
+        let fed = self.feeder.feed(event, SystemTime::now()).await.map_err(|e| Failed::new("suppression", &e))?;
+        let suppression = match fed {
+            Fed::Applied { action: Action::OptOut, applied: Applied::Recorded } => Some("added to"),
+            Fed::Applied { action: Action::OptIn, applied: Applied::Recorded } => Some("removed from"),
+            // Stale, replayed, ignored (or a kind added later): the list is as it was.
+            _ => None,
+        };
         self.hand_on(event).await.map_err(|e| Failed::new("hand-on", &e))?;
         // A failed commit leaves the claim to run out (see `Claim::commit`); the event was handed on.
         let _ = claim.commit().await;
-        Ok(Handled::HandedOn { settled })
+        Ok(Handled::HandedOn { settled, suppression })
     }
 
     /// Writes the event to stdout and posts it to the application, as configured.

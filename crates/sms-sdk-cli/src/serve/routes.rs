@@ -283,9 +283,11 @@ async fn receive(app: &App, provider: Provider, verifier: &dyn WebhookVerifier, 
     }
     let summary = summary(&event);
     match app.0.pipeline.handle(&event, &url).await {
-        Ok(Handled::HandedOn { settled }) => {
+        Ok(Handled::HandedOn { settled, suppression }) => {
             let settled = settled.map(|key| format!("; settled key {key:?} as accepted")).unwrap_or_default();
-            app.log(format!("{name} {summary}: 200 handed on{settled}"));
+            let listed =
+                suppression.map(|what| format!("; the number was {what} the suppression list")).unwrap_or_default();
+            app.log(format!("{name} {summary}: 200 handed on{settled}{listed}"));
             answer(StatusCode::OK, "ok")
         }
         Ok(Handled::Duplicate) => {

@@ -1276,6 +1276,7 @@ fn serve_aws_settles_an_unknown_send_and_takes_a_stop() {
     assert_eq!(answer["webhook_status"], 200, "{answer}\n{}", serve.stderr());
     let stop = serve.wait_for_event("the STOP", |e| e["type"] == "recipient.opted_out" && e["from"] == number.as_str());
     assert_eq!(stop["provider"], "aws", "{stop}");
+    assert!(serve.stderr().contains("the number was added to the suppression list"), "{}", serve.stderr());
     let before = background.count();
     let refused = command(&["send", "--to", number.as_str(), "--body", "Sale!", "--store", &store], &env);
     assert_eq!(refused.code, 1, "{}", show(&refused));
