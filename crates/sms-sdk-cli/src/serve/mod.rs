@@ -85,7 +85,7 @@ fn verifiers(env: &Env) -> Result<Verifiers, String> {
                     "AWS_SNS_TOPIC_ARN set; SNS certificate pinned by SMS_SDK_AWS_SNS_CERTIFICATE"
                 }
                 Provider::Aws => "AWS_SNS_TOPIC_ARN set; SNS certificates fetched from AWS",
-                _ => variable,
+                Provider::Twilio | Provider::Telnyx | Provider::Plivo | Provider::Vonage | Provider::Sinch => variable,
             };
             verifiers.insert(provider, shown, verifier);
         }

@@ -110,7 +110,7 @@ impl Pipeline {
             Fed::Applied { action: Action::OptOut, applied: Applied::Recorded } => Some("added to"),
             Fed::Applied { action: Action::OptIn, applied: Applied::Recorded } => Some("removed from"),
             // Stale, replayed, ignored (or a kind added later): the list is as it was.
-            _ => None,
+            Fed::Ignored | Fed::Applied { .. } | _ => None,
         };
         self.hand_on(event).await.map_err(|e| Failed::new("hand-on", &e))?;
         // A failed commit leaves the claim to run out (see `Claim::commit`); the event was handed on.
