@@ -74,6 +74,12 @@ pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
 #[cfg(feature = "aws")]
 #[cfg_attr(docsrs, doc(cfg(feature = "aws")))]
 pub use provider::aws::{Aws, AwsWebhook};
+#[cfg(feature = "bandwidth")]
+#[cfg_attr(docsrs, doc(cfg(feature = "bandwidth")))]
+pub use provider::bandwidth::{Bandwidth, BandwidthWebhook};
+#[cfg(feature = "infobip")]
+#[cfg_attr(docsrs, doc(cfg(feature = "infobip")))]
+pub use provider::infobip::{Infobip, InfobipWebhook};
 #[cfg(feature = "plivo")]
 #[cfg_attr(docsrs, doc(cfg(feature = "plivo")))]
 pub use provider::plivo::{Plivo, PlivoWebhook};

@@ -140,6 +140,16 @@ pub fn reference_in(event: &SmsEvent, url: &str) -> Option<String> {
         echoed("client_ref")
     } else if event.provider == "sinch" {
         echoed("client_reference")
+    } else if event.provider == "infobip" {
+        // The result's `callbackData`, else the reference in the message id the adapter chose
+        // (`sms-sdk-{reference}`): the raw payload of an Infobip event is its own result.
+        echoed("callbackData")
+            .filter(|r| is_reference(r))
+            .or_else(|| echoed("messageId").and_then(|id| id.strip_prefix("sms-sdk-").map(str::to_owned)))
+    } else if event.provider == "bandwidth" {
+        // The message's `tag`, which every callback event echoes in its `message`.
+        let message = event.raw().get("message");
+        message.and_then(|m| m.get("tag")).and_then(serde_json::Value::as_str).map(str::to_owned)
     } else if event.provider == "aws" {
         // The request's `Context`, which every delivery event echoes.
         let context = event.raw().get("context");

@@ -98,8 +98,8 @@ impl Held<'_> {
 
 /// The providers that carry the reference in the message itself and echo it in every status
 /// webhook, whichever URL receives them (Vonage's `client_ref`, Sinch's `client_reference`,
-/// AWS's `Context`).
-const BODY_REFERENCES: [&str; 3] = ["vonage", "sinch", "aws"];
+/// AWS's `Context`, Bandwidth's `tag`, Infobip's `callbackData` and `messageId`).
+const BODY_REFERENCES: [&str; 5] = ["vonage", "sinch", "aws", "bandwidth", "infobip"];
 
 /// Gives every candidate the key's correlation reference, once the store remembers it. Only a
 /// send that has somewhere for it gets one: a candidate with a per-message callback URL, or

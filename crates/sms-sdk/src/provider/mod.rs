@@ -39,18 +39,18 @@
 #[cfg(feature = "aws")]
 #[cfg_attr(docsrs, doc(cfg(feature = "aws")))]
 pub mod aws;
+#[cfg(feature = "bandwidth")]
+#[cfg_attr(docsrs, doc(cfg(feature = "bandwidth")))]
+pub mod bandwidth;
+#[cfg(feature = "infobip")]
+#[cfg_attr(docsrs, doc(cfg(feature = "infobip")))]
+pub mod infobip;
 #[cfg(feature = "plivo")]
 #[cfg_attr(docsrs, doc(cfg(feature = "plivo")))]
 pub mod plivo;
 #[cfg(feature = "sinch")]
 #[cfg_attr(docsrs, doc(cfg(feature = "sinch")))]
 pub mod sinch;
-#[cfg(feature = "infobip")]
-#[cfg_attr(docsrs, doc(cfg(feature = "infobip")))]
-pub mod infobip;
-#[cfg(feature = "bandwidth")]
-#[cfg_attr(docsrs, doc(cfg(feature = "bandwidth")))]
-pub mod bandwidth;
 #[cfg(feature = "telnyx")]
 #[cfg_attr(docsrs, doc(cfg(feature = "telnyx")))]
 pub mod telnyx;

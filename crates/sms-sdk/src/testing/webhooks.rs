@@ -235,6 +235,47 @@ pub fn signed_sinch_request(secret: &str, url: &str, body: &str, timestamp: i64,
         .header("x-sinch-webhook-signature-algorithm", "HmacSHA256")
 }
 
+/// An Infobip callback: a JSON POST of `body` (`{"results":[…]}`) to `url`. With `basic` =
+/// `Some((user, password))` it carries those credentials as HTTP Basic; with `token` =
+/// `Some(token)` the URL carries it in the query parameter
+/// [`TOKEN_PARAM`](crate::provider::infobip::TOKEN_PARAM). Infobip signs nothing, so this is all
+/// a verifier can check.
+#[cfg(feature = "infobip")]
+#[cfg_attr(docsrs, doc(cfg(feature = "infobip")))]
+#[must_use]
+pub fn signed_infobip_request(
+    url: &str,
+    body: &str,
+    basic: Option<(&str, &str)>,
+    token: Option<&str>,
+) -> SignedRequest {
+    use base64::Engine as _;
+    let url = match token {
+        Some(token) => crate::provider::infobip::callback_url_with_token(url, token),
+        None => url.to_owned(),
+    };
+    let request = SignedRequest::new("POST", &url, body).header("content-type", "application/json");
+    match basic {
+        Some((user, password)) => {
+            let encoded = base64::engine::general_purpose::STANDARD.encode(format!("{user}:{password}"));
+            request.header("authorization", &format!("Basic {encoded}"))
+        }
+        None => request,
+    }
+}
+
+/// A Bandwidth callback: a JSON POST of `body` (an array of events) to `url`, carrying the
+/// application's callback credentials `user` and `password` as HTTP Basic.
+#[cfg(feature = "bandwidth")]
+#[cfg_attr(docsrs, doc(cfg(feature = "bandwidth")))]
+#[must_use]
+pub fn signed_bandwidth_request(user: &str, password: &str, url: &str, body: &str) -> SignedRequest {
+    let authorization = crate::provider::bandwidth::__private::basic_header(user, password);
+    SignedRequest::new("POST", url, body)
+        .header("content-type", "application/json")
+        .header("authorization", &authorization)
+}
+
 /// The private key (PKCS#8 PEM) of a published RSA-2048 test pair for AWS SNS messages. It is
 /// not a secret: never trust its certificate outside tests.
 #[cfg(feature = "aws")]
@@ -381,6 +422,12 @@ pub fn parse_unverified(
         "vonage" => crate::provider::vonage::parse_body(request.body, true),
         #[cfg(feature = "sinch")]
         "sinch" => crate::provider::sinch::parse_body(request.body, true),
+        // An Infobip callback is a batch of results: its first.
+        #[cfg(feature = "infobip")]
+        "infobip" => crate::provider::infobip::parse_body(request.body, true),
+        // A Bandwidth callback is an array of events: its first.
+        #[cfg(feature = "bandwidth")]
+        "bandwidth" => crate::provider::bandwidth::parse_body(request.body, true),
         #[cfg(feature = "aws")]
         "aws" => crate::provider::aws::parse_body(request.body, true),
         _ => {

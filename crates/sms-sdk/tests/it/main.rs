@@ -17,7 +17,16 @@ mod idempotency;
 #[cfg(feature = "metrics")]
 mod metrics;
 mod properties;
-#[cfg(any(feature = "twilio", feature = "telnyx", feature = "plivo", feature = "vonage"))]
+#[cfg(any(
+    feature = "twilio",
+    feature = "telnyx",
+    feature = "plivo",
+    feature = "vonage",
+    feature = "sinch",
+    feature = "aws",
+    feature = "infobip",
+    feature = "bandwidth"
+))]
 mod provider;
 mod rate;
 mod reconcile;

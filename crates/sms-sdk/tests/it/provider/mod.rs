@@ -6,10 +6,14 @@
 
 #[cfg(feature = "aws")]
 mod aws;
+#[cfg(feature = "bandwidth")]
+mod bandwidth;
 #[cfg(feature = "twilio")]
 mod endpoint;
 #[cfg(feature = "twilio")]
 mod inflight;
+#[cfg(feature = "infobip")]
+mod infobip;
 #[cfg(all(feature = "twilio", feature = "telnyx", feature = "plivo", feature = "vonage"))]
 mod live;
 #[cfg(all(feature = "twilio", feature = "telnyx", feature = "plivo", feature = "vonage"))]
@@ -18,10 +22,6 @@ mod options;
 mod plivo;
 #[cfg(feature = "sinch")]
 mod sinch;
-#[cfg(feature = "infobip")]
-mod infobip;
-#[cfg(feature = "bandwidth")]
-mod bandwidth;
 #[cfg(feature = "telnyx")]
 mod telnyx;
 #[cfg(all(feature = "twilio", feature = "telnyx", feature = "plivo", feature = "vonage"))]
