@@ -27,7 +27,7 @@ const MAX_FETCHES: usize = 4;
 /// Whether `url` may hold an SNS signing certificate: `https`, no user info and no port, host
 /// `sns.<region>.amazonaws.com` or `sns.<region>.amazonaws.com.cn` (a region of at least three
 /// letters, digits and `-`, as AWS's own validators require), and a path ending in `.pem`.
-/// Subscription confirmation URLs pass the same host rule ([`is_sns_url`]).
+/// Subscription confirmation URLs pass the same host rule.
 #[must_use]
 pub fn is_certificate_url(url: &str) -> bool {
     is_sns_url(url, Some(".pem"))
