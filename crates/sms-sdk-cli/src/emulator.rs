@@ -173,7 +173,8 @@ fn single_provider_lines() -> Vec<String> {
     let mut lines = vec![
         "Rejected at one provider only, accepted and delivered by the others (to show failover; at plivo \
          and sinch, and for a recipient's reasons at aws, they are category request, which does not fail over): \
-         +1500555P0RR, P = 1 twilio, 2 telnyx, 3 plivo, 4 vonage, 5 sinch, 6 aws, for the reason of +150055500RR above:"
+         +1500555P0RR, P = 1 twilio, 2 telnyx, 3 plivo, 4 vonage, 5 sinch, 6 aws, 7 infobip, 8 bandwidth, for the \
+         reason of +150055500RR above:"
             .to_owned(),
     ];
     for recipient in magic::recipients().filter(|r| r.only_at.is_some()) {

@@ -204,7 +204,7 @@ mod tests {
         for (bad, says) in [
             (
                 "twillio=https://x.example/",
-                "unknown provider \"twillio\" (expected twilio, telnyx, plivo, vonage, sinch or aws)",
+                "unknown provider \"twillio\" (expected twilio, telnyx, plivo, vonage, sinch, aws, infobip or bandwidth)",
             ),
             ("Twilio=https://x.example/", "unknown provider \"Twilio\""),
             ("telnyx=127.0.0.1:3000/sms", "\"127.0.0.1:3000/sms\" is not an absolute http(s) URL"),

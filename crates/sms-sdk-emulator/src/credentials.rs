@@ -75,12 +75,41 @@ pub const AWS_SNS_CERTIFICATE: &str = include_str!("../assets/aws_sns_certificat
 /// The private key (PKCS#8 PEM) of [`AWS_SNS_CERTIFICATE`], which signs SNS notifications.
 pub(crate) const AWS_SNS_PRIVATE_KEY: &str = include_str!("../assets/aws_sns_key.pem");
 
+/// The Infobip API key (`Authorization: App …`). The emulator's base URL stands for the
+/// account's own API host.
+pub const INFOBIP_API_KEY: &str = "e1a70000000000000000000000000007-emulator-infobip";
+/// The user of the Basic credentials every Infobip callback carries (Infobip signs none: what
+/// `InfobipWebhook::basic` checks).
+pub const INFOBIP_WEBHOOK_USER: &str = "infobip-emulator";
+/// The password of those Basic credentials.
+pub const INFOBIP_WEBHOOK_PASSWORD: &str = "emulator-infobip-webhook-password";
+
+/// The Bandwidth account id (the path's account).
+pub const BANDWIDTH_ACCOUNT_ID: &str = "9900008";
+/// The id of the Bandwidth Messaging application every message must name (`applicationId`).
+pub const BANDWIDTH_APPLICATION_ID: &str = "5e1a7000-0000-4000-8000-000000000008";
+/// The Bandwidth API user (HTTP Basic user).
+pub const BANDWIDTH_API_USER: &str = "emulator-bandwidth-user";
+/// The Bandwidth API user's password (HTTP Basic password).
+pub const BANDWIDTH_API_PASSWORD: &str = "emulator-bandwidth-password";
+/// The Bandwidth OAuth 2.0 client id (Basic user of `POST /api/v1/oauth2/token`).
+pub const BANDWIDTH_CLIENT_ID: &str = "emulator-bandwidth-client";
+/// The Bandwidth OAuth 2.0 client secret.
+pub const BANDWIDTH_CLIENT_SECRET: &str = "emulator-bandwidth-client-secret";
+/// The user of the application's callback credentials, which every Bandwidth callback carries
+/// as Basic (what `BandwidthWebhook::basic` checks).
+pub const BANDWIDTH_CALLBACK_USER: &str = "bandwidth-emulator";
+/// The password of the application's callback credentials.
+pub const BANDWIDTH_CALLBACK_PASSWORD: &str = "emulator-bandwidth-callback-password";
+
 /// Every credential and webhook secret, in the shape `GET /_emulator/keys` returns:
 /// `{"twilio": {"account_sid", "auth_token"}, "telnyx": {"api_key", "public_key"},
 /// "plivo": {"auth_id", "auth_token"}, "vonage": {"api_key", "api_secret", "application_id",
 /// "private_key", "signature_secret"}, "sinch": {"service_plan_id", "api_token",
 /// "webhook_secret"}, "aws": {"access_key_id", "secret_access_key", "region", "sns_topic_arn",
-/// "sns_certificate"}}`.
+/// "sns_certificate"}, "infobip": {"api_key", "webhook_user", "webhook_password"},
+/// "bandwidth": {"account_id", "application_id", "api_user", "api_password", "client_id",
+/// "client_secret", "callback_user", "callback_password"}}`.
 #[must_use]
 pub fn keys_json() -> Value {
     json!({
@@ -105,6 +134,21 @@ pub fn keys_json() -> Value {
             "region": AWS_REGION,
             "sns_topic_arn": AWS_SNS_TOPIC_ARN,
             "sns_certificate": AWS_SNS_CERTIFICATE,
+        },
+        "infobip": {
+            "api_key": INFOBIP_API_KEY,
+            "webhook_user": INFOBIP_WEBHOOK_USER,
+            "webhook_password": INFOBIP_WEBHOOK_PASSWORD,
+        },
+        "bandwidth": {
+            "account_id": BANDWIDTH_ACCOUNT_ID,
+            "application_id": BANDWIDTH_APPLICATION_ID,
+            "api_user": BANDWIDTH_API_USER,
+            "api_password": BANDWIDTH_API_PASSWORD,
+            "client_id": BANDWIDTH_CLIENT_ID,
+            "client_secret": BANDWIDTH_CLIENT_SECRET,
+            "callback_user": BANDWIDTH_CALLBACK_USER,
+            "callback_password": BANDWIDTH_CALLBACK_PASSWORD,
         },
     })
 }

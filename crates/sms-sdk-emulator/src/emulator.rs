@@ -6,6 +6,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use sms_sdk::provider::aws::{Aws, AwsBuilder, AwsCredentials};
+use sms_sdk::provider::bandwidth::{Bandwidth, BandwidthBuilder};
+use sms_sdk::provider::infobip::{Infobip, InfobipBuilder};
 use sms_sdk::provider::plivo::{Plivo, PlivoBuilder};
 use sms_sdk::provider::sinch::{Sinch, SinchBuilder};
 use sms_sdk::provider::telnyx::{Telnyx, TelnyxBuilder};
@@ -17,9 +19,10 @@ use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
 use crate::credentials::{
-    AWS_ACCESS_KEY_ID, AWS_REGION, AWS_SECRET_ACCESS_KEY, PLIVO_AUTH_ID, PLIVO_AUTH_TOKEN, SINCH_API_TOKEN,
-    SINCH_SERVICE_PLAN_ID, TELNYX_API_KEY, TWILIO_ACCOUNT_SID, TWILIO_AUTH_TOKEN, VONAGE_API_KEY, VONAGE_API_SECRET,
-    VONAGE_APPLICATION_ID, VONAGE_PRIVATE_KEY,
+    AWS_ACCESS_KEY_ID, AWS_REGION, AWS_SECRET_ACCESS_KEY, BANDWIDTH_ACCOUNT_ID, BANDWIDTH_API_PASSWORD,
+    BANDWIDTH_API_USER, BANDWIDTH_APPLICATION_ID, BANDWIDTH_CLIENT_ID, BANDWIDTH_CLIENT_SECRET, INFOBIP_API_KEY,
+    PLIVO_AUTH_ID, PLIVO_AUTH_TOKEN, SINCH_API_TOKEN, SINCH_SERVICE_PLAN_ID, TELNYX_API_KEY, TWILIO_ACCOUNT_SID,
+    TWILIO_AUTH_TOKEN, VONAGE_API_KEY, VONAGE_API_SECRET, VONAGE_APPLICATION_ID, VONAGE_PRIVATE_KEY,
 };
 use crate::delivery::{MAX_PENDING_STATUS, Poster};
 use crate::error::{StartError, StartErrorKind};
@@ -48,7 +51,7 @@ pub const DEFAULT_MAX_MESSAGES: usize = 100_000;
 const MAX_DELAY: Duration = Duration::from_secs(24 * 60 * 60);
 
 /// The local provider emulator: one HTTP server on loopback speaking the Twilio, Telnyx, Plivo,
-/// Vonage, Sinch and AWS End User Messaging SMS send APIs. Start one with [`Emulator::builder`]
+/// Vonage, Sinch, AWS End User Messaging SMS, Infobip and Bandwidth send APIs. Start one with [`Emulator::builder`]
 /// (or [`Emulator::start`] for the defaults).
 #[derive(Debug, Clone, Copy)]
 pub struct Emulator;
@@ -438,6 +441,35 @@ impl RunningEmulator {
     pub fn aws(&self) -> AwsBuilder {
         Aws::builder(AWS_REGION, AwsCredentials::new(AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY))
             .base_url(self.base_url())
+    }
+
+    /// An Infobip adapter builder with the emulator's API key, the emulator's base URL standing
+    /// for the account's own API host (add a sender). Delivery reports go to the message's
+    /// webhook URL, or else the emulator's webhook URL for Infobip, with the Basic credentials
+    /// [`INFOBIP_WEBHOOK_USER`](crate::credentials::INFOBIP_WEBHOOK_USER) and
+    /// [`INFOBIP_WEBHOOK_PASSWORD`](crate::credentials::INFOBIP_WEBHOOK_PASSWORD).
+    pub fn infobip(&self) -> InfobipBuilder {
+        Infobip::builder(self.base_url(), INFOBIP_API_KEY)
+    }
+
+    /// A Bandwidth adapter builder for the emulator's account and Messaging application,
+    /// authenticated as its API user (HTTP Basic), with the emulator's base URL (add a sender).
+    /// Bandwidth has no per-message callback URL: its callbacks go to the emulator's webhook URL
+    /// for Bandwidth ([`EmulatorBuilder::webhook_url_for`] with [`Provider::Bandwidth`], or
+    /// [`EmulatorBuilder::webhook_url`]), with the application's callback credentials
+    /// [`BANDWIDTH_CALLBACK_USER`](crate::credentials::BANDWIDTH_CALLBACK_USER) and
+    /// [`BANDWIDTH_CALLBACK_PASSWORD`](crate::credentials::BANDWIDTH_CALLBACK_PASSWORD).
+    pub fn bandwidth(&self) -> BandwidthBuilder {
+        Bandwidth::basic(BANDWIDTH_ACCOUNT_ID, BANDWIDTH_APPLICATION_ID, BANDWIDTH_API_USER, BANDWIDTH_API_PASSWORD)
+            .base_url(self.base_url())
+    }
+
+    /// A Bandwidth adapter builder as [`RunningEmulator::bandwidth`], authenticated with OAuth 2.0
+    /// client credentials: its token comes from the emulator's `POST /api/v1/oauth2/token`.
+    pub fn bandwidth_oauth2(&self) -> BandwidthBuilder {
+        Bandwidth::oauth2(BANDWIDTH_ACCOUNT_ID, BANDWIDTH_APPLICATION_ID, BANDWIDTH_CLIENT_ID, BANDWIDTH_CLIENT_SECRET)
+            .base_url(self.base_url())
+            .token_url(format!("{}/api/v1/oauth2/token", self.base_url()))
     }
 
     /// Stops accepting connections, ends open ones and cancels pending webhooks.

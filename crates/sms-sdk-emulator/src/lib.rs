@@ -1,5 +1,5 @@
-//! A local emulator of the Twilio, Telnyx, Plivo, Vonage, Sinch and AWS End User Messaging SMS
-//! send APIs: one HTTP server on loopback, so that applications, examples and tests drive the real
+//! A local emulator of the Twilio, Telnyx, Plivo, Vonage, Sinch, AWS End User Messaging SMS,
+//! Infobip and Bandwidth send APIs: one HTTP server on loopback, so that applications, examples and tests drive the real
 //! `sms-sdk` adapters over real HTTP with no account and no network.
 //!
 //! ```
@@ -23,9 +23,11 @@
 //!   `POST /v2/messages`, Plivo `POST /v1/Account/{auth_id}/Message/`, Vonage
 //!   `POST /v1/messages`, Sinch `POST /xms/v1/{service_plan_id}/batches`, AWS `POST /` with
 //!   `X-Amz-Target: PinpointSMSVoiceV2.SendTextMessage` (Signature Version 4 checked over the
-//!   exact request), each with the provider's authentication, field checks, success and error
-//!   bodies; the fetch endpoints of Twilio, Telnyx, Plivo and Sinch, and the message lists of
-//!   Twilio and Sinch.
+//!   exact request), Infobip `POST /sms/3/messages`, Bandwidth
+//!   `POST /api/v2/users/{accountId}/messages` (Basic, or a token from
+//!   `POST /api/v1/oauth2/token`), each with the provider's authentication, field checks, success
+//!   and error bodies; the fetch endpoints of Twilio, Telnyx, Plivo and Sinch, the message lists
+//!   of Twilio, Sinch and Bandwidth, and Infobip's message logs.
 //! - **Fixed credentials** ([`credentials`]), the same on every run; wrong ones get the
 //!   provider's authentication error.
 //! - **Magic recipients** ([`magic`]) for every rejection category and every transport fault:
@@ -38,7 +40,9 @@
 //!   ([`EmulatorBuilder::webhook_url`]). AWS has no callback URL: its delivery events go to its
 //!   provider's URL as SNS notifications signed with the emulator's SNS certificate
 //!   ([`credentials::AWS_SNS_CERTIFICATE`], also served at
-//!   `GET /_emulator/aws/sns-certificate.pem`).
+//!   `GET /_emulator/aws/sns-certificate.pem`). Infobip and Bandwidth sign nothing: their
+//!   callbacks carry the emulator's fixed Basic credentials (Bandwidth's, like AWS's, always go
+//!   to its provider's URL).
 //! - **Inbound messages**: `POST /_emulator/inbound {provider, from, to, text, inbound_url?}`,
 //!   delivered to the request's `inbound_url`, or else the provider's inbound URL
 //!   ([`EmulatorBuilder::inbound_url_for`]) or the one of every provider
@@ -54,7 +58,8 @@
 //!   1 MiB ([`EmulatorBuilder::body_limit`]; a larger send is answered with the provider's own
 //!   error body and content type and HTTP 413: Twilio code 20413, Telnyx 10015, Plivo
 //!   `{api_id, error}`, Vonage a problem `…#request-too-large`, Sinch
-//!   `syntax_constraint_violation`, AWS a `ValidationException` `MAXIMUM_SIZE_EXCEEDED`); 30 s
+//!   `syntax_constraint_violation`, AWS a `ValidationException` `MAXIMUM_SIZE_EXCEEDED`, Infobip
+//!   `E413`, Bandwidth `request-entity-too-large`); 30 s
 //!   to send a request's headers, and then its body ([`EmulatorBuilder::header_read_timeout`]; a held send is not
 //!   cut by it); the last 100,000 requests kept for inspection and as many rate-limited-once
 //!   keys ([`EmulatorBuilder::max_messages`]); at most 1,024 connections served at once (more

@@ -15,12 +15,25 @@
 //! (`INVALID_PARAMETER`), both `request` there, as is a malformed sender. AWS's rate limit
 //! (`ThrottlingException`, HTTP 400) carries no `Retry-After` ([`Provider::retry_after`]).
 //!
+//! Infobip reports a destination it refuses in the 200 of the send, in status group 5
+//! (REJECTED), by a name the library maps: `REJECTED_DESTINATION` for a recipient it cannot take
+//! (`recipient`), `REJECTED_SOURCE` and `REJECTED_SENDER` for the sender (`sender`),
+//! `REJECTED_NOT_ENOUGH_CREDITS` for a destination the account cannot send to (`account`), and
+//! `REJECTED_DND` for an opt-out, which the library maps to no category of its own (`request`).
+//! Bandwidth answers a `request-validation` 400 naming the field: `to` for a recipient it cannot
+//! take or that opted out (`recipient`), `from` for the sender (`sender`); and `forbidden` (403,
+//! `auth`, which fails over) for a destination the account may not reach. Its 500 with its own
+//! body is a rejection by Bandwidth's contract, so the emulator's server error there is a 503
+//! (unknown); its 429 is a rate limit by the status alone, so a bare 429 is rate-limited there,
+//! as at Sinch.
+//!
 //! Besides the recipients every provider treats alike, each rejection reason has one recipient per
 //! provider that is rejected **at that provider only**, and accepted and delivered by the others,
 //! so that failover can be shown end to end: `+1500555P0RR`, where `RR` is the reason's number
 //! among the recipients every provider rejects (`01` invalid number, `02` cannot route from this
 //! sender, `03` no international permission, `04` opted out, `09` cannot receive SMS) and `P` the
-//! provider: `1` Twilio, `2` Telnyx, `3` Plivo, `4` Vonage, `5` Sinch, `6` AWS (`P` = `0` is every
+//! provider: `1` Twilio, `2` Telnyx, `3` Plivo, `4` Vonage, `5` Sinch, `6` AWS, `7` Infobip,
+//! `8` Bandwidth (`P` = `0` is every
 //! provider: `+15005550002` is rejected everywhere, [`TWILIO_SENDER_CANNOT_ROUTE`], `+15005551002`,
 //! by Twilio alone). A rejection at one provider gets that provider's own code and the category of
 //! [`Expected`], as the recipients rejected everywhere do (`request` at Plivo and Sinch, and for
@@ -61,7 +74,7 @@ pub const OPTED_OUT: &str = "+15005550004";
 pub const CANNOT_RECEIVE: &str = "+15005550009";
 /// Accepted, then undelivered in the status webhooks.
 pub const UNDELIVERED: &str = "+15005550010";
-/// Answered with HTTP 500.
+/// Answered with HTTP 500 (503 at Bandwidth, whose 500 with its own body means "not sent").
 pub const SERVER_ERROR: &str = "+15005559001";
 /// Never answered: the connection is held until the client gives up.
 pub const HOLD: &str = "+15005559002";
@@ -70,8 +83,8 @@ pub const RESET: &str = "+15005559003";
 /// Rate-limited once per provider, recipient and body (with the provider's code and
 /// `Retry-After: 1`, none at AWS), accepted on the next request.
 pub const RATE_LIMITED_ONCE: &str = "+15005559004";
-/// A 429 without the provider's rate-limit code (unknown, except at Sinch, which documents its
-/// 429 by the status alone: rate-limited there).
+/// A 429 without the provider's rate-limit code (unknown, except at Sinch and Bandwidth, which
+/// document their 429 by the status alone: rate-limited there).
 pub const BARE_429: &str = "+15005559005";
 /// A 2xx whose body cannot be read.
 pub const UNREADABLE: &str = "+15005559006";
@@ -158,6 +171,38 @@ pub const AWS_OPTED_OUT: &str = "+15005556004";
 /// accepted elsewhere.
 pub const AWS_CANNOT_RECEIVE: &str = "+15005556009";
 
+/// Invalid number at Infobip only: rejected there (category `recipient`: `REJECTED_DESTINATION`),
+/// accepted elsewhere.
+pub const INFOBIP_INVALID_NUMBER: &str = "+15005557001";
+/// Cannot route from this sender at Infobip only: rejected there (category `sender`:
+/// `REJECTED_SOURCE`, which fails over), accepted elsewhere.
+pub const INFOBIP_SENDER_CANNOT_ROUTE: &str = "+15005557002";
+/// No international permission at Infobip only: rejected there (category `account`:
+/// `REJECTED_NOT_ENOUGH_CREDITS`, which fails over), accepted elsewhere.
+pub const INFOBIP_NO_PERMISSION: &str = "+15005557003";
+/// Opted out at Infobip only: rejected there (category `request`: `REJECTED_DND`), accepted
+/// elsewhere.
+pub const INFOBIP_OPTED_OUT: &str = "+15005557004";
+/// Cannot receive SMS at Infobip only: rejected there (category `recipient`:
+/// `REJECTED_DESTINATION`), accepted elsewhere.
+pub const INFOBIP_CANNOT_RECEIVE: &str = "+15005557009";
+
+/// Invalid number at Bandwidth only: rejected there (category `recipient`: a `request-validation`
+/// of `to`), accepted elsewhere.
+pub const BANDWIDTH_INVALID_NUMBER: &str = "+15005558001";
+/// Cannot route from this sender at Bandwidth only: rejected there (category `sender`: a
+/// `request-validation` of `from`, which fails over), accepted elsewhere.
+pub const BANDWIDTH_SENDER_CANNOT_ROUTE: &str = "+15005558002";
+/// No international permission at Bandwidth only: rejected there (category `auth`: `forbidden`,
+/// which fails over), accepted elsewhere.
+pub const BANDWIDTH_NO_PERMISSION: &str = "+15005558003";
+/// Opted out at Bandwidth only: rejected there (category `recipient`: a `request-validation` of
+/// `to`), accepted elsewhere.
+pub const BANDWIDTH_OPTED_OUT: &str = "+15005558004";
+/// Cannot receive SMS at Bandwidth only: rejected there (category `recipient`), accepted
+/// elsewhere.
+pub const BANDWIDTH_CANNOT_RECEIVE: &str = "+15005558009";
+
 /// What the emulator does with a send to a recipient.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Behavior {
@@ -226,7 +271,7 @@ const fn only(number: &'static str, provider: Provider, reason: Reason) -> Row {
 /// The magic recipients: number, where, behavior, and what the emulator does with a send to it
 /// (the help and the start banner add what the library makes of it, from [`Behavior::expected`]).
 /// The recipients of one provider are `+1500555P0RR`: `P` the provider (1 Twilio, 2 Telnyx,
-/// 3 Plivo, 4 Vonage, 5 Sinch, 6 AWS), `RR` the last digits of the recipient every provider
+/// 3 Plivo, 4 Vonage, 5 Sinch, 6 AWS, 7 Infobip, 8 Bandwidth), `RR` the last digits of the recipient every provider
 /// rejects so.
 const TABLE: &[Row] = &[
     every(INVALID_NUMBER, Behavior::Reject(Reason::InvalidNumber), "rejected: invalid number"),
@@ -235,7 +280,7 @@ const TABLE: &[Row] = &[
     every(OPTED_OUT, Behavior::Reject(Reason::OptedOut), "rejected: blocked, opted out"),
     every(CANNOT_RECEIVE, Behavior::Reject(Reason::CannotReceive), "rejected: cannot receive SMS"),
     every(UNDELIVERED, Behavior::Undeliver, "reported undelivered in the status webhooks"),
-    every(SERVER_ERROR, Behavior::ServerError, "answered HTTP 500"),
+    every(SERVER_ERROR, Behavior::ServerError, "answered HTTP 500 (at bandwidth 503)"),
     every(HOLD, Behavior::Hold, "never answered: the connection is held until the client gives up"),
     every(RESET, Behavior::Reset, "the connection is reset before any response"),
     every(
@@ -285,6 +330,16 @@ const TABLE: &[Row] = &[
     only(AWS_NO_PERMISSION, Provider::Aws, Reason::NoPermission),
     only(AWS_OPTED_OUT, Provider::Aws, Reason::OptedOut),
     only(AWS_CANNOT_RECEIVE, Provider::Aws, Reason::CannotReceive),
+    only(INFOBIP_INVALID_NUMBER, Provider::Infobip, Reason::InvalidNumber),
+    only(INFOBIP_SENDER_CANNOT_ROUTE, Provider::Infobip, Reason::SenderCannotRoute),
+    only(INFOBIP_NO_PERMISSION, Provider::Infobip, Reason::NoPermission),
+    only(INFOBIP_OPTED_OUT, Provider::Infobip, Reason::OptedOut),
+    only(INFOBIP_CANNOT_RECEIVE, Provider::Infobip, Reason::CannotReceive),
+    only(BANDWIDTH_INVALID_NUMBER, Provider::Bandwidth, Reason::InvalidNumber),
+    only(BANDWIDTH_SENDER_CANNOT_ROUTE, Provider::Bandwidth, Reason::SenderCannotRoute),
+    only(BANDWIDTH_NO_PERMISSION, Provider::Bandwidth, Reason::NoPermission),
+    only(BANDWIDTH_OPTED_OUT, Provider::Bandwidth, Reason::OptedOut),
+    only(BANDWIDTH_CANNOT_RECEIVE, Provider::Bandwidth, Reason::CannotReceive),
 ];
 
 impl Row {
@@ -308,6 +363,8 @@ const fn same(a: Provider, b: Provider) -> bool {
             | (Provider::Vonage, Provider::Vonage)
             | (Provider::Sinch, Provider::Sinch)
             | (Provider::Aws, Provider::Aws)
+            | (Provider::Infobip, Provider::Infobip)
+            | (Provider::Bandwidth, Provider::Bandwidth)
     )
 }
 
@@ -344,7 +401,7 @@ impl fmt::Display for Expected {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum Fault {
-    /// Answered HTTP 500.
+    /// Answered HTTP 500 (503 at Bandwidth).
     Http500,
     /// Never answered: the connection is held.
     Hang,
@@ -491,12 +548,16 @@ impl Behavior {
             Self::Reset | Self::CreateThenDrop => Expected::Unknown(UnknownReason::Network),
             Self::RateLimitOnce => Expected::RateLimitedThenAccepted,
             Self::RateLimitAlways => Expected::Rejected(Category::RateLimited),
-            // Sinch documents its 429 by the status alone: a refusal, with or without its code.
+            // Sinch and Bandwidth document their 429 by the status alone: a refusal, with or
+            // without their code.
             Self::Bare429 => match provider {
-                Provider::Sinch => Expected::Rejected(Category::RateLimited),
-                Provider::Twilio | Provider::Telnyx | Provider::Plivo | Provider::Vonage | Provider::Aws => {
-                    Expected::Unknown(UnknownReason::UnexpectedStatus)
-                }
+                Provider::Sinch | Provider::Bandwidth => Expected::Rejected(Category::RateLimited),
+                Provider::Twilio
+                | Provider::Telnyx
+                | Provider::Plivo
+                | Provider::Vonage
+                | Provider::Aws
+                | Provider::Infobip => Expected::Unknown(UnknownReason::UnexpectedStatus),
             },
             Self::Unreadable => Expected::Unknown(UnknownReason::MalformedResponse),
         }
@@ -521,12 +582,18 @@ impl Reason {
     /// codes (its generic 400 is classified by its status alone), for Sinch, whose one
     /// synchronous answer to a recipient it cannot take is a 400 syntax error, and at AWS for
     /// the reasons it answers with a `ValidationException` of a field (a recipient it cannot
-    /// take, a malformed sender).
+    /// take, a malformed sender). Infobip's `REJECTED_DND` (an opt-out) has no category of its
+    /// own in the library (`request`); Bandwidth's validation errors name the recipient for an
+    /// opt-out (`recipient`), and its `forbidden` is `auth`.
     pub(crate) const fn category(self, provider: Provider) -> Category {
         match (provider, self) {
             (Provider::Plivo | Provider::Sinch, _)
-            | (Provider::Aws, Self::InvalidNumber | Self::CannotReceive | Self::InvalidSender) => Category::Request,
-            (_, Self::InvalidNumber | Self::CannotReceive) => Category::Recipient,
+            | (Provider::Aws, Self::InvalidNumber | Self::CannotReceive | Self::InvalidSender)
+            | (Provider::Infobip, Self::OptedOut) => Category::Request,
+            (Provider::Bandwidth, Self::NoPermission) => Category::Auth,
+            (Provider::Bandwidth, Self::OptedOut) | (_, Self::InvalidNumber | Self::CannotReceive) => {
+                Category::Recipient
+            }
             (_, Self::SenderCannotRoute | Self::InvalidSender) => Category::Sender,
             (_, Self::NoPermission) => Category::Account,
             (_, Self::OptedOut) => Category::Compliance,
@@ -669,6 +736,16 @@ mod tests {
             AWS_NO_PERMISSION,
             AWS_OPTED_OUT,
             AWS_CANNOT_RECEIVE,
+            INFOBIP_INVALID_NUMBER,
+            INFOBIP_SENDER_CANNOT_ROUTE,
+            INFOBIP_NO_PERMISSION,
+            INFOBIP_OPTED_OUT,
+            INFOBIP_CANNOT_RECEIVE,
+            BANDWIDTH_INVALID_NUMBER,
+            BANDWIDTH_SENDER_CANNOT_ROUTE,
+            BANDWIDTH_NO_PERMISSION,
+            BANDWIDTH_OPTED_OUT,
+            BANDWIDTH_CANNOT_RECEIVE,
         ];
         let listed: Vec<&str> = recipients().map(|r| r.number).collect();
         let mut distinct = listed.clone();
@@ -692,7 +769,7 @@ mod tests {
             .map(|row| (row.number, row.behavior))
             .collect();
         assert_eq!(single.len(), reasons.len() * Provider::ALL.len());
-        for (digit, provider) in ('1'..='6').zip(Provider::ALL) {
+        for (digit, provider) in ('1'..='8').zip(Provider::ALL) {
             for (number, rejection) in &reasons {
                 let expected = format!("+1500555{digit}{}", number.get(9..).unwrap_or_default());
                 let row = single.iter().find(|row| row.number == expected);
@@ -726,7 +803,7 @@ mod tests {
         assert_eq!(telnyx.only_at, Some(Provider::Telnyx));
         assert_eq!(telnyx.fault, None);
         assert_eq!(telnyx.expected(Provider::Telnyx), Expected::Rejected(Category::Account));
-        for other in [Provider::Twilio, Provider::Plivo, Provider::Vonage, Provider::Sinch, Provider::Aws] {
+        for other in Provider::ALL.into_iter().filter(|p| *p != Provider::Telnyx) {
             assert_eq!(telnyx.expected(other), Expected::Accepted, "{other}");
         }
         assert!(recipients().filter(|r| r.only_at.is_none()).all(|r| !r.meaning.contains(" only: ")));
@@ -753,7 +830,7 @@ mod tests {
                 "rejected: cannot route from this sender (category sender; plivo: category request; sinch: category request)"
             )
         );
-        assert_eq!(meaning(SERVER_ERROR), Some("answered HTTP 500 (unknown, reason server_error)"));
+        assert_eq!(meaning(SERVER_ERROR), Some("answered HTTP 500 (at bandwidth 503) (unknown, reason server_error)"));
         // AWS has no recipient category; its sender, account and compliance answers keep theirs.
         let aws = |reason: Reason| reason.category(Provider::Aws);
         assert_eq!(

@@ -25,13 +25,20 @@ pub enum Provider {
     Sinch,
     /// AWS End User Messaging SMS: `POST /` with `X-Amz-Target: PinpointSMSVoiceV2.SendTextMessage`.
     Aws,
+    /// Infobip SMS API v3: `POST /sms/3/messages` (the emulator's base URL stands for the
+    /// account's own host).
+    Infobip,
+    /// Bandwidth Messaging API v2: `POST /api/v2/users/{accountId}/messages`.
+    Bandwidth,
 }
 
 impl Provider {
     /// Every provider the emulator speaks.
-    pub const ALL: [Self; 6] = [Self::Twilio, Self::Telnyx, Self::Plivo, Self::Vonage, Self::Sinch, Self::Aws];
+    pub const ALL: [Self; 8] =
+        [Self::Twilio, Self::Telnyx, Self::Plivo, Self::Vonage, Self::Sinch, Self::Aws, Self::Infobip, Self::Bandwidth];
 
-    /// `twilio`, `telnyx`, `plivo`, `vonage`, `sinch` or `aws` (the library's adapter names).
+    /// `twilio`, `telnyx`, `plivo`, `vonage`, `sinch`, `aws`, `infobip` or `bandwidth` (the
+    /// library's adapter names).
     #[must_use]
     pub const fn name(self) -> &'static str {
         match self {
@@ -41,6 +48,8 @@ impl Provider {
             Self::Vonage => "vonage",
             Self::Sinch => "sinch",
             Self::Aws => "aws",
+            Self::Infobip => "infobip",
+            Self::Bandwidth => "bandwidth",
         }
     }
 
@@ -49,7 +58,13 @@ impl Provider {
     #[must_use]
     pub const fn retry_after(self) -> Option<Duration> {
         match self {
-            Self::Twilio | Self::Telnyx | Self::Plivo | Self::Vonage | Self::Sinch => Some(Duration::from_secs(1)),
+            Self::Twilio
+            | Self::Telnyx
+            | Self::Plivo
+            | Self::Vonage
+            | Self::Sinch
+            | Self::Infobip
+            | Self::Bandwidth => Some(Duration::from_secs(1)),
             Self::Aws => None,
         }
     }
@@ -67,7 +82,11 @@ pub struct UnknownProvider(String);
 
 impl fmt::Display for UnknownProvider {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "unknown provider {:?} (expected twilio, telnyx, plivo, vonage, sinch or aws)", self.0)
+        write!(
+            f,
+            "unknown provider {:?} (expected twilio, telnyx, plivo, vonage, sinch, aws, infobip or bandwidth)",
+            self.0
+        )
     }
 }
 
@@ -95,11 +114,12 @@ pub enum Status {
     Delivered,
     /// Created and reported undelivered.
     Undelivered,
-    /// Refused with a 4xx (credentials, fields, a magic rejection); nothing was created.
+    /// Refused with a 4xx (credentials, fields, a magic rejection), or at Infobip with a 200
+    /// whose destination is rejected; nothing was created.
     Rejected,
     /// Refused with a 429; nothing was created.
     RateLimited,
-    /// Answered 500; nothing was created.
+    /// Answered 500 (503 at Bandwidth); nothing was created.
     ServerError,
     /// Never answered (held until the client gave up); nothing was created.
     NoResponse,
@@ -140,8 +160,8 @@ pub struct ReceivedMessage {
     pub media_urls: Vec<String>,
     /// The message's own status callback URL.
     pub callback_url: Option<String>,
-    /// Vonage's `client_ref` or Sinch's `client_reference`, when the request had one (echoed in
-    /// its status webhooks).
+    /// Vonage's `client_ref`, Sinch's `client_reference`, Infobip's `callbackData` or
+    /// Bandwidth's `tag`, when the request had one (echoed in its status webhooks).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub client_ref: Option<String>,
     /// AWS's `Context` map, when the request had one (echoed in its delivery events; the
@@ -165,6 +185,9 @@ pub struct ReceivedMessage {
     /// AWS's `MessageType` (`TRANSACTIONAL` or `PROMOTIONAL`), when the request named one.
     #[serde(skip)]
     pub(crate) message_type: Option<String>,
+    /// The message id the request chose (Infobip's `messageId`), which the created message gets.
+    #[serde(skip)]
+    pub(crate) chosen_id: Option<String>,
 }
 
 impl ReceivedMessage {
@@ -187,6 +210,7 @@ impl ReceivedMessage {
             webhook_failures: Vec::new(),
             service_sender: false,
             message_type: None,
+            chosen_id: None,
         }
     }
 }

@@ -31,8 +31,10 @@ pub enum Operation {
     Send,
     /// A provider's message fetch.
     Lookup,
-    /// Twilio's message list.
+    /// A provider's message list (Twilio, Sinch, Infobip's logs, Bandwidth).
     List,
+    /// Bandwidth's OAuth 2.0 token request.
+    Token,
     /// `POST /_emulator/inbound`.
     Inbound,
     /// `GET /_emulator/messages`.
@@ -46,13 +48,14 @@ pub enum Operation {
 }
 
 impl Operation {
-    /// `send`, `lookup`, `list`, `inbound`, `inspect`, `clear`, `keys` or `no_route`.
+    /// `send`, `lookup`, `list`, `token`, `inbound`, `inspect`, `clear`, `keys` or `no_route`.
     #[must_use]
     pub const fn name(self) -> &'static str {
         match self {
             Self::Send => "send",
             Self::Lookup => "lookup",
             Self::List => "list",
+            Self::Token => "token",
             Self::Inbound => "inbound",
             Self::Inspect => "inspect",
             Self::Clear => "clear",

@@ -15,7 +15,10 @@ use crate::body::{self, BodyError};
 use crate::credentials::{AWS_SNS_CERTIFICATE, keys_json};
 use crate::model::Provider;
 use crate::observe::Operation;
-use crate::provider::{AuthRequest, Failure, aws_is_send_text_message, aws_unknown_operation, sinch_list, twilio_list};
+use crate::provider::{
+    AuthRequest, Failure, aws_is_send_text_message, aws_unknown_operation, bandwidth_list, bandwidth_token,
+    infobip_logs, sinch_list, twilio_list,
+};
 use crate::respond::{closing, error_response, json_response};
 use crate::send::Reply;
 use crate::server::Connection;
@@ -25,7 +28,7 @@ type AppState = State<Arc<App>>;
 
 /// The emulator's router.
 pub(crate) fn router(app: Arc<App>) -> Router {
-    emulator_routes(provider_routes(Router::new()))
+    emulator_routes(aws_routes(more_provider_routes(provider_routes(Router::new()))))
         .fallback(|State(app): AppState| async move {
             let response = error_response(StatusCode::NOT_FOUND, "no such route");
             app.report(None, Operation::NoRoute, None, &response);
@@ -116,6 +119,67 @@ fn provider_routes(router: Router<Arc<App>>) -> Router<Arc<App>> {
                 lookup(&app, Provider::Sinch, Some(&plan), &headers, &uri, &id)
             }),
         )
+}
+
+/// Infobip's and Bandwidth's send, list and token endpoints.
+fn more_provider_routes(router: Router<Arc<App>>) -> Router<Arc<App>> {
+    router
+        .route(
+            "/sms/3/messages",
+            post(|State(app): AppState, connection, headers, uri: Uri, body| async move {
+                send(&app, connection, Provider::Infobip, None, &headers, &uri, body).await
+            }),
+        )
+        .route(
+            "/sms/3/logs",
+            get(|State(app): AppState, headers: HeaderMap, uri: Uri| async move {
+                let response = refusal(&app, Provider::Infobip, None, &headers, &uri).unwrap_or_else(|| {
+                    let logs = infobip_logs(&app.store.list(), uri.query().unwrap_or_default());
+                    json_response(StatusCode::OK, &logs)
+                });
+                app.report(Some(Provider::Infobip), Operation::List, None, &response);
+                response
+            }),
+        )
+        .route(
+            "/api/v2/users/{account}/messages",
+            post(|State(app): AppState, connection, Path(account): Path<String>, headers, uri: Uri, body| async move {
+                send(&app, connection, Provider::Bandwidth, Some(&account), &headers, &uri, body).await
+            })
+            .get(
+                |State(app): AppState, Path(account): Path<String>, headers: HeaderMap, uri: Uri| async move {
+                    let response =
+                        refusal(&app, Provider::Bandwidth, Some(&account), &headers, &uri).unwrap_or_else(|| {
+                            let list = bandwidth_list(&app.store.list(), uri.query().unwrap_or_default());
+                            json_response(StatusCode::OK, &list)
+                        });
+                    app.report(Some(Provider::Bandwidth), Operation::List, None, &response);
+                    response
+                },
+            ),
+        )
+        .route(
+            "/api/v1/oauth2/token",
+            post(|State(app): AppState, headers: HeaderMap, body: Body| async move {
+                let response = match body::read(body, &headers, app.config.body_limits()).await {
+                    Ok(body) => {
+                        let (status, answer) = bandwidth_token(&headers, &body, OffsetDateTime::now_utc());
+                        json_response(status, &answer)
+                    }
+                    Err(_) => closing(json_response(
+                        StatusCode::BAD_REQUEST,
+                        &serde_json::json!({"error": "invalid_request"}),
+                    )),
+                };
+                app.report(Some(Provider::Bandwidth), Operation::Token, None, &response);
+                response
+            }),
+        )
+}
+
+/// AWS's one route, and the providers' routes before it.
+fn aws_routes(router: Router<Arc<App>>) -> Router<Arc<App>> {
+    router
         // AWS JSON 1.0: every operation is `POST /`, named by `X-Amz-Target`.
         .route(
             "/",

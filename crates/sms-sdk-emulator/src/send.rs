@@ -122,6 +122,7 @@ impl App {
             entry.client_ref.clone_from(&request.client_ref);
             entry.context.clone_from(&request.context);
             entry.message_type.clone_from(&request.message_type);
+            entry.chosen_id.clone_from(&request.message_id);
         }
         let delay = self.config.latency.of(&entry);
         let authenticated = provider.authenticate(&AuthRequest {
@@ -215,7 +216,17 @@ impl App {
 
     /// Records a refusal and answers it in the provider's words.
     fn refuse(&self, mut entry: ReceivedMessage, failure: Failure) -> Response {
-        let reply = entry.provider.error(failure);
+        let reply = match failure {
+            Failure::Reject(reason) => entry.provider.rejection(reason, &entry),
+            Failure::Auth(_)
+            | Failure::Unreadable
+            | Failure::TooLarge { .. }
+            | Failure::Missing(_)
+            | Failure::Invalid(_)
+            | Failure::RateLimited
+            | Failure::ServerError
+            | Failure::NotFound => entry.provider.error(failure),
+        };
         // AWS's rate limit carries no `Retry-After`; every other provider's says one second.
         let retry_after =
             entry.provider.retry_after().and_then(|wait| HeaderValue::from_str(&wait.as_secs().to_string()).ok());
@@ -270,7 +281,7 @@ impl App {
 
     /// Creates the message (an id, status `queued`) and schedules its status steps.
     fn create(self: &Arc<Self>, mut entry: ReceivedMessage, last: Step) -> ReceivedMessage {
-        let id = entry.provider.new_id();
+        let id = entry.chosen_id.clone().unwrap_or_else(|| entry.provider.new_id());
         entry.id = Some(id.clone());
         entry.status = Status::Queued;
         self.store.record(entry.clone());

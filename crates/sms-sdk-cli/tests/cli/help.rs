@@ -106,7 +106,7 @@ fn typed_values_list_their_possible_values_and_suggest_the_nearest() {
         (&["emulator", "--webhook-url", "twillio=http://127.0.0.1:3000/sms"], "unknown provider \"twillio\""),
         (
             &["emulator", "--inbound-url", "messagebird=http://127.0.0.1:3000/in"],
-            "expected twilio, telnyx, plivo, vonage, sinch or aws",
+            "expected twilio, telnyx, plivo, vonage, sinch, aws, infobip or bandwidth",
         ),
         (&["emulator", "--webhook-url", "telnyx=127.0.0.1:3000/sms"], "is not an absolute http(s) URL"),
         (&["emulator", "--inbound-url", "vonage=ftp://127.0.0.1/in"], "is not an absolute http(s) URL"),

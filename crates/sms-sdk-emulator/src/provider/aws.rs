@@ -264,6 +264,7 @@ pub(super) fn parse(body: &[u8]) -> Option<SendRequest> {
         client_ref: None,
         context,
         message_type: string_field(&json, "MessageType"),
+        message_id: None,
         invalid: invalid_field(&json),
     })
 }

@@ -3,6 +3,8 @@
 //! [`Provider`], so the send logic in `send.rs` is written once.
 
 mod aws;
+mod bandwidth;
+mod infobip;
 mod plivo;
 mod sinch;
 mod telnyx;
@@ -13,6 +15,8 @@ mod wire;
 pub(crate) use self::aws::{
     is_send_text_message as aws_is_send_text_message, unknown_operation as aws_unknown_operation,
 };
+pub(crate) use self::bandwidth::{list as bandwidth_list, token as bandwidth_token};
+pub(crate) use self::infobip::logs as infobip_logs;
 pub(crate) use self::sinch::list as sinch_list;
 pub(crate) use self::twilio::list as twilio_list;
 pub(crate) use self::wire::with_plus;
@@ -49,13 +53,16 @@ pub(crate) struct SendRequest {
     pub(crate) media_urls: Vec<String>,
     /// The message's status callback URL.
     pub(crate) callback_url: Option<String>,
-    /// Vonage's `client_ref` or Sinch's `client_reference`, echoed in the message's status
-    /// webhooks.
+    /// Vonage's `client_ref`, Sinch's `client_reference`, Infobip's `callbackData` or
+    /// Bandwidth's `tag`, echoed in the message's status webhooks.
     pub(crate) client_ref: Option<String>,
     /// AWS's `Context` map, echoed in the message's delivery events.
     pub(crate) context: Option<BTreeMap<String, String>>,
     /// AWS's `MessageType`, echoed in the message's delivery events.
     pub(crate) message_type: Option<String>,
+    /// The message id the request chose (Infobip's `destinations[0].messageId`): the created
+    /// message's id.
+    pub(crate) message_id: Option<String>,
     /// A parameter whose value the provider does not accept (Vonage `channel`, …).
     pub(crate) invalid: Option<&'static str>,
 }
@@ -124,18 +131,28 @@ pub(crate) enum Failure {
     Reject(Reason),
     /// The provider's documented rate limit.
     RateLimited,
-    /// HTTP 500.
+    /// HTTP 500 (503 at Bandwidth, whose 500 with its own body the library reads as a
+    /// rejection).
     ServerError,
     /// No such message.
     NotFound,
 }
 
 impl Failure {
-    /// How a send to `provider` refused for this ends, for the request log.
-    pub(crate) const fn outcome(self, provider: Provider) -> Outcome {
+    /// How a send to `provider` refused for this ends, for the request log: the category the
+    /// library gives the provider's answer.
+    pub(crate) fn outcome(self, provider: Provider) -> Outcome {
         match self {
             Self::Auth(_) => Outcome::Rejected("auth"),
-            Self::Unreadable | Self::TooLarge { .. } | Self::Missing(_) | Self::Invalid(_) | Self::NotFound => {
+            // Bandwidth's validation errors name the field, and the library reads the recipient,
+            // the sender and the application from it.
+            Self::Missing(field) if provider == Provider::Bandwidth => {
+                Outcome::Rejected(bandwidth::field_category(bandwidth::field_name(field)))
+            }
+            Self::Invalid(name) if provider == Provider::Bandwidth => {
+                Outcome::Rejected(bandwidth::field_category(name))
+            }
+            Self::Unreadable | Self::TooLarge { .. } | Self::NotFound | Self::Missing(_) | Self::Invalid(_) => {
                 Outcome::Rejected("request")
             }
             Self::Reject(reason) => Outcome::Rejected(reason.category(provider).as_str()),
@@ -266,6 +283,8 @@ impl Provider {
             Self::Vonage => vonage::authenticate(request),
             Self::Sinch => sinch::authenticate(request),
             Self::Aws => return aws::authenticate(request),
+            Self::Infobip => infobip::authenticate(request),
+            Self::Bandwidth => bandwidth::authenticate(request),
         };
         if fixed { Ok(()) } else { Err(Denied::Credentials) }
     }
@@ -279,6 +298,8 @@ impl Provider {
             Self::Vonage => vonage::parse(body),
             Self::Sinch => sinch::parse(body),
             Self::Aws => aws::parse(body),
+            Self::Infobip => infobip::parse(body),
+            Self::Bandwidth => bandwidth::parse(body),
         }
     }
 
@@ -286,8 +307,9 @@ impl Provider {
     pub(crate) fn new_id(self) -> String {
         match self {
             Self::Twilio => format!("SM{}", new_uuid().simple()),
-            Self::Telnyx | Self::Plivo | Self::Vonage | Self::Aws => new_uuid().to_string(),
+            Self::Telnyx | Self::Plivo | Self::Vonage | Self::Aws | Self::Infobip => new_uuid().to_string(),
             Self::Sinch => sinch::new_id(),
+            Self::Bandwidth => bandwidth::new_id(),
         }
     }
 
@@ -295,8 +317,8 @@ impl Provider {
     pub(crate) const fn success_status(self) -> StatusCode {
         match self {
             Self::Twilio => StatusCode::CREATED,
-            Self::Telnyx | Self::Aws => StatusCode::OK,
-            Self::Plivo | Self::Vonage => StatusCode::ACCEPTED,
+            Self::Telnyx | Self::Aws | Self::Infobip => StatusCode::OK,
+            Self::Plivo | Self::Vonage | Self::Bandwidth => StatusCode::ACCEPTED,
             Self::Sinch => sinch::success_status(),
         }
     }
@@ -304,7 +326,13 @@ impl Provider {
     /// The content type of an accepted send's body.
     pub(crate) const fn success_content_type(self) -> &'static str {
         match self {
-            Self::Twilio | Self::Telnyx | Self::Plivo | Self::Vonage | Self::Sinch => JSON,
+            Self::Twilio
+            | Self::Telnyx
+            | Self::Plivo
+            | Self::Vonage
+            | Self::Sinch
+            | Self::Infobip
+            | Self::Bandwidth => JSON,
             Self::Aws => aws::CONTENT_TYPE,
         }
     }
@@ -313,7 +341,13 @@ impl Provider {
     /// `x-amzn-RequestId`).
     pub(crate) fn finish(self, response: Response) -> Response {
         match self {
-            Self::Twilio | Self::Telnyx | Self::Plivo | Self::Vonage | Self::Sinch => response,
+            Self::Twilio
+            | Self::Telnyx
+            | Self::Plivo
+            | Self::Vonage
+            | Self::Sinch
+            | Self::Infobip
+            | Self::Bandwidth => response,
             Self::Aws => aws::finish(response),
         }
     }
@@ -327,6 +361,8 @@ impl Provider {
             Self::Vonage => vonage::accepted(message),
             Self::Sinch => sinch::batch(message),
             Self::Aws => aws::accepted(message),
+            Self::Infobip => infobip::accepted(message),
+            Self::Bandwidth => bandwidth::accepted(message),
         }
     }
 
@@ -339,17 +375,31 @@ impl Provider {
             Self::Vonage => vonage::error(failure),
             Self::Sinch => sinch::error(failure),
             Self::Aws => aws::error(failure),
+            Self::Infobip => infobip::error(failure),
+            Self::Bandwidth => bandwidth::error(failure),
         }
     }
 
-    /// The provider's message fetch representation (Vonage and AWS have no fetch endpoint).
+    /// The provider's answer to a send of `message` it refuses for `reason`: its error, except
+    /// at Infobip, which answers a 200 whose destination is in status group 5 (REJECTED).
+    pub(crate) fn rejection(self, reason: Reason, message: &ReceivedMessage) -> ErrorReply {
+        match self {
+            Self::Infobip => infobip::rejected(reason, message),
+            Self::Twilio | Self::Telnyx | Self::Plivo | Self::Vonage | Self::Sinch | Self::Aws | Self::Bandwidth => {
+                self.error(Failure::Reject(reason))
+            }
+        }
+    }
+
+    /// The provider's message fetch representation (Vonage and AWS have no fetch endpoint;
+    /// Infobip's logs and Bandwidth's list have routes of their own).
     pub(crate) fn resource(self, message: &ReceivedMessage) -> Option<Value> {
         match self {
             Self::Twilio => Some(twilio::resource(message)),
             Self::Telnyx => Some(telnyx::resource(message)),
             Self::Plivo => Some(plivo::resource(message)),
             Self::Sinch => Some(sinch::batch(message)),
-            Self::Vonage | Self::Aws => None,
+            Self::Vonage | Self::Aws | Self::Infobip | Self::Bandwidth => None,
         }
     }
 
@@ -368,6 +418,8 @@ impl Provider {
             Self::Vonage => vonage::status_webhook(message, step, url, signer),
             Self::Sinch => sinch::status_webhook(message, step, url, signer),
             Self::Aws => aws::status_webhook(message, step, url, signer),
+            Self::Infobip => infobip::status_webhook(message, step, url, signer),
+            Self::Bandwidth => bandwidth::status_webhook(message, step, url, signer),
         }
     }
 
@@ -380,6 +432,8 @@ impl Provider {
             Self::Vonage => vonage::inbound_webhook(inbound, url, signer),
             Self::Sinch => sinch::inbound_webhook(inbound, url, signer),
             Self::Aws => aws::inbound_webhook(inbound, url, signer),
+            Self::Infobip => infobip::inbound_webhook(inbound, url, signer),
+            Self::Bandwidth => bandwidth::inbound_webhook(inbound, url, signer),
         }
     }
 }
@@ -400,7 +454,7 @@ mod tests {
             assert_eq!(provider.name().parse::<Provider>(), Ok(provider));
             assert_eq!(serde_json::to_value(provider).ok(), Some(Value::from(provider.name())));
         }
-        assert!("bandwidth".parse::<Provider>().is_err());
+        assert!("messagebird".parse::<Provider>().is_err());
     }
 
     #[test]

@@ -38,6 +38,7 @@ pub(super) fn parse(body: &[u8]) -> Option<SendRequest> {
         client_ref: None,
         context: None,
         message_type: None,
+        message_id: None,
         invalid: None,
     })
 }

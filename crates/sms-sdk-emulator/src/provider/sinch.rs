@@ -61,6 +61,7 @@ pub(super) fn parse(body: &[u8]) -> Option<SendRequest> {
         client_ref: string_field(&json, "client_reference"),
         context: None,
         message_type: None,
+        message_id: None,
         invalid,
     })
 }

@@ -84,6 +84,7 @@ pub(super) fn parse(body: &[u8]) -> Option<SendRequest> {
         client_ref: string_field(&json, "client_ref"),
         context: None,
         message_type: None,
+        message_id: None,
         invalid,
     })
 }

@@ -15,6 +15,7 @@ use serde_json::{Value, json};
 use sms_sdk::adapter::{Adapter, Outcome, SendContext};
 use sms_sdk::{Category, ErrorKind, Message, OutboundMessage, PhoneNumber, RetryPolicy, Sender, UnknownReason};
 use sms_sdk_emulator::credentials::{
+    BANDWIDTH_ACCOUNT_ID, BANDWIDTH_API_PASSWORD, BANDWIDTH_API_USER, BANDWIDTH_APPLICATION_ID, INFOBIP_API_KEY,
     PLIVO_AUTH_ID, PLIVO_AUTH_TOKEN, SINCH_API_TOKEN, SINCH_SERVICE_PLAN_ID, TELNYX_API_KEY, TWILIO_ACCOUNT_SID,
     TWILIO_AUTH_TOKEN, VONAGE_API_KEY, VONAGE_API_SECRET,
 };
@@ -76,6 +77,18 @@ fn oversized_send(emulator: &RunningEmulator, provider: Provider) -> (String, St
             AWS_JSON,
             json(json!({"DestinationPhoneNumber": TO, "OriginationIdentity": FROM, "MessageBody": text})),
         ),
+        Provider::Infobip => (
+            format!("{base}/sms/3/messages"),
+            format!("App {INFOBIP_API_KEY}"),
+            "application/json",
+            json(json!({"messages": [{"sender": FROM, "destinations": [{"to": TO}], "content": {"text": text}}]})),
+        ),
+        Provider::Bandwidth => (
+            format!("{base}/api/v2/users/{BANDWIDTH_ACCOUNT_ID}/messages"),
+            basic(BANDWIDTH_API_USER, BANDWIDTH_API_PASSWORD),
+            "application/json",
+            json(json!({"applicationId": BANDWIDTH_APPLICATION_ID, "to": [TO], "from": FROM, "text": text})),
+        ),
     }
 }
 
@@ -95,6 +108,8 @@ fn interpret(provider: Provider, status: u16, headers: &HeaderMap, body: &[u8]) 
         Provider::Vonage => sms_sdk::provider::vonage::__private::interpret(status, headers, body, now),
         Provider::Sinch => sms_sdk::provider::sinch::__private::interpret(status, headers, body, now),
         Provider::Aws => sms_sdk::provider::aws::__private::interpret(status, headers, body, now),
+        Provider::Infobip => sms_sdk::provider::infobip::__private::interpret(status, headers, body, now),
+        Provider::Bandwidth => sms_sdk::provider::bandwidth::__private::interpret(status, headers, body, now),
     }
 }
 
@@ -119,7 +134,12 @@ async fn an_oversized_send_gets_each_providers_own_error() {
         let expected_type = match provider {
             Provider::Vonage => "application/problem+json",
             Provider::Aws => AWS_JSON,
-            Provider::Twilio | Provider::Telnyx | Provider::Plivo | Provider::Sinch => "application/json",
+            Provider::Twilio
+            | Provider::Telnyx
+            | Provider::Plivo
+            | Provider::Sinch
+            | Provider::Infobip
+            | Provider::Bandwidth => "application/json",
         };
         assert_eq!(headers.get("content-type").and_then(|v| v.to_str().ok()), Some(expected_type), "{provider}");
         match provider {
@@ -134,6 +154,10 @@ async fn an_oversized_send_gets_each_providers_own_error() {
             Provider::Plivo => assert_eq!(keys(&json), ["api_id", "error"]),
             Provider::Vonage => assert_eq!(keys(&json), ["type", "title", "detail", "instance"]),
             Provider::Sinch => assert_eq!(keys(&json), ["code", "text"]),
+            Provider::Infobip => {
+                assert_eq!(keys(&json), ["errorCode", "description", "action", "violations", "resources"]);
+            }
+            Provider::Bandwidth => assert_eq!(keys(&json), ["type", "description"]),
             Provider::Aws => {
                 assert_eq!(keys(&json), ["__type", "Message", "Reason"]);
                 assert!(headers.contains_key("x-amzn-requestid") && headers.contains_key("x-amzn-errortype"));
@@ -163,6 +187,9 @@ async fn adapter_send(emulator: &RunningEmulator, api: Api, message: &OutboundMe
         Api::VonageApplication => emulator.vonage_application().build().expect("adapter").send(message, &cx).await,
         Api::Sinch => emulator.sinch().build().expect("adapter").send(message, &cx).await,
         Api::Aws => emulator.aws().build().expect("adapter").send(message, &cx).await,
+        Api::Infobip => emulator.infobip().build().expect("adapter").send(message, &cx).await,
+        Api::BandwidthBasic => emulator.bandwidth().build().expect("adapter").send(message, &cx).await,
+        Api::BandwidthOAuth2 => emulator.bandwidth_oauth2().build().expect("adapter").send(message, &cx).await,
     }
 }
 

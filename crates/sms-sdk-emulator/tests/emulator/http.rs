@@ -243,6 +243,20 @@ async fn the_keys_endpoint_has_the_documented_shape() {
         ("vonage", vec!["api_key", "api_secret", "application_id", "private_key", "signature_secret"]),
         ("sinch", vec!["service_plan_id", "api_token", "webhook_secret"]),
         ("aws", vec!["access_key_id", "secret_access_key", "region", "sns_topic_arn", "sns_certificate"]),
+        ("infobip", vec!["api_key", "webhook_user", "webhook_password"]),
+        (
+            "bandwidth",
+            vec![
+                "account_id",
+                "application_id",
+                "api_user",
+                "api_password",
+                "client_id",
+                "client_secret",
+                "callback_user",
+                "callback_password",
+            ],
+        ),
     ];
     let expected: Vec<(String, Vec<String>)> =
         expected.iter().map(|(k, v)| ((*k).to_owned(), v.iter().map(|s| (*s).to_owned()).collect())).collect();

@@ -10,6 +10,7 @@ mod aws;
 mod bounds;
 mod examples;
 mod http;
+mod infobip_bandwidth;
 mod lifecycle;
 mod observe;
 mod send;

@@ -11,7 +11,8 @@ use common::{Api, FROM, TO, client, client_with, emulator};
 use sms_sdk::provider::aws::{Aws, AwsCredentials};
 use sms_sdk::{Category, Client, ErrorKind, Failover, Message, RetryPolicy, Twilio, UnknownReason};
 use sms_sdk_emulator::credentials::{
-    AWS_ACCESS_KEY_ID, AWS_REGION, AWS_SECRET_ACCESS_KEY, TELNYX_API_KEY, TWILIO_ACCOUNT_SID,
+    AWS_ACCESS_KEY_ID, AWS_REGION, AWS_SECRET_ACCESS_KEY, BANDWIDTH_ACCOUNT_ID, BANDWIDTH_API_USER,
+    BANDWIDTH_APPLICATION_ID, BANDWIDTH_CLIENT_ID, TELNYX_API_KEY, TWILIO_ACCOUNT_SID,
 };
 use sms_sdk_emulator::{Provider, Status, magic};
 use tokio::task::JoinSet;
@@ -20,39 +21,82 @@ use tokio::task::JoinSet;
 const SINCH_REJECTION: &str = "syntax_invalid_parameter_format";
 
 /// A reason rejected everywhere: its recipient, its category, Twilio's, Telnyx's and Vonage's
-/// codes, and AWS's category and `Reason`.
-type Reason = (&'static str, Category, [&'static str; 3], (Category, &'static str));
+/// codes, and AWS's, Infobip's and Bandwidth's category and code.
+type Reason = (&'static str, Category, [&'static str; 3], [(Category, &'static str); 3]);
 
 /// Each reason rejected everywhere: its recipient, its category, Twilio's, Telnyx's and Vonage's
 /// codes, and AWS's category and `Reason` (AWS has no recipient category: a recipient it cannot
-/// take is a `ValidationException` of the field, `request`).
+/// take is a `ValidationException` of the field, `request`), Infobip's category and rejected
+/// status name (in a 200), and Bandwidth's category and error `type`.
 const REASONS: [Reason; 5] = [
     (
         magic::INVALID_NUMBER,
         Category::Recipient,
         ["21211", "40310", "1430"],
-        (Category::Request, "FIELD_VALIDATION_FAILED"),
+        [
+            (Category::Request, "FIELD_VALIDATION_FAILED"),
+            (Category::Recipient, "REJECTED_DESTINATION"),
+            (Category::Recipient, "request-validation"),
+        ],
     ),
-    (magic::CANNOT_RECEIVE, Category::Recipient, ["21614", "40319", "1170"], (Category::Request, "INVALID_PARAMETER")),
+    (
+        magic::CANNOT_RECEIVE,
+        Category::Recipient,
+        ["21614", "40319", "1170"],
+        [
+            (Category::Request, "INVALID_PARAMETER"),
+            (Category::Recipient, "REJECTED_DESTINATION"),
+            (Category::Recipient, "request-validation"),
+        ],
+    ),
     (
         magic::SENDER_CANNOT_ROUTE,
         Category::Sender,
         ["21612", "40305", "1120"],
-        (Category::Sender, "INVALID_IDENTITY_FOR_DESTINATION_COUNTRY"),
+        [
+            (Category::Sender, "INVALID_IDENTITY_FOR_DESTINATION_COUNTRY"),
+            (Category::Sender, "REJECTED_SOURCE"),
+            (Category::Sender, "request-validation"),
+        ],
     ),
     (
         magic::NO_PERMISSION,
         Category::Account,
         ["21408", "40309", "1160"],
-        (Category::Account, "DESTINATION_COUNTRY_BLOCKED"),
+        [
+            (Category::Account, "DESTINATION_COUNTRY_BLOCKED"),
+            (Category::Account, "REJECTED_NOT_ENOUGH_CREDITS"),
+            (Category::Auth, "forbidden"),
+        ],
     ),
     (
         magic::OPTED_OUT,
         Category::Compliance,
         ["21610", "40300", "1240"],
-        (Category::Compliance, "DESTINATION_PHONE_NUMBER_OPTED_OUT"),
+        [
+            (Category::Compliance, "DESTINATION_PHONE_NUMBER_OPTED_OUT"),
+            (Category::Request, "REJECTED_DND"),
+            (Category::Recipient, "request-validation"),
+        ],
     ),
 ];
+
+/// The category and code `provider`'s adapter gives a reason of [`REASONS`].
+fn answer(provider: Provider, reason: &Reason) -> (Category, Option<&'static str>) {
+    let (_, category, [twilio, telnyx, vonage], [aws, infobip, bandwidth]) = *reason;
+    match provider {
+        Provider::Twilio => (category, Some(twilio)),
+        Provider::Telnyx => (category, Some(telnyx)),
+        // Plivo documents no codes: its generic 400 is a `request` rejection.
+        Provider::Plivo => (Category::Request, None),
+        Provider::Vonage => (category, Some(vonage)),
+        // Sinch answers what it cannot take with a syntax error: `request` too.
+        Provider::Sinch => (Category::Request, Some(SINCH_REJECTION)),
+        Provider::Aws => (aws.0, Some(aws.1)),
+        Provider::Infobip => (infobip.0, Some(infobip.1)),
+        Provider::Bandwidth => (bandwidth.0, Some(bandwidth.1)),
+    }
+}
 
 fn is_uuid(id: &str) -> bool {
     uuid::Uuid::parse_str(id).is_ok()
@@ -74,6 +118,12 @@ async fn every_provider_accepts_and_the_message_is_listed() {
             }
             Provider::Telnyx | Provider::Plivo | Provider::Vonage | Provider::Aws => assert!(is_uuid(id), "{id}"),
             Provider::Sinch => assert!(id.len() == 26 && id.bytes().all(|b| b.is_ascii_alphanumeric()), "{id}"),
+            // The id the adapter chose for the destination.
+            Provider::Infobip => assert!(id.starts_with("sms-sdk-") && id.len() == 40, "{id}"),
+            Provider::Bandwidth => {
+                assert!(id.len() == 29 && id[..13].bytes().all(|b| b.is_ascii_digit()), "{id}");
+                assert!(id[13..].bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit()), "{id}");
+            }
         }
         let entry = emulator.messages().pop().expect("an entry");
         assert_eq!(entry.provider, api.provider());
@@ -100,19 +150,11 @@ async fn media_and_callback_urls_are_recorded() {
 #[tokio::test]
 async fn every_magic_rejection_is_classified_with_the_providers_own_code() {
     let emulator = emulator().await;
-    for (to, category, [twilio, telnyx, vonage], (aws_category, aws)) in REASONS {
+    for reason in &REASONS {
+        let to = reason.0;
         for api in Api::ALL {
             let err = client(&emulator, api).send(&Message::new(to, "Hello")).await.expect_err("rejected");
-            let (expected, code) = match api.provider() {
-                Provider::Twilio => (category, Some(twilio)),
-                Provider::Telnyx => (category, Some(telnyx)),
-                // Plivo documents no codes: its generic 400 is a `request` rejection.
-                Provider::Plivo => (Category::Request, None),
-                Provider::Vonage => (category, Some(vonage)),
-                // Sinch answers what it cannot take with a syntax error: `request` too.
-                Provider::Sinch => (Category::Request, Some(SINCH_REJECTION)),
-                Provider::Aws => (aws_category, Some(aws)),
-            };
+            let (expected, code) = answer(api.provider(), reason);
             assert_eq!(err.kind(), ErrorKind::Rejected(expected), "{api:?} {to}");
             assert_eq!(err.provider_error().and_then(|e| e.provider_code()), code, "{api:?} {to}");
             let entry = emulator.messages().pop().expect("an entry");
@@ -131,10 +173,9 @@ async fn a_recipient_of_one_provider_is_rejected_there_with_its_code_and_accepte
         let Some(at) = recipient.only_at else { continue };
         checked += 1;
         // `+1500555P0RR` is rejected for the reason of `+150055500RR`.
-        let (_, category, [twilio, telnyx, vonage], (aws_category, aws)) = REASONS
+        let reason = REASONS
             .iter()
             .find(|(everywhere, ..)| everywhere[9..] == recipient.number[9..])
-            .copied()
             .unwrap_or_else(|| panic!("no reason for {}", recipient.number));
         for api in Api::ALL {
             let result = client(&emulator, api).send(&Message::new(recipient.number, "Hello")).await;
@@ -146,20 +187,13 @@ async fn a_recipient_of_one_provider_is_rejected_there_with_its_code_and_accepte
                 continue;
             }
             let err = result.expect_err("rejected at its provider");
-            let (expected, code) = match at {
-                Provider::Twilio => (category, Some(twilio)),
-                Provider::Telnyx => (category, Some(telnyx)),
-                Provider::Plivo => (Category::Request, None),
-                Provider::Vonage => (category, Some(vonage)),
-                Provider::Sinch => (Category::Request, Some(SINCH_REJECTION)),
-                Provider::Aws => (aws_category, Some(aws)),
-            };
+            let (expected, code) = answer(at, reason);
             assert_eq!(err.kind(), ErrorKind::Rejected(expected), "{api:?} {}", recipient.number);
             assert_eq!(err.provider_error().and_then(|e| e.provider_code()), code, "{api:?} {}", recipient.number);
             assert_eq!((entry.status, entry.id), (Status::Rejected, None));
         }
     }
-    assert_eq!(checked, 30, "five reasons at each of six providers");
+    assert_eq!(checked, 40, "five reasons at each of eight providers");
     // The accepted ones are delivered like any other message.
     assert!(
         common::eventually(|| emulator.messages().iter().all(|m| m.id.is_none() || m.status == Status::Delivered))
@@ -241,12 +275,12 @@ async fn a_reset_connection_is_unknown_network() {
 }
 
 #[tokio::test]
-async fn a_bare_429_is_unknown_unexpected_status_except_at_sinch() {
+async fn a_bare_429_is_unknown_unexpected_status_except_at_sinch_and_bandwidth() {
     let emulator = emulator().await;
     for (api, result) in send_everywhere(&emulator, magic::BARE_429, no_retry).await {
         let err = result.expect_err("not accepted");
-        if api.provider() == Provider::Sinch {
-            // Sinch documents its 429 by the status alone.
+        if matches!(api.provider(), Provider::Sinch | Provider::Bandwidth) {
+            // Sinch and Bandwidth document their 429 by the status alone.
             assert_eq!(err.kind(), ErrorKind::Rejected(Category::RateLimited));
             assert_eq!(err.retry_after(), None);
         } else {
@@ -308,7 +342,8 @@ async fn rate_limited_once_is_retried_after_a_second_then_accepted() {
     let messages = emulator.messages();
     for provider in Provider::ALL {
         let statuses: Vec<Status> = messages.iter().filter(|m| m.provider == provider).map(|m| m.status).collect();
-        let expected = if provider == Provider::Vonage { 2 } else { 1 };
+        // Vonage and Bandwidth are sent to two ways.
+        let expected = if matches!(provider, Provider::Vonage | Provider::Bandwidth) { 2 } else { 1 };
         assert_eq!(statuses.iter().filter(|s| **s == Status::RateLimited).count(), expected, "{provider}");
         assert_eq!(statuses.len(), expected * 2, "{provider}");
     }
@@ -385,6 +420,34 @@ async fn wrong_credentials_are_auth_rejections() {
                 .base_url(&base)
                 .build()
                 .expect("a"),
+        ),
+        Client::builder()
+            .adapter(sms_sdk::provider::infobip::Infobip::builder(&base, "not-the-key").from(FROM).build().expect("a")),
+        Client::builder().adapter(
+            sms_sdk::provider::bandwidth::Bandwidth::basic(
+                BANDWIDTH_ACCOUNT_ID,
+                BANDWIDTH_APPLICATION_ID,
+                BANDWIDTH_API_USER,
+                "not-the-password",
+            )
+            .from(FROM)
+            .base_url(&base)
+            .build()
+            .expect("a"),
+        ),
+        // A wrong client secret gets no token: nothing is sent.
+        Client::builder().adapter(
+            sms_sdk::provider::bandwidth::Bandwidth::oauth2(
+                BANDWIDTH_ACCOUNT_ID,
+                BANDWIDTH_APPLICATION_ID,
+                BANDWIDTH_CLIENT_ID,
+                "not-the-secret",
+            )
+            .from(FROM)
+            .base_url(&base)
+            .token_url(format!("{base}/api/v1/oauth2/token"))
+            .build()
+            .expect("a"),
         ),
     ];
     for builder in clients {

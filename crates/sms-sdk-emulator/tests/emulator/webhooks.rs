@@ -27,19 +27,29 @@ fn events_by_id(receiver: &Receiver) -> BTreeMap<String, Vec<String>> {
 #[tokio::test]
 async fn status_webhooks_verify_and_normalize_for_every_provider() {
     let receiver = Receiver::start().await;
-    // AWS has no per-message callback URL: its events go to its provider URL.
+    // AWS and Bandwidth have no per-message callback URL: their events go to their provider URL.
     let emulator = Emulator::builder()
         .webhook_url_for(Provider::Aws, receiver.url(Provider::Aws))
+        .webhook_url_for(Provider::Bandwidth, receiver.url(Provider::Bandwidth))
         .status_delay(Duration::from_millis(30))
         .start()
         .await
         .expect("starts");
     let mut expected = BTreeMap::new();
-    for api in [Api::Twilio, Api::Telnyx, Api::Plivo, Api::VonageApplication, Api::Sinch, Api::Aws] {
+    for api in [
+        Api::Twilio,
+        Api::Telnyx,
+        Api::Plivo,
+        Api::VonageApplication,
+        Api::Sinch,
+        Api::Aws,
+        Api::Infobip,
+        Api::BandwidthBasic,
+    ] {
         let url = receiver.url(api.provider());
         for (to, last) in [(TO, "message.delivered"), (magic::UNDELIVERED, "message.undelivered")] {
             let message = Message::new(to, "Status please");
-            let message = if api == Api::Aws { message } else { message.webhook_url(url.clone()) };
+            let message = if api.has_callback_url() { message.webhook_url(url.clone()) } else { message };
             let receipt = client(&emulator, api).send(&message).await.expect("accepted");
             expected.insert(receipt.provider_id, vec!["message.sent".to_owned(), last.to_owned()]);
         }
@@ -155,7 +165,7 @@ async fn inbound_uses_the_configured_url_and_needs_one() {
     let without = Emulator::start().await.expect("starts");
     assert_eq!(post_json(&format!("{}/_emulator/inbound", without.base_url()), &request).await.0, 409);
     let unknown =
-        json!({"provider": "bandwidth", "from": "+1", "to": "+2", "text": "x", "inbound_url": "http://127.0.0.1:9/"});
+        json!({"provider": "messagebird", "from": "+1", "to": "+2", "text": "x", "inbound_url": "http://127.0.0.1:9/"});
     assert_eq!(post_json(&format!("{}/_emulator/inbound", without.base_url()), &unknown).await.0, 400);
 }
 
@@ -184,6 +194,8 @@ async fn each_providers_status_webhooks_go_to_its_own_url_and_the_others_to_the_
         .webhook_url_for(Provider::Twilio, receiver.url(Provider::Twilio))
         .webhook_url_for(Provider::Telnyx, receiver.url(Provider::Telnyx))
         .webhook_url_for(Provider::Aws, receiver.url(Provider::Aws))
+        .webhook_url_for(Provider::Infobip, receiver.url(Provider::Infobip))
+        .webhook_url_for(Provider::Bandwidth, receiver.url(Provider::Bandwidth))
         .status_delay(Duration::from_millis(20))
         .start()
         .await
@@ -192,7 +204,7 @@ async fn each_providers_status_webhooks_go_to_its_own_url_and_the_others_to_the_
     // webhook with the verifier of the provider its path names, so one at another provider's URL
     // would fail.
     let mut expected = Vec::new();
-    for api in [Api::Twilio, Api::Telnyx, Api::VonageBasic, Api::Aws] {
+    for api in [Api::Twilio, Api::Telnyx, Api::VonageBasic, Api::Aws, Api::Infobip, Api::BandwidthOAuth2] {
         let receipt = client(&emulator, api).send(&Message::new(TO, "Hi")).await.expect("accepted");
         expected.push((api.provider().name().to_owned(), receipt.provider_id));
     }

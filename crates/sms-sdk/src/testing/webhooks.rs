@@ -288,8 +288,9 @@ pub const AWS_SNS_TEST_KEY: &str = include_str!("../../assets/aws-sns-test-key.p
 #[cfg_attr(docsrs, doc(cfg(feature = "aws")))]
 pub const AWS_SNS_TEST_CERTIFICATE: &str = include_str!("../../assets/aws-sns-test-certificate.pem");
 
-/// The `SigningCertURL` test messages name: a well-formed AWS certificate URL (a verifier with an
-/// injected certificate still checks the URL's shape).
+/// The `SigningCertURL` of a test message from a `us-east-1` topic: a well-formed AWS certificate
+/// URL (a verifier with an injected certificate still checks the URL's shape, and that its region
+/// is the topic's; [`signed_aws_request`] names the topic's own region's).
 #[cfg(feature = "aws")]
 #[cfg_attr(docsrs, doc(cfg(feature = "aws")))]
 pub const AWS_SNS_TEST_CERTIFICATE_URL: &str =
@@ -369,8 +370,9 @@ impl std::fmt::Debug for SnsSigner {
 }
 
 /// An SNS HTTP notification of `message` (a delivery event's or an inbound message's JSON) from
-/// `topic_arn`, `POST`ed to `url`, signed by `signer` (`SignatureVersion` 2) and naming
-/// [`AWS_SNS_TEST_CERTIFICATE_URL`], with the headers SNS sends.
+/// `topic_arn`, `POST`ed to `url`, signed by `signer` (`SignatureVersion` 2) and naming the test
+/// certificate's URL at SNS in the topic's region ([`AWS_SNS_TEST_CERTIFICATE_URL`] for
+/// `us-east-1`), with the headers SNS sends.
 #[cfg(feature = "aws")]
 #[cfg_attr(docsrs, doc(cfg(feature = "aws")))]
 #[must_use]
@@ -392,7 +394,9 @@ pub fn signed_aws_request(
         token: None,
         subscribe_url: None,
     };
-    SignedRequest::new("POST", url, signer.envelope(&fields, AWS_SNS_TEST_CERTIFICATE_URL))
+    let region = topic_arn.split(':').nth(3).unwrap_or("us-east-1");
+    let certificate_url = AWS_SNS_TEST_CERTIFICATE_URL.replace("us-east-1", region);
+    SignedRequest::new("POST", url, signer.envelope(&fields, &certificate_url))
         .header("content-type", "text/plain; charset=UTF-8")
         .header("x-amz-sns-message-type", "Notification")
         .header("x-amz-sns-message-id", message_id)

@@ -7,6 +7,10 @@ use std::time::{Duration, SystemTime};
 use http::{HeaderMap, HeaderValue};
 use sms_sdk::Outcome;
 use sms_sdk::error::ProviderError;
+#[cfg(feature = "aws")]
+use sms_sdk::provider::aws;
+#[cfg(feature = "sinch")]
+use sms_sdk::provider::sinch;
 use sms_sdk::provider::{plivo, telnyx, twilio, vonage};
 use sms_sdk::testing::webhooks::{SignedRequest, parse_unverified};
 use sms_sdk::webhook::{DEFAULT_MAX_PARAMS, SmsEvent, WebhookError};
@@ -163,7 +167,8 @@ fn same_fields(event: &SmsEvent, params: &[(String, String)]) -> Result<(), Stri
     Ok(())
 }
 
-/// Object keys the JSON normalizers read (on some path), and some they do not.
+/// Object keys the JSON normalizers and response readers read (on some path), and some they do
+/// not.
 const JSON_KEYS: &[&str] = &[
     "data",
     "payload",
@@ -184,6 +189,11 @@ const JSON_KEYS: &[&str] = &[
     "error",
     "type",
     "title",
+    // Provider responses (AWS JSON 1.0).
+    "MessageId",
+    "__type",
+    "Message",
+    "Reason",
     "x",
     "",
 ];
@@ -313,7 +323,8 @@ pub(crate) fn fuzz_json(name: &'static str, ci: u64) {
     assert_linear(&format!("{name}: long escapes and many objects"), 8000, make, parse);
 }
 
-/// A provider response: status, headers and body.
+/// A provider response: status, headers and body, for the provider at `provider` in
+/// [`RESPONDERS`].
 struct Response {
     provider: usize,
     status: u16,
@@ -324,7 +335,7 @@ struct Response {
 impl std::fmt::Debug for Response {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Response")
-            .field("provider", &["twilio", "telnyx", "plivo", "vonage"][self.provider])
+            .field("provider", &RESPONDERS[self.provider].name)
             .field("status", &self.status)
             .field("headers", &self.headers)
             .field("body", &text(&self.body))
@@ -332,43 +343,110 @@ impl std::fmt::Debug for Response {
     }
 }
 
-/// The documented responses of each provider (the fixtures the adapter tests use).
-fn fixtures(provider: usize) -> Vec<&'static [u8]> {
-    match provider {
-        0 => vec![
+/// A provider's response interpretation (`__private::interpret`), its documented responses
+/// (the fixtures the adapter tests use), and the headers it reads besides `Retry-After`, with
+/// values to start from.
+struct Responder {
+    name: &'static str,
+    interpret: fn(u16, &HeaderMap, &[u8], SystemTime) -> Outcome,
+    fixtures: &'static [&'static [u8]],
+    headers: &'static [(&'static str, &'static [&'static [u8]])],
+}
+
+/// A request id, as providers spell theirs.
+const REQUEST_IDS: &[&[u8]] = &[b"RQ00000000000000000000000000000000", b"a1b2c3d4-0000-4000-8000-000000000000", b""];
+
+/// Every provider whose adapter is built.
+const RESPONDERS: &[Responder] = &[
+    Responder {
+        name: "twilio",
+        interpret: twilio::__private::interpret,
+        fixtures: &[
             include_bytes!("../fixtures/twilio/message_created.json"),
             include_bytes!("../fixtures/twilio/error_21211.json"),
             include_bytes!("../fixtures/twilio/error_20429.json"),
             include_bytes!("../fixtures/twilio/error_503.json"),
         ],
-        1 => vec![
+        headers: &[("twilio-request-id", REQUEST_IDS)],
+    },
+    Responder {
+        name: "telnyx",
+        interpret: telnyx::__private::interpret,
+        fixtures: &[
             include_bytes!("../fixtures/telnyx/message_created.json"),
             include_bytes!("../fixtures/telnyx/error_10007.json"),
             include_bytes!("../fixtures/telnyx/error_40300.json"),
         ],
-        2 => vec![
+        headers: &[("x-request-id", REQUEST_IDS)],
+    },
+    Responder {
+        name: "plivo",
+        interpret: plivo::__private::interpret,
+        fixtures: &[
             include_bytes!("../fixtures/plivo/message_created.json"),
             include_bytes!("../fixtures/plivo/error_400.json"),
             include_bytes!("../fixtures/plivo/error_429.json"),
         ],
-        _ => vec![
+        headers: &[],
+    },
+    Responder {
+        name: "vonage",
+        interpret: vonage::__private::interpret,
+        fixtures: &[
             include_bytes!("../fixtures/vonage/message_accepted.json"),
             include_bytes!("../fixtures/vonage/error_1120.json"),
             include_bytes!("../fixtures/vonage/error_throttled.json"),
         ],
-    }
-}
+        headers: &[("x-request-id", REQUEST_IDS)],
+    },
+    #[cfg(feature = "sinch")]
+    Responder {
+        name: "sinch",
+        interpret: sinch::__private::interpret,
+        fixtures: &[
+            include_bytes!("../fixtures/sinch/batch_created.json"),
+            include_bytes!("../fixtures/sinch/error_syntax_invalid_json.json"),
+            include_bytes!("../fixtures/sinch/error_too_many_requests.json"),
+            include_bytes!("../fixtures/sinch/error_unauthorized.json"),
+            include_bytes!("../fixtures/sinch/error_internal.json"),
+        ],
+        headers: &[("x-request-id", REQUEST_IDS)],
+    },
+    // AWS JSON 1.0: the exception in `__type` or, without one, in `x-amzn-ErrorType`, with a
+    // namespace before it and a URL after it sometimes.
+    #[cfg(feature = "aws")]
+    Responder {
+        name: "aws",
+        interpret: aws::__private::interpret,
+        fixtures: &[
+            include_bytes!("../fixtures/aws/send_text_message_ok.json"),
+            include_bytes!("../fixtures/aws/error_validation.json"),
+            include_bytes!("../fixtures/aws/error_conflict_opted_out.json"),
+            include_bytes!("../fixtures/aws/error_throttling.json"),
+            include_bytes!("../fixtures/aws/error_access_denied.json"),
+            include_bytes!("../fixtures/aws/error_internal_server.json"),
+        ],
+        headers: &[
+            ("x-amzn-requestid", REQUEST_IDS),
+            (
+                "x-amzn-errortype",
+                &[
+                    b"ThrottlingException",
+                    b"ConflictException:http://internal.amazon.com/coral/com.amazonaws.pinpointsmsvoicev2/",
+                    b"com.amazonaws.pinpointsmsvoicev2#ValidationException",
+                    b"aws.protocoltests#:x",
+                    b"#:",
+                ],
+            ),
+        ],
+    },
+];
 
 const STATUSES: &[u16] = &[200, 201, 202, 204, 301, 400, 401, 402, 403, 404, 409, 413, 422, 429, 500, 502, 503, 504];
 
 fn interpret(provider: usize, response: &Response, now: SystemTime) -> Outcome {
     let Response { status, headers, body, .. } = response;
-    match provider {
-        0 => twilio::__private::interpret(*status, headers, body, now),
-        1 => telnyx::__private::interpret(*status, headers, body, now),
-        2 => plivo::__private::interpret(*status, headers, body, now),
-        _ => vonage::__private::interpret(*status, headers, body, now),
-    }
+    (RESPONDERS[provider].interpret)(*status, headers, body, now)
 }
 
 /// What a provider said, as an outcome carries it (for the text limit).
@@ -380,16 +458,16 @@ fn details(outcome: &Outcome) -> Option<&ProviderError> {
     }
 }
 
-/// Fuzzes every provider's response interpretation (status, `Retry-After`, body): no panic, and
-/// the provider's text kept to 200 UTF-16 units.
+/// Fuzzes every provider's response interpretation (status, `Retry-After` and the headers it
+/// reads, body): no panic, and the provider's text kept to 200 UTF-16 units.
 pub(crate) fn fuzz_responses(name: &'static str, ci: u64) {
     let now = SystemTime::UNIX_EPOCH + Duration::from_secs(1_700_000_000);
     let fuzz = Fuzz::new(name, ci);
     fuzz.run(
         GLOBAL,
         |rng| {
-            let provider = rng.usize(..4);
-            let fixtures = fixtures(provider);
+            let provider = rng.usize(..RESPONDERS.len());
+            let fixtures = RESPONDERS[provider].fixtures;
             let status = if rng.u8(..8) == 0 { rng.u16(..) } else { STATUSES[rng.usize(..STATUSES.len())] };
             let mut body =
                 if rng.u8(..4) == 0 { json_body(rng) } else { fixtures[rng.usize(..fixtures.len())].to_vec() };
@@ -403,6 +481,17 @@ pub(crate) fn fuzz_responses(name: &'static str, ci: u64) {
                 mutate(rng, &mut value, b"18446744073709551616", 256);
                 if let Ok(value) = HeaderValue::from_bytes(&value) {
                     headers.insert("retry-after", value);
+                }
+            }
+            for (name, values) in RESPONDERS[provider].headers {
+                if rng.bool() {
+                    let mut value = values[rng.usize(..values.len())].to_vec();
+                    if rng.bool() {
+                        mutate(rng, &mut value, b"#:.", 256);
+                    }
+                    if let Ok(value) = HeaderValue::from_bytes(&value) {
+                        headers.insert(*name, value);
+                    }
                 }
             }
             Response { provider, status, headers, body }
@@ -427,7 +516,7 @@ pub(crate) fn fuzz_responses(name: &'static str, ci: u64) {
         Response { provider: 0, status: 400, headers: HeaderMap::new(), body: body.into_bytes() }
     };
     let run = |response: &Response| {
-        for provider in 0..4 {
+        for provider in 0..RESPONDERS.len() {
             let _ = interpret(provider, response, now);
         }
     };

@@ -1,15 +1,18 @@
-//! Hostile input, fuzzed: every provider's webhook verifier and normalizer, form and JSON
-//! decoding, provider responses and the segment estimator, with a seeded generator and mutator
+//! Hostile input, fuzzed: every provider's webhook verifier and normalizer (for AWS also the SNS
+//! signed members, certificates and certificate URLs), form and JSON decoding, provider
+//! responses and the segment estimator, with a seeded generator and mutator
 //! (stable Rust has no `cargo fuzz`). Each execution is checked for panics, typed results and
 //! its allocations (this binary's global allocator counts them); each target also checks that
 //! its time grows linearly with its input.
 //!
-//! CI runs one to three thousand executions per target (a few seconds each); `SMS_SDK_LONG=1` runs
+//! CI runs one to five thousand executions per target (a few seconds each); `SMS_SDK_LONG=1` runs
 //! 10,000,000 per target, `SMS_SDK_FUZZ_CASES=N` exactly N, `SMS_SDK_FUZZ_SEED` picks the seed
 //! (see `engine.rs`). The tests of this binary take turns: allocations are counted per process.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing, clippy::string_slice)] // test code: a panic is a failed test
 
+#[cfg(all(feature = "aws", feature = "twilio", feature = "telnyx", feature = "plivo", feature = "vonage"))]
+mod aws;
 #[cfg(all(feature = "twilio", feature = "telnyx", feature = "plivo", feature = "vonage"))]
 mod decoding;
 mod engine;
@@ -89,6 +92,42 @@ mod providers {
         fuzz_normalizer("fuzz_sinch_normalizer", Provider::Sinch, 3_000);
     }
 
+    #[cfg(feature = "aws")]
+    #[test]
+    fn fuzz_aws_verifier() {
+        fuzz_verifier("fuzz_aws_verifier", Provider::Aws, 1_000);
+    }
+
+    #[cfg(feature = "aws")]
+    #[test]
+    fn fuzz_aws_normalizer() {
+        fuzz_normalizer("fuzz_aws_normalizer", Provider::Aws, 2_000);
+    }
+
+    #[cfg(feature = "aws")]
+    #[test]
+    fn fuzz_aws_signed_members() {
+        super::aws::fuzz_signed_members("fuzz_aws_signed_members", 1_000);
+    }
+
+    #[cfg(feature = "aws")]
+    #[test]
+    fn fuzz_aws_signed_messages() {
+        super::aws::fuzz_signed_messages("fuzz_aws_signed_messages", 1_000);
+    }
+
+    #[cfg(feature = "aws")]
+    #[test]
+    fn fuzz_aws_certificates() {
+        super::aws::fuzz_certificates("fuzz_aws_certificates", 2_000);
+    }
+
+    #[cfg(feature = "aws")]
+    #[test]
+    fn fuzz_aws_certificate_urls() {
+        super::aws::fuzz_certificate_urls("fuzz_aws_certificate_urls", 2_000);
+    }
+
     #[test]
     fn fuzz_form_decoding() {
         decoding::fuzz_forms("fuzz_form_decoding", 3_000);
@@ -101,7 +140,7 @@ mod providers {
 
     #[test]
     fn fuzz_provider_responses() {
-        decoding::fuzz_responses("fuzz_provider_responses", 3_000);
+        decoding::fuzz_responses("fuzz_provider_responses", 4_500);
     }
 
     /// What one refusal of a hostile 1 MiB request may allocate in all.

@@ -19,14 +19,20 @@ use http::{HeaderMap, HeaderName, HeaderValue};
 use sha2::Digest as _;
 #[cfg(feature = "sinch")]
 use sms_sdk::SinchWebhook;
+#[cfg(feature = "aws")]
+use sms_sdk::provider::aws::AwsWebhook;
 #[cfg(feature = "sinch")]
 use sms_sdk::provider::sinch;
 use sms_sdk::provider::{plivo, telnyx, twilio, vonage};
+#[cfg(feature = "aws")]
+use sms_sdk::testing::webhooks::AWS_SNS_TEST_CERTIFICATE;
 use sms_sdk::testing::webhooks::{SignedRequest, TelnyxKeyPair, form_body, parse_unverified};
 use sms_sdk::webhook::{SmsEvent, WebhookError, WebhookVerifier};
 use sms_sdk::{PlivoWebhook, TelnyxWebhook, TwilioWebhook, VonageWebhook};
 
 use super::GLOBAL;
+#[cfg(feature = "aws")]
+use super::aws;
 use super::engine::{Budget, Fuzz, assert_linear, max_len, mutate, text};
 
 /// What a request refused before or at its signature check may allocate.
@@ -43,7 +49,7 @@ const VONAGE_SECRET: &str = "fuzz-vonage-signature-secret";
 const SINCH_SECRET: &str = "fuzz-sinch-webhook-secret";
 const NONCE: &str = "918273645";
 
-fn now() -> SystemTime {
+pub(crate) fn now() -> SystemTime {
     UNIX_EPOCH + Duration::from_secs(NOW)
 }
 
@@ -60,6 +66,8 @@ pub(crate) enum Provider {
     Vonage,
     #[cfg(feature = "sinch")]
     Sinch,
+    #[cfg(feature = "aws")]
+    Aws,
 }
 
 impl Provider {
@@ -71,6 +79,8 @@ impl Provider {
             Self::Vonage => "vonage",
             #[cfg(feature = "sinch")]
             Self::Sinch => "sinch",
+            #[cfg(feature = "aws")]
+            Self::Aws => "aws",
         }
     }
 
@@ -87,7 +97,8 @@ const URLS: &[&str] = &[
     "https://answer.url",
 ];
 
-/// Real payloads of each provider: form bodies (Twilio, Plivo) or JSON bodies.
+/// Real payloads of each provider: form bodies (Twilio, Plivo) or JSON bodies (for AWS, the
+/// signed SNS envelopes of the fixtures).
 fn payloads(provider: Provider) -> Vec<Vec<u8>> {
     let form = |params: &[(&str, &str)]| form_body(params).into_bytes();
     match provider {
@@ -147,6 +158,8 @@ fn payloads(provider: Provider) -> Vec<Vec<u8>> {
             br#"{"type":"recipient_delivery_report_sms","batch_id":"01FC66621XXXXX119Z8PMV1QPQ","recipient":"+14155550123","code":402,"status":"Failed","at":"2026-12-01T10:00:05.000Z","client_reference":"AAAAAAAAAAAAAAAAAAAAAA"}"#.to_vec(),
             br#"{"type":"mo_text","id":"01FC66621VHDBN119Z8PMV1AHY","from":"+14155550123","to":"+15005550006","body":"STOP","received_at":"2026-12-01T10:01:00.000Z"}"#.to_vec(),
         ],
+        #[cfg(feature = "aws")]
+        Provider::Aws => aws::FIXTURES.iter().map(|fixture| fixture.to_vec()).collect(),
     }
 }
 
@@ -157,7 +170,8 @@ fn pairs(body: &[u8]) -> Vec<(String, String)> {
 
 /// `payload` sent to `url` as `provider` would send it, correctly signed: a form POST (Twilio,
 /// Plivo V3), a GET with the payload as query (one case in eight, for the form providers), or
-/// a JSON POST (Twilio's `bodySHA256` form one case in eight).
+/// a JSON POST (Twilio's `bodySHA256` form one case in eight; for AWS, an SNS envelope signed
+/// with the test key, see `aws::resigned`).
 fn signed(provider: Provider, url: &str, payload: &[u8], rng: &mut fastrand::Rng) -> SignedRequest {
     // A provider never sends a fragment; a query appended after one would not be a query.
     let url = url.split('#').next().unwrap_or(url);
@@ -230,6 +244,8 @@ fn signed(provider: Provider, url: &str, payload: &[u8], rng: &mut fastrand::Rng
                 NONCE,
             )
         }
+        #[cfg(feature = "aws")]
+        Provider::Aws => aws::resigned(url, payload, rng),
     }
 }
 
@@ -248,11 +264,16 @@ const PROVIDERS: &[Provider] = &[
     Provider::Vonage,
     #[cfg(feature = "sinch")]
     Provider::Sinch,
+    #[cfg(feature = "aws")]
+    Provider::Aws,
 ];
 
 /// The header names of every provider's signed requests, and one no verifier reads.
 static HEADERS: std::sync::LazyLock<Vec<String>> = std::sync::LazyLock::new(|| {
     let mut names = vec!["x-forwarded-host".to_owned(), "x-plivo-signature-ma-v2".to_owned()];
+    // With raw message delivery SNS posts the bare message: refused whatever else it has.
+    #[cfg(feature = "aws")]
+    names.push("x-amz-sns-rawdelivery".to_owned());
     for &provider in PROVIDERS {
         for seed in 0..16 {
             let request = signed(provider, URLS[0], &payloads(provider)[0], &mut fastrand::Rng::with_seed(seed));
@@ -299,8 +320,13 @@ impl Case {
     }
 }
 
-/// Large structured payloads: many parameters, a huge media count, long values, deep JSON.
+/// Large structured payloads: many parameters, a huge media count, long values, deep JSON (for
+/// AWS, an envelope with a large message or many members).
 fn large_payload(provider: Provider, rng: &mut fastrand::Rng) -> Vec<u8> {
+    #[cfg(feature = "aws")]
+    if provider == Provider::Aws {
+        return aws::large_envelope(rng);
+    }
     let n = rng.usize(1..=4096);
     if provider.form() {
         let base = payloads(provider).swap_remove(rng.usize(..2));
@@ -410,7 +436,7 @@ fn verifier_case(provider: Provider, rng: &mut fastrand::Rng) -> Case {
 
 /// `provider`'s verifier: with the default settings, or with `limits` (body, parameters,
 /// tolerance), in which case the URL-signing verifiers also rebuild the URL from forwarded
-/// headers.
+/// headers (and the AWS verifier takes the tolerance as its optional age limit).
 fn verifier(provider: Provider, limits: Option<(usize, usize, Duration)>) -> Box<dyn WebhookVerifier> {
     let (body, params, tolerance) = limits.unwrap_or((
         sms_sdk::webhook::DEFAULT_MAX_BODY,
@@ -434,6 +460,12 @@ fn verifier(provider: Provider, limits: Option<(usize, usize, Duration)>) -> Box
         #[cfg(feature = "sinch")]
         Provider::Sinch => {
             Box::new(SinchWebhook::hmac(SINCH_SECRET).unwrap().max_body_bytes(body).tolerance(tolerance))
+        }
+        #[cfg(feature = "aws")]
+        Provider::Aws => {
+            let builder =
+                AwsWebhook::builder(aws::TOPIC).certificate_pem(AWS_SNS_TEST_CERTIFICATE).max_body_bytes(body);
+            Box::new(if limits.is_some() { builder.max_age(tolerance) } else { builder }.build().unwrap())
         }
     }
 }

@@ -1,5 +1,6 @@
-//! Hostile webhook requests of about 1 MiB for every provider's verifier, shared by the
-//! allocation test (`tests/fuzz/main.rs`) and the timing bench (`benches/webhook_verify.rs`).
+//! Hostile webhook requests of about 1 MiB for every provider's verifier (AWS's when the `aws`
+//! feature is on), shared by the allocation test (`tests/fuzz/main.rs`) and the timing bench
+//! (`benches/webhook_verify.rs`).
 
 use std::time::{Duration, SystemTime};
 
@@ -67,6 +68,70 @@ fn vonage() -> Box<dyn WebhookVerifier> {
     Box::new(VonageWebhook::new("vonage-secret").unwrap())
 }
 
+/// The SNS topic the AWS verifier pins.
+#[cfg(feature = "aws")]
+const AWS_TOPIC: &str = "arn:aws:sns:us-west-2:123456789012:sms-voice-events";
+
+/// An AWS verifier of [`AWS_TOPIC`] with the test certificate injected (no fetch).
+#[cfg(feature = "aws")]
+fn aws() -> Box<dyn WebhookVerifier> {
+    let builder = sms_sdk::provider::aws::AwsWebhook::builder(AWS_TOPIC);
+    Box::new(builder.certificate_pem(sms_sdk::testing::webhooks::AWS_SNS_TEST_CERTIFICATE).build().unwrap())
+}
+
+/// `body` posted as SNS posts a notification.
+#[cfg(feature = "aws")]
+fn sns(body: Vec<u8>) -> SignedRequest {
+    SignedRequest::new("POST", URL, body)
+        .header("content-type", "text/plain; charset=UTF-8")
+        .header("x-amz-sns-message-type", "Notification")
+        .header("x-amz-sns-topic-arn", AWS_TOPIC)
+}
+
+/// SNS notifications from the pinned topic with a forged signature, each about 1 MiB: one
+/// member long (or many members). Every member read is there and, but where the long one
+/// breaks the rule, reads one way (T285) and names the certificate URL of the topic's region
+/// (T286), so what the long member costs is paid before the signature fails.
+#[cfg(feature = "aws")]
+fn sns_envelopes() -> Vec<(&'static str, Vec<u8>)> {
+    // `member`'s JSON is `value`, its `<FILL>` filled with `unit` up to 1 MiB.
+    let envelope = |member: &str, value: &str, unit: &str| {
+        let signature = format!(r#""{}==""#, "A".repeat(342));
+        let topic = format!(r#""{AWS_TOPIC}""#);
+        let mut members = vec![
+            ("Type", r#""Notification""#),
+            ("MessageId", r#""22b80b92-fdea-4c2c-8f9d-bdfb0c7bf324""#),
+            ("TopicArn", &topic),
+            ("Message", r#""{\"eventType\":\"TEXT_DELIVERED\",\"messageId\":\"m\"}""#),
+            ("Timestamp", r#""2023-11-14T22:13:20.000Z""#),
+            ("SignatureVersion", r#""2""#),
+            ("Signature", &signature),
+            ("SigningCertURL", r#""https://sns.us-west-2.amazonaws.com/SimpleNotificationService-sms-sdk-test.pem""#),
+        ];
+        match members.iter_mut().find(|(name, _)| *name == member) {
+            Some((_, json)) => *json = value,
+            None => members.push((member, value)),
+        }
+        let body = members.iter().map(|(name, json)| format!(r#""{name}":{json}"#)).collect::<Vec<_>>().join(",");
+        let (before, after) = body.split_once("<FILL>").unwrap();
+        let filler = repeated(unit, MIB - 2 - before.len() - after.len());
+        [b"{", before.as_bytes(), &filler, after.as_bytes(), b"}"].concat()
+    };
+    let url = |template: &str| format!(r#""https://sns.us-west-2.{template}""#);
+    vec![
+        ("sns: long message", envelope("Message", r#""<FILL>""#, "a")),
+        ("sns: escaped message", envelope("Message", r#""<FILL>""#, r"\u0041")),
+        ("sns: message of newlines", envelope("Message", r#""<FILL>""#, r"\n")),
+        ("sns: long message id", envelope("MessageId", r#""<FILL>""#, "a")),
+        // RFC 3339 sets no limit to the digits of a fraction of a second.
+        ("sns: long timestamp", envelope("Timestamp", r#""2023-11-14T22:13:20.<FILL>Z""#, "0")),
+        ("sns: long signature", envelope("Signature", r#""<FILL>""#, "A")),
+        ("sns: long cert path", envelope("SigningCertURL", &url("amazonaws.com/<FILL>.pem"), "a")),
+        ("sns: long cert host", envelope("SigningCertURL", &url("<FILL>amazonaws.com/a.pem"), "a.")),
+        ("sns: many members", envelope("Extra", r#"0,<FILL>"Last":0"#, r#""X":0,"#)),
+    ]
+}
+
 /// Every hostile case, each with a forged signature.
 pub(crate) fn cases() -> Vec<Case> {
     let mut cases = Vec::new();
@@ -108,6 +173,16 @@ pub(crate) fn cases() -> Vec<Case> {
             .header("content-type", "application/json")
             .header("x-twilio-signature", "AAAAAAAAAAAAAAAAAAAAAAAAAAA=");
         add(&format!("json: {name}"), twilio(), twilio_json, false);
+    }
+    #[cfg(feature = "aws")]
+    {
+        // Not an envelope (refused as unsigned), then envelopes that reach the signature.
+        for (name, body) in jsons() {
+            add(&format!("json: {name}"), aws(), sns(body), false);
+        }
+        for (name, body) in sns_envelopes() {
+            add(name, aws(), sns(body), false);
+        }
     }
     // Header values are input too: a token of a million dots, a long list of V3 signatures.
     let dots = SignedRequest::new("POST", URL, "{}").header("authorization", &format!("Bearer {}", ".".repeat(MIB)));

@@ -105,9 +105,16 @@ impl Fault {
     pub fn expected(self, provider: Provider, earlier: usize) -> Expect {
         // Plivo documents no error codes (the emulator answers its generic 400) and Sinch answers
         // what it cannot take with a 400 syntax error: a `request` rejection for every magic one.
-        let rejected = |category| match provider {
-            Provider::Plivo | Provider::Sinch => Expect::Rejected(Category::Request),
-            Provider::Twilio | Provider::Telnyx | Provider::Vonage | Provider::Aws => Expect::Rejected(category),
+        // Infobip has no compliance status (an opt-out is a `request` rejection there), and
+        // Bandwidth says a country it may not reach with a 403 (`auth`) and an opt-out with a
+        // validation error on `to` (`recipient`): the emulator answers as each documents.
+        let rejected = |category| match (provider, category) {
+            (Provider::Plivo | Provider::Sinch, _) | (Provider::Infobip, Category::Compliance) => {
+                Expect::Rejected(Category::Request)
+            }
+            (Provider::Bandwidth, Category::Account) => Expect::Rejected(Category::Auth),
+            (Provider::Bandwidth, Category::Compliance) => Expect::Rejected(Category::Recipient),
+            _ => Expect::Rejected(category),
         };
         match self {
             Self::None | Self::Undelivered => Expect::Accepted,
@@ -121,7 +128,9 @@ impl Fault {
             Self::RateLimitedOnce if earlier % 2 == 1 => Expect::Accepted,
             Self::RateLimitedOnce | Self::AlwaysRateLimited => Expect::Rejected(Category::RateLimited),
             // Sinch documents its 429 by the status alone.
-            Self::Bare429 if provider == Provider::Sinch => Expect::Rejected(Category::RateLimited),
+            Self::Bare429 if matches!(provider, Provider::Sinch | Provider::Bandwidth) => {
+                Expect::Rejected(Category::RateLimited)
+            }
             Self::Bare429 => Expect::Unknown(UnknownReason::UnexpectedStatus),
             Self::Unreadable2xx => Expect::Unknown(UnknownReason::MalformedResponse),
         }

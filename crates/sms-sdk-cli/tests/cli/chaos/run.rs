@@ -11,7 +11,8 @@ use sms_sdk::provider::sinch::Sinch;
 use sms_sdk::store::{Operator as _, Record, Resolution, Store};
 use sms_sdk::{Client, ClientBuilder, Error, Failover, Message, Plivo, Receipt, RetryPolicy, Telnyx, Twilio, Vonage};
 use sms_sdk_emulator::credentials::{
-    AWS_ACCESS_KEY_ID, AWS_REGION, PLIVO_AUTH_ID, SINCH_SERVICE_PLAN_ID, TWILIO_ACCOUNT_SID, VONAGE_API_KEY,
+    AWS_ACCESS_KEY_ID, AWS_REGION, BANDWIDTH_ACCOUNT_ID, BANDWIDTH_API_USER, BANDWIDTH_APPLICATION_ID, PLIVO_AUTH_ID,
+    SINCH_SERVICE_PLAN_ID, TWILIO_ACCOUNT_SID, VONAGE_API_KEY,
 };
 use sms_sdk_emulator::{Emulator, Provider, ReceivedMessage, RunningEmulator};
 
@@ -208,6 +209,20 @@ fn adapter(builder: ClientBuilder, emulator: &RunningEmulator, provider: Provide
         (Provider::Sinch, false) => builder.adapter(emulator.sinch().from(FROM).build().unwrap()),
         (Provider::Sinch, true) => builder
             .adapter(Sinch::builder(SINCH_SERVICE_PLAN_ID, "wrong-token").base_url(base).from(FROM).build().unwrap()),
+        (Provider::Infobip, false) => builder.adapter(emulator.infobip().from(FROM).build().unwrap()),
+        (Provider::Infobip, true) => {
+            builder.adapter(sms_sdk::provider::infobip::Infobip::builder(base, "wrong-key").from(FROM).build().unwrap())
+        }
+        (Provider::Bandwidth, false) => builder.adapter(emulator.bandwidth().from(FROM).build().unwrap()),
+        (Provider::Bandwidth, true) => {
+            let bandwidth = sms_sdk::provider::bandwidth::Bandwidth::basic(
+                BANDWIDTH_ACCOUNT_ID,
+                BANDWIDTH_APPLICATION_ID,
+                BANDWIDTH_API_USER,
+                "wrong-password",
+            );
+            builder.adapter(bandwidth.base_url(base).from(FROM).build().unwrap())
+        }
         (Provider::Aws, false) => builder.adapter(emulator.aws().from(FROM).build().unwrap()),
         (Provider::Aws, true) => {
             let credentials = sms_sdk::provider::aws::AwsCredentials::new(AWS_ACCESS_KEY_ID, "wrong-secret");

@@ -17,6 +17,9 @@ use crate::{BoxError, BoxFuture, HttpConfig};
 pub const MAX_CERTIFICATE_BYTES: usize = 64 * 1024;
 /// How long a certificate fetch may take, connect and body included: 5 s.
 pub const FETCH_TIMEOUT: Duration = Duration::from_secs(5);
+/// The longest certificate or confirmation URL read: SNS's are under 1 KiB (a confirmation's
+/// carries its token).
+pub(crate) const MAX_URL_LEN: usize = 2048;
 /// How many certificates the cache keeps (SNS signs with one per region at a time, and rotates it
 /// rarely): the oldest goes first.
 const CACHE_ENTRIES: usize = 16;
@@ -36,6 +39,10 @@ pub fn is_certificate_url(url: &str) -> bool {
 /// Whether `url` is an `https` URL of an SNS endpoint (the host rule of
 /// [`is_certificate_url`]), with a path ending in `suffix` when one is given.
 pub(crate) fn is_sns_url(url: &str, suffix: Option<&str>) -> bool {
+    // SNS's URLs are short ASCII: anything else is refused before the (costlier) parse.
+    if url.len() > MAX_URL_LEN || !url.is_ascii() {
+        return false;
+    }
     let Ok(parsed) = url::Url::parse(url) else { return false };
     // Only the canonical spelling: the cache and the fetch use the string as given, so variants
     // of one URL (case, a default port, escapes, whitespace the parser drops) must not pass as
