@@ -291,17 +291,10 @@ pub(crate) fn check(env: &Env, provider: Provider) -> Result<(), String> {
 /// # Errors
 /// A configuration message.
 pub(crate) fn check_aws_region(env: &Env) -> Result<(), String> {
-    if aws_region(env).is_some_and(|region| !is_aws_region(region)) {
+    if aws_region(env).is_some_and(|region| !sms_sdk::provider::aws::is_region(region)) {
         return Err("AWS_REGION must be a region name such as us-east-1 (lowercase letters, digits and '-')".into());
     }
     Ok(())
-}
-
-/// Whether `region` looks like an AWS region name (`us-east-1`), as the adapter checks it.
-fn is_aws_region(region: &str) -> bool {
-    (1..=32).contains(&region.len())
-        && region.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
-        && region.bytes().next().is_some_and(|b| b.is_ascii_lowercase())
 }
 
 /// A sender as the command line writes it: `+…` a number, 3–8 digits a short code, an AWS
@@ -473,12 +466,17 @@ fn private_key(value: &str) -> String {
     if value.contains("-----BEGIN") || value.is_empty() {
         return value.to_owned();
     }
-    let read = || -> std::io::Result<String> {
-        let mut text = String::new();
-        std::io::Read::read_to_string(&mut std::io::Read::take(std::fs::File::open(value)?, MAX_KEY_FILE), &mut text)?;
-        Ok(text)
-    };
-    read().unwrap_or_else(|_| value.to_owned())
+    read_text_file(value, MAX_KEY_FILE).unwrap_or_else(|_| value.to_owned())
+}
+
+/// The first `limit` bytes of the text file at `path` (a PEM key or certificate a variable names).
+///
+/// # Errors
+/// When the file cannot be opened or read, or is not UTF-8.
+pub(crate) fn read_text_file(path: &str, limit: u64) -> std::io::Result<String> {
+    let mut text = String::new();
+    std::io::Read::read_to_string(&mut std::io::Read::take(std::fs::File::open(path)?, limit), &mut text)?;
+    Ok(text)
 }
 
 #[cfg(test)]

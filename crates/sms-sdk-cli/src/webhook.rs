@@ -89,13 +89,10 @@ fn aws_verifier(topics: &str, env: &Env) -> Result<AwsWebhook, String> {
     }
     if let Some(value) = env.get(AWS_CERTIFICATE_VARIABLE) {
         let pem = if value.contains("-----BEGIN") {
-            value.replace("\\n", "\n").into_bytes()
+            value.replace("\\n", "\n")
         } else {
-            let mut bytes = Vec::new();
-            std::fs::File::open(value)
-                .and_then(|file| file.take(MAX_CERTIFICATE_FILE).read_to_end(&mut bytes))
-                .map_err(|e| format!("{AWS_CERTIFICATE_VARIABLE}: cannot read {value}: {e}"))?;
-            bytes
+            crate::config::read_text_file(value, MAX_CERTIFICATE_FILE)
+                .map_err(|e| format!("{AWS_CERTIFICATE_VARIABLE}: cannot read {value}: {e}"))?
         };
         builder = builder.certificate_pem(pem);
     }

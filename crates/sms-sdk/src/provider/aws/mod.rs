@@ -79,8 +79,9 @@ pub fn endpoint(region: &str) -> String {
 }
 
 /// Whether `region` looks like an AWS region name (`us-east-1`): 1 to 32 lowercase letters,
-/// digits and `-`, starting with a letter.
-fn is_region(region: &str) -> bool {
+/// digits and `-`, starting with a letter (what [`AwsBuilder::build`] accepts).
+#[must_use]
+pub fn is_region(region: &str) -> bool {
     (1..=32).contains(&region.len())
         && region.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
         && region.bytes().next().is_some_and(|b| b.is_ascii_lowercase())

@@ -26,12 +26,12 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::NAME;
-use crate::digest::{same_bytes, sha256_hex_bytes};
+use crate::digest::sha256_hex_bytes;
 use crate::error::Error;
 use crate::json::{self, Code, Items, Object, Text};
 use crate::redact::Secret;
 use crate::webhook::event::{DeliveryStatus, EventKind, Inbound, StatusUpdate};
-use crate::webhook::verify::{Settings, header, parse_time};
+use crate::webhook::verify::{BasicCredentials, Settings, parse_time};
 use crate::webhook::{Raw, SmsEvent, WebhookError, WebhookRequest};
 
 /// The `WWW-Authenticate` value to answer a callback that came without credentials.
@@ -56,8 +56,8 @@ pub fn basic_header(user: &str, password: &str) -> String {
 /// Verifies and normalizes Bandwidth's message callbacks. Its `Debug` never shows the password.
 #[derive(Clone)]
 pub struct BandwidthWebhook {
-    /// `base64(user:password)`, what follows `Basic ` in the header.
-    expected: Secret,
+    /// The application's callback credentials.
+    expected: BasicCredentials,
     settings: Settings,
 }
 
@@ -77,14 +77,8 @@ impl BandwidthWebhook {
     /// # Errors
     /// `Configuration` when the user or the password is empty, or the user holds a `:`.
     pub fn basic(user: &str, password: impl Into<Secret>) -> Result<Self, Error> {
-        let password = password.into();
-        if user.is_empty() || password.is_empty() || user.contains(':') {
-            return Err(Error::configuration(
-                "The Bandwidth webhook verifier needs a user (without ':') and a password for Basic credentials.",
-            ));
-        }
-        let encoded = base64::engine::general_purpose::STANDARD.encode(format!("{user}:{}", password.expose()));
-        Ok(Self { expected: Secret::new(encoded), settings: Settings::default() })
+        let expected = BasicCredentials::new("Bandwidth", user, &password.into())?;
+        Ok(Self { expected, settings: Settings::default() })
     }
 
     crate::webhook::verify::verifier_options!(common);
@@ -114,17 +108,7 @@ impl BandwidthWebhook {
     pub fn verify_all_at(&self, request: &WebhookRequest<'_>, now: SystemTime) -> Result<Vec<SmsEvent>, WebhookError> {
         let _ = now;
         self.settings.check_size(NAME, request)?;
-        let given = header(request.headers, http::header::AUTHORIZATION)
-            .ok_or(WebhookError::MissingSignature { provider: NAME })?;
-        let invalid = WebhookError::InvalidSignature { provider: NAME };
-        let (scheme, credentials) = given.trim().split_once(' ').ok_or_else(|| invalid.clone())?;
-        // The scheme is case-insensitive (RFC 9110); the credentials are compared whole, in
-        // constant time.
-        if !scheme.eq_ignore_ascii_case("basic")
-            || !same_bytes(credentials.trim().as_bytes(), self.expected.expose().as_bytes())
-        {
-            return Err(invalid);
-        }
+        self.expected.check(NAME, request.headers)?;
         parse_all(request.body, self.settings.detect_keywords)
     }
 }

@@ -44,7 +44,6 @@
 
 use std::time::SystemTime;
 
-use base64::Engine as _;
 use serde::Deserialize;
 use serde_json::Value;
 use time::OffsetDateTime;
@@ -57,7 +56,7 @@ use crate::error::Error;
 use crate::json::{self, Code, Items, Object, Text};
 use crate::redact::Secret;
 use crate::webhook::event::{DeliveryStatus, EventKind, Inbound, StatusUpdate};
-use crate::webhook::verify::{Settings, header, query};
+use crate::webhook::verify::{BasicCredentials, Settings, query};
 use crate::webhook::{Raw, SmsEvent, WebhookError, WebhookRequest};
 
 /// The query parameter of the callback URL that carries the secret token (chosen by this SDK;
@@ -98,8 +97,8 @@ pub fn callback_url_with_token(url: &str, token: &str) -> String {
 /// How callbacks prove they come from Infobip.
 #[derive(Clone)]
 enum Auth {
-    /// The `Authorization` header the Basic credentials make.
-    Basic { header: Secret },
+    /// The Basic credentials of the callback.
+    Basic(BasicCredentials),
     /// The secret of the callback URL's [`TOKEN_PARAM`].
     UrlToken { token: Secret },
 }
@@ -115,7 +114,7 @@ pub struct InfobipWebhook {
 impl std::fmt::Debug for InfobipWebhook {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let auth = match self.auth {
-            Auth::Basic { .. } => "basic",
+            Auth::Basic(_) => "basic",
             Auth::UrlToken { .. } => "url_token",
         };
         f.debug_struct("InfobipWebhook").field("auth", &auth).field("settings", &self.settings).finish()
@@ -129,17 +128,8 @@ impl InfobipWebhook {
     /// # Errors
     /// `Configuration` when the user or the password is empty, or the user holds a `:`.
     pub fn basic(user: &str, password: impl Into<Secret>) -> Result<Self, Error> {
-        let password = password.into();
-        if user.is_empty() || password.is_empty() || user.contains(':') {
-            return Err(Error::configuration(
-                "The Infobip webhook verifier needs a user (without ':') and a password for Basic credentials.",
-            ));
-        }
-        let encoded = base64::engine::general_purpose::STANDARD.encode(format!("{user}:{}", password.expose()));
-        Ok(Self {
-            auth: Auth::Basic { header: Secret::new(format!("Basic {encoded}")) },
-            settings: Settings::default(),
-        })
+        let credentials = BasicCredentials::new("Infobip", user, &password.into())?;
+        Ok(Self { auth: Auth::Basic(credentials), settings: Settings::default() })
     }
 
     /// A verifier of callbacks whose URL carries `token` in the query parameter [`TOKEN_PARAM`]
@@ -201,13 +191,7 @@ impl InfobipWebhook {
     fn check(&self, request: &WebhookRequest<'_>) -> Result<Vec<SmsEvent>, WebhookError> {
         self.settings.check_size(NAME, request)?;
         match &self.auth {
-            Auth::Basic { header: expected } => {
-                let given = header(request.headers, http::header::AUTHORIZATION)
-                    .ok_or(WebhookError::MissingSignature { provider: NAME })?;
-                if !same_bytes(given.trim().as_bytes(), expected.expose().as_bytes()) {
-                    return Err(WebhookError::InvalidSignature { provider: NAME });
-                }
-            }
+            Auth::Basic(credentials) => credentials.check(NAME, request.headers)?,
             Auth::UrlToken { token } => {
                 let mut given = url::form_urlencoded::parse(query(request.url).as_bytes())
                     .filter(|(name, _)| name == TOKEN_PARAM)

@@ -8,17 +8,18 @@
 use std::borrow::Cow;
 use std::time::{Duration, SystemTime};
 
-use base64::Engine as _;
 use hmac::Mac as _;
 use serde::Deserialize;
 
 use super::NAME;
-use crate::digest::{same_bytes, sha256_hex_bytes};
+use crate::digest::sha256_hex_bytes;
 use crate::error::Error;
 use crate::json::{self, Code, Text};
 use crate::redact::Secret;
 use crate::webhook::event::{DeliveryStatus, EventKind, Inbound, StatusUpdate};
-use crate::webhook::verify::{KeyedMac, Settings, check_unix_timestamp, decode_signature, header, parse_time};
+use crate::webhook::verify::{
+    BasicCredentials, KeyedMac, Settings, check_unix_timestamp, decode_signature, header, parse_time,
+};
 use crate::webhook::{Raw, SmsEvent, WebhookError, WebhookRequest, WebhookVerifier};
 
 type HmacSha256 = hmac::Hmac<sha2::Sha256>;
@@ -79,8 +80,8 @@ impl Algorithm {
 enum Auth {
     /// The service plan's webhook secret, keyed once for each algorithm.
     Hmac { sha256: KeyedMac<HmacSha256>, sha512: Box<KeyedMac<HmacSha512>> },
-    /// The `Authorization` header the callback URL's Basic credentials make.
-    Basic { header: Secret },
+    /// The callback URL's Basic credentials.
+    Basic(BasicCredentials),
 }
 
 /// Verifies and parses Sinch's SMS callbacks. Its `Debug` shows which authentication, never the
@@ -95,7 +96,7 @@ impl std::fmt::Debug for SinchWebhook {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let auth = match self.auth {
             Auth::Hmac { .. } => "hmac",
-            Auth::Basic { .. } => "basic",
+            Auth::Basic(_) => "basic",
         };
         f.debug_struct("SinchWebhook").field("auth", &auth).field("settings", &self.settings).finish()
     }
@@ -121,17 +122,8 @@ impl SinchWebhook {
     /// # Errors
     /// `Configuration` when the user or the password is empty, or the user holds a `:`.
     pub fn basic(user: &str, password: impl Into<Secret>) -> Result<Self, Error> {
-        let password = password.into();
-        if user.is_empty() || password.is_empty() || user.contains(':') {
-            return Err(Error::configuration(
-                "The Sinch webhook verifier needs a user (without ':') and a password for Basic credentials.",
-            ));
-        }
-        let encoded = base64::engine::general_purpose::STANDARD.encode(format!("{user}:{}", password.expose()));
-        Ok(Self {
-            auth: Auth::Basic { header: Secret::new(format!("Basic {encoded}")) },
-            settings: Settings::default(),
-        })
+        let credentials = BasicCredentials::new("Sinch", user, &password.into())?;
+        Ok(Self { auth: Auth::Basic(credentials), settings: Settings::default() })
     }
 
     crate::webhook::verify::verifier_options!(timestamped);
@@ -152,13 +144,7 @@ impl SinchWebhook {
                 check_unix_timestamp(NAME, timestamp, now, self.settings.tolerance)?;
                 verify_mac(sha256, sha512, algorithm, signature, request.body, nonce, timestamp)?;
             }
-            Auth::Basic { header: expected } => {
-                let given = header(request.headers, http::header::AUTHORIZATION)
-                    .ok_or(WebhookError::MissingSignature { provider: NAME })?;
-                if !same_bytes(given.trim().as_bytes(), expected.expose().as_bytes()) {
-                    return Err(WebhookError::InvalidSignature { provider: NAME });
-                }
-            }
+            Auth::Basic(credentials) => credentials.check(NAME, request.headers)?,
         }
         parse(request.body, self.settings.detect_keywords)
     }

@@ -1,6 +1,6 @@
 //! What the provider verifiers share, by job: their options and the checks made before a
 //! signature (`settings`), the signed URL (`url`), form parameters (`form`), signatures and keys
-//! (`crypto`) and timestamps (`time`).
+//! (`crypto`), Basic credentials (`basic`) and timestamps (`time`).
 
 // Shared by the four provider features: a build with only some of them leaves some unused.
 #![cfg_attr(
@@ -8,12 +8,16 @@
     allow(unused_imports)
 )]
 
+#[cfg(any(feature = "sinch", feature = "infobip", feature = "bandwidth"))]
+mod basic;
 mod crypto;
 mod form;
 mod settings;
 mod time;
 mod url;
 
+#[cfg(any(feature = "sinch", feature = "infobip", feature = "bandwidth"))]
+pub(crate) use self::basic::BasicCredentials;
 #[cfg(any(feature = "twilio", feature = "plivo", feature = "vonage", feature = "sinch"))]
 pub(crate) use self::crypto::KeyedMac;
 pub(crate) use self::crypto::{decode_base64, decode_signature, encode_base64};
