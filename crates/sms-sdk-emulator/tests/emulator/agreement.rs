@@ -18,8 +18,9 @@ use sms_sdk_emulator::observe::{Operation, Outcome};
 use sms_sdk_emulator::{Emulator, Provider, Served};
 use tokio::task::JoinSet;
 
-/// The client's per-request timeout: how long a held connection costs.
-const REQUEST_TIMEOUT: Duration = Duration::from_secs(1);
+/// The client's per-request timeout: how long a held connection costs. Room for a loaded machine:
+/// the OAuth2 adapter fetches its token inside it.
+const REQUEST_TIMEOUT: Duration = Duration::from_secs(3);
 /// The whole table's deadline (its slowest row waits one `Retry-After: 1`).
 const DEADLINE: Duration = Duration::from_secs(60);
 
