@@ -19,7 +19,7 @@ use sms_sdk_emulator::{Emulator, Provider, Served};
 use tokio::task::JoinSet;
 
 /// The client's per-request timeout: how long a held connection costs. Room for a loaded machine:
-/// the OAuth2 adapter fetches its token inside it.
+/// the Bandwidth adapter with OAuth 2.0 fetches its token inside it.
 const REQUEST_TIMEOUT: Duration = Duration::from_secs(3);
 /// The whole table's deadline (its slowest row waits one `Retry-After: 1`).
 const DEADLINE: Duration = Duration::from_secs(60);
