@@ -493,7 +493,8 @@ mod tests {
         }
         let request =
             sms_sdk::webhook::WebhookRequest { method: "POST", url: &hook.url, headers: &headers, body: &hook.body };
-        let events = verifier.verify_all_at(&request, SystemTime::now()).expect("verifies");
+        let events =
+            sms_sdk::webhook::WebhookVerifier::verify_all_at(&verifier, &request, SystemTime::now()).expect("verifies");
         assert_eq!(events.len(), 1);
         assert_eq!(events[0].type_name(), "message.undelivered");
         assert!(filter_time(&infobip_time(now)).is_some());

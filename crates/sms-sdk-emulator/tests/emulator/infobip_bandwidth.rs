@@ -13,7 +13,7 @@ use serde_json::{Value, json};
 use sms_sdk::lookup::{Lookup as _, LookupOutcome};
 use sms_sdk::provider::bandwidth::Bandwidth;
 use sms_sdk::provider::infobip::{InfobipWebhook, callback_url_with_token};
-use sms_sdk::webhook::WebhookRequest;
+use sms_sdk::webhook::{WebhookRequest, WebhookVerifier as _};
 use sms_sdk::{Category, Client, ErrorKind, Message, RetryPolicy};
 use sms_sdk_emulator::credentials::{
     BANDWIDTH_ACCOUNT_ID, BANDWIDTH_API_PASSWORD, BANDWIDTH_API_USER, BANDWIDTH_CLIENT_ID, BANDWIDTH_CLIENT_SECRET,

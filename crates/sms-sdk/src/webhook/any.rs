@@ -80,6 +80,25 @@ impl AnyWebhook {
         self.verifiers.iter().map(|v| v.provider())
     }
 
+    /// What `verify` answers with the first verifier that recognises `request` and verifies
+    /// it, else the first refusal (`MissingSignature` when none recognises it).
+    fn first_verified<T>(
+        &self,
+        request: &WebhookRequest<'_>,
+        verify: impl Fn(&dyn WebhookVerifier) -> Result<T, WebhookError>,
+    ) -> Result<T, WebhookError> {
+        let mut first_error = None;
+        for verifier in self.recognising(request.headers) {
+            match verify(verifier) {
+                Ok(verified) => return Ok(verified),
+                Err(error) => {
+                    first_error.get_or_insert(error);
+                }
+            }
+        }
+        Err(first_error.unwrap_or(WebhookError::MissingSignature { provider: NAME }))
+    }
+
     /// The verifiers that recognise a request with `headers`, in the order added.
     fn recognising<'a>(&'a self, headers: &'a HeaderMap) -> impl Iterator<Item = &'a dyn WebhookVerifier> + 'a {
         self.verifiers.iter().map(|v| &**v).filter(move |v| v.recognizes(headers))
@@ -93,16 +112,11 @@ impl WebhookVerifier for AnyWebhook {
     }
 
     fn verify_at(&self, request: &WebhookRequest<'_>, now: SystemTime) -> Result<SmsEvent, WebhookError> {
-        let mut first_error = None;
-        for verifier in self.recognising(request.headers) {
-            match verifier.verify_at(request, now) {
-                Ok(event) => return Ok(event),
-                Err(error) => {
-                    first_error.get_or_insert(error);
-                }
-            }
-        }
-        Err(first_error.unwrap_or(WebhookError::MissingSignature { provider: NAME }))
+        self.first_verified(request, |verifier| verifier.verify_at(request, now))
+    }
+
+    fn verify_all_at(&self, request: &WebhookRequest<'_>, now: SystemTime) -> Result<Vec<SmsEvent>, WebhookError> {
+        self.first_verified(request, |verifier| verifier.verify_all_at(request, now))
     }
 
     fn body_limit(&self) -> usize {

@@ -65,6 +65,10 @@
 //! # let _ = app; Ok(()) }
 //! ```
 //!
+//! **Batches.** Infobip and Bandwidth post several events in one request: take them with
+//! [`VerifiedAll`] (`VerifiedAll { events, .. }: VerifiedAll<InfobipWebhook>`); [`Verified`]
+//! refuses a request of more than one event with a 400.
+//!
 //! Stop the server with [`Serve::with_graceful_shutdown`]: the requests in flight are answered
 //! before it returns.
 
@@ -156,12 +160,52 @@ where
     type Rejection = WebhookRejection;
 
     async fn from_request(request: Request, state: &S) -> Result<Self, Self::Rejection> {
+        let VerifiedAll { events, .. } = VerifiedAll::<V>::from_request(request, state).await?;
+        let provider = events.first().map_or("", |event| event.provider);
+        match <[SmsEvent; 1]>::try_from(events) {
+            Ok([event]) => Ok(Self { event, verifier: PhantomData }),
+            Err(events) => Err(WebhookRejection(WebhookError::payload(
+                provider,
+                format!("the request carries {} events: take them with VerifiedAll", events.len()),
+            ))),
+        }
+    }
+}
+
+/// Every event of a verified webhook request, in order (at least one), extracted with the
+/// verifier `V` taken from the router state: for Infobip and Bandwidth, which post several
+/// results in one request ([`Verified`] refuses such a request with a 400). Verification,
+/// limits and the observer are [`Verified`]'s; a request is verified whole or refused whole, so
+/// answer non-2xx unless every event was handled and the provider redelivers them all.
+#[derive(Debug)]
+pub struct VerifiedAll<V> {
+    /// The verified events, in the order of the request.
+    pub events: Vec<SmsEvent>,
+    verifier: PhantomData<fn() -> V>,
+}
+
+impl<V> VerifiedAll<V> {
+    /// The verified events.
+    #[must_use]
+    pub fn into_inner(self) -> Vec<SmsEvent> {
+        self.events
+    }
+}
+
+impl<S, V> FromRequest<S> for VerifiedAll<V>
+where
+    S: Send + Sync,
+    V: WebhookVerifier + FromRef<S> + 'static,
+{
+    type Rejection = WebhookRejection;
+
+    async fn from_request(request: Request, state: &S) -> Result<Self, Self::Rejection> {
         let timeout = read_timeout(&request, None);
         let observer = observer_of(&request);
         match receive(Arc::new(V::from_ref(state)), request, timeout).await {
             Ok(received) => {
                 observe(observer.as_ref(), &received).await;
-                Ok(Self { event: received.event, verifier: PhantomData })
+                Ok(Self { events: received.events, verifier: PhantomData })
             }
             Err(error) => Err(WebhookRejection(error)),
         }

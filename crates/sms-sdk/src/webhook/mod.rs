@@ -1,7 +1,9 @@
 //! Receiving provider webhooks: verify first, then normalize into one [`SmsEvent`].
 //!
 //! Each provider has a verifier (`TwilioWebhook`, `TelnyxWebhook`, `PlivoWebhook`,
-//! `VonageWebhook`, under their features) implementing [`WebhookVerifier`]; an [`AnyWebhook`]
+//! `VonageWebhook`, `AwsWebhook`, `SinchWebhook`, `InfobipWebhook`, `BandwidthWebhook`, under
+//! their features) implementing [`WebhookVerifier`]; Infobip and Bandwidth post several events in
+//! one request, which [`WebhookVerifier::verify_all_at`] returns. An [`AnyWebhook`]
 //! made of several recognises each request's provider and verifies it with that one (one status
 //! route for a client that fails over). The only way to get
 //! an event is a successful verification; the clock is an argument ([`WebhookVerifier::verify_at`])
@@ -106,6 +108,27 @@ pub trait WebhookVerifier: Send + Sync {
     /// As [`WebhookVerifier::verify_at`].
     fn verify(&self, request: &WebhookRequest<'_>) -> Result<SmsEvent, WebhookError> {
         self.verify_at(request, SystemTime::now())
+    }
+
+    /// Verifies `request` as of `now` and parses every event it carries, in order: at least
+    /// one, all or none. Infobip and Bandwidth post several results in one request; their
+    /// [`verify_at`](WebhookVerifier::verify_at) refuses a request of more than one (a
+    /// `Payload` error), so code that receives their webhooks calls this (the `tower` layer, the
+    /// `axum` module's `VerifiedAll` and the command's `serve` do). The other providers post one
+    /// event per request: the default is [`verify_at`](WebhookVerifier::verify_at)'s event.
+    ///
+    /// # Errors
+    /// As [`verify_at`](WebhookVerifier::verify_at).
+    fn verify_all_at(&self, request: &WebhookRequest<'_>, now: SystemTime) -> Result<Vec<SmsEvent>, WebhookError> {
+        self.verify_at(request, now).map(|event| vec![event])
+    }
+
+    /// [`verify_all_at`](WebhookVerifier::verify_all_at) as of now.
+    ///
+    /// # Errors
+    /// As [`verify_at`](WebhookVerifier::verify_at).
+    fn verify_all(&self, request: &WebhookRequest<'_>) -> Result<Vec<SmsEvent>, WebhookError> {
+        self.verify_all_at(request, SystemTime::now())
     }
 
     /// The largest body this verifier reads (1 MiB unless configured).

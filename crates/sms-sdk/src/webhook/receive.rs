@@ -32,9 +32,10 @@ pub const INLINE_VERIFY_LIMIT: usize = 64 * 1024;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct BodyReadTimeout(pub Duration);
 
-/// A request that passed verification: its event, its head and its body, read whole.
+/// A request that passed verification: its events (at least one: most providers post one per
+/// request, Infobip and Bandwidth batches), its head and its body, read whole.
 pub(crate) struct Received {
-    pub(crate) event: SmsEvent,
+    pub(crate) events: Vec<SmsEvent>,
     pub(crate) parts: Parts,
     pub(crate) body: Bytes,
 }
@@ -55,7 +56,8 @@ pub(crate) fn read_timeout<B>(request: &Request<B>, configured: Option<Duration>
 }
 
 /// Reads `request`'s body (at most the verifier's [`body_limit`](WebhookVerifier::body_limit),
-/// within `timeout`) and verifies it as received at [`received_url`]. Bodies over
+/// within `timeout`) and verifies it as received at [`received_url`], every event it carries
+/// ([`verify_all`](WebhookVerifier::verify_all)). Bodies over
 /// 64 KiB are verified on the blocking pool.
 pub(crate) async fn receive<V, B>(
     verifier: Arc<V>,
@@ -81,8 +83,8 @@ where
     let inline = body.len() <= INLINE_VERIFY_LIMIT;
     let verify = move |verifier: &V| {
         let request = WebhookRequest { method: parts.method.as_str(), url: &url, headers: &parts.headers, body: &body };
-        let result = verifier.verify(&request);
-        result.map(|event| Received { event, parts, body })
+        let result = verifier.verify_all(&request);
+        result.map(|events| Received { events, parts, body })
     };
     if inline {
         return verify(&verifier);
@@ -96,11 +98,14 @@ where
     }
 }
 
-/// Shows a verified request's event to `observer`, with the URL it was received at (query
-/// included), before the handler runs.
+/// Shows a verified request's events to `observer`, in order, with the URL it was received at
+/// (query included), before the handler runs.
 pub(crate) async fn observe(observer: Option<&SharedObserver>, received: &Received) {
     let Some(observer) = observer else { return };
-    observer.0.on_event(&received.event, &received_url(&received.parts)).await;
+    let url = received_url(&received.parts);
+    for event in &received.events {
+        observer.0.on_event(event, &url).await;
+    }
 }
 
 /// The observer a request carries as an extension (for the axum extractor: add it with

@@ -6,7 +6,12 @@
 //! body read timeout) and verifies it. Then:
 //! - verified: it calls the inner service with the same request head, the verified
 //!   [`SmsEvent`](super::SmsEvent) added to its extensions
-//!   (`request.extensions().get::<SmsEvent>()`) and the body read whole ([`VerifiedBody`]);
+//!   (`request.extensions().get::<SmsEvent>()`) and the body read whole ([`VerifiedBody`]).
+//!   A request that carries several events (Infobip and Bandwidth batch them) calls the inner
+//!   service once per event, in order, each with its own event and the same head and body; the
+//!   answer is the last call's, or the first that is not 2xx (the rest of the batch is then not
+//!   handed on: the provider redelivers the whole batch, and with [dedupe](#deduplication) the
+//!   events already handled are duplicates then);
 //! - refused: it answers itself, without calling the inner service: 401 when the request is not
 //!   authentic, 413 when the body is too large, 400 otherwise (a malformed payload, too many
 //!   parameters, a body that could not be read in time), with a one-line `text/plain` body
@@ -56,7 +61,8 @@
 //! - in flight (another delivery of the event is being handled, here or on another instance
 //!   sharing the store): 409 `in_progress`, without calling the inner service; the provider
 //!   delivers it again later;
-//! - done (handled within the retention): 200 `duplicate`, without calling the inner service;
+//! - done (handled within the retention): 200 `duplicate`, without calling the inner service
+//!   (in a batch: on to the next event; 200 `duplicate` when every event was);
 //! - the store failed: 503 `store_unavailable`, the key untouched, without calling the inner
 //!   service.
 //!
@@ -116,7 +122,7 @@
 use std::convert::Infallible;
 use std::error::Error as StdError;
 use std::fmt;
-use std::future::Future;
+use std::future::{Future, poll_fn};
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
@@ -305,25 +311,49 @@ where
             };
             // The observer (idempotent) sees every verified delivery, duplicates included.
             observe(observer.as_ref(), &received).await;
-            let Received { event, mut parts, body } = received;
-            let held = match &dedupe {
-                None => None,
-                Some(dedupe) => match dedupe.claim(&event.dedupe_key).await {
-                    Step::Handle(held) => Some(held),
-                    Step::Answer(status, reason) => return Ok(text(status, reason)),
-                },
-            };
-            parts.extensions.insert(event);
-            let request = Request::from_parts(parts, VerifiedBody::new(body));
-            // An error, a panic or this future dropped while the inner service runs drops
-            // `held`, which frees the key.
-            let response = inner.call(request).await;
-            if let Some(held) = held {
-                held.finish(response.as_ref().is_ok_and(|response| handled(response.status()))).await;
+            let Received { events, parts, body } = received;
+            let (count, mut parts) = (events.len(), Some(parts));
+            // The service polled ready takes the first call; it is polled again before each other.
+            let (mut ready, mut last) = (true, None);
+            for (index, event) in events.into_iter().enumerate() {
+                let held = match &dedupe {
+                    None => None,
+                    Some(dedupe) => match dedupe.claim(&event.dedupe_key).await {
+                        Step::Handle(held) => Some(held),
+                        // Handled before: on to the batch's next event.
+                        Step::Answer(status, _) if status.is_success() => continue,
+                        Step::Answer(status, reason) => return Ok(text(status, reason)),
+                    },
+                };
+                if !std::mem::take(&mut ready) {
+                    poll_fn(|cx| inner.poll_ready(cx)).await?;
+                }
+                // The head goes with the last event, a copy with each other.
+                let head = if index + 1 == count { parts.take() } else { parts.clone() };
+                let Some(mut head) = head else { break };
+                head.extensions.insert(event);
+                let request = Request::from_parts(head, VerifiedBody::new(body.clone()));
+                // An error, a panic or this future dropped while the inner service runs drops
+                // `held`, which frees the key.
+                let response = inner.call(request).await;
+                if let Some(held) = held {
+                    held.finish(response.as_ref().is_ok_and(|response| handled(response.status()))).await;
+                }
+                let response = response?;
+                if !handled(response.status()) {
+                    // The rest of a batch waits for the provider's redelivery.
+                    return Ok(inner_response(response));
+                }
+                last = Some(response);
             }
-            Ok(response?.map(|body| ResponseBody { kind: Kind::Inner { body } }))
+            Ok(last.map_or_else(|| text(StatusCode::OK, "duplicate"), inner_response))
         }))
     }
+}
+
+/// The inner service's answer, as the layer's.
+fn inner_response<B>(response: Response<B>) -> Response<ResponseBody<B>> {
+    response.map(|body| ResponseBody { kind: Kind::Inner { body } })
 }
 
 /// The answer to a refused webhook: its status and a one-line reason.

@@ -14,10 +14,9 @@
 //! ([`WebhookError::MissingSignature`]) with `401` and `WWW-Authenticate:`
 //! [`WWW_AUTHENTICATE`], which works either way.
 //!
-//! A callback carries several events, while [`WebhookVerifier`](crate::webhook::WebhookVerifier)
-//! returns one: [`BandwidthWebhook`] verifies and normalizes through its own
-//! [`verify_all_at`](BandwidthWebhook::verify_all_at), and implements that trait once it can
-//! return a batch (next).
+//! A callback carries several events: take them all with
+//! [`WebhookVerifier::verify_all_at`] (the `tower` layer, the `axum` module's `VerifiedAll` and
+//! the command's `serve` do); [`WebhookVerifier::verify_at`] refuses a callback of more than one.
 
 use std::time::SystemTime;
 
@@ -31,8 +30,8 @@ use crate::error::Error;
 use crate::json::{self, Code, Items, Object, Text};
 use crate::redact::Secret;
 use crate::webhook::event::{DeliveryStatus, EventKind, Inbound, StatusUpdate};
-use crate::webhook::verify::{BasicCredentials, Settings, parse_time};
-use crate::webhook::{Raw, SmsEvent, WebhookError, WebhookRequest};
+use crate::webhook::verify::{BasicCredentials, Settings, only_event, parse_time};
+use crate::webhook::{Raw, SmsEvent, WebhookError, WebhookRequest, WebhookVerifier};
 
 /// The `WWW-Authenticate` value to answer a callback that came without credentials.
 pub const WWW_AUTHENTICATE: &str = "Basic realm=\"bandwidth-callbacks\"";
@@ -82,31 +81,44 @@ impl BandwidthWebhook {
     }
 
     crate::webhook::verify::verifier_options!(common);
+}
 
-    /// The largest body accepted.
-    #[must_use]
-    pub fn body_limit(&self) -> usize {
-        self.settings.max_body
+impl WebhookVerifier for BandwidthWebhook {
+    fn provider(&self) -> &'static str {
+        NAME
     }
 
-    /// Verifies a callback at the current time and returns its events, in order.
-    ///
-    /// # Errors
-    /// As [`verify_all_at`](Self::verify_all_at).
-    pub fn verify_all(&self, request: &WebhookRequest<'_>) -> Result<Vec<SmsEvent>, WebhookError> {
-        self.verify_all_at(request, SystemTime::now())
+    /// The callback's one event; a callback of several is a payload error (take them all with
+    /// [`verify_all_at`](WebhookVerifier::verify_all_at)).
+    fn verify_at(&self, request: &WebhookRequest<'_>, now: SystemTime) -> Result<SmsEvent, WebhookError> {
+        only_event(NAME, self.verify_all_at(request, now)?)
     }
 
     /// Verifies a callback and returns its events, in order. `now` is unused: Basic credentials
-    /// carry no time (the parameter keeps the verifiers' shape).
+    /// carry no time.
     ///
     /// # Errors
     /// `BodyTooLarge` first; `MissingSignature` without an `Authorization` header (answer `401`
     /// with [`WWW_AUTHENTICATE`]); `InvalidSignature` for other credentials or scheme; a payload
     /// error when the body is not a non-empty JSON array (of at most [`MAX_EVENTS`]) of events
     /// that each name a `type` (and, for message events, a `message.id`).
-    pub fn verify_all_at(&self, request: &WebhookRequest<'_>, now: SystemTime) -> Result<Vec<SmsEvent>, WebhookError> {
+    fn verify_all_at(&self, request: &WebhookRequest<'_>, now: SystemTime) -> Result<Vec<SmsEvent>, WebhookError> {
         let _ = now;
+        crate::metrics::webhook_verified(NAME, self.check(request))
+    }
+
+    fn body_limit(&self) -> usize {
+        self.settings.max_body
+    }
+
+    /// Requests with Basic credentials.
+    fn recognizes(&self, headers: &http::HeaderMap) -> bool {
+        BasicCredentials::offered(headers)
+    }
+}
+
+impl BandwidthWebhook {
+    fn check(&self, request: &WebhookRequest<'_>) -> Result<Vec<SmsEvent>, WebhookError> {
         self.settings.check_size(NAME, request)?;
         self.expected.check(NAME, request.headers)?;
         parse_all(request.body, self.settings.detect_keywords)

@@ -4,7 +4,7 @@
 //!
 //! ```
 //! use sms_sdk::provider::infobip::{InfobipWebhook, TOKEN_PARAM, callback_url_with_token};
-//! use sms_sdk::webhook::WebhookRequest;
+//! use sms_sdk::webhook::{WebhookRequest, WebhookVerifier};
 //!
 //! // The callback URL given to Infobip carries the secret token.
 //! let token = "0123456789abcdef-token";
@@ -36,11 +36,10 @@
 //! Use HTTPS, keep the callback path out of access logs, and add mTLS or an IP allow-list at
 //! the proxy where the account allows it. There is no unauthenticated mode.
 //!
-//! **What comes next.** [`WebhookVerifier`](crate::webhook::WebhookVerifier) returns one event,
-//! and Infobip batches results, so this verifier does not implement it yet: use
-//! [`InfobipWebhook::verify_all_at`], which returns every event of the batch (all or none: a
-//! batch is refused whole, so Infobip redelivers it whole). The trait's batch support is being
-//! designed separately.
+//! **Batches.** Infobip posts several results in one request: take them all with
+//! [`WebhookVerifier::verify_all_at`] (all or none: a batch is refused whole, so Infobip
+//! redelivers it whole); the `tower` layer, the `axum` module's `VerifiedAll` and the command's
+//! `serve` do. [`WebhookVerifier::verify_at`] refuses a request of more than one result.
 
 use std::time::SystemTime;
 
@@ -56,8 +55,8 @@ use crate::error::Error;
 use crate::json::{self, Code, Items, Object, Text};
 use crate::redact::Secret;
 use crate::webhook::event::{DeliveryStatus, EventKind, Inbound, StatusUpdate};
-use crate::webhook::verify::{BasicCredentials, Settings, query};
-use crate::webhook::{Raw, SmsEvent, WebhookError, WebhookRequest};
+use crate::webhook::verify::{BasicCredentials, Settings, only_event, query};
+use crate::webhook::{Raw, SmsEvent, WebhookError, WebhookRequest, WebhookVerifier};
 
 /// The query parameter of the callback URL that carries the secret token (chosen by this SDK;
 /// Infobip sends the URL back as it was given).
@@ -155,39 +154,6 @@ impl InfobipWebhook {
 
     crate::webhook::verify::verifier_options!(common);
 
-    /// The provider's name.
-    #[must_use]
-    pub fn provider(&self) -> &'static str {
-        NAME
-    }
-
-    /// The largest body accepted.
-    #[must_use]
-    pub fn body_limit(&self) -> usize {
-        self.settings.max_body
-    }
-
-    /// Verifies `request` and returns the events of every result it carries, in order. `now`
-    /// is not used (Infobip's callbacks carry no timestamp to check); it keeps the shape of the
-    /// other verifiers.
-    ///
-    /// # Errors
-    /// `BodyTooLarge` over the limit; `MissingSignature` without the header or the token;
-    /// `MalformedSignature` for a token given more than once; `InvalidSignature` when it does
-    /// not match; `Payload` when the body is not a batch of results.
-    pub fn verify_all_at(&self, request: &WebhookRequest<'_>, now: SystemTime) -> Result<Vec<SmsEvent>, WebhookError> {
-        let _ = now;
-        crate::metrics::webhook_verified(NAME, self.check(request))
-    }
-
-    /// [`verify_all_at`](Self::verify_all_at) now.
-    ///
-    /// # Errors
-    /// As [`verify_all_at`](Self::verify_all_at).
-    pub fn verify_all(&self, request: &WebhookRequest<'_>) -> Result<Vec<SmsEvent>, WebhookError> {
-        self.verify_all_at(request, SystemTime::now())
-    }
-
     fn check(&self, request: &WebhookRequest<'_>) -> Result<Vec<SmsEvent>, WebhookError> {
         self.settings.check_size(NAME, request)?;
         match &self.auth {
@@ -206,6 +172,41 @@ impl InfobipWebhook {
             }
         }
         parse_all(request.body, self.settings.detect_keywords)
+    }
+}
+
+impl WebhookVerifier for InfobipWebhook {
+    fn provider(&self) -> &'static str {
+        NAME
+    }
+
+    /// The request's one result; a batch of several is a payload error (take them all with
+    /// [`verify_all_at`](WebhookVerifier::verify_all_at)).
+    fn verify_at(&self, request: &WebhookRequest<'_>, now: SystemTime) -> Result<SmsEvent, WebhookError> {
+        only_event(NAME, self.verify_all_at(request, now)?)
+    }
+
+    /// Verifies `request` and returns the events of every result it carries, in order. `now`
+    /// is not used (Infobip's callbacks carry no timestamp to check).
+    ///
+    /// # Errors
+    /// `BodyTooLarge` over the limit; `MissingSignature` without the header or the token;
+    /// `MalformedSignature` for a token given more than once; `InvalidSignature` when it does
+    /// not match; `Payload` when the body is not a batch of results.
+    fn verify_all_at(&self, request: &WebhookRequest<'_>, now: SystemTime) -> Result<Vec<SmsEvent>, WebhookError> {
+        let _ = now;
+        crate::metrics::webhook_verified(NAME, self.check(request))
+    }
+
+    fn body_limit(&self) -> usize {
+        self.settings.max_body
+    }
+
+    /// With Basic credentials, requests that carry some; with a URL token, none (the token is
+    /// in the URL, which an [`AnyWebhook`](crate::webhook::AnyWebhook) does not look at: give
+    /// Infobip a route of its own).
+    fn recognizes(&self, headers: &http::HeaderMap) -> bool {
+        matches!(self.auth, Auth::Basic(_)) && BasicCredentials::offered(headers)
     }
 }
 

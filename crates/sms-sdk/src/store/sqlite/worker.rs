@@ -38,6 +38,9 @@ const QUEUE: usize = 1024;
 
 /// The most calls the thread takes at once, and so the most writes one commit makes durable.
 const MAX_BATCH: usize = 64;
+/// The least time a call that waits for another connection's lock keeps to answer before its
+/// caller gives up (see [`Budget::lock_deadline`]).
+const LOCK_MARGIN: Duration = Duration::from_millis(250);
 
 /// What a call does to the file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -65,11 +68,14 @@ impl Budget {
         self.limit.saturating_sub(self.started.elapsed())
     }
 
-    /// Until when the call may still wait for another connection's lock: a little before its
-    /// caller gives up, so that the error says that the lock was why.
+    /// Until when the call may still wait for another connection's lock: before its caller
+    /// gives up, so that the error says that the lock was why. The margin (a twentieth of what
+    /// is left, at least 250 ms, at most a quarter) leaves room for a thread of a loaded
+    /// machine to wake from its last sleep and answer.
     pub(super) fn lock_deadline(self) -> Instant {
         let left = self.left();
-        let wait = left.saturating_sub(left.checked_div(20).unwrap_or_default()).min(MAX_BUSY_WAIT);
+        let margin = (left / 20).max(LOCK_MARGIN).min(left / 4);
+        let wait = left.saturating_sub(margin).min(MAX_BUSY_WAIT);
         let now = Instant::now();
         now.checked_add(wait).unwrap_or(now)
     }

@@ -9,7 +9,7 @@ use super::settings::header;
 use crate::digest::same_bytes;
 use crate::error::Error;
 use crate::redact::Secret;
-use crate::webhook::WebhookError;
+use crate::webhook::{SmsEvent, WebhookError};
 
 /// The credentials, as `base64(user:password)`: what follows the scheme in the header.
 #[derive(Clone)]
@@ -32,6 +32,13 @@ impl BasicCredentials {
         Ok(Self { encoded: Secret::new(encoded) })
     }
 
+    /// Whether `headers` carry Basic credentials (of anyone: recognising proves nothing).
+    pub(crate) fn offered(headers: &HeaderMap) -> bool {
+        header(headers, http::header::AUTHORIZATION)
+            .and_then(|value| value.trim().split_once(' '))
+            .is_some_and(|(scheme, _)| scheme.eq_ignore_ascii_case("basic"))
+    }
+
     /// Checks `headers`' `Authorization`: `MissingSignature` without one, `InvalidSignature` for
     /// another scheme (compared case-insensitively, RFC 9110) or other credentials (compared
     /// whole, in constant time).
@@ -46,5 +53,18 @@ impl BasicCredentials {
         } else {
             Err(invalid)
         }
+    }
+}
+
+/// The one event of a batch, for [`WebhookVerifier::verify_at`](crate::webhook::WebhookVerifier::verify_at)
+/// of a provider that batches: a batch of more is a payload error that says to take them all.
+pub(crate) fn only_event(provider: &'static str, mut events: Vec<SmsEvent>) -> Result<SmsEvent, WebhookError> {
+    match (events.pop(), events.is_empty()) {
+        (Some(event), true) => Ok(event),
+        (Some(_), false) => Err(WebhookError::payload(
+            provider,
+            format!("the request carries {} events: verify it with verify_all_at", events.len() + 1),
+        )),
+        (None, _) => Err(WebhookError::payload(provider, "the request carries no event")),
     }
 }

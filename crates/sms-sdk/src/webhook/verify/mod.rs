@@ -18,6 +18,8 @@ mod url;
 
 #[cfg(any(feature = "sinch", feature = "infobip", feature = "bandwidth"))]
 pub(crate) use self::basic::BasicCredentials;
+#[cfg(any(feature = "infobip", feature = "bandwidth"))]
+pub(crate) use self::basic::only_event;
 #[cfg(any(feature = "twilio", feature = "plivo", feature = "vonage", feature = "sinch"))]
 pub(crate) use self::crypto::KeyedMac;
 pub(crate) use self::crypto::{decode_base64, decode_signature, encode_base64};

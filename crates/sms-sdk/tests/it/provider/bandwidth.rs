@@ -10,7 +10,7 @@ use sms_sdk::lookup::{Lookup as _, LookupOutcome};
 use sms_sdk::provider::bandwidth::{self, Bandwidth, BandwidthWebhook};
 use sms_sdk::testing::adapter_contract::{self, ExpectedBody, ExpectedRequest, Fixtures, Reply};
 use sms_sdk::testing::webhooks::signed_bandwidth_request;
-use sms_sdk::webhook::{EventKind, WebhookError};
+use sms_sdk::webhook::{EventKind, WebhookError, WebhookVerifier as _};
 use sms_sdk::{Client, ErrorKind, UnknownReason};
 use wiremock::matchers::{method, path};
 use wiremock::{Mock, MockServer, ResponseTemplate};

@@ -8,6 +8,7 @@ use sms_sdk::adapter::{Category, Delivery, Outcome};
 use sms_sdk::lookup::{Lookup as _, LookupOutcome};
 use sms_sdk::provider::infobip::{self, Infobip, InfobipWebhook};
 use sms_sdk::testing::adapter_contract::{self, ExpectedBody, ExpectedRequest, Fixtures, Reply};
+use sms_sdk::webhook::WebhookVerifier as _;
 use sms_sdk::webhook::event::EventKind;
 use sms_sdk::{Client, ErrorKind, UnknownReason};
 use wiremock::ResponseTemplate;

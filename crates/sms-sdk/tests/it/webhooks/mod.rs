@@ -5,6 +5,8 @@
 
 #[cfg(all(feature = "axum", feature = "twilio", feature = "telnyx", feature = "plivo", feature = "vonage"))]
 mod any;
+#[cfg(all(feature = "axum", feature = "infobip"))]
+mod batch;
 #[cfg(feature = "plivo")]
 mod plivo;
 #[cfg(all(feature = "twilio", feature = "telnyx", feature = "plivo", feature = "vonage"))]
