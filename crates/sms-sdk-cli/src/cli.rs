@@ -17,7 +17,7 @@ use crate::style::{Streams, Style};
 use crate::suppression::SuppressionCommand;
 use crate::webhook::VerifyArgs;
 
-/// Send SMS through Twilio, Telnyx, Plivo, Vonage, Sinch and AWS; validate, diagnose, emulate, reconcile.
+/// Send SMS through Twilio, Telnyx, Plivo, Vonage, Sinch, AWS, Infobip and Bandwidth; validate, diagnose, emulate, reconcile.
 #[derive(Debug, Parser)]
 #[command(name = "sms-sdk", version, arg_required_else_help = true)]
 pub struct Cli {

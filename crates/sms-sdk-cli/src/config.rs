@@ -2,6 +2,8 @@
 
 use sms_sdk::adapter::{Adapter as _, AnyAdapter};
 use sms_sdk::provider::aws::{Aws, AwsCredentials};
+use sms_sdk::provider::bandwidth::Bandwidth;
+use sms_sdk::provider::infobip::Infobip;
 use sms_sdk::provider::sinch::{Region, Sinch};
 use sms_sdk::provider::vonage::Vonage;
 use sms_sdk::{Error, Plivo, Sender, Telnyx, Twilio};
@@ -10,7 +12,8 @@ use crate::flags::Provider;
 use crate::{EXIT_CONFIGURATION, Env};
 
 /// Each provider's production origin, replaced by `SMS_SDK_<PROVIDER>_BASE_URL` (Sinch's is its
-/// default region's, US; AWS's is `us-east-1`'s, though it always follows `AWS_REGION`).
+/// default region's, US; AWS's is `us-east-1`'s, though it always follows `AWS_REGION`;
+/// Infobip's is its shared host, though it always follows the account's `INFOBIP_BASE_URL`).
 pub(crate) fn default_origin(provider: Provider) -> &'static str {
     match provider {
         Provider::Twilio => sms_sdk::provider::twilio::DEFAULT_BASE_URL,
@@ -19,6 +22,8 @@ pub(crate) fn default_origin(provider: Provider) -> &'static str {
         Provider::Vonage => sms_sdk::provider::vonage::Region::Global.base_url(),
         Provider::Sinch => Region::Us.base_url(),
         Provider::Aws => "https://sms-voice.us-east-1.amazonaws.com",
+        Provider::Infobip => "https://api.infobip.com",
+        Provider::Bandwidth => sms_sdk::provider::bandwidth::DEFAULT_BASE_URL,
     }
 }
 
@@ -48,7 +53,8 @@ pub(crate) fn sinch_region(env: &Env) -> Result<Region, String> {
 }
 
 /// The origin `provider`'s adapter sends to: `SMS_SDK_<PROVIDER>_BASE_URL`, else its production
-/// origin (for Sinch, its region's, or US when the region is invalid: [`check`] refuses that).
+/// origin (for Sinch, its region's, or US when the region is invalid: [`check`] refuses that;
+/// for Infobip, the account's `INFOBIP_BASE_URL`, `https://` when it is a bare host).
 pub(crate) fn origin(env: &Env, provider: Provider) -> String {
     if let Some(base) = env.get(&base_url_variable(provider)) {
         return base.to_owned();
@@ -58,8 +64,24 @@ pub(crate) fn origin(env: &Env, provider: Provider) -> String {
         Provider::Aws => {
             aws_region(env).map_or_else(|| default_origin(provider).to_owned(), sms_sdk::provider::aws::endpoint)
         }
-        Provider::Twilio | Provider::Telnyx | Provider::Plivo | Provider::Vonage => default_origin(provider).to_owned(),
+        Provider::Infobip => env.get(INFOBIP_BASE_URL).map_or_else(
+            || default_origin(provider).to_owned(),
+            |host| if host.contains("://") { host.to_owned() } else { format!("https://{host}") },
+        ),
+        Provider::Twilio | Provider::Telnyx | Provider::Plivo | Provider::Vonage | Provider::Bandwidth => {
+            default_origin(provider).to_owned()
+        }
     }
+}
+
+/// The account's own API host at Infobip (`https://<id>.api.infobip.com`, from its portal).
+pub(crate) const INFOBIP_BASE_URL: &str = "INFOBIP_BASE_URL";
+
+/// The token endpoint of Bandwidth's OAuth 2.0: under `SMS_SDK_BANDWIDTH_BASE_URL` when that is
+/// set (the emulator serves both), else Bandwidth's.
+fn bandwidth_token_url(env: &Env) -> Option<String> {
+    let base = env.get(&base_url_variable(Provider::Bandwidth))?;
+    Some(format!("{}/api/v1/oauth2/token", base.trim_end_matches('/')))
 }
 
 /// One group of variables of which any one must be set.
@@ -105,11 +127,25 @@ pub(crate) fn provider_env(provider: Provider) -> ProviderEnv {
             optional: &["AWS_SESSION_TOKEN", "AWS_FROM"],
             secrets: &["AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN"],
         },
+        Provider::Infobip => ProviderEnv {
+            required: &[&[INFOBIP_BASE_URL], &["INFOBIP_API_KEY"]],
+            optional: &["INFOBIP_FROM"],
+            secrets: &["INFOBIP_API_KEY"],
+        },
+        Provider::Bandwidth => ProviderEnv {
+            required: &[
+                &["BANDWIDTH_ACCOUNT_ID"],
+                &["BANDWIDTH_APPLICATION_ID"],
+                &["BANDWIDTH_USERNAME", "BANDWIDTH_CLIENT_ID"],
+            ],
+            optional: &["BANDWIDTH_PASSWORD", "BANDWIDTH_CLIENT_SECRET", "BANDWIDTH_FROM"],
+            secrets: &["BANDWIDTH_PASSWORD", "BANDWIDTH_CLIENT_SECRET"],
+        },
     }
 }
 
 /// The variables that carry a credential into a request header: visible ASCII only.
-const HEADER_VARIABLES: [&str; 13] = [
+const HEADER_VARIABLES: [&str; 18] = [
     "TWILIO_ACCOUNT_SID",
     "TWILIO_AUTH_TOKEN",
     "TWILIO_API_KEY_SID",
@@ -123,6 +159,11 @@ const HEADER_VARIABLES: [&str; 13] = [
     "AWS_ACCESS_KEY_ID",
     "AWS_SECRET_ACCESS_KEY",
     "AWS_SESSION_TOKEN",
+    "INFOBIP_API_KEY",
+    "BANDWIDTH_USERNAME",
+    "BANDWIDTH_PASSWORD",
+    "BANDWIDTH_CLIENT_ID",
+    "BANDWIDTH_CLIENT_SECRET",
 ];
 
 /// Every variable of `provider` that `send` reads, its base URL override included.
@@ -156,11 +197,13 @@ pub(crate) fn sender_variables(provider: Provider) -> &'static str {
         Provider::Vonage => "VONAGE_FROM",
         Provider::Sinch => "SINCH_FROM",
         Provider::Aws => "AWS_FROM (a phone number, sender ID, or pool id or ARN)",
+        Provider::Infobip => "INFOBIP_FROM",
+        Provider::Bandwidth => "BANDWIDTH_FROM",
     }
 }
 
 /// Whether `endpoint` (`scheme://host[:port]`) is `provider`'s own production API (for Sinch,
-/// any region's).
+/// any region's; for Infobip, any account's host).
 pub(crate) fn is_own_endpoint(provider: Provider, endpoint: &str) -> bool {
     let is = |origin: &str| url::Url::parse(origin).is_ok_and(|url| url.origin().ascii_serialization() == endpoint);
     match provider {
@@ -172,7 +215,12 @@ pub(crate) fn is_own_endpoint(provider: Provider, endpoint: &str) -> bool {
                     && (host.ends_with(".amazonaws.com") || host.ends_with(".amazonaws.com.cn"))
             })
         }),
-        Provider::Twilio | Provider::Telnyx | Provider::Plivo | Provider::Vonage => is(default_origin(provider)),
+        Provider::Infobip => url::Url::parse(endpoint).is_ok_and(|url| {
+            url.host_str().is_some_and(|host| host == "api.infobip.com" || host.ends_with(".api.infobip.com"))
+        }),
+        Provider::Twilio | Provider::Telnyx | Provider::Plivo | Provider::Vonage | Provider::Bandwidth => {
+            is(default_origin(provider))
+        }
     }
 }
 
@@ -229,6 +277,25 @@ pub(crate) fn missing(env: &Env, provider: Provider) -> Vec<&'static str> {
             }
             need("AWS_ACCESS_KEY_ID");
             need("AWS_SECRET_ACCESS_KEY");
+        }
+        Provider::Infobip => {
+            // The emulator's (or a proxy's) origin stands in for the account's host.
+            if !set(&base_url_variable(provider)) {
+                need(INFOBIP_BASE_URL);
+            }
+            need("INFOBIP_API_KEY");
+        }
+        Provider::Bandwidth => {
+            need("BANDWIDTH_ACCOUNT_ID");
+            need("BANDWIDTH_APPLICATION_ID");
+            // As `adapter` builds it: an API user means Basic auth, else OAuth 2.0 client credentials.
+            if !set("BANDWIDTH_USERNAME") && (set("BANDWIDTH_CLIENT_ID") || set("BANDWIDTH_CLIENT_SECRET")) {
+                need("BANDWIDTH_CLIENT_ID");
+                need("BANDWIDTH_CLIENT_SECRET");
+            } else {
+                need("BANDWIDTH_USERNAME");
+                need("BANDWIDTH_PASSWORD");
+            }
         }
     }
     missing
@@ -323,7 +390,12 @@ pub(crate) fn env_sender(env: &Env, provider: Provider) -> Option<(Sender, Strin
     let pool = match provider {
         Provider::Twilio => env.get("TWILIO_MESSAGING_SERVICE_SID"),
         Provider::Plivo => env.get("PLIVO_POWERPACK_UUID"),
-        Provider::Telnyx | Provider::Vonage | Provider::Sinch | Provider::Aws => None,
+        Provider::Telnyx
+        | Provider::Vonage
+        | Provider::Sinch
+        | Provider::Aws
+        | Provider::Infobip
+        | Provider::Bandwidth => None,
     }?;
     Some((Sender::messaging_service(pool), pool.to_owned()))
 }
@@ -388,6 +460,23 @@ pub(crate) fn adapter(env: &Env, provider: Provider, from: Option<Sender>) -> Re
             }
             let region = aws_region(env).unwrap_or_default().to_owned();
             let builder = Aws::builder(region, credentials).base_url(base);
+            AnyAdapter::new(with_from!(builder, from).build()?)
+        }
+        Provider::Infobip => {
+            let builder = Infobip::builder(base, var("INFOBIP_API_KEY"));
+            AnyAdapter::new(with_from!(builder, from).build()?)
+        }
+        Provider::Bandwidth => {
+            let (account, application) = (var("BANDWIDTH_ACCOUNT_ID"), var("BANDWIDTH_APPLICATION_ID"));
+            let mut builder = if env.get("BANDWIDTH_USERNAME").is_some() {
+                Bandwidth::basic(account, application, var("BANDWIDTH_USERNAME"), var("BANDWIDTH_PASSWORD"))
+            } else {
+                Bandwidth::oauth2(account, application, var("BANDWIDTH_CLIENT_ID"), var("BANDWIDTH_CLIENT_SECRET"))
+            };
+            if let Some(token_url) = bandwidth_token_url(env) {
+                builder = builder.token_url(token_url);
+            }
+            let builder = builder.base_url(base);
             AnyAdapter::new(with_from!(builder, from).build()?)
         }
     })

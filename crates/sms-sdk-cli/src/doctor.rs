@@ -29,7 +29,11 @@ pub(crate) struct Flag {
 
 /// The doctor's flags, in the order of its usage text (`-h, --help` follows them).
 pub(crate) const FLAGS: [Flag; 8] = [
-    Flag { long: "adapter", value: Some("name"), help: "twilio, telnyx, plivo, vonage, sinch or aws (required)" },
+    Flag {
+        long: "adapter",
+        value: Some("name"),
+        help: "twilio, telnyx, plivo, vonage, sinch, aws, infobip or bandwidth (required)",
+    },
     Flag {
         long: "body",
         value: Some("text"),
@@ -172,7 +176,7 @@ fn parse(args: &[String]) -> Result<Parsed, String> {
         *slot = Some(value.clone());
     }
     let Some(adapter) = adapter.as_deref().and_then(Provider::named) else {
-        return Err("--adapter must be one of twilio, telnyx, plivo, vonage, sinch, aws".into());
+        return Err("--adapter must be one of twilio, telnyx, plivo, vonage, sinch, aws, infobip, bandwidth".into());
     };
     Ok(Parsed::Run(Options { adapter, body, to, from, live, confirm_to, confirm_from, json }))
 }
@@ -700,12 +704,12 @@ mod tests {
     #[test]
     fn the_usage_text_is_the_reference_s() {
         const REFERENCE: &str = "\
-Usage: sms-sdk doctor --adapter <twilio|telnyx|plivo|vonage|sinch|aws> [options]
+Usage: sms-sdk doctor --adapter <twilio|telnyx|plivo|vonage|sinch|aws|infobip|bandwidth> [options]
 
 Checks one provider's configuration without sending anything (a dry run, no network calls).
 
 Options:
-  --adapter <name>        twilio, telnyx, plivo, vonage, sinch or aws (required)
+  --adapter <name>        twilio, telnyx, plivo, vonage, sinch, aws, infobip or bandwidth (required)
   --body <text>           message body to estimate (default: \"Test message from SMS SDK doctor.\")
   --to <+E164>            recipient to check (format only)
   --from <sender>         sender: +E164 number, 3-8 digit short code, or alphanumeric ID

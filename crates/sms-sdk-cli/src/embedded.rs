@@ -140,8 +140,9 @@ pub(crate) async fn embedded_send(
     let _ = writeln!(
         err,
         "{what}\nnote: set TWILIO_ACCOUNT_SID, TWILIO_AUTH_TOKEN and TWILIO_FROM (or TELNYX_API_KEY, PLIVO_AUTH_ID \
-         and PLIVO_AUTH_TOKEN, VONAGE_API_KEY and VONAGE_API_SECRET, SINCH_SERVICE_PLAN_ID and SINCH_API_TOKEN, or \
-         AWS_FROM with the AWS credentials and region) to send for real (sms-sdk doctor --help lists them all)."
+         and PLIVO_AUTH_TOKEN, VONAGE_API_KEY and VONAGE_API_SECRET, SINCH_SERVICE_PLAN_ID and SINCH_API_TOKEN, \
+         INFOBIP_BASE_URL and INFOBIP_API_KEY, the BANDWIDTH_ account, application and API user, or AWS_FROM with \
+         the AWS credentials and region) to send for real (sms-sdk doctor --help lists them all)."
     );
     emulator.shutdown().await;
     code

@@ -29,8 +29,8 @@ pub(crate) struct EmulatorArgs {
     #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:4010", value_parser = crate::flags::listen)]
     pub(crate) listen: String,
     /// Where status webhooks go when a message has no callback URL (an absolute http(s) URL).
-    /// Repeat it as PROVIDER=URL (twilio, telnyx, plivo, vonage, sinch or aws) to send one provider's
-    /// elsewhere: a bare URL is for every provider without one of its own.
+    /// Repeat it as PROVIDER=URL (twilio, telnyx, plivo, vonage, sinch, aws, infobip or bandwidth)
+    /// to send one provider's elsewhere: a bare URL is for every provider without one of its own.
     #[arg(long, value_name = "URL", value_hint = ValueHint::Url, value_parser = crate::flags::provider_url)]
     pub(crate) webhook_url: Vec<ProviderUrl>,
     /// Where injected inbound messages go (an absolute http(s) URL). Repeat it as PROVIDER=URL
@@ -208,12 +208,18 @@ fn setup_text(base: &str, store: Option<&str>) -> String {
     );
     // One line, its newlines written `\n` (the command reads them back).
     let certificate = credentials::AWS_SNS_CERTIFICATE.trim_end().replace('\n', "\\n");
+    // The Basic credentials the emulator's Infobip and Bandwidth webhooks carry, as `user:password`.
+    let infobip_webhook = format!("{}:{}", credentials::INFOBIP_WEBHOOK_USER, credentials::INFOBIP_WEBHOOK_PASSWORD);
+    let bandwidth_webhook =
+        format!("{}:{}", credentials::BANDWIDTH_CALLBACK_USER, credentials::BANDWIDTH_CALLBACK_PASSWORD);
     let variables = [
         ("SMS_SDK_TWILIO_BASE_URL", base),
         ("SMS_SDK_TELNYX_BASE_URL", base),
         ("SMS_SDK_PLIVO_BASE_URL", base),
         ("SMS_SDK_VONAGE_BASE_URL", base),
         ("SMS_SDK_SINCH_BASE_URL", base),
+        ("SMS_SDK_INFOBIP_BASE_URL", base),
+        ("SMS_SDK_BANDWIDTH_BASE_URL", base),
         ("TWILIO_ACCOUNT_SID", credentials::TWILIO_ACCOUNT_SID),
         ("TWILIO_AUTH_TOKEN", credentials::TWILIO_AUTH_TOKEN),
         ("TWILIO_FROM", SENDER),
@@ -231,6 +237,15 @@ fn setup_text(base: &str, store: Option<&str>) -> String {
         ("SINCH_API_TOKEN", credentials::SINCH_API_TOKEN),
         ("SINCH_FROM", SENDER),
         ("SINCH_WEBHOOK_SECRET", credentials::SINCH_WEBHOOK_SECRET),
+        ("INFOBIP_API_KEY", credentials::INFOBIP_API_KEY),
+        ("INFOBIP_FROM", SENDER),
+        ("INFOBIP_WEBHOOK_BASIC", &infobip_webhook),
+        ("BANDWIDTH_ACCOUNT_ID", credentials::BANDWIDTH_ACCOUNT_ID),
+        ("BANDWIDTH_APPLICATION_ID", credentials::BANDWIDTH_APPLICATION_ID),
+        ("BANDWIDTH_USERNAME", credentials::BANDWIDTH_API_USER),
+        ("BANDWIDTH_PASSWORD", credentials::BANDWIDTH_API_PASSWORD),
+        ("BANDWIDTH_FROM", SENDER),
+        ("BANDWIDTH_WEBHOOK_BASIC", &bandwidth_webhook),
         // What `serve` and `webhook verify` need for the emulator's SNS messages (the emulator
         // signs with a certificate of its own).
         ("AWS_SNS_TOPIC_ARN", credentials::AWS_SNS_TOPIC_ARN),

@@ -14,11 +14,14 @@ pub(crate) enum Provider {
     Vonage,
     Sinch,
     Aws,
+    Infobip,
+    Bandwidth,
 }
 
 impl Provider {
     /// The providers, in the default failover order.
-    pub(crate) const ALL: [Self; 6] = [Self::Twilio, Self::Telnyx, Self::Plivo, Self::Vonage, Self::Sinch, Self::Aws];
+    pub(crate) const ALL: [Self; 8] =
+        [Self::Twilio, Self::Telnyx, Self::Plivo, Self::Vonage, Self::Sinch, Self::Aws, Self::Infobip, Self::Bandwidth];
 
     /// The provider named `name` (`twilio`, …), as records and adapters spell it.
     pub(crate) fn named(name: &str) -> Option<Self> {
@@ -34,12 +37,16 @@ impl Provider {
             Self::Vonage => "vonage",
             Self::Sinch => "sinch",
             Self::Aws => "aws",
+            Self::Infobip => "infobip",
+            Self::Bandwidth => "bandwidth",
         }
     }
 
     /// Checks that `id` has the shape of this provider's message ids: Twilio's `SM` (or `MM`)
     /// and 32 hex digits, Sinch's 26 letters and digits, AWS's 1 to 64 letters, digits and `-`
-    /// (a UUID in practice), a UUID for the others.
+    /// (a UUID in practice), Infobip's 1 to 200 letters, digits, `-`, `_` and `.` (the ids the
+    /// adapter chooses are `sms-sdk-…`), Bandwidth's 1 to 64 letters, digits, `-` and `_`, a UUID
+    /// for the others.
     ///
     /// # Errors
     /// What the id should look like.
@@ -57,6 +64,14 @@ impl Provider {
             Self::Aws => (
                 (1..=64).contains(&id.len()) && id.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-'),
                 "1 to 64 letters, digits and '-' (a MessageId)",
+            ),
+            Self::Infobip => (
+                (1..=200).contains(&id.len()) && id.bytes().all(|b| b.is_ascii_alphanumeric() || b"-_.".contains(&b)),
+                "1 to 200 letters, digits, '-', '_' or '.' (a messageId)",
+            ),
+            Self::Bandwidth => (
+                (1..=64).contains(&id.len()) && id.bytes().all(|b| b.is_ascii_alphanumeric() || b"-_".contains(&b)),
+                "1 to 64 letters, digits, '-' or '_' (a message id)",
             ),
             Self::Telnyx | Self::Plivo | Self::Vonage => {
                 let groups: Vec<&str> = id.split('-').collect();

@@ -173,7 +173,8 @@ impl Env {
     /// data directory variables).
     #[must_use]
     pub fn is_ours(name: &str) -> bool {
-        const PREFIXES: [&str; 7] = ["TWILIO_", "TELNYX_", "PLIVO_", "VONAGE_", "SINCH_", "SMS_SDK_", "LIVE_SMS_"];
+        const PREFIXES: [&str; 9] =
+            ["TWILIO_", "TELNYX_", "PLIVO_", "VONAGE_", "SINCH_", "INFOBIP_", "BANDWIDTH_", "SMS_SDK_", "LIVE_SMS_"];
         // AWS's variables are shared with every AWS tool: only the ones the command reads.
         const AWS: [&str; 7] = [
             "AWS_REGION",

@@ -94,7 +94,11 @@ pub(crate) fn names(group: Group) -> Vec<String> {
         Group::DataDirectory => owned(&crate::paths::VARIABLES),
         Group::WebhookSecrets => {
             let secrets = Provider::ALL.into_iter().map(|p| crate::webhook::secret_variable(p).to_owned());
-            let extra = [crate::webhook::SINCH_BASIC_VARIABLE, crate::webhook::AWS_CERTIFICATE_VARIABLE];
+            let extra = [
+                crate::webhook::SINCH_BASIC_VARIABLE,
+                crate::webhook::INFOBIP_TOKEN_VARIABLE,
+                crate::webhook::AWS_CERTIFICATE_VARIABLE,
+            ];
             secrets.chain(extra.map(str::to_owned)).collect()
         }
         Group::Correlation => owned(&[crate::serve::CORRELATION_SECRET_VARIABLE]),
@@ -129,7 +133,7 @@ fn about(group: Group) -> &'static str {
         }
         Group::DataDirectory => "Where the default store lives (the data directory; LOCALAPPDATA, APPDATA on Windows)",
         Group::WebhookSecrets => {
-            "Webhook secrets (Telnyx: its base64 Ed25519 public key; Sinch: its HMAC secret, or SINCH_WEBHOOK_BASIC user:password of the callback URL; AWS: the SNS topic ARNs to accept, comma-separated, and SMS_SDK_AWS_SNS_CERTIFICATE a certificate to trust instead of fetching AWS's)"
+            "Webhook secrets (Telnyx: its base64 Ed25519 public key; Sinch: its HMAC secret, or SINCH_WEBHOOK_BASIC user:password of the callback URL; AWS: the SNS topic ARNs to accept, comma-separated, and SMS_SDK_AWS_SNS_CERTIFICATE a certificate to trust instead of fetching AWS's; Infobip: INFOBIP_WEBHOOK_BASIC user:password of its callbacks, or INFOBIP_WEBHOOK_TOKEN the token of their URL's sms_sdk_token; Bandwidth: BANDWIDTH_WEBHOOK_BASIC user:password of the application's callbacks)"
         }
         Group::Correlation => {
             "the secret (32+ bytes, shared with `serve`) of the correlation references keyed sends carry"
@@ -152,7 +156,7 @@ pub(crate) fn section(groups: &[Group], colour: bool) -> String {
                 for provider in Provider::ALL {
                     let names =
                         if group == Group::Configured { configuring_names(provider) } else { provider_names(provider) };
-                    let _ = writeln!(text, "    {:<7} {}", provider.as_str(), names.join(" "));
+                    let _ = writeln!(text, "    {:<9} {}", provider.as_str(), names.join(" "));
                 }
                 if group == Group::Credentials {
                     let _ =
@@ -160,6 +164,12 @@ pub(crate) fn section(groups: &[Group], colour: bool) -> String {
                     let _ = writeln!(
                         text,
                         "    (AWS: only AWS_FROM or SMS_SDK_AWS_BASE_URL select it; the credentials alone do not)"
+                    );
+                    let _ = writeln!(
+                        text,
+                        "    (INFOBIP_BASE_URL: the account's own API host, https://<id>.api.infobip.com; Bandwidth: \
+                         BANDWIDTH_USERNAME and BANDWIDTH_PASSWORD, or BANDWIDTH_CLIENT_ID and BANDWIDTH_CLIENT_SECRET \
+                         for OAuth 2.0)"
                     );
                 }
             }
@@ -269,7 +279,7 @@ mod tests {
             (vec!["suppression", "check"], vec![to], &home_only),
             (vec!["batch"], vec!["--csv", csv, "--body-column", "body", "--key-prefix", "k", "--dry-run"], &twilio),
         ];
-        for provider in ["twilio", "telnyx", "plivo", "vonage", "sinch"] {
+        for provider in ["twilio", "telnyx", "plivo", "vonage", "sinch", "aws", "infobip", "bandwidth"] {
             cases.push((vec!["webhook", "verify"], vec!["--provider", provider, "--url", "https://example.com/"], &[]));
         }
         for (path, args, vars) in cases {
@@ -282,7 +292,7 @@ mod tests {
             }
         }
         // The doctor parses its own flags: its help, and clap's for `sms-sdk help doctor`.
-        for provider in ["twilio", "telnyx", "plivo", "vonage", "sinch"] {
+        for provider in ["twilio", "telnyx", "plivo", "vonage", "sinch", "aws", "infobip", "bandwidth"] {
             let read = reads(&["doctor", "--adapter", provider, "--to", to], &twilio);
             for help in [run(&["doctor", "--help"], &Env::default()).1, run(&["help", "doctor"], &Env::default()).1] {
                 for name in &read {

@@ -12,6 +12,7 @@ use sms_sdk::provider::sinch::SinchWebhook;
 use sms_sdk::redact::{mask_phone_number, redact_url_userinfo};
 use sms_sdk::webhook::event::{Inbound, KeywordMessage, StatusUpdate};
 use sms_sdk::webhook::{EventKind, SmsEvent, WebhookError, WebhookRequest, WebhookVerifier};
+use sms_sdk::{BandwidthWebhook, InfobipWebhook};
 use sms_sdk::{PlivoWebhook, TelnyxWebhook, TwilioWebhook, VonageWebhook};
 
 use crate::flags::Provider;
@@ -47,8 +48,13 @@ pub(crate) struct VerifyArgs {
 /// callback URL (used only when `SINCH_WEBHOOK_SECRET` is unset).
 pub(crate) const SINCH_BASIC_VARIABLE: &str = "SINCH_WEBHOOK_BASIC";
 
-/// The variable holding each provider's webhook secret (Sinch's HMAC secret; its Basic
-/// credentials are [`SINCH_BASIC_VARIABLE`]).
+/// Infobip callbacks that carry a secret in their URL instead of Basic credentials: the token
+/// of the query parameter `sms_sdk_token` (used only when `INFOBIP_WEBHOOK_BASIC` is unset).
+pub(crate) const INFOBIP_TOKEN_VARIABLE: &str = "INFOBIP_WEBHOOK_TOKEN";
+
+/// The variable holding each provider's webhook secret (Sinch's HMAC secret, Infobip's and
+/// Bandwidth's callback Basic credentials as `user:password`; the alternatives are
+/// [`alternative_variable`]'s).
 pub(crate) fn secret_variable(provider: Provider) -> &'static str {
     match provider {
         Provider::Twilio => "TWILIO_AUTH_TOKEN",
@@ -58,7 +64,31 @@ pub(crate) fn secret_variable(provider: Provider) -> &'static str {
         Provider::Sinch => "SINCH_WEBHOOK_SECRET",
         // Not a secret: SNS messages are signed with AWS's certificate; the topics pin whose.
         Provider::Aws => AWS_TOPIC_VARIABLE,
+        Provider::Infobip => "INFOBIP_WEBHOOK_BASIC",
+        Provider::Bandwidth => "BANDWIDTH_WEBHOOK_BASIC",
     }
+}
+
+/// The variable that configures `provider`'s verifier another way, read when its
+/// [`secret_variable`] is unset: Sinch's Basic credentials, Infobip's URL token.
+pub(crate) fn alternative_variable(provider: Provider) -> Option<&'static str> {
+    match provider {
+        Provider::Sinch => Some(SINCH_BASIC_VARIABLE),
+        Provider::Infobip => Some(INFOBIP_TOKEN_VARIABLE),
+        Provider::Twilio
+        | Provider::Telnyx
+        | Provider::Plivo
+        | Provider::Vonage
+        | Provider::Aws
+        | Provider::Bandwidth => None,
+    }
+}
+
+/// `user` and `password` of a `user:password` variable.
+fn basic_pair(value: &str) -> Result<(&str, String), String> {
+    let (user, password) =
+        value.split_once(':').ok_or_else(|| "must be user:password (the callback's Basic credentials)".to_owned())?;
+    Ok((user, password.to_owned()))
 }
 
 /// The SNS topic ARNs (comma-separated) whose messages the AWS verifier accepts.
@@ -99,30 +129,27 @@ fn aws_verifier(topics: &str, env: &Env) -> Result<AwsWebhook, String> {
     builder.build().map_err(|e| e.to_string())
 }
 
-/// The variable `provider`'s verifier is built from: its secret's, or for Sinch without one,
-/// [`SINCH_BASIC_VARIABLE`] when that is set.
+/// The variable `provider`'s verifier is built from: its secret's, or without one its
+/// [`alternative_variable`] when that is set.
 pub(crate) fn configured_variable(provider: Provider, env: &Env) -> &'static str {
     let secret = secret_variable(provider);
-    if provider == Provider::Sinch && env.get(secret).is_none() && env.get(SINCH_BASIC_VARIABLE).is_some() {
-        SINCH_BASIC_VARIABLE
-    } else {
-        secret
+    match alternative_variable(provider) {
+        Some(alternative) if env.get(secret).is_none() && env.get(alternative).is_some() => alternative,
+        _ => secret,
     }
 }
 
 /// Whether any provider's webhook secret is set (this is a host that receives real webhooks).
 pub(crate) fn any_secret_set(env: &Env) -> bool {
-    Provider::ALL.into_iter().any(|p| env.get(secret_variable(p)).is_some()) || env.get(SINCH_BASIC_VARIABLE).is_some()
+    Provider::ALL.into_iter().any(|p| env.get(configured_variable(p, env)).is_some())
 }
 
 /// What to set for `provider`'s verifier, as a message names it.
 pub(crate) fn secret_variables(provider: Provider) -> String {
-    match provider {
-        Provider::Sinch => format!("{} (or {SINCH_BASIC_VARIABLE})", secret_variable(provider)),
-        Provider::Aws => format!("{AWS_TOPIC_VARIABLE} (the SNS topics to accept)"),
-        Provider::Twilio | Provider::Telnyx | Provider::Plivo | Provider::Vonage => {
-            secret_variable(provider).to_owned()
-        }
+    match (provider, alternative_variable(provider)) {
+        (Provider::Aws, _) => format!("{AWS_TOPIC_VARIABLE} (the SNS topics to accept)"),
+        (_, Some(alternative)) => format!("{} (or {alternative})", secret_variable(provider)),
+        (_, None) => secret_variable(provider).to_owned(),
     }
 }
 
@@ -133,16 +160,16 @@ pub(crate) fn secret_variables(provider: Provider) -> String {
 /// # Errors
 /// Why the secret cannot be used (never its value).
 pub(crate) fn verifier(provider: Provider, env: &Env) -> Result<Option<Arc<dyn WebhookVerifier>>, String> {
-    if configured_variable(provider, env) == SINCH_BASIC_VARIABLE {
-        let credentials = env.get(SINCH_BASIC_VARIABLE).unwrap_or_default();
-        let (user, password) = credentials
-            .split_once(':')
-            .ok_or_else(|| "must be user:password (the Basic credentials of the callback URL)".to_owned())?;
-        let verifier = SinchWebhook::basic(user, password.to_owned()).map_err(|e| e.to_string())?;
-        return Ok(Some(Arc::new(verifier)));
-    }
-    let Some(secret) = env.get(secret_variable(provider)).map(str::to_owned) else { return Ok(None) };
     let configuration = |e: sms_sdk::Error| e.to_string();
+    let variable = configured_variable(provider, env);
+    let Some(secret) = env.get(variable).map(str::to_owned) else { return Ok(None) };
+    if variable == SINCH_BASIC_VARIABLE {
+        let (user, password) = basic_pair(&secret)?;
+        return Ok(Some(Arc::new(SinchWebhook::basic(user, password).map_err(configuration)?)));
+    }
+    if variable == INFOBIP_TOKEN_VARIABLE {
+        return Ok(Some(Arc::new(InfobipWebhook::url_token(secret).map_err(configuration)?)));
+    }
     Ok(Some(match provider {
         Provider::Twilio => Arc::new(TwilioWebhook::new(secret).map_err(configuration)?),
         Provider::Telnyx => Arc::new(TelnyxWebhook::new(&secret).map_err(configuration)?),
@@ -150,6 +177,14 @@ pub(crate) fn verifier(provider: Provider, env: &Env) -> Result<Option<Arc<dyn W
         Provider::Vonage => Arc::new(VonageWebhook::new(secret).map_err(configuration)?),
         Provider::Sinch => Arc::new(SinchWebhook::hmac(secret).map_err(configuration)?),
         Provider::Aws => Arc::new(aws_verifier(&secret, env)?),
+        Provider::Infobip => {
+            let (user, password) = basic_pair(&secret)?;
+            Arc::new(InfobipWebhook::basic(user, password).map_err(configuration)?)
+        }
+        Provider::Bandwidth => {
+            let (user, password) = basic_pair(&secret)?;
+            Arc::new(BandwidthWebhook::basic(user, password).map_err(configuration)?)
+        }
     }))
 }
 
@@ -339,6 +374,7 @@ fn diagnose(provider: Provider, error: &WebhookError, url: &str, headers: &Heade
                 .into(),
         },
         (Provider::Sinch, _) => return sinch_diagnosis(reason, headers),
+        (Provider::Infobip | Provider::Bandwidth, _) => return basic_diagnosis(provider, reason, env),
         (Provider::Aws, _) => aws_diagnosis(reason, headers, env),
         (Provider::Vonage, "invalid_signature") => Diagnosis {
             url_signed: false,
@@ -419,7 +455,8 @@ fn sinch_diagnosis(reason: &str, headers: &HeaderMap) -> Option<Diagnosis> {
              x-sinch-webhook-signature-timestamp and x-sinch-webhook-signature-nonce (and optionally \
              x-sinch-webhook-signature-algorithm), each as received (-H). With SINCH_WEBHOOK_BASIC, it needs the \
              Authorization header Sinch sent for the credentials of the callback URL: pass it with -H \
-             \"Authorization: Basic …\" (credentials in --url are not read).",
+             \"Authorization: Basic …\" \
+             (credentials in --url are not read).",
         ),
         "stale_timestamp" => unsigned_url(
             "x-sinch-webhook-signature-timestamp must be Unix seconds (not milliseconds) within 300 s of now: \
@@ -455,6 +492,43 @@ fn sinch_diagnosis(reason: &str, headers: &HeaderMap) -> Option<Diagnosis> {
         },
         _ => return None,
     })
+}
+
+/// [`diagnose`] for Infobip and Bandwidth, which sign nothing: what their Basic credentials (or
+/// Infobip's URL token) prove, and what to check.
+fn basic_diagnosis(provider: Provider, reason: &str, env: &Env) -> Option<Diagnosis> {
+    let name = if provider == Provider::Infobip { "Infobip" } else { "Bandwidth" };
+    let token = configured_variable(provider, env) == INFOBIP_TOKEN_VARIABLE;
+    let signed = if token {
+        "Infobip signs nothing: the callback URL carries a secret in its sms_sdk_token query parameter, which proves \
+             only that the caller knows it."
+            .to_owned()
+    } else {
+        format!(
+            "{name} signs nothing: a callback carries only the Basic credentials configured for it, as its \
+             Authorization header, which prove only that the caller knows them."
+        )
+    };
+    let variable = secret_variable(provider);
+    let check = match (reason, token) {
+        ("missing_signature", true) => {
+            "--url must be the callback URL Infobip called, with its sms_sdk_token query parameter.".to_owned()
+        }
+        ("missing_signature", false) => format!(
+            "The request needs the Authorization header {name} sent: pass it with -H \"Authorization: Basic …\" \
+             (credentials in --url are not read)."
+        ),
+        ("malformed_signature", true) => "--url carries sms_sdk_token more than once.".to_owned(),
+        (_, true) => {
+            format!("Check that --url is the URL Infobip called and that {INFOBIP_TOKEN_VARIABLE} is its token.")
+        }
+        (_, false) => format!(
+            "Check that the Authorization header is the one received and that {variable} is the user:password \
+             configured for {name}'s callbacks."
+        ),
+    };
+    // The URL is never shown: Infobip's carries the token.
+    Some(Diagnosis { url_signed: token, signed, url: None, check })
 }
 
 /// A phone number or sender as the command prints it: masked.
@@ -561,15 +635,18 @@ pub(crate) async fn verify(args: &VerifyArgs, env: &Env, out: &mut dyn Write, er
     // The AWS verifier fetches the certificate the message names first (bounded; the others
     // hold their keys).
     let verified = match verifier.prepare(&request).await {
-        Ok(()) => verifier.verify_at(&request, now),
+        Ok(()) => verifier.verify_all_at(&request, now),
         Err(error) => Err(error),
     };
     match verified {
-        Ok(event) => {
-            if args.json {
-                let _ = writeln!(out, "{}", event_json(&event));
-            } else {
-                let _ = writeln!(out, "verified {} {} ({})", event.provider, event.type_name(), event.dedupe_key);
+        // A line per event (Infobip and Bandwidth post several in one request).
+        Ok(events) => {
+            for event in &events {
+                if args.json {
+                    let _ = writeln!(out, "{}", event_json(event));
+                } else {
+                    let _ = writeln!(out, "verified {} {} ({})", event.provider, event.type_name(), event.dedupe_key);
+                }
             }
             EXIT_OK
         }

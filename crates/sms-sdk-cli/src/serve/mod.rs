@@ -85,7 +85,13 @@ fn verifiers(env: &Env) -> Result<Verifiers, String> {
                     "AWS_SNS_TOPIC_ARN set; SNS certificate pinned by SMS_SDK_AWS_SNS_CERTIFICATE"
                 }
                 Provider::Aws => "AWS_SNS_TOPIC_ARN set; SNS certificates fetched from AWS",
-                Provider::Twilio | Provider::Telnyx | Provider::Plivo | Provider::Vonage | Provider::Sinch => variable,
+                Provider::Twilio
+                | Provider::Telnyx
+                | Provider::Plivo
+                | Provider::Vonage
+                | Provider::Sinch
+                | Provider::Infobip
+                | Provider::Bandwidth => variable,
             };
             verifiers.insert(provider, shown, verifier);
         }

@@ -267,42 +267,49 @@ async fn receive(app: &App, provider: Provider, verifier: &dyn WebhookVerifier, 
     let request = WebhookRequest { method: parts.method.as_str(), url: &url, headers: &parts.headers, body: &body };
     // The AWS verifier fetches the SNS certificate the message names first (bounded, cached).
     let verified = match verifier.prepare(&request).await {
-        Ok(()) => verifier.verify(&request),
+        Ok(()) => verifier.verify_all(&request),
         Err(error) => Err(error),
     };
-    let event = match verified {
-        Ok(event) => event,
+    let events = match verified {
+        Ok(events) => events,
         Err(error) => {
             let status = refusal(&error);
             app.log(format!("{name}: {} {}", status.as_u16(), error.reason().unwrap_or(error.code())));
             return answer(status, error.reason().unwrap_or(error.code()));
         }
     };
-    if let Some(subscription) = sms_sdk::provider::aws::subscription(&event) {
+    if let Some(subscription) = events.first().and_then(sms_sdk::provider::aws::subscription) {
         return confirm(app, &subscription).await;
     }
-    let summary = summary(&event);
-    match app.0.pipeline.handle(&event, &url).await {
-        Ok(Handled::HandedOn { settled, suppression }) => {
-            let settled = settled.map(|key| format!("; settled key {key:?} as accepted")).unwrap_or_default();
-            let listed =
-                suppression.map(|what| format!("; the number was {what} the suppression list")).unwrap_or_default();
-            app.log(format!("{name} {summary}: 200 handed on{settled}{listed}"));
-            answer(StatusCode::OK, "ok")
-        }
-        Ok(Handled::Duplicate) => {
-            app.log(format!("{name} {summary}: 200 duplicate (handed on before)"));
-            answer(StatusCode::OK, "duplicate")
-        }
-        Ok(Handled::InFlight) => {
-            app.log(format!("{name} {summary}: 409 in progress (another delivery is being handled)"));
-            answer(StatusCode::CONFLICT, "in_progress")
-        }
-        Err(failed) => {
-            app.log(format!("{name} {summary}: 503 {} failed: {}; the key is free again", failed.step, failed.reason));
-            answer(StatusCode::SERVICE_UNAVAILABLE, &format!("{}_failed", failed.step.replace('-', "_")))
+    // Each event in order (Infobip and Bandwidth post several in one request). The first that
+    // is not handled answers for the request, and the rest wait for the provider's redelivery,
+    // in which the events handled now are duplicates.
+    let mut handed_on = false;
+    for event in &events {
+        let summary = summary(event);
+        match app.0.pipeline.handle(event, &url).await {
+            Ok(Handled::HandedOn { settled, suppression }) => {
+                let settled = settled.map(|key| format!("; settled key {key:?} as accepted")).unwrap_or_default();
+                let listed =
+                    suppression.map(|what| format!("; the number was {what} the suppression list")).unwrap_or_default();
+                app.log(format!("{name} {summary}: 200 handed on{settled}{listed}"));
+                handed_on = true;
+            }
+            Ok(Handled::Duplicate) => app.log(format!("{name} {summary}: 200 duplicate (handed on before)")),
+            Ok(Handled::InFlight) => {
+                app.log(format!("{name} {summary}: 409 in progress (another delivery is being handled)"));
+                return answer(StatusCode::CONFLICT, "in_progress");
+            }
+            Err(failed) => {
+                app.log(format!(
+                    "{name} {summary}: 503 {} failed: {}; the key is free again",
+                    failed.step, failed.reason
+                ));
+                return answer(StatusCode::SERVICE_UNAVAILABLE, &format!("{}_failed", failed.step.replace('-', "_")));
+            }
         }
     }
+    if handed_on { answer(StatusCode::OK, "ok") } else { answer(StatusCode::OK, "duplicate") }
 }
 
 /// Confirms a verified SNS subscription (`GET` its `SubscribeURL`, an `https` URL of SNS; 5 s):

@@ -162,8 +162,8 @@ fn validate_is_local() {
 mod webhook_verify {
     use base64::Engine as _;
     use sms_sdk::testing::webhooks::{
-        SignedRequest, TelnyxKeyPair, signed_plivo_v3_request, signed_sinch_request, signed_telnyx_request,
-        signed_twilio_request, signed_vonage_request,
+        SignedRequest, TelnyxKeyPair, signed_bandwidth_request, signed_infobip_request, signed_plivo_v3_request,
+        signed_sinch_request, signed_telnyx_request, signed_twilio_request, signed_vonage_request,
     };
 
     use super::*;
@@ -288,6 +288,76 @@ mod webhook_verify {
         let malformed = signed_twilio_request("tw-token", url, &[("Body", "hi")]);
         assert_eq!(verify("twilio", url, &malformed, &env, None).code, 6);
         assert_eq!(verify("twilio", url, &malformed, &Env::default(), None).code, 7);
+    }
+
+    /// Infobip and Bandwidth post several events in one request: each verified event is a line
+    /// (a JSON line with `--json`); the wrong credentials, or no token, verify none.
+    #[test]
+    fn infobip_and_bandwidth_batches_print_a_line_per_event() {
+        let url = "https://example.com/hooks/infobip";
+        let report = |id: &str| {
+            format!(
+                r#"{{"messageId":"{id}","to":"41793026727","status":{{"groupId":3,"groupName":"DELIVERED","id":5,"name":"DELIVERED_TO_HANDSET"}}}}"#
+            )
+        };
+        let body = format!(r#"{{"results":[{},{}]}}"#, report("sms-sdk-a"), report("sms-sdk-b"));
+        let basic: Env = [("INFOBIP_WEBHOOK_BASIC", "hooks:infobip-pass".to_owned())].into_iter().collect();
+        let signed = signed_infobip_request(url, &body, Some(("hooks", "infobip-pass")), None);
+        let ok = verify("infobip", url, &signed, &basic, None);
+        assert_eq!(ok.code, 0, "{}{}", ok.out, ok.err);
+        let lines: Vec<&str> = ok.out.lines().collect();
+        assert_eq!(lines.len(), 2, "{}", ok.out);
+        assert!(lines[0].starts_with("verified infobip message.delivered (infobip:dr:sms-sdk-a:"), "{}", ok.out);
+        assert!(lines[1].starts_with("verified infobip message.delivered (infobip:dr:sms-sdk-b:"), "{}", ok.out);
+        let forged = signed_infobip_request(url, &body, Some(("hooks", "guess")), None);
+        let refused = verify("infobip", url, &forged, &basic, None);
+        assert_eq!((refused.code, refused.out.as_str()), (1, ""), "{}", refused.err);
+        assert!(refused.err.contains("INFOBIP_WEBHOOK_BASIC"), "{}", refused.err);
+        // A URL token instead: the token is in --url, never printed back.
+        let token = "a-random-token-of-infobip-0123456789";
+        let token_env: Env = [("INFOBIP_WEBHOOK_TOKEN", token.to_owned())].into_iter().collect();
+        let with_token = sms_sdk::provider::infobip::callback_url_with_token(url, token);
+        let by_token = signed_infobip_request(&with_token, &body, None, None);
+        assert_eq!(verify("infobip", &with_token, &by_token, &token_env, None).code, 0);
+        let bare = verify("infobip", url, &by_token, &token_env, None);
+        assert_eq!(bare.code, 1, "{}", bare.err);
+        assert!(bare.err.contains("sms_sdk_token") && !bare.err.contains(token), "{}", bare.err);
+        // Bandwidth: an array of callbacks, with the application's callback credentials.
+        let callbacks = r#"[{"type":"message-delivered","time":"2026-12-01T10:00:05.000Z","to":"+14155550123","description":"ok","message":{"id":"1589228074636lm4k2je7j7jklbn2","owner":"+15005550006","applicationId":"app","time":"2026-12-01T10:00:00.000Z","direction":"out","to":["+14155550123"],"from":"+15005550006","tag":"t"}},{"type":"message-failed","time":"2026-12-01T10:00:06.000Z","to":"+14155550124","description":"rejected","errorCode":4432,"message":{"id":"1589228074636lm4k2je7j7jklbn3","direction":"out","to":["+14155550124"],"from":"+15005550006"}}]"#;
+        let bw_env: Env = [("BANDWIDTH_WEBHOOK_BASIC", "bw:callback-pass".to_owned())].into_iter().collect();
+        let bw_url = "https://example.com/hooks/bandwidth";
+        let bw = signed_bandwidth_request("bw", "callback-pass", bw_url, callbacks);
+        let json = command(
+            &[
+                "webhook",
+                "verify",
+                "--provider",
+                "bandwidth",
+                "--url",
+                bw_url,
+                "--body-file",
+                &write_body(callbacks),
+                "-H",
+                &format!("authorization: {}", bw.headers["authorization"].to_str().unwrap()),
+                "--json",
+            ],
+            &bw_env,
+        );
+        assert_eq!(json.code, 0, "{}{}", json.out, json.err);
+        let events: Vec<serde_json::Value> = json.out.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+        let types: Vec<&str> = events.iter().map(|e| e["type"].as_str().unwrap()).collect();
+        assert_eq!(types, ["message.delivered", "message.undelivered"], "{}", json.out);
+        assert_eq!(events[1]["error_code"], "4432");
+        assert!(!json.out.contains("+14155550124"), "a number unmasked: {}", json.out);
+        let wrong = signed_bandwidth_request("bw", "callback-pas", bw_url, callbacks);
+        assert_eq!(verify("bandwidth", bw_url, &wrong, &bw_env, None).code, 1);
+    }
+
+    /// `body` in a file of its own; its path.
+    fn write_body(body: &str) -> String {
+        let path = std::env::temp_dir().join(format!("sms-sdk-verify-{}", uuid_like()));
+        std::fs::write(&path, body).unwrap();
+        path.display().to_string()
     }
 }
 

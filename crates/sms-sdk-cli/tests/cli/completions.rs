@@ -20,7 +20,7 @@ use sms_sdk_cli::Env;
 const TIMEOUT: Duration = Duration::from_secs(20);
 
 /// What `--provider` takes.
-const PROVIDERS: [&str; 6] = ["twilio", "telnyx", "plivo", "vonage", "sinch", "aws"];
+const PROVIDERS: [&str; 8] = ["twilio", "telnyx", "plivo", "vonage", "sinch", "aws", "infobip", "bandwidth"];
 /// What `idempotency list --state` takes.
 const STATES: [&str; 5] = ["reserved", "accepted", "rejected", "unknown", "unresolved"];
 /// What `completions` takes.

@@ -129,11 +129,13 @@ fn the_printed_lines_are_enough_to_send_through_every_provider() {
         "PLIVO_AUTH_TOKEN",
         "VONAGE_SIGNATURE_SECRET",
         "SINCH_WEBHOOK_SECRET",
+        "INFOBIP_WEBHOOK_BASIC",
+        "BANDWIDTH_WEBHOOK_BASIC",
     ] {
         assert!(variable(secret).is_some(), "no {secret} in:\n{script}");
     }
     let env: Env = variables.iter().cloned().collect();
-    for provider in ["twilio", "telnyx", "plivo", "vonage", "sinch"] {
+    for provider in ["twilio", "telnyx", "plivo", "vonage", "sinch", "infobip", "bandwidth"] {
         let args: Vec<String> = ["send", "--to", "+14155550123", "--body", "hi", "--provider", provider]
             .into_iter()
             .map(str::to_owned)
@@ -144,7 +146,7 @@ fn the_printed_lines_are_enough_to_send_through_every_provider() {
         assert_eq!(code, 0, "{provider}: {out}{err}\nwith:\n{script}");
     }
     let messages = inspection(&base);
-    for provider in ["twilio", "telnyx", "plivo", "vonage", "sinch"] {
+    for provider in ["twilio", "telnyx", "plivo", "vonage", "sinch", "infobip", "bandwidth"] {
         let sent = messages.iter().find(|m| m["provider"] == provider);
         let sent = sent.unwrap_or_else(|| panic!("no {provider} request in {messages:#?}"));
         assert_eq!(sent["to"], "+14155550123", "{provider}");

@@ -80,7 +80,10 @@ fn validate_s_help_shows_only_the_flags_it_uses() {
 fn typed_values_list_their_possible_values_and_suggest_the_nearest() {
     let env = Env::default();
     let help = command(&["send", "--help"], &env).out;
-    assert!(help.contains("[possible values: twilio, telnyx, plivo, vonage, sinch, aws]"), "{help}");
+    assert!(
+        help.contains("[possible values: twilio, telnyx, plivo, vonage, sinch, aws, infobip, bandwidth]"),
+        "{help}"
+    );
     for args in [
         &["send", "--to", TO, "--body", "hi", "--provider", "twillio"][..],
         &["validate", "--to", TO, "--body", "hi", "--provider", "twillio"],

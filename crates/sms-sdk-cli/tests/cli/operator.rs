@@ -91,7 +91,10 @@ fn resolve_refuses_a_mistyped_provider_and_an_id_of_the_wrong_shape() {
 
     let help = command(&["idempotency", "resolve", "--help"], &Env::default()).out;
     assert!(help.contains("There is no undo"), "{help}");
-    assert!(help.contains("[possible values: twilio, telnyx, plivo, vonage, sinch, aws]"), "{help}");
+    assert!(
+        help.contains("[possible values: twilio, telnyx, plivo, vonage, sinch, aws, infobip, bandwidth]"),
+        "{help}"
+    );
 }
 
 #[test]
