@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 fn main() {
     let runs = if std::env::args().any(|a| a == "--bench") { 25 } else { 1 };
     let now = hostile::now();
-    println!("{:<7} {:<26} {:>10} {:>10}  refused as", "", "1 MiB request", "median", "slowest");
+    println!("{:<9} {:<26} {:>10} {:>10}  refused as", "", "1 MiB request", "median", "slowest");
     for case in hostile::cases() {
         let mut times: Vec<Duration> = (0..runs)
             .map(|_| {
@@ -28,7 +28,7 @@ fn main() {
         times.sort_unstable();
         let error = case.verifier.verify_at(&case.request.as_request(), now).err().map(|e| e.to_string());
         println!(
-            "{:<7} {:<26} {:>8.3}ms {:>8.3}ms  {}",
+            "{:<9} {:<26} {:>8.3}ms {:>8.3}ms  {}",
             case.verifier.provider(),
             case.name,
             times[times.len() / 2].as_secs_f64() * 1e3,

@@ -1,6 +1,7 @@
 //! Hostile forms, JSON and provider responses: the form decoder (through the form normalizers,
 //! as a POST body and as a GET query), the JSON decoders (the JSON normalizers), and every
-//! provider's response interpretation, on generated structured inputs mutated byte by byte.
+//! provider's response interpretation (Twilio, Telnyx, Plivo, Vonage, Sinch, AWS, Infobip,
+//! Bandwidth), on generated structured inputs mutated byte by byte.
 
 use std::time::{Duration, SystemTime};
 
@@ -9,6 +10,10 @@ use sms_sdk::Outcome;
 use sms_sdk::error::ProviderError;
 #[cfg(feature = "aws")]
 use sms_sdk::provider::aws;
+#[cfg(feature = "bandwidth")]
+use sms_sdk::provider::bandwidth;
+#[cfg(feature = "infobip")]
+use sms_sdk::provider::infobip;
 #[cfg(feature = "sinch")]
 use sms_sdk::provider::sinch;
 use sms_sdk::provider::{plivo, telnyx, twilio, vonage};
@@ -194,6 +199,18 @@ const JSON_KEYS: &[&str] = &[
     "__type",
     "Message",
     "Reason",
+    // Provider responses and callbacks (Infobip, Bandwidth).
+    "messages",
+    "messageId",
+    "groupId",
+    "name",
+    "description",
+    "errorCode",
+    "requestError",
+    "serviceException",
+    "fieldErrors",
+    "fieldName",
+    "results",
     "x",
     "",
 ];
@@ -439,6 +456,42 @@ const RESPONDERS: &[Responder] = &[
                 ],
             ),
         ],
+    },
+    // A 200 decided by its one destination's status group (5 a rejection); 4xx bodies in the
+    // current form (`errorCode`, `description`) and the legacy one (`requestError`).
+    #[cfg(feature = "infobip")]
+    Responder {
+        name: "infobip",
+        interpret: infobip::__private::interpret,
+        fixtures: &[
+            include_bytes!("../fixtures/infobip/sent_pending.json"),
+            include_bytes!("../fixtures/infobip/sent_rejected_not_enough_credits.json"),
+            br#"{"bulkId":"2034072219640523075","messages":[{"messageId":"sms-sdk-0123456789abcdef0123456789abcdef","status":{"groupId":"3","groupName":"DELIVERED","id":"5","name":"DELIVERED_TO_HANDSET"},"destination":"14155550123","details":{"messageCount":2}}]}"#,
+            include_bytes!("../fixtures/infobip/error_bad_request.json"),
+            include_bytes!("../fixtures/infobip/error_unauthorized.json"),
+            include_bytes!("../fixtures/infobip/error_too_many_requests.json"),
+            include_bytes!("../fixtures/infobip/error_internal.json"),
+            br#"{"requestError":{"serviceException":{"messageId":"TOO_MANY_REQUESTS","text":"Too many requests"}}}"#,
+        ],
+        headers: &[("x-request-id", REQUEST_IDS)],
+    },
+    // The created message (`id`); errors `{type, description, fieldErrors}`, a 500 with that
+    // body a rejection.
+    #[cfg(feature = "bandwidth")]
+    Responder {
+        name: "bandwidth",
+        interpret: bandwidth::__private::interpret,
+        fixtures: &[
+            include_bytes!("../fixtures/bandwidth/message_created.json"),
+            include_bytes!("../fixtures/bandwidth/error_request_validation.json"),
+            include_bytes!("../fixtures/bandwidth/error_request_validation_to.json"),
+            include_bytes!("../fixtures/bandwidth/error_unauthorized.json"),
+            include_bytes!("../fixtures/bandwidth/error_forbidden.json"),
+            include_bytes!("../fixtures/bandwidth/error_too_many_requests.json"),
+            include_bytes!("../fixtures/bandwidth/error_internal.json"),
+            br#"{"type":"request-validation","description":"Your request could not be accepted.","fieldErrors":[{"fieldName":"applicationId","description":"'applicationId' is invalid"},{"fieldName":"from","description":"'from' is not a number of the application"},{"fieldName":"to[0]","description":"invalid"}]}"#,
+        ],
+        headers: &[("x-request-id", REQUEST_IDS)],
     },
 ];
 

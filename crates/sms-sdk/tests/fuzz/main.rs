@@ -1,6 +1,8 @@
-//! Hostile input, fuzzed: every provider's webhook verifier and normalizer (for AWS also the SNS
-//! signed members, certificates and certificate URLs), form and JSON decoding, provider
-//! responses and the segment estimator, with a seeded generator and mutator
+//! Hostile input, fuzzed: every provider's webhook verifier and normalizer (Twilio, Telnyx, Plivo,
+//! Vonage, Sinch, AWS, Infobip and Bandwidth; for AWS also the SNS signed members, certificates
+//! and certificate URLs; for the batching Infobip and Bandwidth every event of a request, through
+//! `verify_all_at`), form and JSON decoding, provider responses (all eight) and the segment
+//! estimator, with a seeded generator and mutator
 //! (stable Rust has no `cargo fuzz`). Each execution is checked for panics, typed results and
 //! its allocations (this binary's global allocator counts them); each target also checks that
 //! its time grows linearly with its input.
@@ -104,6 +106,30 @@ mod providers {
         fuzz_normalizer("fuzz_aws_normalizer", Provider::Aws, 2_000);
     }
 
+    #[cfg(feature = "infobip")]
+    #[test]
+    fn fuzz_infobip_verifier() {
+        fuzz_verifier("fuzz_infobip_verifier", Provider::Infobip, 1_000);
+    }
+
+    #[cfg(feature = "infobip")]
+    #[test]
+    fn fuzz_infobip_normalizer() {
+        fuzz_normalizer("fuzz_infobip_normalizer", Provider::Infobip, 1_000);
+    }
+
+    #[cfg(feature = "bandwidth")]
+    #[test]
+    fn fuzz_bandwidth_verifier() {
+        fuzz_verifier("fuzz_bandwidth_verifier", Provider::Bandwidth, 1_000);
+    }
+
+    #[cfg(feature = "bandwidth")]
+    #[test]
+    fn fuzz_bandwidth_normalizer() {
+        fuzz_normalizer("fuzz_bandwidth_normalizer", Provider::Bandwidth, 1_000);
+    }
+
     #[cfg(feature = "aws")]
     #[test]
     fn fuzz_aws_signed_members() {
@@ -140,14 +166,15 @@ mod providers {
 
     #[test]
     fn fuzz_provider_responses() {
-        decoding::fuzz_responses("fuzz_provider_responses", 4_500);
+        decoding::fuzz_responses("fuzz_provider_responses", 6_000);
     }
 
     /// What one refusal of a hostile 1 MiB request may allocate in all.
     const MEGABYTE_BUDGET: usize = 4_000_000;
 
     /// The fixed hostile corpus of about 1 MiB per request (shared with the timing bench):
-    /// refused with less than 4 MB allocated, by every provider's verifier.
+    /// refused with less than 4 MB allocated, by every provider's verifier (Infobip's and
+    /// Bandwidth's on authenticated requests whose bodies reach their parsers).
     #[test]
     fn fuzz_hostile_megabyte_requests_allocate_little() {
         let _exclusive = engine::exclusive();
@@ -158,7 +185,7 @@ mod providers {
             let result = case.verifier.verify_at(&case.request.as_request(), now);
             let allocated = region.change().bytes_allocated;
             let error = result.expect_err("a hostile request was accepted");
-            println!("{provider:<7} {:<26} {allocated:>9} bytes allocated: {error}", case.name);
+            println!("{provider:<9} {:<26} {allocated:>9} bytes allocated: {error}", case.name);
             assert!(allocated < MEGABYTE_BUDGET, "{provider} {}: {allocated} bytes allocated ({error})", case.name);
             if case.over_parameter_limit {
                 assert_eq!(error, sms_sdk::webhook::WebhookError::TooManyParameters { provider, limit: 1024 });

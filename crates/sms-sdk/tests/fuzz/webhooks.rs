@@ -1,7 +1,16 @@
-//! Hostile webhooks: every provider's verifier and normalizer, on real signed requests mutated
-//! byte by byte (re-signed, so that the mutation reaches the normalizer, or not, so that it is
-//! refused), on random requests, and on large structured ones (many parameters, long URLs and
-//! headers, deep JSON, huge counts).
+//! Hostile webhooks: every provider's verifier and normalizer (Twilio, Telnyx, Plivo, Vonage,
+//! Sinch, AWS, and the batching Infobip and Bandwidth), on real signed requests mutated byte by
+//! byte (re-signed, so that the mutation reaches the normalizer, or not, so that it is refused),
+//! on random requests, and on large structured ones (many parameters, long URLs and headers, deep
+//! JSON, huge counts).
+//!
+//! Infobip and Bandwidth sign nothing: their requests are "signed" with the Basic credentials
+//! (or, for Infobip, the secret token of the callback URL) their verifiers expect, and their
+//! normalizer is reached through the verifier on correctly authenticated requests, since one
+//! request carries a batch of events (`verify_all_at`) and `parse_unverified` returns only the
+//! first. What the batch verifiers return is checked against an oracle: 1 to the provider's
+//! limit of events, as many as the body's array has entries (where `serde_json` reads it), the
+//! first one what `parse_unverified` makes of the same body, and a payload refusal the same.
 //!
 //! Bounds asserted on every execution: no panic, a typed error (or an event), and allocation
 //! within a small multiple of the request's size: 4 bytes per input byte for everything refused
@@ -10,24 +19,38 @@
 //! bytes per byte of a 1 MiB body, found by a long run), plus 256 KiB for the up to 1,024
 //! parameters decoded to check a signature (their pairs and sorted views take about 150 bytes
 //! each, however short the parameter), and [`AUTHENTIC`] for a request that got through it (the
-//! normalizer builds the event and its `raw` copy of the payload).
+//! normalizer builds the event and its `raw` copy of the payload), plus for a batch
+//! [`PER_ENTRY`] for each of its entries up to the provider's limit of events (none past it: a
+//! batch over the limit is refused and may cost only what its bytes do).
 
 use std::fmt::Write as _;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use http::{HeaderMap, HeaderName, HeaderValue};
 use sha2::Digest as _;
+#[cfg(feature = "bandwidth")]
+use sms_sdk::BandwidthWebhook;
+#[cfg(feature = "infobip")]
+use sms_sdk::InfobipWebhook;
 #[cfg(feature = "sinch")]
 use sms_sdk::SinchWebhook;
 #[cfg(feature = "aws")]
 use sms_sdk::provider::aws::AwsWebhook;
+#[cfg(feature = "bandwidth")]
+use sms_sdk::provider::bandwidth;
+#[cfg(feature = "infobip")]
+use sms_sdk::provider::infobip;
 #[cfg(feature = "sinch")]
 use sms_sdk::provider::sinch;
 use sms_sdk::provider::{plivo, telnyx, twilio, vonage};
 #[cfg(feature = "aws")]
 use sms_sdk::testing::webhooks::AWS_SNS_TEST_CERTIFICATE;
+#[cfg(feature = "bandwidth")]
+use sms_sdk::testing::webhooks::signed_bandwidth_request;
+#[cfg(feature = "infobip")]
+use sms_sdk::testing::webhooks::signed_infobip_request;
 use sms_sdk::testing::webhooks::{SignedRequest, TelnyxKeyPair, form_body, parse_unverified};
-use sms_sdk::webhook::{SmsEvent, WebhookError, WebhookVerifier};
+use sms_sdk::webhook::{SmsEvent, WebhookError, WebhookRequest, WebhookVerifier};
 use sms_sdk::{PlivoWebhook, TelnyxWebhook, TwilioWebhook, VonageWebhook};
 
 use super::GLOBAL;
@@ -40,6 +63,11 @@ pub(crate) const UNVERIFIED: Budget = Budget::new(4, 256 * 1024);
 /// What a request that passed its signature check (or one parsed without it) may allocate: the
 /// payload decoded into a JSON tree, its `raw` copy, and the event.
 pub(crate) const AUTHENTIC: Budget = Budget::new(64, 64 * 1024);
+/// What each entry of a batch may add to [`AUTHENTIC`], however short (an entry of one byte,
+/// `0`, is still read into the members an event needs, then made an event, its dedupe key and
+/// its `raw`): up to the limit of events per request, which bounds it. The entries past the
+/// limit get nothing: a batch over it is refused, and should cost no more than its bytes.
+const PER_ENTRY: usize = 2 * 1024;
 
 const NOW: u64 = 1_700_000_000;
 const TWILIO_TOKEN: &str = "fuzz-twilio-token";
@@ -48,6 +76,17 @@ const VONAGE_SECRET: &str = "fuzz-vonage-signature-secret";
 #[cfg(feature = "sinch")]
 const SINCH_SECRET: &str = "fuzz-sinch-webhook-secret";
 const NONCE: &str = "918273645";
+#[cfg(feature = "infobip")]
+const INFOBIP_USER: &str = "fuzz-infobip";
+#[cfg(feature = "infobip")]
+const INFOBIP_PASSWORD: &str = "fuzz-infobip-callback-password";
+/// The secret of the Infobip callback URL's `sms_sdk_token` parameter.
+#[cfg(feature = "infobip")]
+const INFOBIP_TOKEN: &str = "fuzz-infobip-url-token-0123456789";
+#[cfg(feature = "bandwidth")]
+const BANDWIDTH_USER: &str = "fuzz-bandwidth";
+#[cfg(feature = "bandwidth")]
+const BANDWIDTH_PASSWORD: &str = "fuzz-bandwidth-callback-password";
 
 pub(crate) fn now() -> SystemTime {
     UNIX_EPOCH + Duration::from_secs(NOW)
@@ -68,6 +107,10 @@ pub(crate) enum Provider {
     Sinch,
     #[cfg(feature = "aws")]
     Aws,
+    #[cfg(feature = "infobip")]
+    Infobip,
+    #[cfg(feature = "bandwidth")]
+    Bandwidth,
 }
 
 impl Provider {
@@ -81,11 +124,176 @@ impl Provider {
             Self::Sinch => "sinch",
             #[cfg(feature = "aws")]
             Self::Aws => "aws",
+            #[cfg(feature = "infobip")]
+            Self::Infobip => "infobip",
+            #[cfg(feature = "bandwidth")]
+            Self::Bandwidth => "bandwidth",
         }
     }
 
     fn form(self) -> bool {
         matches!(self, Self::Twilio | Self::Plivo)
+    }
+
+    /// The shape of the batches of the providers that send several events in one request
+    /// (their verifiers return every event: `verify_all_at`); `None` for one event per request.
+    fn batch(self) -> Option<Batch> {
+        match self {
+            Self::Twilio | Self::Telnyx | Self::Plivo | Self::Vonage => None,
+            #[cfg(feature = "sinch")]
+            Self::Sinch => None,
+            #[cfg(feature = "aws")]
+            Self::Aws => None,
+            #[cfg(feature = "infobip")]
+            Self::Infobip => Some(Batch {
+                limit: infobip::MAX_RESULTS,
+                member: Some("results"),
+                before: r#"{"results":["#,
+                after: r#"],"messageCount":1,"pendingMessageCount":0}"#,
+                report: r#"{"bulkId":"BULK-1","messageId":"{id}","to":"41793026727","sentAt":"2026-12-01T10:00:00.000+0000","doneAt":"2026-12-01T10:00:05.000+0000","smsCount":1,"callbackData":"AAAAAAAAAAAAAAAAAAAAAA","status":{"groupId":3,"groupName":"DELIVERED","id":5,"name":"DELIVERED_TO_HANDSET"},"error":{"groupId":0,"id":0,"name":"NO_ERROR","permanent":false}}"#,
+                inbound: r#"{"messageId":"{id}","from":"385916242493","to":"385921004026","text":"STOP","keyword":"STOP","receivedAt":"2026-12-01T10:02:00.000+0000","smsCount":1}"#,
+            }),
+            #[cfg(feature = "bandwidth")]
+            Self::Bandwidth => Some(Batch {
+                limit: bandwidth::MAX_EVENTS,
+                member: None,
+                before: "[",
+                after: "]",
+                report: r#"{"type":"message-delivered","time":"2024-09-14T18:20:11.160744Z","description":"Message delivered to handset.","to":"+12345678902","message":{"id":"{id}","time":"2024-09-14T18:20:11.160744Z","to":["+12345678902"],"from":"+12345678901","text":"","owner":"+12345678902","direction":"out","segmentCount":1}}"#,
+                inbound: r#"{"type":"message-received","time":"2025-01-06T15:43:35.502180Z","to":"+12345678902","message":{"id":"{id}","owner":"+12345678902","direction":"in","to":["+12345678902"],"from":"+12345678901","text":"STOP","media":["https://messaging.bandwidth.com/api/v2/users/9900000/media/a.jpg"]}}"#,
+            }),
+        }
+    }
+
+    /// Whether the provider's verifier has a second scheme: the callback URL's secret token
+    /// (Infobip).
+    fn has_url_token(self) -> bool {
+        #[cfg(feature = "infobip")]
+        if self == Self::Infobip {
+            return true;
+        }
+        false
+    }
+}
+
+/// How a batching provider (Infobip, Bandwidth) wraps its events in one body.
+#[derive(Debug, Clone, Copy)]
+#[cfg_attr(not(any(feature = "infobip", feature = "bandwidth")), allow(dead_code))]
+struct Batch {
+    /// The most events one request may carry (more is a payload error).
+    limit: usize,
+    /// The member of the body's object that holds the events (Infobip's `results`), or `None`
+    /// for a body that is their array (Bandwidth's).
+    member: Option<&'static str>,
+    /// What comes before and after the entries (joined by commas).
+    before: &'static str,
+    after: &'static str,
+    /// A delivery report and an inbound message (`"text":"STOP"`), `{id}` their message id.
+    report: &'static str,
+    inbound: &'static str,
+}
+
+impl Batch {
+    /// How many entries `body`'s batch has, as `serde_json` reads it without building the values
+    /// (`None` where it does not: not JSON, nested deeper than it reads, not a batch): the
+    /// elements of the body's array, or of the arrays of [`member`](Self::member) (summed, when
+    /// the member is repeated).
+    fn entries(self, body: &[u8]) -> Option<usize> {
+        let mut reader = serde_json::Deserializer::from_slice(body);
+        let entries = serde::de::DeserializeSeed::deserialize(Entries(self.member), &mut reader).ok()?;
+        reader.end().ok()?;
+        entries
+    }
+
+    /// The body of `entries` (JSON texts).
+    fn body(self, entries: &[String]) -> Vec<u8> {
+        format!("{}{}{}", self.before, entries.join(","), self.after).into_bytes()
+    }
+
+    /// `n` events, reports and inbound messages in turn, each of its own message.
+    fn events(self, n: usize) -> Vec<u8> {
+        let entries: Vec<String> = (0..n)
+            .map(|i| if i % 2 == 0 { self.report } else { self.inbound }.replace("{id}", &format!("fuzz-{i}")))
+            .collect();
+        self.body(&entries)
+    }
+
+    /// Large structured batches: more events than the limit (real ones, or a huge count of
+    /// tiny entries), a long text, a long message id, deep nesting in a member not read.
+    fn large(self, rng: &mut fastrand::Rng) -> Vec<u8> {
+        let n = rng.usize(1..=4096);
+        let inbound = |id: &str, text: &str| self.inbound.replace("{id}", id).replace("STOP", text);
+        match rng.u8(..5) {
+            0 => self.events(rng.usize(1..=2 * self.limit)),
+            1 => {
+                let entry = ["{}", "0", "null", "[]", r#""x""#][rng.usize(..5)];
+                let count = if rng.bool() { n } else { n * 64 };
+                self.body(&vec![entry.to_owned(); count])
+            }
+            2 => self.body(&[inbound("fuzz-1", &"\\ud83d\\ude00".repeat(n))]),
+            3 => self.body(&[inbound(&"m".repeat(n), "hi")]),
+            _ => {
+                let nested = format!("{}{}", "[".repeat(n), "]".repeat(n));
+                self.body(&[self.report.replace("{id}", "fuzz-1").replacen('{', &format!(r#"{{"x":{nested},"#), 1)])
+            }
+        }
+    }
+}
+
+/// Counts a batch's entries (see [`Batch::entries`]): of a top-level array with `None`, of the
+/// arrays of the named member of a top-level object otherwise; `Ok(None)` for any other value.
+struct Entries(Option<&'static str>);
+
+impl<'de> serde::de::DeserializeSeed<'de> for Entries {
+    type Value = Option<usize>;
+
+    fn deserialize<D: serde::Deserializer<'de>>(self, deserializer: D) -> Result<Self::Value, D::Error> {
+        deserializer.deserialize_any(self)
+    }
+}
+
+/// Every kind of value but an array or an object: no entries.
+macro_rules! no_entries {
+    ($($visit:ident($type:ty)),*) => {
+        $(fn $visit<E: serde::de::Error>(self, _: $type) -> Result<Self::Value, E> {
+            Ok(None)
+        })*
+    };
+}
+
+impl<'de> serde::de::Visitor<'de> for Entries {
+    type Value = Option<usize>;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("any JSON value")
+    }
+
+    no_entries!(visit_bool(bool), visit_i64(i64), visit_u64(u64), visit_f64(f64), visit_str(&str));
+
+    fn visit_unit<E: serde::de::Error>(self) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut items: A) -> Result<Self::Value, A::Error> {
+        let mut count = 0;
+        while items.next_element::<serde::de::IgnoredAny>()?.is_some() {
+            count += 1;
+        }
+        Ok(self.0.is_none().then_some(count))
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut members: A) -> Result<Self::Value, A::Error> {
+        let mut total = None;
+        while let Some(name) = members.next_key::<String>()? {
+            if self.0.is_some_and(|member| member == name) {
+                if let Some(count) = members.next_value_seed(Entries(None))? {
+                    total = Some(total.unwrap_or(0) + count);
+                }
+            } else {
+                members.next_value::<serde::de::IgnoredAny>()?;
+            }
+        }
+        Ok(total)
     }
 }
 
@@ -98,7 +306,8 @@ const URLS: &[&str] = &[
 ];
 
 /// Real payloads of each provider: form bodies (Twilio, Plivo) or JSON bodies (for AWS, the
-/// signed SNS envelopes of the fixtures).
+/// signed SNS envelopes of the fixtures; for Infobip and Bandwidth, batches of one or more
+/// events, as documented: the fixtures, and compact batches of several kinds).
 fn payloads(provider: Provider) -> Vec<Vec<u8>> {
     let form = |params: &[(&str, &str)]| form_body(params).into_bytes();
     match provider {
@@ -160,6 +369,25 @@ fn payloads(provider: Provider) -> Vec<Vec<u8>> {
         ],
         #[cfg(feature = "aws")]
         Provider::Aws => aws::FIXTURES.iter().map(|fixture| fixture.to_vec()).collect(),
+        #[cfg(feature = "infobip")]
+        Provider::Infobip => vec![
+            include_bytes!("../fixtures/infobip/delivery_reports.json").to_vec(),
+            include_bytes!("../fixtures/infobip/inbound.json").to_vec(),
+            // Delivered, undeliverable (an error object), pending (the status as strings) and
+            // rejected reports in one batch.
+            br#"{"results":[{"bulkId":"BULK-1","messageId":"sms-sdk-AAAAAAAAAAAAAAAAAAAAAA","to":"41793026727","sentAt":"2026-12-01T10:00:00.000+0000","doneAt":"2026-12-01T10:00:05.000+0000","smsCount":1,"callbackData":"AAAAAAAAAAAAAAAAAAAAAA","price":{"pricePerMessage":0.01,"currency":"EUR"},"status":{"groupId":3,"groupName":"DELIVERED","id":5,"name":"DELIVERED_TO_HANDSET","description":"Message delivered to handset"},"error":{"groupId":0,"groupName":"OK","id":0,"name":"NO_ERROR","description":"No Error","permanent":false}},{"messageId":"MESSAGE-ID-2","to":"41793026834","doneAt":"2026-12-01T10:01:00.000+01:00","status":{"groupId":2,"groupName":"UNDELIVERABLE","id":9,"name":"UNDELIVERABLE_NOT_DELIVERED"},"error":{"groupId":1,"id":27,"name":"EC_ABSENT_SUBSCRIBER","permanent":false}},{"messageId":"MESSAGE-ID-3","to":"InfoSMS","status":{"groupId":"1","id":"26","name":"PENDING_ACCEPTED"}},{"messageId":"MESSAGE-ID-4","sender":"385916242493","to":"41793026727","status":{"groupId":5,"id":12,"name":"REJECTED_NOT_ENOUGH_CREDITS"},"error":{"id":"4432"}}]}"#.to_vec(),
+            // Two inbound messages (MO_JSON_2): a keyword and a text.
+            br#"{"results":[{"messageId":"817790313235066447","from":"385916242493","to":"385921004026","text":"HELP","cleanText":"","keyword":"HELP","receivedAt":"2026-12-01T10:02:00.000+0000","smsCount":1,"price":{"pricePerMessage":0,"currency":"EUR"},"callbackData":"callbackData"},{"messageId":"817790313235066448","from":"385916242493","to":"385921004026","text":"Hello \u00e9\ud83d\ude00","receivedAt":"2026-12-01T10:03:00Z"}],"messageCount":2,"pendingMessageCount":0}"#.to_vec(),
+        ],
+        #[cfg(feature = "bandwidth")]
+        Provider::Bandwidth => vec![
+            include_bytes!("../fixtures/bandwidth/callback_delivered.json").to_vec(),
+            include_bytes!("../fixtures/bandwidth/callback_failed.json").to_vec(),
+            include_bytes!("../fixtures/bandwidth/callback_received.json").to_vec(),
+            // Sending, sent and failed events, an MMS received with media, and a read receipt
+            // (unrecognized), in one array.
+            br#"[{"type":"message-sending","time":"2024-09-14T18:20:10.000Z","description":"Message is sending to carrier","to":"+12345678902","message":{"id":"14762070468292kw2fuqty55yp2b2","time":"2024-09-14T18:20:10.000Z","to":["+12345678902"],"from":"+12345678901","text":"","applicationId":"93de2206-9669-4e07-948d-329f4b722ee2","owner":"+12345678901","direction":"out","segmentCount":1,"tag":"AAAAAAAAAAAAAAAAAAAAAA"}},{"type":"message-sent","time":"2024-09-14T18:20:11.000Z","to":"+12345678902","message":{"id":"14762070468292kw2fuqty55yp2b2","from":"+12345678901"}},{"type":"message-failed","time":"2024-12-18T16:51:27.704450Z","description":"forbidden to country","to":"+52345678903","errorCode":"4432","message":{"id":"14762070468293kw2fuqty55yp2b3","from":"+12345678901"}},{"time":"2025-01-06T15:43:35.502180Z","type":"message-received","to":"+12345678902","description":"Incoming message received","message":{"id":"14762070468294kw2fuqty55yp2b4","owner":"+12345678902","time":"2025-01-06T15:43:34.000000Z","direction":"in","to":["+12345678902"],"from":"+12345678901","text":"stop","media":["https://messaging.bandwidth.com/api/v2/users/9900000/media/a.jpg","https://messaging.bandwidth.com/api/v2/users/9900000/media/b.smil"]}},{"type":"message-read","time":"2025-01-06T15:44:00Z","to":"+12345678901","message":{"id":"14762070468292kw2fuqty55yp2b2"}}]"#.to_vec(),
+        ],
     }
 }
 
@@ -171,8 +399,10 @@ fn pairs(body: &[u8]) -> Vec<(String, String)> {
 /// `payload` sent to `url` as `provider` would send it, correctly signed: a form POST (Twilio,
 /// Plivo V3), a GET with the payload as query (one case in eight, for the form providers), or
 /// a JSON POST (Twilio's `bodySHA256` form one case in eight; for AWS, an SNS envelope signed
-/// with the test key, see `aws::resigned`).
-fn signed(provider: Provider, url: &str, payload: &[u8], rng: &mut fastrand::Rng) -> SignedRequest {
+/// with the test key, see `aws::resigned`; for Infobip and Bandwidth, with the Basic credentials
+/// of the verifier, or for Infobip with `url_token` the URL's secret token instead).
+#[cfg_attr(not(feature = "infobip"), allow(unused_variables))] // `url_token`: Infobip's scheme
+fn signed(provider: Provider, url: &str, payload: &[u8], rng: &mut fastrand::Rng, url_token: bool) -> SignedRequest {
     // A provider never sends a fragment; a query appended after one would not be a query.
     let url = url.split('#').next().unwrap_or(url);
     let header = |request: SignedRequest, name: &str, value: &str| request.header(name, value);
@@ -246,6 +476,23 @@ fn signed(provider: Provider, url: &str, payload: &[u8], rng: &mut fastrand::Rng
         }
         #[cfg(feature = "aws")]
         Provider::Aws => aws::resigned(url, payload, rng),
+        // The helpers take a body of text; a mutated payload need not be UTF-8.
+        #[cfg(feature = "infobip")]
+        Provider::Infobip => {
+            let mut request = if url_token {
+                signed_infobip_request(url, "", None, Some(INFOBIP_TOKEN))
+            } else {
+                signed_infobip_request(url, "", Some((INFOBIP_USER, INFOBIP_PASSWORD)), None)
+            };
+            request.body = payload.to_vec();
+            request
+        }
+        #[cfg(feature = "bandwidth")]
+        Provider::Bandwidth => {
+            let mut request = signed_bandwidth_request(BANDWIDTH_USER, BANDWIDTH_PASSWORD, url, "");
+            request.body = payload.to_vec();
+            request
+        }
     }
 }
 
@@ -266,6 +513,10 @@ const PROVIDERS: &[Provider] = &[
     Provider::Sinch,
     #[cfg(feature = "aws")]
     Provider::Aws,
+    #[cfg(feature = "infobip")]
+    Provider::Infobip,
+    #[cfg(feature = "bandwidth")]
+    Provider::Bandwidth,
 ];
 
 /// The header names of every provider's signed requests, and one no verifier reads.
@@ -276,7 +527,7 @@ static HEADERS: std::sync::LazyLock<Vec<String>> = std::sync::LazyLock::new(|| {
     names.push("x-amz-sns-rawdelivery".to_owned());
     for &provider in PROVIDERS {
         for seed in 0..16 {
-            let request = signed(provider, URLS[0], &payloads(provider)[0], &mut fastrand::Rng::with_seed(seed));
+            let request = signed(provider, URLS[0], &payloads(provider)[0], &mut fastrand::Rng::with_seed(seed), false);
             names.extend(request.headers.keys().map(|name| name.as_str().to_owned()));
         }
     }
@@ -294,6 +545,9 @@ pub(crate) struct Case {
     /// Correctly signed after the mutation: it must never be refused as unauthentic.
     authentic: bool,
     limits: Option<(usize, usize, Duration)>,
+    /// Infobip's other scheme: the request carries the URL's secret token rather than Basic
+    /// credentials, and its verifier checks the token.
+    url_token: bool,
 }
 
 impl std::fmt::Debug for Case {
@@ -305,6 +559,7 @@ impl std::fmt::Debug for Case {
             .field("how", &self.how)
             .field("authentic", &self.authentic)
             .field("limits", &self.limits)
+            .field("url_token", &self.url_token)
             .field("method", &self.request.method)
             .field("url", &self.request.url)
             .field("headers", &headers)
@@ -321,11 +576,15 @@ impl Case {
 }
 
 /// Large structured payloads: many parameters, a huge media count, long values, deep JSON (for
-/// AWS, an envelope with a large message or many members).
+/// AWS, an envelope with a large message or many members; for Infobip and Bandwidth, see
+/// [`Batch::large`]).
 fn large_payload(provider: Provider, rng: &mut fastrand::Rng) -> Vec<u8> {
     #[cfg(feature = "aws")]
     if provider == Provider::Aws {
         return aws::large_envelope(rng);
+    }
+    if let Some(batch) = provider.batch() {
+        return batch.large(rng);
     }
     let n = rng.usize(1..=4096);
     if provider.form() {
@@ -373,16 +632,17 @@ fn verifier_case(provider: Provider, rng: &mut fastrand::Rng) -> Case {
         let tolerance = [Duration::ZERO, Duration::MAX, Duration::from_secs(rng.u64(..600))][rng.usize(..3)];
         (rng.usize(..2000), rng.usize(..50), tolerance)
     });
+    let url_token = provider.has_url_token() && rng.bool();
     let (how, request, authentic) = match rng.u8(..20) {
         // A mutated payload, correctly signed: through the verifier into the normalizer.
         0..=6 => {
             let mut payload = payload;
             mutate(rng, &mut payload, other, limit);
-            ("re-signed", signed(provider, url, &payload, rng), true)
+            ("re-signed", signed(provider, url, &payload, rng, url_token), true)
         }
         // A signed request, then mutated: refused (or, where the change is unsigned, accepted).
         7..=15 => {
-            let mut request = signed(provider, url, &payload, rng);
+            let mut request = signed(provider, url, &payload, rng, url_token);
             match rng.u8(..5) {
                 0 => {
                     let mut url = request.url.clone().into_bytes();
@@ -429,22 +689,25 @@ fn verifier_case(provider: Provider, rng: &mut fastrand::Rng) -> Case {
             ("random", request, false)
         }
         // Large structured payloads, correctly signed.
-        _ => ("large", signed(provider, url, &large_payload(provider, rng), rng), true),
+        _ => ("large", signed(provider, url, &large_payload(provider, rng), rng, url_token), true),
     };
-    Case { provider, how, request, authentic: authentic && limits.is_none(), limits }
+    Case { provider, how, request, authentic: authentic && limits.is_none(), limits, url_token }
 }
 
 /// `provider`'s verifier: with the default settings, or with `limits` (body, parameters,
 /// tolerance), in which case the URL-signing verifiers also rebuild the URL from forwarded
-/// headers (and the AWS verifier takes the tolerance as its optional age limit).
-fn verifier(provider: Provider, limits: Option<(usize, usize, Duration)>) -> Box<dyn WebhookVerifier> {
+/// headers (and the AWS verifier takes the tolerance as its optional age limit; Infobip's and
+/// Bandwidth's take the body limit only). Infobip's checks the URL token with `url_token`, else
+/// Basic credentials.
+#[cfg_attr(not(feature = "infobip"), allow(unused_variables))] // `url_token`: Infobip's scheme
+fn verifier(provider: Provider, limits: Option<(usize, usize, Duration)>, url_token: bool) -> Verifier {
     let (body, params, tolerance) = limits.unwrap_or((
         sms_sdk::webhook::DEFAULT_MAX_BODY,
         sms_sdk::webhook::DEFAULT_MAX_PARAMS,
         sms_sdk::webhook::DEFAULT_TOLERANCE,
     ));
     let proxy = limits.is_some();
-    match provider {
+    let one: Box<dyn WebhookVerifier> = match provider {
         Provider::Twilio => Box::new(
             TwilioWebhook::new(TWILIO_TOKEN).unwrap().max_body_bytes(body).max_params(params).trust_proxy(proxy),
         ),
@@ -467,19 +730,87 @@ fn verifier(provider: Provider, limits: Option<(usize, usize, Duration)>) -> Box
                 AwsWebhook::builder(aws::TOPIC).certificate_pem(AWS_SNS_TEST_CERTIFICATE).max_body_bytes(body);
             Box::new(if limits.is_some() { builder.max_age(tolerance) } else { builder }.build().unwrap())
         }
+        #[cfg(feature = "infobip")]
+        Provider::Infobip => {
+            let verifier = if url_token {
+                InfobipWebhook::url_token(INFOBIP_TOKEN)
+            } else {
+                InfobipWebhook::basic(INFOBIP_USER, INFOBIP_PASSWORD)
+            };
+            return Verifier::Infobip(verifier.unwrap().max_body_bytes(body));
+        }
+        #[cfg(feature = "bandwidth")]
+        Provider::Bandwidth => {
+            let verifier = BandwidthWebhook::basic(BANDWIDTH_USER, BANDWIDTH_PASSWORD).unwrap();
+            return Verifier::Bandwidth(verifier.max_body_bytes(body));
+        }
+    };
+    Verifier::One(one)
+}
+
+/// What a verifier returned: one event, or every event of a batch (Infobip, Bandwidth).
+#[derive(Debug)]
+#[allow(clippy::large_enum_variant)] // the event as returned: a box would add an allocation to each measured execution
+enum Events {
+    One(SmsEvent),
+    #[cfg_attr(not(any(feature = "infobip", feature = "bandwidth")), allow(dead_code))]
+    Batch(Vec<SmsEvent>),
+}
+
+impl Events {
+    fn as_slice(&self) -> &[SmsEvent] {
+        match self {
+            Self::One(event) => std::slice::from_ref(event),
+            Self::Batch(events) => events,
+        }
+    }
+}
+
+/// A verifier under test: one behind the `WebhookVerifier` trait, or a batching one (Infobip,
+/// Bandwidth) called by its `verify_all_at`. That call is the inherent method today and is the
+/// trait's method of the same name once the trait has it (the trait is in scope).
+enum Verifier {
+    One(Box<dyn WebhookVerifier>),
+    #[cfg(feature = "infobip")]
+    Infobip(InfobipWebhook),
+    #[cfg(feature = "bandwidth")]
+    Bandwidth(BandwidthWebhook),
+}
+
+impl Verifier {
+    fn verify_at(&self, request: &WebhookRequest<'_>, now: SystemTime) -> Result<Events, WebhookError> {
+        match self {
+            Self::One(verifier) => verifier.verify_at(request, now).map(Events::One),
+            #[cfg(feature = "infobip")]
+            Self::Infobip(verifier) => verifier.verify_all_at(request, now).map(Events::Batch),
+            #[cfg(feature = "bandwidth")]
+            Self::Bandwidth(verifier) => verifier.verify_all_at(request, now).map(Events::Batch),
+        }
     }
 }
 
 /// A case and the verifier it is sent to (shown as the case).
 struct Armed {
     case: Case,
-    verifier: Box<dyn WebhookVerifier>,
+    verifier: Verifier,
 }
 
 impl std::fmt::Debug for Armed {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         self.case.fmt(f)
     }
+}
+
+/// What an authenticated request may allocate: [`AUTHENTIC`], plus for a batch [`PER_ENTRY`]
+/// for each of its entries up to the limit (as many as the events accepted, or as `serde_json`
+/// counts in the body).
+fn authentic(provider: Provider, request: &SignedRequest, result: &Result<Events, WebhookError>) -> Budget {
+    let Some(batch) = provider.batch() else { return AUTHENTIC };
+    let entries = match result {
+        Ok(events) => events.as_slice().len(),
+        Err(_) => batch.entries(&request.body).unwrap_or(0),
+    };
+    Budget::new(AUTHENTIC.per_byte, AUTHENTIC.fixed + entries.min(batch.limit) * PER_ENTRY)
 }
 
 /// Whether `error` is found before or at the signature check.
@@ -489,7 +820,7 @@ fn before_verification(error: &WebhookError) -> bool {
 }
 
 /// The typed-error invariants of any result.
-fn typed(provider: Provider, result: &Result<SmsEvent, WebhookError>) -> Result<(), String> {
+fn typed<T>(provider: Provider, result: &Result<T, WebhookError>) -> Result<(), String> {
     let Err(error) = result else { return Ok(()) };
     let codes = ["webhook_signature", "webhook_payload", "body_too_large"];
     if !codes.contains(&error.code()) || error.provider() != provider.name() || error.to_string().is_empty() {
@@ -497,6 +828,38 @@ fn typed(provider: Provider, result: &Result<SmsEvent, WebhookError>) -> Result<
     }
     if error.is_authentication() != error.reason().is_some() {
         return Err(format!("authentication and reason disagree: {error:?}"));
+    }
+    Ok(())
+}
+
+/// The oracle of a batching provider's result (nothing to check for the others, or for a
+/// request refused before its payload was read): 1 to the limit of events, as many as the
+/// body's array has entries where `serde_json` reads the body, the first event exactly what
+/// `parse_unverified` makes of the body, and a payload refusal exactly its refusal.
+fn batch_agrees(
+    provider: Provider,
+    request: &SignedRequest,
+    result: &Result<Events, WebhookError>,
+) -> Result<(), String> {
+    let Some(batch) = provider.batch() else { return Ok(()) };
+    let first = match result {
+        Ok(events) => {
+            let events = events.as_slice();
+            if events.is_empty() || events.len() > batch.limit {
+                return Err(format!("{} events accepted", events.len()));
+            }
+            let entries = batch.entries(&request.body);
+            if entries.is_some_and(|entries| entries != events.len()) {
+                return Err(format!("{} events for a batch of {entries:?} entries", events.len()));
+            }
+            Ok(&events[0])
+        }
+        Err(error @ WebhookError::Payload { .. }) => Err(error),
+        Err(_) => return Ok(()),
+    };
+    let unverified = parse_unverified(provider.name(), &request.as_request());
+    if unverified.as_ref() != first {
+        return Err(format!("parse_unverified disagrees: {unverified:?}, the verifier's first: {first:?}"));
     }
     Ok(())
 }
@@ -509,7 +872,7 @@ pub(crate) fn fuzz_verifier(name: &'static str, provider: Provider, ci: u64) {
         GLOBAL,
         |rng| {
             let case = verifier_case(provider, rng);
-            let verifier = verifier(provider, case.limits);
+            let verifier = verifier(provider, case.limits, case.url_token);
             Armed { case, verifier }
         },
         |armed| armed.case.size(),
@@ -519,31 +882,54 @@ pub(crate) fn fuzz_verifier(name: &'static str, provider: Provider, ci: u64) {
             if case.authentic && result.as_ref().is_err_and(WebhookError::is_authentication) {
                 return Err(format!("a correctly signed request was refused: {result:?}"));
             }
-            Ok(if result.as_ref().is_err_and(before_verification) { UNVERIFIED } else { AUTHENTIC })
+            batch_agrees(provider, &case.request, result)?;
+            let unverified = result.as_ref().is_err_and(before_verification);
+            Ok(if unverified { UNVERIFIED } else { authentic(provider, &case.request, result) })
         },
     );
     let _exclusive = super::engine::exclusive();
     let url = URLS[1];
     // The same request shape at both sizes.
     let rng = || fastrand::Rng::with_seed(7);
-    // Parameters under the limit, or a JSON array of objects: linear verification.
+    // Parameters under the limit, a JSON array of objects, or a batch of events (at most 64
+    // times `n`, the most `assert_linear` makes, under the batch limit): linear verification.
     let make = |n: usize| {
         let payload = if provider.form() {
             (0..n).map(|i| format!("k{i}=v{i}")).collect::<Vec<_>>().join("&").into_bytes()
+        } else if let Some(batch) = provider.batch() {
+            batch.events(n)
         } else {
             format!(r#"{{"message_uuid":"u","data":[{}]}}"#, vec![r#"{"a":"b\u00e9"}"#; n].join(",")).into_bytes()
         };
-        signed(provider, url, &payload, &mut rng())
+        signed(provider, url, &payload, &mut rng(), false)
     };
-    let verifier = verifier(provider, Some((usize::MAX, usize::MAX, Duration::MAX)));
+    let unlimited = Some((usize::MAX, usize::MAX, Duration::MAX));
+    let verifier = verifier(provider, unlimited, false);
     let verify = |request: &SignedRequest| {
         let _ = verifier.verify_at(&request.as_request(), now());
     };
-    let n = if provider.form() { 1000 } else { 2000 };
+    let n = match provider.batch() {
+        Some(batch) => batch.limit / 64,
+        None if provider.form() => 1000,
+        None => 2000,
+    };
     assert_linear(&format!("{name}: a request {n} parameters or objects long"), n, make, verify);
     // A long URL.
-    let make = |n: usize| signed(provider, &format!("https://example.com/{}?a=b", "p/%41".repeat(n)), b"", &mut rng());
+    let make =
+        |n: usize| signed(provider, &format!("https://example.com/{}?a=b", "p/%41".repeat(n)), b"", &mut rng(), false);
     assert_linear(&format!("{name}: a long URL"), 4000, make, verify);
+    if provider.has_url_token() {
+        // A long query before the token, which the token check decodes.
+        let payload = payloads(provider).swap_remove(0);
+        let make = |n: usize| {
+            signed(provider, &format!("https://example.com/hook?{}", "a=%41&".repeat(n)), &payload, &mut rng(), true)
+        };
+        let token_verifier = self::verifier(provider, unlimited, true);
+        let verify = |request: &SignedRequest| {
+            let _ = token_verifier.verify_at(&request.as_request(), now());
+        };
+        assert_linear(&format!("{name}: a long query before the URL token"), 4000, make, verify);
+    }
 }
 
 /// A payload for the normalizer: a real one mutated, random bytes, or a large structured one.
@@ -564,16 +950,25 @@ fn normalizer_case(provider: Provider, rng: &mut fastrand::Rng) -> Case {
             ("mutated", payload)
         }
     };
-    let request = if provider.form() && rng.u8(..4) == 0 {
-        SignedRequest::new("GET", &format!("https://example.com/hook?{}", text(&payload)), Vec::new())
+    // A batch's normalizer is reached through its verifier: the request is authenticated.
+    let url_token = provider.has_url_token() && rng.bool();
+    let (request, authentic) = if provider.batch().is_some() {
+        (signed(provider, "https://example.com/hook", &payload, rng, url_token), true)
+    } else if provider.form() && rng.u8(..4) == 0 {
+        (SignedRequest::new("GET", &format!("https://example.com/hook?{}", text(&payload)), Vec::new()), false)
     } else {
-        SignedRequest::new("POST", "https://example.com/hook", payload)
+        (SignedRequest::new("POST", "https://example.com/hook", payload), false)
     };
-    Case { provider, how, request, authentic: false, limits: None }
+    Case { provider, how, request, authentic, limits: None, url_token }
 }
 
-/// Fuzzes `provider`'s normalizer (`parse_unverified`: the parsing a verified request gets).
+/// Fuzzes `provider`'s normalizer (`parse_unverified`: the parsing a verified request gets; for
+/// a batching provider, its verifier on authenticated requests, see [`fuzz_batch_normalizer`]).
 pub(crate) fn fuzz_normalizer(name: &'static str, provider: Provider, ci: u64) {
+    if let Some(batch) = provider.batch() {
+        fuzz_batch_normalizer(name, provider, batch, ci);
+        return;
+    }
     let fuzz = Fuzz::new(name, ci);
     fuzz.run(
         GLOBAL,
@@ -610,4 +1005,41 @@ pub(crate) fn fuzz_normalizer(name: &'static str, provider: Provider, ci: u64) {
     };
     let n = if provider.form() { 20_000 } else { 2000 };
     assert_linear(&format!("{name}: a long text or {n} recipients"), n, make, parse);
+}
+
+/// Fuzzes a batching provider's normalizer (Infobip, Bandwidth) through its verifier with the
+/// default settings, on correctly authenticated requests (Basic credentials, or Infobip's URL
+/// token) of mutated, random and large batches: never refused as unauthentic, a typed result,
+/// what [`batch_agrees`] checks, and within the budget of [`authentic`]; then linear in a long
+/// text.
+fn fuzz_batch_normalizer(name: &'static str, provider: Provider, batch: Batch, ci: u64) {
+    let fuzz = Fuzz::new(name, ci);
+    fuzz.run(
+        GLOBAL,
+        |rng| {
+            let case = normalizer_case(provider, rng);
+            let verifier = verifier(provider, None, case.url_token);
+            Armed { case, verifier }
+        },
+        |armed| armed.case.size(),
+        |armed| armed.verifier.verify_at(&armed.case.request.as_request(), now()),
+        |Armed { case, .. }, result| {
+            typed(provider, result)?;
+            if result.as_ref().is_err_and(WebhookError::is_authentication) {
+                return Err(format!("an authenticated request was refused: {result:?}"));
+            }
+            batch_agrees(provider, &case.request, result)?;
+            Ok(authentic(provider, &case.request, result))
+        },
+    );
+    let _exclusive = super::engine::exclusive();
+    let make = |n: usize| {
+        let inbound = batch.inbound.replace("{id}", "fuzz-1").replace("STOP", &"\\u00e9 ".repeat(n));
+        signed(provider, "https://example.com/hook", &batch.body(&[inbound]), &mut fastrand::Rng::with_seed(7), false)
+    };
+    let verifier = verifier(provider, Some((usize::MAX, usize::MAX, Duration::MAX)), false);
+    let parse = |request: &SignedRequest| {
+        let _ = verifier.verify_at(&request.as_request(), now());
+    };
+    assert_linear(&format!("{name}: a long text"), 2000, make, parse);
 }

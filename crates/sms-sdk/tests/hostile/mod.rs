@@ -1,11 +1,16 @@
-//! Hostile webhook requests of about 1 MiB for every provider's verifier (AWS's when the `aws`
-//! feature is on), shared by the allocation test (`tests/fuzz/main.rs`) and the timing bench
-//! (`benches/webhook_verify.rs`).
+//! Hostile webhook requests of about 1 MiB for every provider's verifier (Twilio, Telnyx,
+//! Plivo, Vonage; AWS's, Infobip's and Bandwidth's when their features are on), shared by the
+//! allocation test (`tests/fuzz/main.rs`) and the timing bench (`benches/webhook_verify.rs`).
+//!
+//! Every case is refused. The signing verifiers see a forged signature; Infobip and Bandwidth,
+//! which sign nothing, get correctly authenticated requests (Basic credentials, or Infobip's URL
+//! token) whose hostile bodies reach the parser and are refused there (too many events, too
+//! deep, not a batch).
 
 use std::time::{Duration, SystemTime};
 
 use sms_sdk::testing::webhooks::SignedRequest;
-use sms_sdk::webhook::WebhookVerifier;
+use sms_sdk::webhook::{WebhookError, WebhookRequest, WebhookVerifier};
 use sms_sdk::{PlivoWebhook, TelnyxWebhook, TwilioWebhook, VonageWebhook};
 
 pub(crate) const MIB: usize = 1024 * 1024;
@@ -21,9 +26,38 @@ pub(crate) fn now() -> SystemTime {
 /// carries more parameters than the default limit.
 pub(crate) struct Case {
     pub(crate) name: String,
-    pub(crate) verifier: Box<dyn WebhookVerifier>,
+    pub(crate) verifier: Verifier,
     pub(crate) request: SignedRequest,
     pub(crate) over_parameter_limit: bool,
+}
+
+/// Sends a request to a verifier: the number of events it accepted, or why it refused.
+type Verify = Box<dyn Fn(&WebhookRequest<'_>, SystemTime) -> Result<usize, WebhookError>>;
+
+/// A verifier of the corpus: one behind the `WebhookVerifier` trait, or a batching one (Infobip,
+/// Bandwidth) called through its `verify_all_at` (the inherent method now, the trait's of the
+/// same name once the trait has it).
+pub(crate) struct Verifier {
+    provider: &'static str,
+    verify: Verify,
+}
+
+impl Verifier {
+    /// A verifier of the trait (one event per request).
+    fn one(verifier: impl WebhookVerifier + 'static) -> Self {
+        let provider = verifier.provider();
+        Self { provider, verify: Box::new(move |request, now| verifier.verify_at(request, now).map(|_| 1)) }
+    }
+
+    /// The provider's name.
+    pub(crate) fn provider(&self) -> &'static str {
+        self.provider
+    }
+
+    /// Verifies `request` at `now`: how many events it carried, or the refusal.
+    pub(crate) fn verify_at(&self, request: &WebhookRequest<'_>, now: SystemTime) -> Result<usize, WebhookError> {
+        (self.verify)(request, now)
+    }
 }
 
 /// `unit` repeated up to `len` bytes (whole units only).
@@ -56,16 +90,87 @@ fn jsons() -> Vec<(&'static str, Vec<u8>)> {
     ]
 }
 
-fn twilio() -> Box<dyn WebhookVerifier> {
-    Box::new(TwilioWebhook::new("twilio-token").unwrap())
+fn twilio() -> Verifier {
+    Verifier::one(TwilioWebhook::new("twilio-token").unwrap())
 }
 
-fn plivo() -> Box<dyn WebhookVerifier> {
-    Box::new(PlivoWebhook::new("plivo-token").unwrap())
+fn plivo() -> Verifier {
+    Verifier::one(PlivoWebhook::new("plivo-token").unwrap())
 }
 
-fn vonage() -> Box<dyn WebhookVerifier> {
-    Box::new(VonageWebhook::new("vonage-secret").unwrap())
+fn vonage() -> Verifier {
+    Verifier::one(VonageWebhook::new("vonage-secret").unwrap())
+}
+
+#[cfg(feature = "infobip")]
+const INFOBIP_TOKEN: &str = "hostile-infobip-url-token";
+
+/// Infobip's verifier, of Basic credentials or (with `url_token`) of the URL's secret token.
+#[cfg(feature = "infobip")]
+fn infobip(url_token: bool) -> Verifier {
+    use sms_sdk::InfobipWebhook;
+    let verifier = if url_token {
+        InfobipWebhook::url_token(INFOBIP_TOKEN)
+    } else {
+        InfobipWebhook::basic("infobip", "infobip-password")
+    };
+    let verifier = verifier.unwrap();
+    Verifier {
+        provider: sms_sdk::provider::infobip::NAME,
+        verify: Box::new(move |request, now| verifier.verify_all_at(request, now).map(|events| events.len())),
+    }
+}
+
+/// `body` as Infobip posts it, authenticated as [`infobip`]`(url_token)` expects.
+#[cfg(feature = "infobip")]
+fn infobip_request(body: Vec<u8>, url_token: bool) -> SignedRequest {
+    use sms_sdk::testing::webhooks::signed_infobip_request;
+    let mut request = if url_token {
+        signed_infobip_request(URL, "", None, Some(INFOBIP_TOKEN))
+    } else {
+        signed_infobip_request(URL, "", Some(("infobip", "infobip-password")), None)
+    };
+    request.body = body;
+    request
+}
+
+/// Bandwidth's verifier of Basic credentials.
+#[cfg(feature = "bandwidth")]
+fn bandwidth() -> Verifier {
+    let verifier = sms_sdk::BandwidthWebhook::basic("bandwidth", "bandwidth-password").unwrap();
+    Verifier {
+        provider: sms_sdk::provider::bandwidth::NAME,
+        verify: Box::new(move |request, now| verifier.verify_all_at(request, now).map(|events| events.len())),
+    }
+}
+
+/// `body` as Bandwidth posts it, with the credentials of [`bandwidth`].
+#[cfg(feature = "bandwidth")]
+fn bandwidth_request(body: Vec<u8>) -> SignedRequest {
+    let mut request = sms_sdk::testing::webhooks::signed_bandwidth_request("bandwidth", "bandwidth-password", URL, "");
+    request.body = body;
+    request
+}
+
+/// Batches of about 1 MiB that their parser refuses, wrapped in `before` and `after` (Infobip's
+/// `{"results":[` and `]}`, Bandwidth's `[` and `]`): a huge count of tiny entries (half a
+/// million, far over the limit of events), of empty objects, of real events (`report`, over the
+/// limit too), and one entry nested deeper than JSON is read.
+#[cfg(any(feature = "infobip", feature = "bandwidth"))]
+fn batches(before: &str, after: &str, report: &str) -> Vec<(&'static str, Vec<u8>)> {
+    let room = MIB - before.len() - after.len();
+    let wrap = |entries: Vec<u8>| [before.as_bytes(), &entries, after.as_bytes()].concat();
+    let reports = {
+        let mut entries = repeated(&format!("{report},"), room);
+        entries.pop();
+        entries
+    };
+    vec![
+        ("tiny entries", wrap([b"0".as_slice(), &repeated(",0", room - 1)].concat())),
+        ("empty objects", wrap([b"{}".as_slice(), &repeated(",{}", room - 2)].concat())),
+        ("too many events", wrap(reports)),
+        ("a deep entry", wrap([br#"{"x":"#.as_slice(), &repeated("[", room - 6), b"}"].concat())),
+    ]
 }
 
 /// The SNS topic the AWS verifier pins.
@@ -74,9 +179,9 @@ const AWS_TOPIC: &str = "arn:aws:sns:us-west-2:123456789012:sms-voice-events";
 
 /// An AWS verifier of [`AWS_TOPIC`] with the test certificate injected (no fetch).
 #[cfg(feature = "aws")]
-fn aws() -> Box<dyn WebhookVerifier> {
+fn aws() -> Verifier {
     let builder = sms_sdk::provider::aws::AwsWebhook::builder(AWS_TOPIC);
-    Box::new(builder.certificate_pem(sms_sdk::testing::webhooks::AWS_SNS_TEST_CERTIFICATE).build().unwrap())
+    Verifier::one(builder.certificate_pem(sms_sdk::testing::webhooks::AWS_SNS_TEST_CERTIFICATE).build().unwrap())
 }
 
 /// `body` posted as SNS posts a notification.
@@ -132,7 +237,7 @@ fn sns_envelopes() -> Vec<(&'static str, Vec<u8>)> {
     ]
 }
 
-/// Every hostile case, each with a forged signature.
+/// Every hostile case: a forged signature, or (Infobip, Bandwidth) a hostile authenticated body.
 pub(crate) fn cases() -> Vec<Case> {
     let mut cases = Vec::new();
     let mut add = |name: &str, verifier, request: SignedRequest, over_parameter_limit| {
@@ -164,7 +269,7 @@ pub(crate) fn cases() -> Vec<Case> {
             .header("content-type", "application/json")
             .header("telnyx-timestamp", &NOW.to_string())
             .header("telnyx-signature-ed25519", &format!("{}==", "A".repeat(86)));
-        add(&format!("json: {name}"), Box::new(TelnyxWebhook::new(telnyx_key).unwrap()), telnyx, false);
+        add(&format!("json: {name}"), Verifier::one(TelnyxWebhook::new(telnyx_key).unwrap()), telnyx, false);
         let bearer = format!("Bearer {forged_jwt}");
         let vonage_request = SignedRequest::new("POST", URL, body.clone()).header("authorization", &bearer);
         add(&format!("json: {name}"), vonage(), vonage_request, false);
@@ -182,6 +287,29 @@ pub(crate) fn cases() -> Vec<Case> {
         }
         for (name, body) in sns_envelopes() {
             add(name, aws(), sns(body), false);
+        }
+    }
+    // Infobip and Bandwidth check no signature over the body: every hostile body, correctly
+    // authenticated, reaches the parser.
+    #[cfg(feature = "infobip")]
+    {
+        let report = r#"{"messageId":"fuzz-1","to":"41793026727","text":"hi","status":{"groupId":3,"id":5,"name":"DELIVERED_TO_HANDSET"}}"#;
+        let wrapped = batches(r#"{"results":["#, r#"],"messageCount":1}"#, report);
+        for (url_token, (name, body)) in
+            jsons().into_iter().chain(wrapped).enumerate().map(|(i, case)| (i % 2 == 1, case))
+        {
+            let scheme = if url_token { "token" } else { "basic" };
+            add(&format!("{scheme}: {name}"), infobip(url_token), infobip_request(body, url_token), false);
+        }
+    }
+    #[cfg(feature = "bandwidth")]
+    {
+        let report = r#"{"type":"message-received","time":"2025-01-06T15:43:35Z","to":"+12345678902","message":{"id":"fuzz-1","from":"+12345678901","text":"hi"}}"#;
+        // A message id over 256 bytes is refused too.
+        let long_id = report.replace("fuzz-1", &"a".repeat(MIB - report.len()));
+        let long_id = ("a long message id", format!("[{long_id}]").into_bytes());
+        for (name, body) in jsons().into_iter().chain(batches("[", "]", report)).chain([long_id]) {
+            add(&format!("basic: {name}"), bandwidth(), bandwidth_request(body), false);
         }
     }
     // Header values are input too: a token of a million dots, a long list of V3 signatures.
