@@ -143,6 +143,36 @@ fn sinch_region_and_missing_variables() {
     assert!(!nothing.out.contains("must be 1 to 64"), "a format error for an unset variable: {}", nothing.out);
 }
 
+/// Infobip and Bandwidth: a complete environment passes offline (Infobip at the account's own
+/// host, Bandwidth with Basic or OAuth 2.0 credentials); nothing set names what to set.
+#[test]
+fn infobip_and_bandwidth_environments() {
+    let infobip = [("INFOBIP_BASE_URL", "xyz123.api.infobip.com"), ("INFOBIP_API_KEY", "k"), ("INFOBIP_FROM", "Acme")];
+    let o = doctor(&["--adapter", "infobip"], &infobip);
+    assert_eq!(o.code, 0, "{}", o.out);
+    assert!(o.out.contains("https://xyz123.api.infobip.com"), "{}", o.out);
+    assert!(o.out.contains("INFOBIP_API_KEY set (value hidden)"), "{}", o.out);
+    let nothing = doctor(&["--adapter", "infobip"], &[]);
+    assert_eq!(nothing.code, 1);
+    assert!(nothing.out.contains("INFOBIP_BASE_URL") && nothing.out.contains("INFOBIP_API_KEY"), "{}", nothing.out);
+    let account = [
+        ("BANDWIDTH_ACCOUNT_ID", "9900000"),
+        ("BANDWIDTH_APPLICATION_ID", "app-1"),
+        ("BANDWIDTH_FROM", "+15005550006"),
+    ];
+    for credentials in [
+        [("BANDWIDTH_USERNAME", "api-user"), ("BANDWIDTH_PASSWORD", "p")],
+        [("BANDWIDTH_CLIENT_ID", "client"), ("BANDWIDTH_CLIENT_SECRET", "s")],
+    ] {
+        let o = doctor(&["--adapter", "bandwidth"], &[&account[..], &credentials[..]].concat());
+        assert_eq!(o.code, 0, "{}", o.out);
+        assert!(o.out.contains("https://messaging.bandwidth.com"), "{}", o.out);
+    }
+    let half = doctor(&["--adapter", "bandwidth"], &[&account[..], &[("BANDWIDTH_CLIENT_ID", "client")]].concat());
+    assert_eq!(half.code, 1, "{}", half.out);
+    assert!(half.out.contains("BANDWIDTH_CLIENT_SECRET"), "{}", half.out);
+}
+
 #[test]
 fn t259_partial_support_notes() {
     let o = doctor(

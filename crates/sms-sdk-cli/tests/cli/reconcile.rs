@@ -377,16 +377,19 @@ impl Drop for Background {
 impl Background {
     /// The command's variables for the emulator's Sinch API alone.
     fn sinch_env(&self) -> Env {
-        let base = self.emulator().base_url();
-        [
+        let own = [
             ("SINCH_SERVICE_PLAN_ID", credentials::SINCH_SERVICE_PLAN_ID),
             ("SINCH_API_TOKEN", credentials::SINCH_API_TOKEN),
             ("SINCH_FROM", FROM),
-            ("SMS_SDK_SINCH_BASE_URL", base.as_str()),
-        ]
-        .iter()
-        .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
-        .collect()
+        ];
+        self.provider_env(&own, "SINCH")
+    }
+
+    /// `own` and the base URL variable of the provider whose variables start with `prefix`,
+    /// pointing at the emulator.
+    fn provider_env(&self, own: &[(&str, &str)], prefix: &str) -> Env {
+        let base = (format!("SMS_SDK_{prefix}_BASE_URL"), self.emulator().base_url());
+        own.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())).chain(std::iter::once(base)).collect()
     }
 }
 
@@ -481,32 +484,68 @@ fn reconcile_command_usage_errors() {
     assert!(out.contains("no unresolved keys"), "{out}");
 }
 
-/// Sinch through the command: an unknown send is found by Sinch's batch list (recipient and
-/// start date), and `--apply` settles it; the next send replays.
-#[test]
-fn reconcile_command_finds_a_sinch_batch_and_apply_settles_it() {
+/// Sinch, Infobip or Bandwidth through the command: an unknown send is found by the provider's
+/// list (Sinch's batches, Infobip's logs, Bandwidth's messages: by recipient and start date), and
+/// `--apply` settles it (Bandwidth's list has no text to match: the suggested resolve does); the
+/// next send replays.
+fn reconcile_finds_and_apply_settles(provider: &str, env: impl Fn(&Background) -> Env) {
     let background = Background::start();
-    let env = background.sinch_env();
+    let env = env(&background);
     let store = sqlite_url();
-    let key = unique("cli-sinch");
-    let send = ["send", "--to", DROPPED, "--body", "Sinch order shipped", "--idempotency-key", &key, "--store", &store];
+    let key = unique(&format!("cli-{provider}"));
+    let send = ["send", "--to", DROPPED, "--body", "Order shipped", "--idempotency-key", &key, "--store", &store];
     let (code, _, err) = command(&send, &env);
-    assert_eq!(code, 3, "the send is unknown: {err}");
+    assert_eq!(code, 3, "{provider}: the send is unknown: {err}");
     let id = background.emulator().messages()[0].id.clone().unwrap();
     let look = ["idempotency", "reconcile", "--to", DROPPED, "--since", "1h", "--store", &store];
     let (code, out, err) = command(&look, &env);
-    assert_eq!(code, 3, "still unresolved: {out}{err}");
+    assert_eq!(code, 3, "{provider}: still unresolved: {out}{err}");
     assert!(
-        out.contains(&format!("sms-sdk idempotency resolve {key} --sent --provider sinch --provider-id {id}")),
-        "{out}"
+        out.contains(&format!("sms-sdk idempotency resolve {key} --sent --provider {provider} --provider-id {id}")),
+        "{provider}: {out}"
     );
-    let mut apply = look.to_vec();
-    apply.push("--apply");
-    let (code, out, err) = command(&apply, &env);
-    assert_eq!(code, 0, "{out}{err}");
+    if provider == "bandwidth" {
+        // Bandwidth's list carries no text to match: the key is listed, never settled by it,
+        // and the suggested command settles it.
+        assert!(out.contains("no match") && out.contains("resolve by hand"), "{out}");
+        let resolve = ["idempotency", "resolve", &key, "--sent", "--provider", provider, "--provider-id", &id];
+        let (code, out, err) = command(&[&resolve[..], &["--store", &store]].concat(), &env);
+        assert_eq!(code, 0, "{out}{err}");
+    } else {
+        let mut apply = look.to_vec();
+        apply.push("--apply");
+        let (code, out, err) = command(&apply, &env);
+        assert_eq!(code, 0, "{provider}: {out}{err}");
+    }
     let before = background.emulator().messages().len();
     let (code, out, err) = command(&send, &env);
-    assert_eq!(code, 0, "{out}{err}");
-    assert!(out.contains("replayed"), "{out}");
-    assert_eq!(background.emulator().messages().len(), before, "the replay made a request");
+    assert_eq!(code, 0, "{provider}: {out}{err}");
+    assert!(out.contains("replayed"), "{provider}: {out}");
+    assert_eq!(background.emulator().messages().len(), before, "{provider}: the replay made a request");
+}
+
+#[test]
+fn reconcile_command_finds_a_sinch_batch_and_apply_settles_it() {
+    reconcile_finds_and_apply_settles("sinch", Background::sinch_env);
+}
+
+#[test]
+fn reconcile_command_finds_an_infobip_log_and_apply_settles_it() {
+    reconcile_finds_and_apply_settles("infobip", |background| {
+        background.provider_env(&[("INFOBIP_API_KEY", credentials::INFOBIP_API_KEY), ("INFOBIP_FROM", FROM)], "INFOBIP")
+    });
+}
+
+#[test]
+fn reconcile_command_lists_a_bandwidth_message_and_its_resolve_settles_it() {
+    reconcile_finds_and_apply_settles("bandwidth", |background| {
+        let own = [
+            ("BANDWIDTH_ACCOUNT_ID", credentials::BANDWIDTH_ACCOUNT_ID),
+            ("BANDWIDTH_APPLICATION_ID", credentials::BANDWIDTH_APPLICATION_ID),
+            ("BANDWIDTH_USERNAME", credentials::BANDWIDTH_API_USER),
+            ("BANDWIDTH_PASSWORD", credentials::BANDWIDTH_API_PASSWORD),
+            ("BANDWIDTH_FROM", FROM),
+        ];
+        background.provider_env(&own, "BANDWIDTH")
+    });
 }

@@ -33,17 +33,20 @@ use sms_sdk::provider::sinch::{Sinch, SinchWebhook};
 use sms_sdk::store::{Filter, Page, Store};
 use sms_sdk::testing::webhooks::{SignedRequest, signed_twilio_request};
 use sms_sdk::webhook::WebhookVerifier;
-use sms_sdk::webhook::axum::{Verified, serve};
+use sms_sdk::webhook::axum::{Verified, VerifiedAll, serve};
 use sms_sdk::{
     Adapter, Client, ClientBuilder, Failover, Message, Plivo, PlivoWebhook, RetryPolicy, Telnyx, TelnyxWebhook, Twilio,
     TwilioWebhook, Vonage, VonageWebhook,
 };
+use sms_sdk::{Bandwidth, BandwidthWebhook, Infobip, InfobipWebhook};
 use sms_sdk_cli::Env;
 use sms_sdk_emulator::credentials::VONAGE_APPLICATION_ID;
 use sms_sdk_emulator::credentials::{
-    PLIVO_AUTH_ID, PLIVO_AUTH_TOKEN, SINCH_API_TOKEN, SINCH_SERVICE_PLAN_ID, SINCH_WEBHOOK_SECRET, TELNYX_API_KEY,
-    TELNYX_PUBLIC_KEY, TWILIO_ACCOUNT_SID, TWILIO_AUTH_TOKEN, VONAGE_API_KEY, VONAGE_API_SECRET, VONAGE_PRIVATE_KEY,
-    VONAGE_SIGNATURE_SECRET,
+    BANDWIDTH_ACCOUNT_ID, BANDWIDTH_API_PASSWORD, BANDWIDTH_API_USER, BANDWIDTH_APPLICATION_ID,
+    BANDWIDTH_CALLBACK_PASSWORD, BANDWIDTH_CALLBACK_USER, BANDWIDTH_CLIENT_ID, BANDWIDTH_CLIENT_SECRET,
+    INFOBIP_API_KEY, INFOBIP_WEBHOOK_PASSWORD, INFOBIP_WEBHOOK_USER, PLIVO_AUTH_ID, PLIVO_AUTH_TOKEN, SINCH_API_TOKEN,
+    SINCH_SERVICE_PLAN_ID, SINCH_WEBHOOK_SECRET, TELNYX_API_KEY, TELNYX_PUBLIC_KEY, TWILIO_ACCOUNT_SID,
+    TWILIO_AUTH_TOKEN, VONAGE_API_KEY, VONAGE_API_SECRET, VONAGE_PRIVATE_KEY, VONAGE_SIGNATURE_SECRET,
 };
 use sms_sdk_emulator::{Emulator, RunningEmulator, magic};
 
@@ -85,6 +88,15 @@ fn secrets() -> Vec<(String, String)> {
         ("Vonage signature secret", VONAGE_SIGNATURE_SECRET.into()),
         ("Sinch API token", SINCH_API_TOKEN.into()),
         ("Sinch webhook secret", SINCH_WEBHOOK_SECRET.into()),
+        ("Infobip API key", INFOBIP_API_KEY.into()),
+        ("Infobip webhook password", INFOBIP_WEBHOOK_PASSWORD.into()),
+        ("Infobip webhook Basic credentials", basic(INFOBIP_WEBHOOK_USER, INFOBIP_WEBHOOK_PASSWORD)),
+        ("Bandwidth API password", BANDWIDTH_API_PASSWORD.into()),
+        ("Bandwidth Basic credentials", basic(BANDWIDTH_API_USER, BANDWIDTH_API_PASSWORD)),
+        ("Bandwidth client secret", BANDWIDTH_CLIENT_SECRET.into()),
+        ("Bandwidth client Basic credentials", basic(BANDWIDTH_CLIENT_ID, BANDWIDTH_CLIENT_SECRET)),
+        ("Bandwidth callback password", BANDWIDTH_CALLBACK_PASSWORD.into()),
+        ("Bandwidth callback Basic credentials", basic(BANDWIDTH_CALLBACK_USER, BANDWIDTH_CALLBACK_PASSWORD)),
         ("echo token", ECHO_TOKEN.into()),
         ("echo Basic credentials", basic(TWILIO_ACCOUNT_SID, ECHO_TOKEN)),
         ("echo key", ECHO_KEY.into()),
@@ -193,7 +205,21 @@ struct Hooks {
     plivo: PlivoWebhook,
     vonage: VonageWebhook,
     sinch: SinchWebhook,
+    infobip: InfobipWebhook,
+    bandwidth: BandwidthWebhook,
     verified: Arc<AtomicUsize>,
+}
+
+/// [`receive`] for the providers that batch their events (Infobip, Bandwidth).
+async fn receive_all<V>(State(hooks): State<Hooks>, VerifiedAll { events, .. }: VerifiedAll<V>) -> StatusCode
+where
+    V: WebhookVerifier + FromRef<Hooks> + 'static,
+{
+    for event in events {
+        tracing::info!(?event, "webhook received");
+        hooks.verified.fetch_add(1, Ordering::SeqCst);
+    }
+    StatusCode::NO_CONTENT
 }
 
 /// Counts a verified event and logs it (as an application would: its Debug, at info).
@@ -215,6 +241,8 @@ async fn webhook_server() -> (SocketAddr, Arc<AtomicUsize>) {
         plivo: PlivoWebhook::new(PLIVO_AUTH_TOKEN).unwrap(),
         vonage: VonageWebhook::new(VONAGE_SIGNATURE_SECRET).unwrap(),
         sinch: SinchWebhook::hmac(SINCH_WEBHOOK_SECRET).unwrap(),
+        infobip: InfobipWebhook::basic(INFOBIP_WEBHOOK_USER, INFOBIP_WEBHOOK_PASSWORD).unwrap(),
+        bandwidth: BandwidthWebhook::basic(BANDWIDTH_CALLBACK_USER, BANDWIDTH_CALLBACK_PASSWORD).unwrap(),
         verified: Arc::clone(&verified),
     };
     let app = Router::new()
@@ -223,6 +251,8 @@ async fn webhook_server() -> (SocketAddr, Arc<AtomicUsize>) {
         .route("/plivo", post(receive::<PlivoWebhook>))
         .route("/vonage", post(receive::<VonageWebhook>))
         .route("/sinch", post(receive::<SinchWebhook>))
+        .route("/infobip", post(receive_all::<InfobipWebhook>))
+        .route("/bandwidth", post(receive_all::<BandwidthWebhook>))
         .with_state(hooks);
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let address = listener.local_addr().unwrap();
@@ -280,7 +310,35 @@ fn adapters(
 ) -> Vec<(&'static str, Builder)> {
     let base = base.to_owned();
     let (twilio, telnyx, plivo, vonage, sinch_base) = (base.clone(), base.clone(), base.clone(), base.clone(), base);
+    let (infobip, bandwidth, bandwidth_oauth) = (sinch_base.clone(), sinch_base.clone(), sinch_base.clone());
     vec![
+        // Infobip and Bandwidth with the emulator's credentials (which the audit also looks for).
+        ("infobip", Box::new(move || client(Infobip::builder(&infobip, INFOBIP_API_KEY).from(FROM).build().unwrap()))),
+        (
+            "bandwidth",
+            Box::new(move || {
+                let basic = Bandwidth::basic(
+                    BANDWIDTH_ACCOUNT_ID,
+                    BANDWIDTH_APPLICATION_ID,
+                    BANDWIDTH_API_USER,
+                    BANDWIDTH_API_PASSWORD,
+                );
+                client(basic.from(FROM).base_url(&bandwidth).build().unwrap())
+            }),
+        ),
+        (
+            "bandwidth",
+            Box::new(move || {
+                let oauth = Bandwidth::oauth2(
+                    BANDWIDTH_ACCOUNT_ID,
+                    BANDWIDTH_APPLICATION_ID,
+                    BANDWIDTH_CLIENT_ID,
+                    BANDWIDTH_CLIENT_SECRET,
+                );
+                let token_url = format!("{bandwidth_oauth}/api/v1/oauth2/token");
+                client(oauth.from(FROM).base_url(&bandwidth_oauth).token_url(token_url).build().unwrap())
+            }),
+        ),
         (
             "twilio",
             Box::new(move || {
@@ -494,7 +552,7 @@ fn post_raw(address: SocketAddr, path: &str, request: &SignedRequest) -> String 
 /// through the integration and the verifiers, and a valid one straight to a verifier.
 async fn webhooks(seen: &mut Seen, emulator: &RunningEmulator, hooks: SocketAddr) {
     let inbound = format!("{}/_emulator/inbound", emulator.base_url());
-    for provider in ["twilio", "telnyx", "plivo", "vonage", "sinch"] {
+    for provider in ["twilio", "telnyx", "plivo", "vonage", "sinch", "infobip", "bandwidth"] {
         let request = json!({"provider": provider, "from": INBOUND_FROM, "to": FROM, "text": body(600), "inbound_url": format!("http://{hooks}/{provider}")});
         let answer = tokio::task::spawn_blocking({
             let address: SocketAddr = emulator.local_addr();
@@ -532,6 +590,8 @@ async fn webhooks(seen: &mut Seen, emulator: &RunningEmulator, hooks: SocketAddr
         Box::new(PlivoWebhook::new(PLIVO_AUTH_TOKEN).unwrap()),
         Box::new(VonageWebhook::new(VONAGE_SIGNATURE_SECRET).unwrap()),
         Box::new(SinchWebhook::hmac(SINCH_WEBHOOK_SECRET).unwrap()),
+        Box::new(InfobipWebhook::basic(INFOBIP_WEBHOOK_USER, INFOBIP_WEBHOOK_PASSWORD).unwrap()),
+        Box::new(BandwidthWebhook::basic(BANDWIDTH_CALLBACK_USER, BANDWIDTH_CALLBACK_PASSWORD).unwrap()),
     ] {
         let error = verifier.verify(&forged.as_request()).unwrap_err();
         seen.add("webhook error", format!("{error} | {error:?}"));
@@ -560,7 +620,9 @@ fn command(seen: &mut Seen, emulator_base: &str, dir: &std::path::Path) {
     };
     let key = format!("audit-command-{}", std::process::id());
     let stores = [&sqlite, &postgres];
-    for (n, provider) in ["twilio", "telnyx", "plivo", "vonage", "sinch"].into_iter().enumerate() {
+    for (n, provider) in
+        ["twilio", "telnyx", "plivo", "vonage", "sinch", "infobip", "bandwidth"].into_iter().enumerate()
+    {
         for to in [TO, magic::INVALID_NUMBER, magic::SERVER_ERROR, magic::BARE_429] {
             let text = body(800);
             let send = ["send", "--provider", provider, "--to", to, "--body", &text, "--timeout-ms", "800"];
@@ -614,7 +676,7 @@ fn command(seen: &mut Seen, emulator_base: &str, dir: &std::path::Path) {
     }
     run("validate", &["validate", "--to", TO, "--body", &body(870)]);
     run("validate --json", &["validate", "--to", TO, "--body", &body(870), "--json"]);
-    for provider in ["twilio", "telnyx", "plivo", "vonage", "sinch"] {
+    for provider in ["twilio", "telnyx", "plivo", "vonage", "sinch", "infobip", "bandwidth"] {
         run("doctor", &["doctor", "--adapter", provider]);
     }
     // A forged webhook, and an authentic one (text output: the event's type and dedupe key).
@@ -680,6 +742,15 @@ fn command_env(emulator_base: &str, dir: &std::path::Path) -> Env {
         ("SINCH_FROM", FROM),
         ("SMS_SDK_SINCH_BASE_URL", emulator_base),
         ("SINCH_WEBHOOK_SECRET", SINCH_WEBHOOK_SECRET),
+        ("INFOBIP_API_KEY", INFOBIP_API_KEY),
+        ("INFOBIP_FROM", FROM),
+        ("SMS_SDK_INFOBIP_BASE_URL", emulator_base),
+        ("BANDWIDTH_ACCOUNT_ID", BANDWIDTH_ACCOUNT_ID),
+        ("BANDWIDTH_APPLICATION_ID", BANDWIDTH_APPLICATION_ID),
+        ("BANDWIDTH_CLIENT_ID", BANDWIDTH_CLIENT_ID),
+        ("BANDWIDTH_CLIENT_SECRET", BANDWIDTH_CLIENT_SECRET),
+        ("BANDWIDTH_FROM", FROM),
+        ("SMS_SDK_BANDWIDTH_BASE_URL", emulator_base),
         ("XDG_DATA_HOME", &dir.display().to_string()),
     ]
     .into_iter()

@@ -884,6 +884,131 @@ fn serve_sinch_settles_an_unknown_send_and_takes_a_stop() {
     assert_eq!(background.count(), before, "no provider request for an opted-out number");
 }
 
+/// Infobip or Bandwidth (their webhooks carry Basic credentials and batch their events) through
+/// `serve`: an unknown send settles from its status callback (the reference in Infobip's
+/// `callbackData`, Bandwidth's `tag`), and a STOP blocks the next send to the number.
+fn settles_and_takes_a_stop(provider: Provider) {
+    let name = provider.name();
+    let store = sqlite_store(name);
+    let (webhook_variable, webhook_credentials) = match provider {
+        Provider::Infobip => (
+            "INFOBIP_WEBHOOK_BASIC",
+            format!("{}:{}", credentials::INFOBIP_WEBHOOK_USER, credentials::INFOBIP_WEBHOOK_PASSWORD),
+        ),
+        _ => (
+            "BANDWIDTH_WEBHOOK_BASIC",
+            format!("{}:{}", credentials::BANDWIDTH_CALLBACK_USER, credentials::BANDWIDTH_CALLBACK_PASSWORD),
+        ),
+    };
+    let vars = [(webhook_variable, webhook_credentials.as_str()), ("SMS_SDK_CORRELATION_SECRET", CORRELATION_SECRET)];
+    let serve = Serve::start(&store, &vars, &[]);
+    let banner = format!("POST /webhooks/{name} ({webhook_variable} set)");
+    assert!(serve.stderr().contains(&banner), "{}", serve.stderr());
+    let hook = serve.url(&format!("/webhooks/{name}"));
+    let background =
+        Background::start(|b| b.inbound_url_for(provider, hook.clone()).webhook_url_for(provider, hook.clone()));
+    let base = background.emulator().base_url();
+    let own: &[(&str, &str)] = match provider {
+        Provider::Infobip => &[("INFOBIP_API_KEY", credentials::INFOBIP_API_KEY), ("INFOBIP_FROM", FROM)],
+        _ => &[
+            ("BANDWIDTH_ACCOUNT_ID", credentials::BANDWIDTH_ACCOUNT_ID),
+            ("BANDWIDTH_APPLICATION_ID", credentials::BANDWIDTH_APPLICATION_ID),
+            ("BANDWIDTH_CLIENT_ID", credentials::BANDWIDTH_CLIENT_ID),
+            ("BANDWIDTH_CLIENT_SECRET", credentials::BANDWIDTH_CLIENT_SECRET),
+            ("BANDWIDTH_FROM", FROM),
+        ],
+    };
+    let shared = [
+        ("SMS_SDK_CORRELATION_SECRET", CORRELATION_SECRET),
+        ("SMS_SDK_INFOBIP_BASE_URL", base.as_str()),
+        ("SMS_SDK_BANDWIDTH_BASE_URL", base.as_str()),
+    ];
+    let env: Env = shared.iter().chain(own).map(|(k, v)| ((*k).to_owned(), (*v).to_owned())).collect();
+    let key = unique(&format!("{name}-key"));
+    let send = [
+        "send",
+        "--provider",
+        name,
+        "--to",
+        magic::CREATED_THEN_DROPPED,
+        "--body",
+        "Your code is 123456",
+        "--idempotency-key",
+        &key,
+        "--store",
+        &store,
+    ];
+    let unknown = command(&send, &env);
+    assert_eq!(unknown.code, 3, "{}", show(&unknown));
+    let created = background.emulator().messages();
+    let id = created[0].id.clone().expect("the emulator created the message");
+    serve.wait_for_event("the status callback", |e| e["provider_id"] == id.as_str());
+    let (state, shown) = state_of(&key, &store, &env);
+    assert_eq!(state, "accepted", "{name} settled: {shown}");
+
+    let number = recipient();
+    let body = json!({"provider": name, "from": number, "to": FROM, "text": "STOP"}).to_string();
+    let headers = [("content-type".to_owned(), "application/json".to_owned())];
+    let address = background.emulator().local_addr().to_string();
+    let answer = http(&address, "POST", "/_emulator/inbound", &headers, body.as_bytes()).unwrap();
+    let answer: Value = serde_json::from_str(&answer.body).unwrap();
+    assert_eq!(answer["webhook_status"], 200, "{answer}\n{}", serve.stderr());
+    let stop = serve.wait_for_event("the STOP", |e| e["type"] == "recipient.opted_out" && e["from"] == number.as_str());
+    assert_eq!(stop["provider"], name, "{stop}");
+    let before = background.count();
+    let refused =
+        command(&["send", "--provider", name, "--to", number.as_str(), "--body", "Sale!", "--store", &store], &env);
+    assert_eq!(refused.code, 1, "{}", show(&refused));
+    assert!(refused.err.contains("opted out"), "{}", show(&refused));
+    assert_eq!(background.count(), before, "no provider request for an opted-out number");
+}
+
+#[test]
+fn serve_infobip_settles_an_unknown_send_and_takes_a_stop() {
+    settles_and_takes_a_stop(Provider::Infobip);
+}
+
+#[test]
+fn serve_bandwidth_settles_an_unknown_send_and_takes_a_stop() {
+    settles_and_takes_a_stop(Provider::Bandwidth);
+}
+
+/// A batch of Infobip results in one request: each event is handed on once, in order; a
+/// redelivery of the batch is a duplicate, and a batch that repeats one event and brings a new
+/// one hands on only the new one.
+#[test]
+fn serve_hands_on_each_event_of_a_batch_once() {
+    let store = sqlite_store("infobip-batch");
+    let serve = Serve::start(&store, &[("INFOBIP_WEBHOOK_BASIC", "hooks:infobip-batch-password")], &[]);
+    let url = serve.url("/webhooks/infobip");
+    let report = |id: &str| {
+        format!(
+            r#"{{"messageId":"{id}","to":"41793026727","status":{{"groupId":3,"groupName":"DELIVERED","id":5,"name":"DELIVERED_TO_HANDSET"}}}}"#
+        )
+    };
+    let batch = |ids: &[&str]| {
+        let results: Vec<String> = ids.iter().map(|id| report(id)).collect();
+        let body = format!(r#"{{"results":[{}]}}"#, results.join(","));
+        sms_sdk::testing::webhooks::signed_infobip_request(&url, &body, Some(("hooks", "infobip-batch-password")), None)
+    };
+    let (a, b, c) = (unique("sms-sdk-a"), unique("sms-sdk-b"), unique("sms-sdk-c"));
+    let ids_of = |serve: &Serve| -> Vec<String> {
+        serve.events().iter().filter_map(|e| e["provider_id"].as_str().map(str::to_owned)).collect()
+    };
+    let first = post(&batch(&[&a, &b]));
+    assert_eq!((first.status, first.body.trim()), (200, "ok"), "{}", serve.stderr());
+    serve.wait_for_event("the second result", |e| e["provider_id"] == b.as_str());
+    assert_eq!(ids_of(&serve), [a.clone(), b.clone()]);
+    let again = post(&batch(&[&a, &b]));
+    assert_eq!((again.status, again.body.trim()), (200, "duplicate"), "{}", serve.stderr());
+    let mixed = post(&batch(&[&b, &c]));
+    assert_eq!((mixed.status, mixed.body.trim()), (200, "ok"), "{}", serve.stderr());
+    serve.wait_for_event("the new result", |e| e["provider_id"] == c.as_str());
+    assert_eq!(ids_of(&serve), [a, b, c]);
+    let forged = sms_sdk::testing::webhooks::signed_infobip_request(&url, "{}", Some(("hooks", "guess")), None);
+    assert_eq!(post(&forged).status, 401);
+}
+
 // ---------------------------------------------------------------------------------------------
 // 3. Forged and tampered webhooks are refused and consume nothing.
 

@@ -20,7 +20,7 @@ use std::borrow::Cow;
 use std::fmt;
 use std::marker::PhantomData;
 
-use serde::de::value::{MapAccessDeserializer, SeqAccessDeserializer};
+use serde::de::value::MapAccessDeserializer;
 use serde::de::{self, Deserialize, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_json::Number;
 
@@ -44,6 +44,7 @@ pub(crate) fn refusal(error: &serde_json::Error) -> String {
     let message = error.to_string();
     match message.split_once("duplicate field `").and_then(|(_, rest)| rest.split_once('`')) {
         Some((key, _)) => format!("the key {key} appears more than once"),
+        None if message.starts_with(TOO_MANY_ITEMS) => TOO_MANY_ITEMS.to_owned(),
         None => "the body is not JSON".to_owned(),
     }
 }
@@ -134,9 +135,18 @@ impl<T> std::ops::Deref for Object<T> {
 }
 
 /// An array member whose elements are read as objects of `T` (an element of another type reads
-/// as `T`'s default, so the positions stay); any other value reads as no elements.
+/// as `T`'s default, so the positions stay); any other value reads as no elements. An array of
+/// more than [`MAX_ITEMS`] elements is refused as soon as the one past it is read, so that an
+/// array of a million tiny elements never becomes a million values in memory.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Items<T>(pub(crate) Vec<T>);
+
+/// The most elements an [`Items`] reads: 1,000 (Infobip's and Bandwidth's batches and every
+/// list a provider documents are well under it).
+pub(crate) const MAX_ITEMS: usize = 1000;
+
+/// What the refusal of an array longer than [`MAX_ITEMS`] says.
+const TOO_MANY_ITEMS: &str = "an array of more than 1000 elements";
 
 impl<T> Default for Items<T> {
     fn default() -> Self {
@@ -224,9 +234,15 @@ impl<'de, T: Deserialize<'de> + Default> Lenient<'de> for Object<T> {
 }
 
 impl<'de, T: Deserialize<'de> + Default> Lenient<'de> for Items<T> {
-    fn array<A: SeqAccess<'de>>(items: A) -> Result<Self, A::Error> {
-        let read = Vec::<Object<T>>::deserialize(SeqAccessDeserializer::new(items))?;
-        Ok(Self(read.into_iter().map(|object| object.value).collect()))
+    fn array<A: SeqAccess<'de>>(mut items: A) -> Result<Self, A::Error> {
+        let mut read = Vec::new();
+        while let Some(object) = items.next_element::<Object<T>>()? {
+            if read.len() == MAX_ITEMS {
+                return Err(de::Error::custom(TOO_MANY_ITEMS));
+            }
+            read.push(object.value);
+        }
+        Ok(Self(read))
     }
 }
 

@@ -38,6 +38,8 @@ pub const WWW_AUTHENTICATE: &str = "Basic realm=\"bandwidth-callbacks\"";
 
 /// The most events one callback may carry; more is a payload error.
 pub const MAX_EVENTS: usize = 1000;
+// A longer array is refused while it is read (`json::Items`), before it is held whole.
+const _: () = assert!(MAX_EVENTS <= json::MAX_ITEMS);
 
 /// The longest message id read (Bandwidth's are about 30 characters, or UUIDs).
 const MAX_ID: usize = 256;
@@ -380,7 +382,7 @@ mod tests {
             assert!(matches!(parse_all(body.as_bytes(), true), Err(WebhookError::Payload { .. })), "{body}");
         }
         let many = format!("[{}]", vec![r#"{"type":"x"}"#; MAX_EVENTS + 1].join(","));
-        assert_eq!(parse_all(many.as_bytes(), true).unwrap_err(), payload_error("too many events"));
+        assert_eq!(parse_all(many.as_bytes(), true).unwrap_err(), payload_error("an array of more than 1000 elements"));
     }
 
     /// The keys and values of Bandwidth callbacks, for generated bodies.

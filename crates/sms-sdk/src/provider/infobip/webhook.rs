@@ -71,6 +71,8 @@ pub const MAX_TOKEN_LEN: usize = 256;
 /// The most results one callback may carry (Infobip sends 100 by default; the subscription's
 /// `maxBucketSize` may change it). More is a payload error.
 pub const MAX_RESULTS: usize = 1000;
+// A longer array is refused while it is read (`json::Items`), before it is held whole.
+const _: () = assert!(MAX_RESULTS <= json::MAX_ITEMS);
 
 /// The longest message id kept as it is in a dedupe key; a longer one is digested.
 const MAX_KEY_ID: usize = 128;
