@@ -196,16 +196,9 @@ pub(crate) fn magic_help() -> String {
     text
 }
 
-/// What `sms-sdk emulator` prints at start: valid shell as a whole (comments and one `export`
-/// line per variable), so that pasting it, or saving it and `source`-ing it, configures
-/// `sms-sdk send` (and an application) for every provider against the emulator.
-fn setup_text(base: &str, store: Option<&str>) -> String {
-    let mut text = format!(
-        "# sms-sdk emulator listening on {base}\n\
-         # Runs until Ctrl-C. Paste these lines into a shell: every provider's base URL then points\n\
-         # at the emulator, with the test credentials and sender it accepts and the secrets its\n\
-         # webhooks are signed with.\n"
-    );
+/// The variables `sms-sdk emulator` exports: every provider's base URL pointing at `base`, with
+/// the emulator's credentials, sender and webhook secrets (AWS's credentials aside).
+fn exports(base: &str) -> Vec<(&'static str, String)> {
     // One line, its newlines written `\n` (the command reads them back).
     let certificate = credentials::AWS_SNS_CERTIFICATE.trim_end().replace('\n', "\\n");
     // The Basic credentials the emulator's Infobip and Bandwidth webhooks carry, as `user:password`.
@@ -251,8 +244,21 @@ fn setup_text(base: &str, store: Option<&str>) -> String {
         ("AWS_SNS_TOPIC_ARN", credentials::AWS_SNS_TOPIC_ARN),
         ("SMS_SDK_AWS_SNS_CERTIFICATE", &certificate),
     ];
-    for (name, value) in variables {
-        let _ = writeln!(text, "export {name}={}", crate::shell::quote(value));
+    variables.into_iter().map(|(name, value)| (name, value.to_owned())).collect()
+}
+
+/// What `sms-sdk emulator` prints at start: valid shell as a whole (comments and one `export`
+/// line per variable), so that pasting it, or saving it and `source`-ing it, configures
+/// `sms-sdk send` (and an application) for every provider against the emulator.
+fn setup_text(base: &str, store: Option<&str>) -> String {
+    let mut text = format!(
+        "# sms-sdk emulator listening on {base}\n\
+         # Runs until Ctrl-C. Paste these lines into a shell: every provider's base URL then points\n\
+         # at the emulator, with the test credentials and sender it accepts and the secrets its\n\
+         # webhooks are signed with.\n"
+    );
+    for (name, value) in exports(base) {
+        let _ = writeln!(text, "export {name}={}", crate::shell::quote(&value));
     }
     let _ = writeln!(
         text,

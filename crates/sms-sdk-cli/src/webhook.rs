@@ -374,9 +374,18 @@ fn diagnose(provider: Provider, error: &WebhookError, url: &str, headers: &Heade
                 .into(),
         },
         (Provider::Sinch, _) => return sinch_diagnosis(reason, headers),
-        (Provider::Infobip | Provider::Bandwidth, _) => return basic_diagnosis(provider, reason, env),
+        (Provider::Infobip | Provider::Bandwidth, _) => basic_diagnosis(provider, reason, env),
         (Provider::Aws, _) => aws_diagnosis(reason, headers, env),
-        (Provider::Vonage, "invalid_signature") => Diagnosis {
+        (Provider::Vonage, _) => return vonage_diagnosis(reason),
+        _ => return None,
+    };
+    Some(diagnosis)
+}
+
+/// [`diagnose`] for Vonage: what its JWT signs.
+fn vonage_diagnosis(reason: &str) -> Option<Diagnosis> {
+    Some(match reason {
+        "invalid_signature" => Diagnosis {
             url_signed: false,
             signed: "Vonage does not sign the URL: it signs a JWT (HS256, with the signature secret) in the \
                      Authorization header, whose payload_hash is the SHA-256 of the raw body."
@@ -387,7 +396,7 @@ fn diagnose(provider: Provider, error: &WebhookError, url: &str, headers: &Heade
                     one received."
                 .into(),
         },
-        (Provider::Vonage, "body_hash_mismatch") => Diagnosis {
+        "body_hash_mismatch" => Diagnosis {
             url_signed: false,
             signed: "Vonage does not sign the URL: it signs a JWT whose payload_hash is the SHA-256 of the raw body."
                 .into(),
@@ -397,8 +406,7 @@ fn diagnose(provider: Provider, error: &WebhookError, url: &str, headers: &Heade
                 .into(),
         },
         _ => return None,
-    };
-    Some(diagnosis)
+    })
 }
 
 /// What an HMAC-signed Sinch callback signs.
@@ -496,7 +504,7 @@ fn sinch_diagnosis(reason: &str, headers: &HeaderMap) -> Option<Diagnosis> {
 
 /// [`diagnose`] for Infobip and Bandwidth, which sign nothing: what their Basic credentials (or
 /// Infobip's URL token) prove, and what to check.
-fn basic_diagnosis(provider: Provider, reason: &str, env: &Env) -> Option<Diagnosis> {
+fn basic_diagnosis(provider: Provider, reason: &str, env: &Env) -> Diagnosis {
     let name = if provider == Provider::Infobip { "Infobip" } else { "Bandwidth" };
     let token = configured_variable(provider, env) == INFOBIP_TOKEN_VARIABLE;
     let signed = if token {
@@ -528,7 +536,7 @@ fn basic_diagnosis(provider: Provider, reason: &str, env: &Env) -> Option<Diagno
         ),
     };
     // The URL is never shown: Infobip's carries the token.
-    Some(Diagnosis { url_signed: token, signed, url: None, check })
+    Diagnosis { url_signed: token, signed, url: None, check }
 }
 
 /// A phone number or sender as the command prints it: masked.

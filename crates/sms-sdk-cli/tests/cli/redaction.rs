@@ -50,6 +50,9 @@ use sms_sdk_emulator::credentials::{
 };
 use sms_sdk_emulator::{Emulator, RunningEmulator, magic};
 
+/// The providers whose APIs, webhooks and command paths the audit goes through.
+const PROVIDERS: [&str; 7] = ["twilio", "telnyx", "plivo", "vonage", "sinch", "infobip", "bandwidth"];
+
 /// The sender of every send.
 const FROM: &str = "+15005550006";
 /// An ordinary recipient (accepted, delivered).
@@ -552,7 +555,7 @@ fn post_raw(address: SocketAddr, path: &str, request: &SignedRequest) -> String 
 /// through the integration and the verifiers, and a valid one straight to a verifier.
 async fn webhooks(seen: &mut Seen, emulator: &RunningEmulator, hooks: SocketAddr) {
     let inbound = format!("{}/_emulator/inbound", emulator.base_url());
-    for provider in ["twilio", "telnyx", "plivo", "vonage", "sinch", "infobip", "bandwidth"] {
+    for provider in PROVIDERS {
         let request = json!({"provider": provider, "from": INBOUND_FROM, "to": FROM, "text": body(600), "inbound_url": format!("http://{hooks}/{provider}")});
         let answer = tokio::task::spawn_blocking({
             let address: SocketAddr = emulator.local_addr();
@@ -620,9 +623,7 @@ fn command(seen: &mut Seen, emulator_base: &str, dir: &std::path::Path) {
     };
     let key = format!("audit-command-{}", std::process::id());
     let stores = [&sqlite, &postgres];
-    for (n, provider) in
-        ["twilio", "telnyx", "plivo", "vonage", "sinch", "infobip", "bandwidth"].into_iter().enumerate()
-    {
+    for (n, provider) in PROVIDERS.into_iter().enumerate() {
         for to in [TO, magic::INVALID_NUMBER, magic::SERVER_ERROR, magic::BARE_429] {
             let text = body(800);
             let send = ["send", "--provider", provider, "--to", to, "--body", &text, "--timeout-ms", "800"];
@@ -676,7 +677,7 @@ fn command(seen: &mut Seen, emulator_base: &str, dir: &std::path::Path) {
     }
     run("validate", &["validate", "--to", TO, "--body", &body(870)]);
     run("validate --json", &["validate", "--to", TO, "--body", &body(870), "--json"]);
-    for provider in ["twilio", "telnyx", "plivo", "vonage", "sinch", "infobip", "bandwidth"] {
+    for provider in PROVIDERS {
         run("doctor", &["doctor", "--adapter", provider]);
     }
     // A forged webhook, and an authentic one (text output: the event's type and dedupe key).

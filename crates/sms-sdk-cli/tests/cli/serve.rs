@@ -890,15 +890,17 @@ fn serve_sinch_settles_an_unknown_send_and_takes_a_stop() {
 fn settles_and_takes_a_stop(provider: Provider) {
     let name = provider.name();
     let store = sqlite_store(name);
-    let (webhook_variable, webhook_credentials) = match provider {
-        Provider::Infobip => (
+    let infobip = provider == Provider::Infobip;
+    let (webhook_variable, webhook_credentials) = if infobip {
+        (
             "INFOBIP_WEBHOOK_BASIC",
             format!("{}:{}", credentials::INFOBIP_WEBHOOK_USER, credentials::INFOBIP_WEBHOOK_PASSWORD),
-        ),
-        _ => (
+        )
+    } else {
+        (
             "BANDWIDTH_WEBHOOK_BASIC",
             format!("{}:{}", credentials::BANDWIDTH_CALLBACK_USER, credentials::BANDWIDTH_CALLBACK_PASSWORD),
-        ),
+        )
     };
     let vars = [(webhook_variable, webhook_credentials.as_str()), ("SMS_SDK_CORRELATION_SECRET", CORRELATION_SECRET)];
     let serve = Serve::start(&store, &vars, &[]);
@@ -908,15 +910,16 @@ fn settles_and_takes_a_stop(provider: Provider) {
     let background =
         Background::start(|b| b.inbound_url_for(provider, hook.clone()).webhook_url_for(provider, hook.clone()));
     let base = background.emulator().base_url();
-    let own: &[(&str, &str)] = match provider {
-        Provider::Infobip => &[("INFOBIP_API_KEY", credentials::INFOBIP_API_KEY), ("INFOBIP_FROM", FROM)],
-        _ => &[
+    let own: &[(&str, &str)] = if infobip {
+        &[("INFOBIP_API_KEY", credentials::INFOBIP_API_KEY), ("INFOBIP_FROM", FROM)]
+    } else {
+        &[
             ("BANDWIDTH_ACCOUNT_ID", credentials::BANDWIDTH_ACCOUNT_ID),
             ("BANDWIDTH_APPLICATION_ID", credentials::BANDWIDTH_APPLICATION_ID),
             ("BANDWIDTH_CLIENT_ID", credentials::BANDWIDTH_CLIENT_ID),
             ("BANDWIDTH_CLIENT_SECRET", credentials::BANDWIDTH_CLIENT_SECRET),
             ("BANDWIDTH_FROM", FROM),
-        ],
+        ]
     };
     let shared = [
         ("SMS_SDK_CORRELATION_SECRET", CORRELATION_SECRET),
