@@ -9,7 +9,9 @@ use super::settings::header;
 use crate::digest::same_bytes;
 use crate::error::Error;
 use crate::redact::Secret;
-use crate::webhook::{SmsEvent, WebhookError};
+#[cfg(any(feature = "infobip", feature = "bandwidth"))]
+use crate::webhook::SmsEvent;
+use crate::webhook::WebhookError;
 
 /// The credentials, as `base64(user:password)`: what follows the scheme in the header.
 #[derive(Clone)]
@@ -33,6 +35,7 @@ impl BasicCredentials {
     }
 
     /// Whether `headers` carry Basic credentials (of anyone: recognising proves nothing).
+    #[cfg(any(feature = "infobip", feature = "bandwidth"))]
     pub(crate) fn offered(headers: &HeaderMap) -> bool {
         header(headers, http::header::AUTHORIZATION)
             .and_then(|value| value.trim().split_once(' '))
@@ -58,6 +61,7 @@ impl BasicCredentials {
 
 /// The one event of a batch, for [`WebhookVerifier::verify_at`](crate::webhook::WebhookVerifier::verify_at)
 /// of a provider that batches: a batch of more is a payload error that says to take them all.
+#[cfg(any(feature = "infobip", feature = "bandwidth"))]
 pub(crate) fn only_event(provider: &'static str, mut events: Vec<SmsEvent>) -> Result<SmsEvent, WebhookError> {
     match (events.pop(), events.is_empty()) {
         (Some(event), true) => Ok(event),
