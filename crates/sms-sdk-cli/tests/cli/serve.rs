@@ -820,113 +820,33 @@ fn serve_settles_a_created_then_dropped_send() {
 /// Sinch through `serve`: its HMAC-signed delivery report to the plan's callback URL settles an
 /// unknown send (the reference rides in `client_reference`, with no per-message callback URL),
 /// and its signed `mo_text` STOP suppresses the number.
-#[test]
-fn serve_sinch_settles_an_unknown_send_and_takes_a_stop() {
-    let store = sqlite_store("sinch");
-    let vars = [
-        ("SINCH_WEBHOOK_SECRET", credentials::SINCH_WEBHOOK_SECRET),
-        ("SMS_SDK_CORRELATION_SECRET", CORRELATION_SECRET),
-    ];
-    let serve = Serve::start(&store, &vars, &[]);
-    assert!(serve.stderr().contains("POST /webhooks/sinch (SINCH_WEBHOOK_SECRET set)"), "{}", serve.stderr());
-    let hook = serve.url("/webhooks/sinch");
-    // The plan's callback URL, as Sinch users configure it: the send names none of its own.
-    let background = Background::start(|b| {
-        b.inbound_url_for(Provider::Sinch, hook.clone()).webhook_url_for(Provider::Sinch, hook.clone())
-    });
-    let base = background.emulator().base_url();
-    let env: Env = [
-        ("SINCH_SERVICE_PLAN_ID", credentials::SINCH_SERVICE_PLAN_ID),
-        ("SINCH_API_TOKEN", credentials::SINCH_API_TOKEN),
-        ("SINCH_FROM", FROM),
-        ("SMS_SDK_SINCH_BASE_URL", base.as_str()),
-        ("SMS_SDK_CORRELATION_SECRET", CORRELATION_SECRET),
-    ]
-    .iter()
-    .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
-    .collect();
-    let key = unique("sinch-key");
-    let send = [
-        "send",
-        "--to",
-        magic::CREATED_THEN_DROPPED,
-        "--body",
-        "Your code is 123456",
-        "--idempotency-key",
-        &key,
-        "--store",
-        &store,
-    ];
-    let unknown = command(&send, &env);
-    assert_eq!(unknown.code, 3, "{}", show(&unknown));
-    let created = background.emulator().messages();
-    let id = created[0].id.clone().expect("the emulator created the batch");
-    assert_eq!(created[0].callback_url, None);
-    assert!(created[0].client_ref.is_some(), "the send carried no client_reference");
-    serve.wait_for_event("the delivery report", |e| e["provider_id"] == id.as_str());
-    let (state, shown) = state_of(&key, &store, &env);
-    assert_eq!(state, "accepted", "settled: {shown}");
-
-    // A STOP from a customer, signed like Sinch's inbound callback.
-    let number = recipient();
-    let body = json!({"provider": "sinch", "from": number, "to": FROM, "text": "STOP"}).to_string();
-    let headers = [("content-type".to_owned(), "application/json".to_owned())];
-    let address = background.emulator().local_addr().to_string();
-    let answer = http(&address, "POST", "/_emulator/inbound", &headers, body.as_bytes()).unwrap();
-    let answer: Value = serde_json::from_str(&answer.body).unwrap();
-    assert_eq!(answer["webhook_status"], 200, "{answer}\n{}", serve.stderr());
-    let stop = serve.wait_for_event("the STOP", |e| e["type"] == "recipient.opted_out" && e["from"] == number.as_str());
-    assert_eq!(stop["provider"], "sinch", "{stop}");
-    let before = background.count();
-    let refused = command(&["send", "--to", number.as_str(), "--body", "Sale!", "--store", &store], &env);
-    assert_eq!(refused.code, 1, "{}", show(&refused));
-    assert!(refused.err.contains("opted out"), "{}", show(&refused));
-    assert_eq!(background.count(), before, "no provider request for an opted-out number");
-}
-
-/// Infobip or Bandwidth (their webhooks carry Basic credentials and batch their events) through
-/// `serve`: an unknown send settles from its status callback (the reference in Infobip's
-/// `callbackData`, Bandwidth's `tag`), and a STOP blocks the next send to the number.
-fn settles_and_takes_a_stop(provider: Provider) {
+/// One provider through `serve`, its webhooks to `/webhooks/<name>`: an unknown send settles
+/// from its status webhook (by the correlation reference it carried) and a STOP blocks the next
+/// send to the number. What the test gives: the variables `serve` reads (the correlation secret
+/// is added), the line its banner shows for the route, and the variables `send` reads beside the
+/// base URL. What it returns, for more checks: the emulator, the send's variables and the store.
+fn settles_and_takes_a_stop(
+    provider: Provider,
+    serve_vars: &[(&str, &str)],
+    banner: &str,
+    send_vars: &[(&str, &str)],
+) -> (Background, Env, String) {
     let name = provider.name();
     let store = sqlite_store(name);
-    let infobip = provider == Provider::Infobip;
-    let (webhook_variable, webhook_credentials) = if infobip {
-        (
-            "INFOBIP_WEBHOOK_BASIC",
-            format!("{}:{}", credentials::INFOBIP_WEBHOOK_USER, credentials::INFOBIP_WEBHOOK_PASSWORD),
-        )
-    } else {
-        (
-            "BANDWIDTH_WEBHOOK_BASIC",
-            format!("{}:{}", credentials::BANDWIDTH_CALLBACK_USER, credentials::BANDWIDTH_CALLBACK_PASSWORD),
-        )
-    };
-    let vars = [(webhook_variable, webhook_credentials.as_str()), ("SMS_SDK_CORRELATION_SECRET", CORRELATION_SECRET)];
+    let vars: Vec<(&str, &str)> =
+        serve_vars.iter().copied().chain([("SMS_SDK_CORRELATION_SECRET", CORRELATION_SECRET)]).collect();
     let serve = Serve::start(&store, &vars, &[]);
-    let banner = format!("POST /webhooks/{name} ({webhook_variable} set)");
-    assert!(serve.stderr().contains(&banner), "{}", serve.stderr());
+    assert!(serve.stderr().contains(&format!("POST /webhooks/{name} ({banner})")), "{}", serve.stderr());
     let hook = serve.url(&format!("/webhooks/{name}"));
+    // The account's (or the topic's) callback URL: the send names none of its own.
     let background =
         Background::start(|b| b.inbound_url_for(provider, hook.clone()).webhook_url_for(provider, hook.clone()));
-    let base = background.emulator().base_url();
-    let own: &[(&str, &str)] = if infobip {
-        &[("INFOBIP_API_KEY", credentials::INFOBIP_API_KEY), ("INFOBIP_FROM", FROM)]
-    } else {
-        &[
-            ("BANDWIDTH_ACCOUNT_ID", credentials::BANDWIDTH_ACCOUNT_ID),
-            ("BANDWIDTH_APPLICATION_ID", credentials::BANDWIDTH_APPLICATION_ID),
-            ("BANDWIDTH_CLIENT_ID", credentials::BANDWIDTH_CLIENT_ID),
-            ("BANDWIDTH_CLIENT_SECRET", credentials::BANDWIDTH_CLIENT_SECRET),
-            ("BANDWIDTH_FROM", FROM),
-        ]
-    };
-    let shared = [
-        ("SMS_SDK_CORRELATION_SECRET", CORRELATION_SECRET),
-        ("SMS_SDK_INFOBIP_BASE_URL", base.as_str()),
-        ("SMS_SDK_BANDWIDTH_BASE_URL", base.as_str()),
-    ];
-    let env: Env = shared.iter().chain(own).map(|(k, v)| ((*k).to_owned(), (*v).to_owned())).collect();
+    let base = (format!("SMS_SDK_{}_BASE_URL", name.to_ascii_uppercase()), background.emulator().base_url());
+    let env: Env = send_vars
+        .iter()
+        .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+        .chain([base, ("SMS_SDK_CORRELATION_SECRET".to_owned(), CORRELATION_SECRET.to_owned())])
+        .collect();
     let key = unique(&format!("{name}-key"));
     let send = [
         "send",
@@ -942,13 +862,14 @@ fn settles_and_takes_a_stop(provider: Provider) {
         &store,
     ];
     let unknown = command(&send, &env);
-    assert_eq!(unknown.code, 3, "{}", show(&unknown));
+    assert_eq!(unknown.code, 3, "{name}: {}", show(&unknown));
     let created = background.emulator().messages();
     let id = created[0].id.clone().expect("the emulator created the message");
-    serve.wait_for_event("the status callback", |e| e["provider_id"] == id.as_str());
+    serve.wait_for_event("the status webhook", |e| e["provider_id"] == id.as_str());
     let (state, shown) = state_of(&key, &store, &env);
     assert_eq!(state, "accepted", "{name} settled: {shown}");
 
+    // A STOP from a customer, signed as the provider signs its inbound webhooks.
     let number = recipient();
     let body = json!({"provider": name, "from": number, "to": FROM, "text": "STOP"}).to_string();
     let headers = [("content-type".to_owned(), "application/json".to_owned())];
@@ -958,22 +879,50 @@ fn settles_and_takes_a_stop(provider: Provider) {
     assert_eq!(answer["webhook_status"], 200, "{answer}\n{}", serve.stderr());
     let stop = serve.wait_for_event("the STOP", |e| e["type"] == "recipient.opted_out" && e["from"] == number.as_str());
     assert_eq!(stop["provider"], name, "{stop}");
+    assert!(serve.stderr().contains("the number was added to the suppression list"), "{}", serve.stderr());
     let before = background.count();
-    let refused =
-        command(&["send", "--provider", name, "--to", number.as_str(), "--body", "Sale!", "--store", &store], &env);
+    let refused = command(&["send", "--provider", name, "--to", &number, "--body", "Sale!", "--store", &store], &env);
     assert_eq!(refused.code, 1, "{}", show(&refused));
     assert!(refused.err.contains("opted out"), "{}", show(&refused));
     assert_eq!(background.count(), before, "no provider request for an opted-out number");
+    (background, env, store)
+}
+
+#[test]
+fn serve_sinch_settles_an_unknown_send_and_takes_a_stop() {
+    let sinch = [
+        ("SINCH_SERVICE_PLAN_ID", credentials::SINCH_SERVICE_PLAN_ID),
+        ("SINCH_API_TOKEN", credentials::SINCH_API_TOKEN),
+        ("SINCH_FROM", FROM),
+    ];
+    let serve = [("SINCH_WEBHOOK_SECRET", credentials::SINCH_WEBHOOK_SECRET)];
+    let (background, ..) = settles_and_takes_a_stop(Provider::Sinch, &serve, "SINCH_WEBHOOK_SECRET set", &sinch);
+    // The plan's callback URL, as Sinch users configure it: the batch names none of its own.
+    let created = background.emulator().messages();
+    assert_eq!(created[0].callback_url, None);
+    assert!(created[0].client_ref.is_some(), "the send carried no client_reference");
 }
 
 #[test]
 fn serve_infobip_settles_an_unknown_send_and_takes_a_stop() {
-    settles_and_takes_a_stop(Provider::Infobip);
+    let basic = format!("{}:{}", credentials::INFOBIP_WEBHOOK_USER, credentials::INFOBIP_WEBHOOK_PASSWORD);
+    let infobip = [("INFOBIP_API_KEY", credentials::INFOBIP_API_KEY), ("INFOBIP_FROM", FROM)];
+    let serve = [("INFOBIP_WEBHOOK_BASIC", basic.as_str())];
+    settles_and_takes_a_stop(Provider::Infobip, &serve, "INFOBIP_WEBHOOK_BASIC set", &infobip);
 }
 
 #[test]
 fn serve_bandwidth_settles_an_unknown_send_and_takes_a_stop() {
-    settles_and_takes_a_stop(Provider::Bandwidth);
+    let basic = format!("{}:{}", credentials::BANDWIDTH_CALLBACK_USER, credentials::BANDWIDTH_CALLBACK_PASSWORD);
+    let bandwidth = [
+        ("BANDWIDTH_ACCOUNT_ID", credentials::BANDWIDTH_ACCOUNT_ID),
+        ("BANDWIDTH_APPLICATION_ID", credentials::BANDWIDTH_APPLICATION_ID),
+        ("BANDWIDTH_CLIENT_ID", credentials::BANDWIDTH_CLIENT_ID),
+        ("BANDWIDTH_CLIENT_SECRET", credentials::BANDWIDTH_CLIENT_SECRET),
+        ("BANDWIDTH_FROM", FROM),
+    ];
+    let serve = [("BANDWIDTH_WEBHOOK_BASIC", basic.as_str())];
+    settles_and_takes_a_stop(Provider::Bandwidth, &serve, "BANDWIDTH_WEBHOOK_BASIC set", &bandwidth);
 }
 
 /// A batch of Infobip results in one request: each event is handed on once, in order; a
@@ -1351,72 +1300,26 @@ fn serve_config_health_metrics_and_bounds() {
 /// `Context` carried, and a two-way STOP suppresses the number.
 #[test]
 fn serve_aws_settles_an_unknown_send_and_takes_a_stop() {
-    let store = sqlite_store("aws");
-    let vars = [
+    let serve = [
         ("AWS_SNS_TOPIC_ARN", credentials::AWS_SNS_TOPIC_ARN),
         ("SMS_SDK_AWS_SNS_CERTIFICATE", credentials::AWS_SNS_CERTIFICATE),
-        ("SMS_SDK_CORRELATION_SECRET", CORRELATION_SECRET),
     ];
-    let serve = Serve::start(&store, &vars, &[]);
-    let banner = "POST /webhooks/aws (AWS_SNS_TOPIC_ARN set; SNS certificate pinned by SMS_SDK_AWS_SNS_CERTIFICATE)";
-    assert!(serve.stderr().contains(banner), "{}", serve.stderr());
-    let hook = serve.url("/webhooks/aws");
-    // The SNS subscription's endpoint: AWS has no per-message callback URL.
-    let background = Background::start(|b| {
-        b.inbound_url_for(Provider::Aws, hook.clone()).webhook_url_for(Provider::Aws, hook.clone())
-    });
-    let base = background.emulator().base_url();
+    let banner = "AWS_SNS_TOPIC_ARN set; SNS certificate pinned by SMS_SDK_AWS_SNS_CERTIFICATE";
     let aws = [
         ("AWS_REGION", credentials::AWS_REGION),
         ("AWS_ACCESS_KEY_ID", credentials::AWS_ACCESS_KEY_ID),
         ("AWS_SECRET_ACCESS_KEY", credentials::AWS_SECRET_ACCESS_KEY),
         ("AWS_FROM", FROM),
-        ("SMS_SDK_AWS_BASE_URL", base.as_str()),
     ];
-    let env: Env = aws.iter().copied().chain([("SMS_SDK_CORRELATION_SECRET", CORRELATION_SECRET)]).collect();
-    let key = unique("aws-key");
-    let send = [
-        "send",
-        "--to",
-        magic::CREATED_THEN_DROPPED,
-        "--body",
-        "Your code is 123456",
-        "--idempotency-key",
-        &key,
-        "--store",
-        &store,
-    ];
-    let unknown = command(&send, &env);
-    assert_eq!(unknown.code, 3, "{}", show(&unknown));
-    let created = background.emulator().messages();
-    let id = created[0].id.clone().expect("the emulator created the message");
-    serve.wait_for_event("the delivery event", |e| e["provider_id"] == id.as_str());
-    let (state, shown) = state_of(&key, &store, &env);
-    assert_eq!(state, "accepted", "settled: {shown}");
-
-    // A STOP from a customer, posted by SNS from the number's two-way topic.
-    let number = recipient();
-    let body = json!({"provider": "aws", "from": number, "to": FROM, "text": "STOP"}).to_string();
-    let headers = [("content-type".to_owned(), "application/json".to_owned())];
-    let address = background.emulator().local_addr().to_string();
-    let answer = http(&address, "POST", "/_emulator/inbound", &headers, body.as_bytes()).unwrap();
-    let answer: Value = serde_json::from_str(&answer.body).unwrap();
-    assert_eq!(answer["webhook_status"], 200, "{answer}\n{}", serve.stderr());
-    let stop = serve.wait_for_event("the STOP", |e| e["type"] == "recipient.opted_out" && e["from"] == number.as_str());
-    assert_eq!(stop["provider"], "aws", "{stop}");
-    assert!(serve.stderr().contains("the number was added to the suppression list"), "{}", serve.stderr());
-    let before = background.count();
-    let refused = command(&["send", "--to", number.as_str(), "--body", "Sale!", "--store", &store], &env);
-    assert_eq!(refused.code, 1, "{}", show(&refused));
-    assert!(refused.err.contains("opted out"), "{}", show(&refused));
-    assert_eq!(background.count(), before, "no provider request for an opted-out number");
+    let (background, env, store) = settles_and_takes_a_stop(Provider::Aws, &serve, banner, &aws);
 
     // `idempotency reconcile` says why an AWS key is not looked up.
     let other = unique("aws-unknown");
     let send =
         ["send", "--to", magic::CREATED_THEN_DROPPED, "--body", "x", "--idempotency-key", &other, "--store", &store];
     // Without the correlation secret the send carries no reference: no event can settle it.
-    let unsettled: Env = aws.iter().copied().collect();
+    let base = background.emulator().base_url();
+    let unsettled: Env = aws.iter().copied().chain([("SMS_SDK_AWS_BASE_URL", base.as_str())]).collect();
     assert_eq!(command(&send, &unsettled).code, 3);
     let reconcile = command(&["idempotency", "reconcile", &other, "--store", &store], &env);
     assert!(
