@@ -8,7 +8,7 @@ use std::time::Duration;
 use axum::Router;
 use axum::body::Body;
 use axum::extract::{Path, Request, State};
-use axum::http::{HeaderMap, StatusCode, header};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use http_body_util::BodyExt as _;
@@ -275,7 +275,12 @@ async fn receive(app: &App, provider: Provider, verifier: &dyn WebhookVerifier, 
         Err(error) => {
             let status = refusal(&error);
             app.log(format!("{name}: {} {}", status.as_u16(), error.reason().unwrap_or(error.code())));
-            return answer(status, error.reason().unwrap_or(error.code()));
+            let mut refused = answer(status, error.reason().unwrap_or(error.code()));
+            // Basic credentials may come only once challenged (Infobip, Bandwidth).
+            if let (WebhookError::MissingSignature { .. }, Some(challenge)) = (&error, verifier.challenge()) {
+                refused.headers_mut().insert(header::WWW_AUTHENTICATE, HeaderValue::from_static(challenge));
+            }
+            return refused;
         }
     };
     if let Some(subscription) = events.first().and_then(sms_sdk::provider::aws::subscription) {

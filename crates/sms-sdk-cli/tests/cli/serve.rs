@@ -95,11 +95,19 @@ fn now_unix() -> u64 {
 // ---------------------------------------------------------------------------------------------
 // Plain HTTP/1.1 over a socket: every request on a connection of its own, `connection: close`.
 
-/// A response: its status and body.
+/// A response: its status, headers (names in lowercase) and body.
 #[derive(Debug, Clone)]
 struct Answer {
     status: u16,
+    headers: Vec<(String, String)>,
     body: String,
+}
+
+impl Answer {
+    /// The value of header `name` (lowercase), when there is one.
+    fn header(&self, name: &str) -> Option<&str> {
+        self.headers.iter().find(|(n, _)| n == name).map(|(_, v)| v.as_str())
+    }
 }
 
 /// One request to `address` (`host:port`). A `host` among `headers` is sent as given (a relay's
@@ -138,7 +146,7 @@ fn parse_answer(raw: &[u8]) -> Option<Answer> {
     if headers.iter().any(|(n, v)| n == "transfer-encoding" && v.contains("chunked")) {
         body = dechunk(&body)?;
     }
-    Some(Answer { status, body: String::from_utf8_lossy(&body).into_owned() })
+    Some(Answer { status, headers, body: String::from_utf8_lossy(&body).into_owned() })
 }
 
 fn dechunk(mut raw: &[u8]) -> Option<Vec<u8>> {
@@ -958,7 +966,14 @@ fn serve_hands_on_each_event_of_a_batch_once() {
     serve.wait_for_event("the new result", |e| e["provider_id"] == c.as_str());
     assert_eq!(ids_of(&serve), [a, b, c]);
     let forged = sms_sdk::testing::webhooks::signed_infobip_request(&url, "{}", Some(("hooks", "guess")), None);
-    assert_eq!(post(&forged).status, 401);
+    let refused = post(&forged);
+    assert_eq!(refused.status, 401);
+    assert_eq!(refused.header("www-authenticate"), None, "other credentials are not asked again");
+    // Without credentials, a Basic challenge: a sender that waits for one sends them then.
+    let bare = sms_sdk::testing::webhooks::signed_infobip_request(&url, "{}", None, None);
+    let challenged = post(&bare);
+    assert_eq!(challenged.status, 401, "{challenged:?}");
+    assert_eq!(challenged.header("www-authenticate"), Some(sms_sdk::provider::infobip::WWW_AUTHENTICATE));
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -15,8 +15,11 @@ const NAME: &str = "any";
 
 /// A verifier made of several providers' verifiers: it recognises the provider of each request
 /// from its headers ([`WebhookVerifier::recognizes`]: Twilio's `X-Twilio-Signature`, Telnyx's
-/// `telnyx-signature-ed25519`, Plivo's `X-Plivo-Signature-*`, Vonage's `Authorization: Bearer`)
-/// and verifies it with that provider's verifier and secret.
+/// `telnyx-signature-ed25519`, Plivo's `X-Plivo-Signature-*`, Vonage's `Authorization: Bearer`,
+/// Sinch's `x-sinch-webhook-signature`, AWS SNS's `x-amz-sns-message-type`, and an
+/// `Authorization: Basic` for Infobip's and Bandwidth's Basic credentials; an Infobip verifier
+/// of a URL token recognises nothing: give it a route of its own) and verifies it with that
+/// provider's verifier and secret.
 ///
 /// A request recognised by no verifier is refused as
 /// [`MissingSignature`](WebhookError::MissingSignature) (401) with the provider `any`. When
@@ -125,6 +128,11 @@ impl WebhookVerifier for AnyWebhook {
 
     fn recognizes(&self, headers: &HeaderMap) -> bool {
         self.recognising(headers).next().is_some()
+    }
+
+    /// The first challenge of its verifiers (a request without credentials names no provider).
+    fn challenge(&self) -> Option<&'static str> {
+        self.verifiers.iter().find_map(|v| v.challenge())
     }
 
     /// Prepares every verifier that recognizes the request; the first failure is the answer.

@@ -146,9 +146,29 @@ impl<V> std::ops::Deref for Verified<V> {
 pub struct WebhookRejection(pub WebhookError);
 
 impl IntoResponse for WebhookRejection {
+    /// The JSON body; for a request without credentials to a provider of Basic credentials
+    /// (Infobip, Bandwidth), its `WWW-Authenticate` challenge too.
     fn into_response(self) -> Response {
         let body = serde_json::json!({"code": self.0.code(), "reason": self.0.reason(), "provider": self.0.provider()});
-        (status(&self.0), [(header::CONTENT_TYPE, "application/json")], body.to_string()).into_response()
+        let mut response =
+            (status(&self.0), [(header::CONTENT_TYPE, "application/json")], body.to_string()).into_response();
+        if let WebhookError::MissingSignature { provider } = self.0
+            && let Some(challenge) = basic_challenge(provider)
+        {
+            response.headers_mut().insert(header::WWW_AUTHENTICATE, header::HeaderValue::from_static(challenge));
+        }
+        response
+    }
+}
+
+/// The `WWW-Authenticate` challenge of `provider`'s Basic-credential callbacks.
+fn basic_challenge(provider: &str) -> Option<&'static str> {
+    match provider {
+        #[cfg(feature = "infobip")]
+        crate::provider::infobip::NAME => Some(crate::provider::infobip::WWW_AUTHENTICATE),
+        #[cfg(feature = "bandwidth")]
+        crate::provider::bandwidth::NAME => Some(crate::provider::bandwidth::WWW_AUTHENTICATE),
+        _ => None,
     }
 }
 

@@ -145,6 +145,14 @@ pub trait WebhookVerifier: Send + Sync {
         false
     }
 
+    /// The `WWW-Authenticate` value to answer a request without credentials with
+    /// ([`WebhookError::MissingSignature`], 401): for the verifiers of HTTP Basic credentials
+    /// (Infobip's, Bandwidth's), whose senders may send them only once challenged. The server
+    /// integrations add it; the default is none (signature schemes have no challenge).
+    fn challenge(&self) -> Option<&'static str> {
+        None
+    }
+
     /// Gets ready to verify `request`: fetches what the verifier needs and does not hold yet
     /// (the AWS verifier's SNS signing certificate, bounded in time and size, then cached). The
     /// server integrations await it before [`verify`](WebhookVerifier::verify); code that calls

@@ -297,6 +297,7 @@ where
         let clone = self.inner.clone();
         let mut inner = std::mem::replace(&mut self.inner, clone);
         let verifier = Arc::clone(&self.layer.verifier);
+        let challenge = verifier.challenge();
         let timeout = read_timeout(&request, self.layer.body_read_timeout);
         let observer = self.layer.observer.clone().or_else(|| observer_of(&request));
         let dedupe = self.layer.dedupe.as_ref().map(|store| Dedupe {
@@ -307,7 +308,7 @@ where
         ResponseFuture(Box::pin(async move {
             let received = match receive(verifier, request, timeout).await {
                 Ok(received) => received,
-                Err(error) => return Ok(refusal(&error)),
+                Err(error) => return Ok(refusal(&error, challenge)),
             };
             // The observer (idempotent) sees every verified delivery, duplicates included.
             observe(observer.as_ref(), &received).await;
@@ -356,9 +357,14 @@ fn inner_response<B>(response: Response<B>) -> Response<ResponseBody<B>> {
     response.map(|body| ResponseBody { kind: Kind::Inner { body } })
 }
 
-/// The answer to a refused webhook: its status and a one-line reason.
-fn refusal<B>(error: &WebhookError) -> Response<ResponseBody<B>> {
-    text(status(error), error.reason().unwrap_or(error.code()))
+/// The answer to a refused webhook: its status and a one-line reason, and for a request without
+/// credentials the verifier's `challenge` as `WWW-Authenticate`.
+fn refusal<B>(error: &WebhookError, challenge: Option<&'static str>) -> Response<ResponseBody<B>> {
+    let mut response = text(status(error), error.reason().unwrap_or(error.code()));
+    if let (WebhookError::MissingSignature { .. }, Some(challenge)) = (error, challenge) {
+        response.headers_mut().insert(header::WWW_AUTHENTICATE, HeaderValue::from_static(challenge));
+    }
+    response
 }
 
 /// The layer's own answer: `status` and the one-line `reason`, as `text/plain`.

@@ -27,10 +27,9 @@
 //! `expires_in`. Its fetch counts against the attempt's timeout; when it fails or runs out of
 //! time, the send is rejected with category `auth` before any message request: nothing was sent.
 //!
-//! Callbacks are verified and normalized by [`BandwidthWebhook`], whose methods return every
-//! event of a callback (Bandwidth posts a JSON array). It does not implement
-//! [`WebhookVerifier`](crate::webhook::WebhookVerifier) yet, which returns one event per request:
-//! batch support in that trait comes next.
+//! Callbacks are verified and normalized by [`BandwidthWebhook`], which returns every event of
+//! a callback (Bandwidth posts a JSON array) through
+//! [`WebhookVerifier::verify_all_at`](crate::webhook::WebhookVerifier::verify_all_at).
 
 mod lookup;
 mod oauth;

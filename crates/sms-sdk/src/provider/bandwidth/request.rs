@@ -31,7 +31,7 @@ pub fn capabilities() -> Capabilities {
         validity_period: Some(ValidityRange { min_sec: MIN_VALIDITY_SECS, max_sec: MAX_VALIDITY_SECS }),
         // Callback URLs belong to the Messaging application, not to a message.
         webhook_url_override: false,
-        // Parsed by `BandwidthWebhook` (inherent methods: a callback is an array of events).
+        // Parsed by `BandwidthWebhook` (`verify_all_at`: a callback is an array of events).
         inbound: true,
         delivery_receipts: true,
         sender_types: vec![SenderType::LongCode, SenderType::TollFree, SenderType::ShortCode, SenderType::Alphanumeric],

@@ -12,7 +12,8 @@
 //! Whether Bandwidth sends the credentials with the first request or only after a `401`
 //! challenge is not documented: answer a callback without an `Authorization` header
 //! ([`WebhookError::MissingSignature`]) with `401` and `WWW-Authenticate:`
-//! [`WWW_AUTHENTICATE`], which works either way.
+//! [`WWW_AUTHENTICATE`] (the verifier's [`challenge`](WebhookVerifier::challenge): the tower
+//! layer, the axum extractors and `sms-sdk serve` do), which works either way.
 //!
 //! A callback carries several events: take them all with
 //! [`WebhookVerifier::verify_all_at`] (the `tower` layer, the `axum` module's `VerifiedAll` and
@@ -116,6 +117,11 @@ impl WebhookVerifier for BandwidthWebhook {
     /// Requests with Basic credentials.
     fn recognizes(&self, headers: &http::HeaderMap) -> bool {
         BasicCredentials::offered(headers)
+    }
+
+    /// [`WWW_AUTHENTICATE`].
+    fn challenge(&self) -> Option<&'static str> {
+        Some(WWW_AUTHENTICATE)
     }
 }
 

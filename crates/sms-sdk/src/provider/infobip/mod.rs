@@ -23,9 +23,8 @@
 //!
 //! Webhooks: [`InfobipWebhook`] verifies Infobip's batched delivery reports and inbound messages
 //! with what the account can configure (Basic credentials or a secret token in the callback
-//! URL) and returns every event of the batch. It does not implement
-//! [`WebhookVerifier`](crate::webhook::WebhookVerifier) yet (the trait returns one event; batch
-//! support in the trait comes next).
+//! URL) and returns every event of the batch through
+//! [`WebhookVerifier::verify_all_at`](crate::webhook::WebhookVerifier::verify_all_at).
 
 mod lookup;
 mod request;
@@ -39,7 +38,7 @@ use self::response::interpret;
 #[cfg(feature = "testing")]
 pub(crate) use self::webhook::parse_first as parse_body;
 pub use self::webhook::{
-    InfobipWebhook, MAX_RESULTS, MAX_TOKEN_LEN, MIN_TOKEN_LEN, TOKEN_PARAM, callback_url_with_token,
+    InfobipWebhook, MAX_RESULTS, MAX_TOKEN_LEN, MIN_TOKEN_LEN, TOKEN_PARAM, WWW_AUTHENTICATE, callback_url_with_token,
 };
 use crate::HttpConfig;
 use crate::adapter::{Adapter, AdapterInfo, Outcome, SendContext, Support, SupportStatus};
@@ -127,8 +126,8 @@ impl InfobipBuilder {
                 status: SupportStatus::Partial,
                 notes: vec![
                     "Delivery reports and inbound messages are verified by Basic credentials or a URL token \
-                     (Infobip does not sign them); InfobipWebhook returns every event of a batch and does not \
-                     implement WebhookVerifier yet."
+                     (Infobip does not sign them), which prove only that the caller knows that secret; \
+                     InfobipWebhook returns every event of a batch (verify_all_at)."
                         .into(),
                 ],
             })

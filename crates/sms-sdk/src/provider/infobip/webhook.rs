@@ -71,6 +71,11 @@ pub const MAX_TOKEN_LEN: usize = 256;
 /// The most results one callback may carry (Infobip sends 100 by default; the subscription's
 /// `maxBucketSize` may change it). More is a payload error.
 pub const MAX_RESULTS: usize = 1000;
+
+/// The `WWW-Authenticate` value to answer a callback that came without its Basic credentials
+/// (whether Infobip sends them before a challenge is not documented).
+pub const WWW_AUTHENTICATE: &str = "Basic realm=\"infobip-callbacks\"";
+
 // A longer array is refused while it is read (`json::Items`), before it is held whole.
 const _: () = assert!(MAX_RESULTS <= json::MAX_ITEMS);
 
@@ -209,6 +214,11 @@ impl WebhookVerifier for InfobipWebhook {
     /// Infobip a route of its own).
     fn recognizes(&self, headers: &http::HeaderMap) -> bool {
         matches!(self.auth, Auth::Basic(_)) && BasicCredentials::offered(headers)
+    }
+
+    /// With Basic credentials, [`WWW_AUTHENTICATE`]; with a URL token, none.
+    fn challenge(&self) -> Option<&'static str> {
+        matches!(self.auth, Auth::Basic(_)).then_some(WWW_AUTHENTICATE)
     }
 }
 

@@ -75,8 +75,25 @@ fn fixtures() -> Fixtures {
         malformed_success: Reply::json(202, &json!({"to": [TO], "text": "Your order has shipped."})),
         // A gateway's 503 (not Bandwidth's own 500 body, which is a rejection: T303).
         server_error: Reply::raw(503, "text/html", "<html><body>503 Service Unavailable</body></html>"),
-        // No `WebhookVerifier` yet (a callback is an array of events): T307 tests the verifier.
-        webhooks: None,
+        webhooks: Some(webhook_fixtures()),
+    }
+}
+
+/// A callback of one event with the application's callback credentials (the contract verifies
+/// through `verify_at`, one event; T307 tests arrays); other credentials are not authentic.
+fn webhook_fixtures() -> adapter_contract::WebhookFixtures {
+    use sms_sdk::testing::webhooks::signed_bandwidth_request;
+    let body = r#"[{"type":"message-delivered","time":"2026-12-01T10:00:05.000Z","to":"+14155550123","description":"ok","message":{"id":"1589228074636lm4k2je7j7jklbn2","direction":"out","to":["+14155550123"],"from":"+15005550006"}}]"#;
+    let url = "https://example.com/bandwidth";
+    adapter_contract::WebhookFixtures {
+        verifier: std::sync::Arc::new(BandwidthWebhook::basic("bw", "callback-pass").unwrap()),
+        now: std::time::SystemTime::now(),
+        cases: vec![(
+            "delivered".into(),
+            signed_bandwidth_request("bw", "callback-pass", url, body),
+            json!({"type": "message.delivered"}),
+        )],
+        tampered: signed_bandwidth_request("bw", "callback-pas", url, body),
     }
 }
 

@@ -66,8 +66,22 @@ fn fixtures() -> Fixtures {
         ),
         malformed_success: Reply::json(200, &json!({"bulkId": "b", "messages": []})),
         server_error: Reply::json(500, &error("error_internal.json")),
-        // InfobipWebhook returns a batch and does not implement WebhookVerifier yet.
-        webhooks: None,
+        webhooks: Some(webhook_fixtures()),
+    }
+}
+
+/// A delivery report of one result with the callback's Basic credentials (the contract verifies
+/// through `verify_at`, one event); a second account's password is not authentic.
+fn webhook_fixtures() -> adapter_contract::WebhookFixtures {
+    use sms_sdk::testing::webhooks::signed_infobip_request;
+    let body = r#"{"results":[{"messageId":"sms-sdk-1","to":"41793026727","status":{"groupId":3,"groupName":"DELIVERED","id":5,"name":"DELIVERED_TO_HANDSET"}}]}"#;
+    let url = "https://example.com/infobip";
+    let delivered = signed_infobip_request(url, body, Some(("hooks", "infobip-pass")), None);
+    adapter_contract::WebhookFixtures {
+        verifier: std::sync::Arc::new(InfobipWebhook::basic("hooks", "infobip-pass").unwrap()),
+        now: std::time::SystemTime::now(),
+        cases: vec![("delivered".into(), delivered, json!({"type": "message.delivered"}))],
+        tampered: signed_infobip_request(url, body, Some(("hooks", "infobip-pas")), None),
     }
 }
 

@@ -133,7 +133,16 @@ async fn batch_the_layer_calls_its_service_once_per_event_in_order() {
     let service = VerifyLayer::new(infobip()).layer(service_fn(|_: http::Request<VerifiedBody>| async {
         Ok::<_, std::io::Error>(http::Response::new(String::new()))
     }));
-    assert_eq!(service.oneshot(request).await.unwrap().status(), StatusCode::UNAUTHORIZED);
+    let refused = service.clone().oneshot(request).await.unwrap();
+    assert_eq!(refused.status(), StatusCode::UNAUTHORIZED);
+    assert!(refused.headers().get(http::header::WWW_AUTHENTICATE).is_none(), "other credentials are not challenged");
+    // Without credentials: 401 with the Basic challenge, so that a sender that waits for one
+    // sends them.
+    let bare = http_request_of(&signed_infobip_request(URL, &body, None, None));
+    let challenged = service.oneshot(bare).await.unwrap();
+    assert_eq!(challenged.status(), StatusCode::UNAUTHORIZED);
+    let challenge = challenged.headers().get(http::header::WWW_AUTHENTICATE).map(|v| v.to_str().unwrap().to_owned());
+    assert_eq!(challenge.as_deref(), Some(sms_sdk::provider::infobip::WWW_AUTHENTICATE));
 }
 
 #[tokio::test]
@@ -186,4 +195,9 @@ async fn batch_verified_refuses_a_batch_and_verified_all_takes_it() {
     assert_eq!(status, 400, "{text}");
     assert!(text.contains("webhook_payload"), "{text}");
     assert_eq!(call("/sms/infobip", reports(&["sms-sdk-3"])).await, (200, "sms-sdk-3".to_owned()));
+    // The extractor challenges a request without credentials.
+    let bare = http_request_of(&signed_infobip_request(URL, &reports(&["sms-sdk-4"]), None, None));
+    let response = app.oneshot(bare.map(axum::body::Body::new)).await.unwrap();
+    assert_eq!(response.status(), StatusCode::UNAUTHORIZED);
+    assert!(response.headers().contains_key(http::header::WWW_AUTHENTICATE));
 }
