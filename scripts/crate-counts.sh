@@ -19,7 +19,7 @@ count() {
 printf '%-26s %s\n' "feature set" crates
 printf '%-26s %s\n' "no default features" "$(count --no-default-features)"
 printf '%-26s %s\n' "default" "$(count)"
-for feature in twilio telnyx plivo vonage sinch aws; do
+for feature in twilio telnyx plivo vonage sinch aws infobip bandwidth; do
   printf '%-26s %s\n' "$feature alone" "$(count --no-default-features --features "$feature")"
 done
 for feature in sqlite postgres redis tower axum metrics testing; do
