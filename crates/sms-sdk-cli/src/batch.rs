@@ -92,7 +92,7 @@ pub(crate) struct BatchArgs {
     #[command(flatten)]
     store: StoreFlag,
     /// Write one line per row (row, key, masked recipient, outcome, provider, provider id,
-    /// error code, reason) to this file.
+    /// error code, reason: an unknown outcome's reason or a rejection's category) to this file.
     #[arg(long, value_name = "FILE")]
     report: Option<PathBuf>,
     /// The report's format: csv or jsonl (default: csv for a `.csv` file, else jsonl).

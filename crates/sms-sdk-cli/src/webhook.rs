@@ -639,6 +639,10 @@ pub(crate) async fn verify(args: &VerifyArgs, env: &Env, out: &mut dyn Write, er
             return EXIT_USAGE;
         }
     };
+    if args.body_file.is_none() && !args.method.eq_ignore_ascii_case("GET") {
+        let _ =
+            writeln!(err, "note: no --body-file: verifying an empty body (pass the raw body received, or - for stdin)");
+    }
     let request = WebhookRequest { method: &args.method, url: &args.url, headers: &headers, body: &body };
     // The AWS verifier fetches the certificate the message names first (bounded; the others
     // hold their keys).

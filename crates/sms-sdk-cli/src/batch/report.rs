@@ -63,11 +63,11 @@ impl<'a> Line<'a> {
         let (provider, provider_id, error_code, reason) = match &result.result {
             Ok(receipt) => (receipt.provider.as_str(), receipt.provider_id.as_str(), "", String::new()),
             Err(error) => {
+                // An unknown outcome's reason, else a rejection's category.
                 let record = error.to_record();
-                let reason = record
-                    .reason
-                    .and_then(|r| serde_json::to_value(r).ok())
-                    .and_then(|v| v.as_str().map(str::to_owned))
+                let word = |value: Option<serde_json::Value>| value.and_then(|v| v.as_str().map(str::to_owned));
+                let reason = word(record.reason.and_then(|r| serde_json::to_value(r).ok()))
+                    .or_else(|| word(error.category().and_then(|c| serde_json::to_value(c).ok())))
                     .unwrap_or_default();
                 (error.provider_name().unwrap_or_default(), "", error.code(), reason)
             }

@@ -155,7 +155,7 @@ fn batch_report_has_a_line_per_row_in_csv_or_json_lines_with_masked_numbers() {
     assert_eq!(lines.len(), 4);
     assert!(lines[0].starts_with("1,r-1,+1********01,accepted,twilio,SM"), "{}", lines[0]);
     assert_eq!(lines[1], "2,r-2,+1********07,unknown,twilio,,handoff_unknown,network");
-    assert_eq!(lines[2], "3,r-3,+1********01,rejected,twilio,,provider_rejected,");
+    assert_eq!(lines[2], "3,r-3,+1********01,rejected,twilio,,provider_rejected,recipient");
     assert!(!text.contains("4155550101") && !text.contains("Hi "), "no full number, no body");
 
     let jsonl = setup.dir.join("report.out");

@@ -351,6 +351,12 @@ mod webhook_verify {
         assert!(!json.out.contains("+14155550124"), "a number unmasked: {}", json.out);
         let wrong = signed_bandwidth_request("bw", "callback-pas", bw_url, callbacks);
         assert_eq!(verify("bandwidth", bw_url, &wrong, &bw_env, None).code, 1);
+        // No --body-file: an empty body, said so (authentic, but no events: exit 6).
+        let authorization = format!("authorization: {}", bw.headers["authorization"].to_str().unwrap());
+        let empty =
+            command(&["webhook", "verify", "--provider", "bandwidth", "--url", bw_url, "-H", &authorization], &bw_env);
+        assert_eq!(empty.code, 6, "{}{}", empty.out, empty.err);
+        assert!(empty.err.contains("no --body-file: verifying an empty body"), "{}", empty.err);
     }
 
     /// `body` in a file of its own; its path.
