@@ -311,7 +311,23 @@ fn hints(finding: &mut Finding, record: &Record, store: Option<&str>, window: (O
         let note = "the send started before the lookup's window: widen --since";
         finding.reason = Some(finding.reason.take().map_or_else(|| note.to_owned(), |r| format!("{r}; {note}")));
     }
-    if covered && matching.is_empty() && matches!(finding.lookup, "found" | "not_found") && finding.resolve.is_none() {
+    // A listed message without its text (Bandwidth's and Plivo's lists carry none) may be the
+    // key's: nothing proves the message was not sent then.
+    let textless = finding.messages.iter().filter(|(m, _)| m.body.is_none()).count();
+    if textless > 0 {
+        let provider = finding.provider.unwrap_or("the provider");
+        let note = format!(
+            "{textless} listed without their text ({provider}'s list does not carry it), so none can be ruled \
+             out: check them against the send by hand (resolve --not-sent only once none is it)"
+        );
+        finding.reason = Some(finding.reason.take().map_or_else(|| note.clone(), |r| format!("{r}; {note}")));
+    }
+    if covered
+        && textless == 0
+        && matching.is_empty()
+        && matches!(finding.lookup, "found" | "not_found")
+        && finding.resolve.is_none()
+    {
         let mut command = format!("sms-sdk idempotency resolve {} --not-sent", shell::quote(key));
         if let Some(store) = store {
             command.push_str(" --store ");

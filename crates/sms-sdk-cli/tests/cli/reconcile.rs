@@ -507,7 +507,7 @@ fn reconcile_finds_and_apply_settles(provider: &str, env: impl Fn(&Background) -
     if provider == "bandwidth" {
         // Bandwidth's list carries no text to match: the key is listed, never settled by it,
         // and the suggested command settles it.
-        assert!(out.contains("no match") && out.contains("resolve by hand"), "{out}");
+        assert!(out.contains("no match") && out.contains("none can be ruled out"), "{out}");
         let resolve = ["idempotency", "resolve", &key, "--sent", "--provider", provider, "--provider-id", &id];
         let (code, out, err) = command(&[&resolve[..], &["--store", &store]].concat(), &env);
         assert_eq!(code, 0, "{out}{err}");
@@ -536,16 +536,45 @@ fn reconcile_command_finds_an_infobip_log_and_apply_settles_it() {
     });
 }
 
+/// Bandwidth's list carries no text: with two messages listed to the recipient, neither matches
+/// by text, and nothing proves the key's was not sent, so `--not-sent` is never suggested and
+/// `--apply` leaves the key unknown.
+#[test]
+fn reconcile_never_suggests_not_sent_when_listed_messages_have_no_text() {
+    let background = Background::start();
+    let env = background.provider_env(&bandwidth_variables(), "BANDWIDTH");
+    let store = sqlite_url();
+    let (first, second) = (unique("bw-first"), unique("bw-second"));
+    for key in [&first, &second] {
+        let send = ["send", "--to", DROPPED, "--body", "Order shipped", "--idempotency-key", key, "--store", &store];
+        assert_eq!(command(&send, &env).0, 3);
+    }
+    let look = ["idempotency", "reconcile", &first, "--since", "1h", "--store", &store];
+    let (code, out, err) = command(&look, &env);
+    assert_eq!(code, 3, "{out}{err}");
+    let not_sent = format!("resolve {first} --not-sent");
+    assert!(!out.contains(&not_sent) && !err.contains(&not_sent), "{out}{err}");
+    assert!(out.contains("none can be ruled out"), "{out}");
+    let (code, out, err) = command(&[&look[..], &["--apply"]].concat(), &env);
+    assert_eq!(code, 3, "{out}{err}");
+    let (_, shown, _) = command(&["idempotency", "show", &first, "--store", &store], &env);
+    assert!(shown.contains("unknown"), "{shown}");
+}
+
+/// The command's variables of the emulator's Bandwidth API (its API user).
+fn bandwidth_variables() -> [(&'static str, &'static str); 5] {
+    [
+        ("BANDWIDTH_ACCOUNT_ID", credentials::BANDWIDTH_ACCOUNT_ID),
+        ("BANDWIDTH_APPLICATION_ID", credentials::BANDWIDTH_APPLICATION_ID),
+        ("BANDWIDTH_USERNAME", credentials::BANDWIDTH_API_USER),
+        ("BANDWIDTH_PASSWORD", credentials::BANDWIDTH_API_PASSWORD),
+        ("BANDWIDTH_FROM", FROM),
+    ]
+}
+
 #[test]
 fn reconcile_command_lists_a_bandwidth_message_and_its_resolve_settles_it() {
     reconcile_finds_and_apply_settles("bandwidth", |background| {
-        let own = [
-            ("BANDWIDTH_ACCOUNT_ID", credentials::BANDWIDTH_ACCOUNT_ID),
-            ("BANDWIDTH_APPLICATION_ID", credentials::BANDWIDTH_APPLICATION_ID),
-            ("BANDWIDTH_USERNAME", credentials::BANDWIDTH_API_USER),
-            ("BANDWIDTH_PASSWORD", credentials::BANDWIDTH_API_PASSWORD),
-            ("BANDWIDTH_FROM", FROM),
-        ];
-        background.provider_env(&own, "BANDWIDTH")
+        background.provider_env(&bandwidth_variables(), "BANDWIDTH")
     });
 }
