@@ -335,7 +335,8 @@ async fn client(
                 continue;
             };
             if !crate::config::is_own_endpoint(provider, endpoint) {
-                let variable = crate::config::base_url_variable(provider);
+                let variable = crate::config::origin_variable(env, provider)
+                    .unwrap_or_else(|| crate::config::base_url_variable(provider));
                 let _ = writeln!(err, "sending to {endpoint} ({variable}), not {}'s own API", info.name);
             }
         }

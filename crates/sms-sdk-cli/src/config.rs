@@ -13,7 +13,7 @@ use crate::{EXIT_CONFIGURATION, Env};
 
 /// Each provider's production origin, replaced by `SMS_SDK_<PROVIDER>_BASE_URL` (Sinch's is its
 /// default region's, US; AWS's is `us-east-1`'s, though it always follows `AWS_REGION`;
-/// Infobip's is its shared host, though it always follows the account's `INFOBIP_BASE_URL`).
+/// Infobip's shared host is never used: each account has its own, `INFOBIP_BASE_URL`).
 pub(crate) fn default_origin(provider: Provider) -> &'static str {
     match provider {
         Provider::Twilio => sms_sdk::provider::twilio::DEFAULT_BASE_URL,
@@ -54,7 +54,8 @@ pub(crate) fn sinch_region(env: &Env) -> Result<Region, String> {
 
 /// The origin `provider`'s adapter sends to: `SMS_SDK_<PROVIDER>_BASE_URL`, else its production
 /// origin (for Sinch, its region's, or US when the region is invalid: [`check`] refuses that;
-/// for Infobip, the account's `INFOBIP_BASE_URL`, `https://` when it is a bare host).
+/// for Infobip, the account's `INFOBIP_BASE_URL`, `https://` when it is a bare host, and empty
+/// without one: the adapter refuses that, and [`check`] names the variable).
 pub(crate) fn origin(env: &Env, provider: Provider) -> String {
     if let Some(base) = env.get(&base_url_variable(provider)) {
         return base.to_owned();
@@ -64,10 +65,10 @@ pub(crate) fn origin(env: &Env, provider: Provider) -> String {
         Provider::Aws => {
             aws_region(env).map_or_else(|| default_origin(provider).to_owned(), sms_sdk::provider::aws::endpoint)
         }
-        Provider::Infobip => env.get(INFOBIP_BASE_URL).map_or_else(
-            || default_origin(provider).to_owned(),
-            |host| if host.contains("://") { host.to_owned() } else { format!("https://{host}") },
-        ),
+        Provider::Infobip => env
+            .get(INFOBIP_BASE_URL)
+            .map(|host| if host.contains("://") { host.to_owned() } else { format!("https://{host}") })
+            .unwrap_or_default(),
         Provider::Twilio | Provider::Telnyx | Provider::Plivo | Provider::Vonage | Provider::Bandwidth => {
             default_origin(provider).to_owned()
         }
@@ -76,6 +77,25 @@ pub(crate) fn origin(env: &Env, provider: Provider) -> String {
 
 /// The account's own API host at Infobip (`https://<id>.api.infobip.com`, from its portal).
 pub(crate) const INFOBIP_BASE_URL: &str = "INFOBIP_BASE_URL";
+
+/// The variables that may set the origin of `provider`'s requests, as a message names them when
+/// it does not know which did: `SMS_SDK_<PROVIDER>_BASE_URL`, and for Infobip its
+/// `INFOBIP_BASE_URL` too.
+pub(crate) fn origin_variables(provider: Provider) -> String {
+    let base = base_url_variable(provider);
+    if provider == Provider::Infobip { format!("{base} or {INFOBIP_BASE_URL}") } else { base }
+}
+
+/// The variable that sets the origin of `provider`'s requests: `SMS_SDK_<PROVIDER>_BASE_URL`
+/// when set, else for Infobip `INFOBIP_BASE_URL` when set; `None` for a provider's own fixed
+/// origin.
+pub(crate) fn origin_variable(env: &Env, provider: Provider) -> Option<String> {
+    let base = base_url_variable(provider);
+    if env.get(&base).is_some() {
+        return Some(base);
+    }
+    (provider == Provider::Infobip && env.get(INFOBIP_BASE_URL).is_some()).then(|| INFOBIP_BASE_URL.to_owned())
+}
 
 /// The token endpoint of Bandwidth's OAuth 2.0: under `SMS_SDK_BANDWIDTH_BASE_URL` when that is
 /// set (the emulator serves both), else Bandwidth's.
@@ -128,7 +148,7 @@ pub(crate) fn provider_env(provider: Provider) -> ProviderEnv {
             secrets: &["AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN"],
         },
         Provider::Infobip => ProviderEnv {
-            required: &[&[INFOBIP_BASE_URL], &["INFOBIP_API_KEY"]],
+            required: &[&[INFOBIP_BASE_URL, "SMS_SDK_INFOBIP_BASE_URL"], &["INFOBIP_API_KEY"]],
             optional: &["INFOBIP_FROM"],
             secrets: &["INFOBIP_API_KEY"],
         },
@@ -315,10 +335,12 @@ pub(crate) fn spelled(provider: Provider, message: &str) -> String {
     }
     for name in table.required.iter().flat_map(|group| group.iter()).chain(table.optional) {
         let Some(field) = name.strip_prefix(&prefix).map(str::to_ascii_lowercase) else { continue };
-        // Plain words (`from`) are English in a message, not field names.
+        // Plain words (`from`) are English in a message, not field names; after the provider's
+        // name they are its field (`Bandwidth password`, `Bandwidth application id`).
         if field.contains('_') {
             text = text.replace(&format!("{title} {field}"), name).replace(&field, name);
         }
+        text = text.replace(&format!("{title} {}", field.replace('_', " ")), name);
     }
     text
 }

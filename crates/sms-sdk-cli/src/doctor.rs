@@ -298,7 +298,7 @@ impl Doctor<'_> {
 
         self.environment(provider);
         let base_url = BaseUrl::of(self.env, provider);
-        self.base_url(&base_url);
+        self.base_url(provider, &base_url);
         let sender = match &self.options.from {
             Some(text) => Some((config::parse_sender(text), text.clone())),
             None => config::env_sender(self.env, provider),
@@ -360,17 +360,20 @@ impl Doctor<'_> {
     }
 
     /// The base URL line, and its JSON.
-    fn base_url(&mut self, base: &BaseUrl) {
+    fn base_url(&mut self, provider: Provider, base: &BaseUrl) {
         let source = if base.overridden { base.variable.as_str() } else { "production" };
         if let Some(report) = &mut self.report {
             report.base_url = Some(serde_json::json!({"url": base.shown, "source": source}));
         }
-        let from = if base.overridden {
-            format!("from {}", base.variable)
+        let line = if base.overridden {
+            format!("base URL: {} (from {})", base.shown, base.variable)
+        } else if base.shown.is_empty() {
+            // Infobip without the account's host: the variable check above names it.
+            format!("base URL: none ({} is not set)", config::origin_variables(provider))
         } else {
-            format!("production; {} is not set", base.variable)
+            format!("base URL: {} (production; {} is not set)", base.shown, base.variable)
         };
-        self.line(INFO, &format!("base URL: {} ({from})", base.shown));
+        self.line(INFO, &line);
     }
 
     /// The lines of an adapter that could not be built from the environment (its `message`),
@@ -429,6 +432,16 @@ impl Doctor<'_> {
             && let Err(message) = config::check_aws_region(self.env)
         {
             self.line(FAIL, &message);
+        }
+        if provider == Provider::Bandwidth
+            && self.env.get("BANDWIDTH_USERNAME").is_some()
+            && self.env.get("BANDWIDTH_CLIENT_ID").is_some()
+        {
+            self.line(
+                INFO,
+                "BANDWIDTH_USERNAME is set: the API user's Basic credentials are used, not the OAuth 2.0 client \
+                 credentials (unset BANDWIDTH_USERNAME to use those)",
+            );
         }
     }
 
@@ -573,8 +586,9 @@ impl BaseUrl {
     /// The base URL `config` builds `provider`'s adapter with: the override when set, else the
     /// production origin.
     fn of(env: &Env, provider: Provider) -> Self {
-        let variable = config::base_url_variable(provider);
-        let overridden = env.get(&variable).is_some();
+        let set = config::origin_variable(env, provider);
+        let overridden = set.is_some();
+        let variable = set.unwrap_or_else(|| config::base_url_variable(provider));
         let url = config::origin(env, provider);
         let shown = redact_url_userinfo(url.trim_end_matches('/'));
         Self { variable, overridden, shown }
@@ -593,16 +607,25 @@ impl BaseUrl {
 /// An adapter's configuration message in the variables' names: the library's field names
 /// ([`config::spelled`]) and its base URL (`SMS_SDK_<PROVIDER>_BASE_URL`).
 fn spelled(provider: Provider, message: &str) -> String {
-    config::spelled(provider, message)
-        .replace(&format!("The {} base URL", provider.as_str()), &config::base_url_variable(provider))
+    let text = config::spelled(provider, message)
+        .replace(&format!("The {} base URL", provider.as_str()), &config::base_url_variable(provider));
+    // Infobip's base URL is the account's own host.
+    text.replace("The Infobip base URL", config::INFOBIP_BASE_URL)
 }
 
 /// The variables to set, from [`config::missing`]: a credential that has an alternative names
 /// it (`TWILIO_AUTH_TOKEN (or TWILIO_API_KEY_SID and TWILIO_API_KEY_SECRET)`).
 fn to_set(missing: &[&str]) -> String {
     let vonage_basic = ["VONAGE_API_KEY", "VONAGE_API_SECRET"];
+    let bandwidth_basic = ["BANDWIDTH_USERNAME", "BANDWIDTH_PASSWORD"];
     let items: Vec<String> = if missing == vonage_basic {
         vec!["VONAGE_API_KEY and VONAGE_API_SECRET (or VONAGE_APPLICATION_ID and VONAGE_PRIVATE_KEY)".to_owned()]
+    } else if missing.ends_with(&bandwidth_basic) && !missing.is_empty() {
+        let rest = missing.get(..missing.len() - 2).unwrap_or_default().iter().map(|n| (*n).to_owned());
+        rest.chain([
+            "BANDWIDTH_USERNAME and BANDWIDTH_PASSWORD (or BANDWIDTH_CLIENT_ID and BANDWIDTH_CLIENT_SECRET)".to_owned()
+        ])
+        .collect()
     } else {
         missing
             .iter()

@@ -191,7 +191,11 @@ pub(crate) fn magic_help() -> String {
     text.push_str(&single_provider_lines().join("\n"));
     text.push_str(
         "\n\nEach request served and each webhook posted is logged on stderr, one line each \
-         (provider, operation, masked recipient, status and outcome or fault); --quiet silences it.",
+         (provider, operation, masked recipient, status and outcome or fault); --quiet silences it.\n\n\
+         A customer's reply (STOP, HELP, or any text): POST /_emulator/inbound with the JSON \
+         {\"provider\": \"infobip\", \"from\": \"+14155550123\", \"to\": \"+15005550006\", \"text\": \"STOP\"} \
+         (and \"inbound_url\" to override --inbound-url); the emulator posts it, signed as that provider \
+         would, to the provider's inbound URL.",
     );
     text
 }
@@ -259,6 +263,17 @@ fn setup_text(base: &str, store: Option<&str>) -> String {
     );
     for (name, value) in exports(base) {
         let _ = writeln!(text, "export {name}={}", crate::shell::quote(&value));
+    }
+    let _ = writeln!(
+        text,
+        "# Bandwidth with OAuth 2.0 client credentials instead of its API user: unset BANDWIDTH_USERNAME\n\
+         # and BANDWIDTH_PASSWORD (the API user wins when both are set), then:"
+    );
+    for (name, value) in [
+        ("BANDWIDTH_CLIENT_ID", credentials::BANDWIDTH_CLIENT_ID),
+        ("BANDWIDTH_CLIENT_SECRET", credentials::BANDWIDTH_CLIENT_SECRET),
+    ] {
+        let _ = writeln!(text, "# export {name}={}", crate::shell::quote(value));
     }
     let _ = writeln!(
         text,

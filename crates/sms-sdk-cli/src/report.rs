@@ -168,7 +168,7 @@ pub(crate) fn report_receipt(receipt: &Receipt, how: Reporting<'_>, out: &mut dy
     if !how.emulated
         && let Some((provider, endpoint)) = foreign_endpoint(receipt)
     {
-        let variable = config::base_url_variable(provider);
+        let variable = config::origin_variables(provider);
         let _ = writeln!(out, "sent to {endpoint} ({variable}), not {}'s own API", receipt.provider);
     }
     let _ = writeln!(out, "id {}, {} {} segment(s)", receipt.id, receipt.encoding.as_str(), receipt.segments);

@@ -169,7 +169,7 @@ pub(crate) fn section(groups: &[Group], colour: bool) -> String {
                         text,
                         "    (INFOBIP_BASE_URL: the account's own API host, https://<id>.api.infobip.com; Bandwidth: \
                          BANDWIDTH_USERNAME and BANDWIDTH_PASSWORD, or BANDWIDTH_CLIENT_ID and BANDWIDTH_CLIENT_SECRET \
-                         for OAuth 2.0)"
+                         for OAuth 2.0, used when BANDWIDTH_USERNAME is unset)"
                     );
                 }
             }

@@ -185,7 +185,7 @@ impl From<&str> for Secret {
 ///
 /// The userinfo ends at the last `@` (a password may hold an unescaped `@`, `/` or `?`), so text
 /// after such an `@` may be hidden too: never less. The value of a `password=` query parameter is
-/// hidden as well, and text without `://` is read as a PostgreSQL key-value connection string
+/// hidden as well, and so is an `sms_sdk_token=` (the secret of an Infobip callback URL), and text without `://` is read as a PostgreSQL key-value connection string
 /// (`host=db password=secret` becomes `host=db password=***`). Never panics, whatever the text.
 ///
 /// ```
@@ -225,15 +225,20 @@ fn redact_credentials(text: &str, whole_userinfo: bool) -> String {
         Some((_, Some((user, _)))) => format!("{user}:***@"),
         Some((user, None)) => format!("{user}@"),
     };
-    format!("{scheme}://{userinfo}{}", hide_query_password(host))
+    let host = SECRET_PARAMETERS.iter().fold(host.to_owned(), |text, name| hide_query_parameter(&text, name));
+    format!("{scheme}://{userinfo}{host}")
 }
 
-/// `text` with the value of every `password=` query parameter replaced by `***`.
-fn hide_query_password(text: &str) -> String {
+/// The query parameters whose values [`redact_url`] hides (each with its `=`).
+const SECRET_PARAMETERS: [&str; 2] = ["password=", "sms_sdk_token="];
+
+/// `text` with the value of every query parameter `name` (lowercase, with its `=`) replaced by
+/// `***`.
+fn hide_query_parameter(text: &str, parameter: &str) -> String {
     let lower = text.to_ascii_lowercase();
     let mut out = String::with_capacity(text.len());
     let mut copied = 0;
-    for (at, name) in lower.match_indices("password=") {
+    for (at, name) in lower.match_indices(parameter) {
         let after_separator =
             at.checked_sub(1).and_then(|i| lower.as_bytes().get(i)).is_some_and(|b| matches!(b, b'?' | b'&'));
         let start = at.saturating_add(name.len());
@@ -356,6 +361,10 @@ mod tests {
             ),
             ("postgres://db/app?PASSWORD=secret", "postgres://db/app?PASSWORD=***"),
             ("postgres://db/app?mypassword=x", "postgres://db/app?mypassword=x"),
+            (
+                "https://hooks.example/infobip?sms_sdk_token=0123456789abcdef&x=1",
+                "https://hooks.example/infobip?sms_sdk_token=***&x=1",
+            ),
             ("redis://:secret@127.0.0.1:6379/0", "redis://:***@127.0.0.1:6379/0"),
             ("host=db user=app password=secret dbname=app", "host=db user=app password=*** dbname=app"),
             ("password = 'se cr\\'et' host=db", "password = *** host=db"),

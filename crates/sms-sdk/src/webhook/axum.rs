@@ -163,12 +163,12 @@ impl IntoResponse for WebhookRejection {
 
 /// The `WWW-Authenticate` challenge of `provider`'s Basic-credential callbacks.
 fn basic_challenge(provider: &str) -> Option<&'static str> {
-    match provider {
-        #[cfg(feature = "infobip")]
-        crate::provider::infobip::NAME => Some(crate::provider::infobip::WWW_AUTHENTICATE),
-        #[cfg(feature = "bandwidth")]
-        crate::provider::bandwidth::NAME => Some(crate::provider::bandwidth::WWW_AUTHENTICATE),
-        _ => None,
+    #[cfg(any(feature = "infobip", feature = "bandwidth"))]
+    return super::verify::basic_challenge(provider);
+    #[cfg(not(any(feature = "infobip", feature = "bandwidth")))]
+    {
+        let _ = provider;
+        None
     }
 }
 
