@@ -152,7 +152,18 @@ fn infobip_and_bandwidth_environments() {
     assert_eq!(o.code, 0, "{}", o.out);
     assert!(o.out.contains("https://xyz123.api.infobip.com"), "{}", o.out);
     assert!(o.out.contains("INFOBIP_API_KEY set (value hidden)"), "{}", o.out);
+    // The emulator's (or a proxy's) origin stands in for the account's host.
+    let emulated =
+        [("SMS_SDK_INFOBIP_BASE_URL", "http://127.0.0.1:4010"), ("INFOBIP_API_KEY", "k"), ("INFOBIP_FROM", "Acme")];
+    let o = doctor(&["--adapter", "infobip"], &emulated);
+    assert_eq!(o.code, 0, "{}", o.out);
+    assert!(o.out.contains("base URL: http://127.0.0.1:4010 (from SMS_SDK_INFOBIP_BASE_URL)"), "{}", o.out);
+    let own = [("INFOBIP_BASE_URL", "http://127.0.0.1:4010"), ("INFOBIP_API_KEY", "k"), ("INFOBIP_FROM", "Acme")];
+    let o = doctor(&["--adapter", "infobip"], &own);
+    assert!(o.out.contains("(from INFOBIP_BASE_URL)") && !o.out.contains("production"), "{}", o.out);
     let nothing = doctor(&["--adapter", "infobip"], &[]);
+    assert!(nothing.out.contains("base URL: none"), "{}", nothing.out);
+    assert!(!nothing.out.contains("well-formed"), "{}", nothing.out);
     assert_eq!(nothing.code, 1);
     assert!(nothing.out.contains("INFOBIP_BASE_URL") && nothing.out.contains("INFOBIP_API_KEY"), "{}", nothing.out);
     let account = [
@@ -168,6 +179,16 @@ fn infobip_and_bandwidth_environments() {
         assert_eq!(o.code, 0, "{}", o.out);
         assert!(o.out.contains("https://messaging.bandwidth.com"), "{}", o.out);
     }
+    let none = doctor(&["--adapter", "bandwidth"], &account);
+    assert!(none.out.contains("(or BANDWIDTH_CLIENT_ID and BANDWIDTH_CLIENT_SECRET)"), "{}", none.out);
+    let both = [
+        ("BANDWIDTH_USERNAME", "u"),
+        ("BANDWIDTH_PASSWORD", "p"),
+        ("BANDWIDTH_CLIENT_ID", "c"),
+        ("BANDWIDTH_CLIENT_SECRET", "s"),
+    ];
+    let o = doctor(&["--adapter", "bandwidth"], &[&account[..], &both[..]].concat());
+    assert!(o.out.contains("the API user's Basic credentials are used"), "{}", o.out);
     let half = doctor(&["--adapter", "bandwidth"], &[&account[..], &[("BANDWIDTH_CLIENT_ID", "client")]].concat());
     assert_eq!(half.code, 1, "{}", half.out);
     assert!(half.out.contains("BANDWIDTH_CLIENT_SECRET"), "{}", half.out);
