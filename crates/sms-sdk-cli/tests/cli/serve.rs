@@ -887,7 +887,10 @@ fn settles_and_takes_a_stop(
     assert_eq!(answer["webhook_status"], 200, "{answer}\n{}", serve.stderr());
     let stop = serve.wait_for_event("the STOP", |e| e["type"] == "recipient.opted_out" && e["from"] == number.as_str());
     assert_eq!(stop["provider"], name, "{stop}");
-    assert!(serve.stderr().contains("the number was added to the suppression list"), "{}", serve.stderr());
+    // The log line may follow the event's stdout line.
+    let logged =
+        serve.stderr.wait_until(WAIT, |lines| lines.iter().any(|l| l.contains("added to the suppression list")));
+    assert!(logged.iter().any(|l| l.contains("the number was added to the suppression list")), "{}", serve.stderr());
     let before = background.count();
     let refused = command(&["send", "--provider", name, "--to", &number, "--body", "Sale!", "--store", &store], &env);
     assert_eq!(refused.code, 1, "{}", show(&refused));
