@@ -89,7 +89,7 @@ use tower::Service as _;
 #[doc(hidden)]
 pub use super::receive::INLINE_VERIFY_LIMIT;
 pub use super::receive::{BodyReadTimeout, DEFAULT_BODY_READ_TIMEOUT};
-use super::receive::{observe, observer_of, read_timeout, receive, status};
+use super::receive::{challenge_of, observe, observer_of, read_timeout, receive, status};
 use super::{SmsEvent, WebhookError, WebhookVerifier};
 
 /// How long [`serve`] waits by default for a request's headers: 30 s.
@@ -141,34 +141,30 @@ impl<V> std::ops::Deref for Verified<V> {
 
 /// The response of a refused webhook: 401 for authentication failures, 413 for an oversized
 /// body, 400 for anything else (a malformed payload, too many parameters, a body that could not
-/// be read). The body is a small JSON object with the code, reason and provider.
+/// be read). The body is a small JSON object with the code, reason and provider; a request
+/// without credentials to a verifier of Basic credentials (Infobip's, Bandwidth's) also gets its
+/// [`challenge`](WebhookVerifier::challenge) as `WWW-Authenticate`.
 #[derive(Debug)]
-pub struct WebhookRejection(pub WebhookError);
+pub struct WebhookRejection(pub WebhookError, Option<&'static str>);
+
+impl WebhookRejection {
+    /// The rejection of `error` by `verifier`, with its challenge when `error` is a request
+    /// without credentials.
+    fn by<V: WebhookVerifier + ?Sized>(verifier: &V, error: WebhookError) -> Self {
+        let challenge = challenge_of(&error, verifier.challenge());
+        Self(error, challenge)
+    }
+}
 
 impl IntoResponse for WebhookRejection {
-    /// The JSON body; for a request without credentials to a provider of Basic credentials
-    /// (Infobip, Bandwidth), its `WWW-Authenticate` challenge too.
     fn into_response(self) -> Response {
         let body = serde_json::json!({"code": self.0.code(), "reason": self.0.reason(), "provider": self.0.provider()});
         let mut response =
             (status(&self.0), [(header::CONTENT_TYPE, "application/json")], body.to_string()).into_response();
-        if let WebhookError::MissingSignature { provider } = self.0
-            && let Some(challenge) = basic_challenge(provider)
-        {
+        if let Some(challenge) = self.1 {
             response.headers_mut().insert(header::WWW_AUTHENTICATE, header::HeaderValue::from_static(challenge));
         }
         response
-    }
-}
-
-/// The `WWW-Authenticate` challenge of `provider`'s Basic-credential callbacks.
-fn basic_challenge(provider: &str) -> Option<&'static str> {
-    #[cfg(any(feature = "infobip", feature = "bandwidth"))]
-    return super::verify::basic_challenge(provider);
-    #[cfg(not(any(feature = "infobip", feature = "bandwidth")))]
-    {
-        let _ = provider;
-        None
     }
 }
 
@@ -184,10 +180,13 @@ where
         let provider = events.first().map_or("", |event| event.provider);
         match <[SmsEvent; 1]>::try_from(events) {
             Ok([event]) => Ok(Self { event, verifier: PhantomData }),
-            Err(events) => Err(WebhookRejection(WebhookError::payload(
-                provider,
-                format!("the request carries {} events: take them with VerifiedAll", events.len()),
-            ))),
+            Err(events) => Err(WebhookRejection(
+                WebhookError::payload(
+                    provider,
+                    format!("the request carries {} events: take them with VerifiedAll", events.len()),
+                ),
+                None,
+            )),
         }
     }
 }
@@ -222,12 +221,13 @@ where
     async fn from_request(request: Request, state: &S) -> Result<Self, Self::Rejection> {
         let timeout = read_timeout(&request, None);
         let observer = observer_of(&request);
-        match receive(Arc::new(V::from_ref(state)), request, timeout).await {
+        let verifier = Arc::new(V::from_ref(state));
+        match receive(Arc::clone(&verifier), request, timeout).await {
             Ok(received) => {
                 observe(observer.as_ref(), &received).await;
                 Ok(Self { events: received.events, verifier: PhantomData })
             }
-            Err(error) => Err(WebhookRejection(error)),
+            Err(error) => Err(WebhookRejection::by(&*verifier, error)),
         }
     }
 }

@@ -47,6 +47,12 @@ pub(crate) fn status(error: &WebhookError) -> StatusCode {
     StatusCode::from_u16(error.http_status()).unwrap_or(StatusCode::BAD_REQUEST)
 }
 
+/// What a refusal's `WWW-Authenticate` says: the verifier's `challenge` for a request that came
+/// without credentials, none otherwise.
+pub(crate) fn challenge_of(error: &WebhookError, challenge: Option<&'static str>) -> Option<&'static str> {
+    challenge.filter(|_| matches!(error, WebhookError::MissingSignature { .. }))
+}
+
 /// The body read timeout of `request`: `configured` when set, else its [`BodyReadTimeout`]
 /// extension, else [`DEFAULT_BODY_READ_TIMEOUT`].
 pub(crate) fn read_timeout<B>(request: &Request<B>, configured: Option<Duration>) -> Duration {

@@ -136,7 +136,7 @@ use http_body::{Body, Frame, SizeHint};
 #[doc(hidden)]
 pub use super::receive::INLINE_VERIFY_LIMIT;
 pub use super::receive::{BodyReadTimeout, DEFAULT_BODY_READ_TIMEOUT};
-use super::receive::{Received, observe, observer_of, read_timeout, receive, status};
+use super::receive::{Received, challenge_of, observe, observer_of, read_timeout, receive, status};
 use super::{SharedObserver, WebhookError, WebhookVerifier};
 use crate::store::{DEFAULT_LEASE, DEFAULT_RETENTION, DedupeStore};
 
@@ -361,7 +361,7 @@ fn inner_response<B>(response: Response<B>) -> Response<ResponseBody<B>> {
 /// credentials the verifier's `challenge` as `WWW-Authenticate`.
 fn refusal<B>(error: &WebhookError, challenge: Option<&'static str>) -> Response<ResponseBody<B>> {
     let mut response = text(status(error), error.reason().unwrap_or(error.code()));
-    if let (WebhookError::MissingSignature { .. }, Some(challenge)) = (error, challenge) {
+    if let Some(challenge) = challenge_of(error, challenge) {
         response.headers_mut().insert(header::WWW_AUTHENTICATE, HeaderValue::from_static(challenge));
     }
     response

@@ -35,7 +35,7 @@ use crate::webhook::verify::{BasicCredentials, Settings, only_event, parse_time}
 use crate::webhook::{Raw, SmsEvent, WebhookError, WebhookRequest, WebhookVerifier};
 
 /// The `WWW-Authenticate` value to answer a callback that came without credentials.
-pub const WWW_AUTHENTICATE: &str = crate::webhook::verify::BANDWIDTH_CHALLENGE;
+pub const WWW_AUTHENTICATE: &str = "Basic realm=\"bandwidth-callbacks\"";
 
 /// The most events one callback may carry; more is a payload error.
 pub const MAX_EVENTS: usize = 1000;

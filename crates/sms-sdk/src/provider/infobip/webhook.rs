@@ -74,7 +74,7 @@ pub const MAX_RESULTS: usize = 1000;
 
 /// The `WWW-Authenticate` value to answer a callback that came without its Basic credentials
 /// (whether Infobip sends them before a challenge is not documented).
-pub const WWW_AUTHENTICATE: &str = crate::webhook::verify::INFOBIP_CHALLENGE;
+pub const WWW_AUTHENTICATE: &str = "Basic realm=\"infobip-callbacks\"";
 
 // A longer array is refused while it is read (`json::Items`), before it is held whole.
 const _: () = assert!(MAX_RESULTS <= json::MAX_ITEMS);

@@ -59,26 +59,6 @@ impl BasicCredentials {
     }
 }
 
-/// The `WWW-Authenticate` challenge of Infobip's Basic-credential callbacks.
-#[cfg(feature = "infobip")]
-pub(crate) const INFOBIP_CHALLENGE: &str = "Basic realm=\"infobip-callbacks\"";
-/// The `WWW-Authenticate` challenge of Bandwidth's callbacks.
-#[cfg(feature = "bandwidth")]
-pub(crate) const BANDWIDTH_CHALLENGE: &str = "Basic realm=\"bandwidth-callbacks\"";
-
-/// The challenge of `provider`'s callbacks when they carry Basic credentials (by the name the
-/// errors carry: for a rejection that holds no verifier).
-#[cfg(all(feature = "axum", any(feature = "infobip", feature = "bandwidth")))]
-pub(crate) fn basic_challenge(provider: &str) -> Option<&'static str> {
-    match provider {
-        #[cfg(feature = "infobip")]
-        "infobip" => Some(INFOBIP_CHALLENGE),
-        #[cfg(feature = "bandwidth")]
-        "bandwidth" => Some(BANDWIDTH_CHALLENGE),
-        _ => None,
-    }
-}
-
 /// The one event of a batch, for [`WebhookVerifier::verify_at`](crate::webhook::WebhookVerifier::verify_at)
 /// of a provider that batches: a batch of more is a payload error that says to take them all.
 #[cfg(any(feature = "infobip", feature = "bandwidth"))]

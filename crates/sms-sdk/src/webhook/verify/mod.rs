@@ -16,14 +16,8 @@ mod settings;
 mod time;
 mod url;
 
-#[cfg(feature = "bandwidth")]
-pub(crate) use self::basic::BANDWIDTH_CHALLENGE;
 #[cfg(any(feature = "sinch", feature = "infobip", feature = "bandwidth"))]
 pub(crate) use self::basic::BasicCredentials;
-#[cfg(feature = "infobip")]
-pub(crate) use self::basic::INFOBIP_CHALLENGE;
-#[cfg(all(feature = "axum", any(feature = "infobip", feature = "bandwidth")))]
-pub(crate) use self::basic::basic_challenge;
 #[cfg(any(feature = "infobip", feature = "bandwidth"))]
 pub(crate) use self::basic::only_event;
 #[cfg(any(feature = "twilio", feature = "plivo", feature = "vonage", feature = "sinch"))]
