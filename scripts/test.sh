@@ -104,16 +104,29 @@ tests_redis() {
   echo "Redis on 127.0.0.1:$port"
 }
 
+# The DynamoDB store's tests: a moto server the tests share, and the program for the tests that
+# start one of their own (to freeze it).
+tests_dynamodb() {
+  local port
+  port="$(free_port)"
+  start_moto "$services_dir" "$port" "$SMS_SDK_TEST_MOTO_SERVER"
+  export SMS_SDK_TEST_DYNAMODB_URL="http://127.0.0.1:$port"
+  echo "moto $MOTO_VERSION (a DynamoDB emulator) on 127.0.0.1:$port"
+}
+
 install_servers
 install_shells
+[ -n "${SMS_SDK_TEST_MOTO_SERVER:-}" ] || SMS_SDK_TEST_MOTO_SERVER="$(install_moto)"
+export SMS_SDK_TEST_MOTO_SERVER
 if [ -z "${SMS_SDK_TEST_POSTGRES_URL:-}" ] || [ -z "${SMS_SDK_TEST_PGBOUNCER_URL:-}" ] ||
-  [ -z "${SMS_SDK_TEST_REDIS_URL:-}" ]; then
-  step "starting throwaway PostgreSQL, PgBouncer and Redis on loopback"
+  [ -z "${SMS_SDK_TEST_REDIS_URL:-}" ] || [ -z "${SMS_SDK_TEST_DYNAMODB_URL:-}" ]; then
+  step "starting throwaway PostgreSQL, PgBouncer, Redis and moto (DynamoDB) on loopback"
   services_dir="$(mktemp -d /tmp/sms-sdk-services.XXXXXX)"
   chmod 755 "$services_dir"
   [ -n "${SMS_SDK_TEST_POSTGRES_URL:-}" ] || tests_postgres
   [ -n "${SMS_SDK_TEST_PGBOUNCER_URL:-}" ] || start_pgbouncer
   [ -n "${SMS_SDK_TEST_REDIS_URL:-}" ] || tests_redis
+  [ -n "${SMS_SDK_TEST_DYNAMODB_URL:-}" ] || tests_dynamodb
 fi
 
 step "cargo fmt --check"

@@ -91,8 +91,39 @@ start_redis() {
   wait_listening "$port" || { echo "error: Redis did not start" >&2; cat "$dir/redis.log" >&2; return 1; }
 }
 
-# Stops what start_postgres and start_redis started in DIR (at once: the data is thrown away).
+# The DynamoDB-compatible test server: moto's server (an emulator of AWS's APIs, from PyPI),
+# pinned, in a virtual environment cached across runs. Prints the path of its `moto_server`.
+MOTO_VERSION=5.2.6
+install_moto() {
+  local venv="${SMS_SDK_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/sms-sdk}/moto-$MOTO_VERSION"
+  if [ ! -x "$venv/bin/moto_server" ]; then
+    step "installing moto[server]==$MOTO_VERSION from PyPI (the DynamoDB emulator) into $venv" >&2
+    command -v python3 >/dev/null || apt_install python3 >&2
+    python3 -m venv "$venv" >&2 || { apt_install python3-venv >&2 && python3 -m venv "$venv" >&2; }
+    "$venv/bin/pip" install --quiet --disable-pip-version-check "moto[server]==$MOTO_VERSION" >&2 ||
+      { rm -rf "$venv"; echo "error: moto did not install" >&2; return 1; }
+  fi
+  echo "$venv/bin/moto_server"
+}
+
+# start_moto DIR PORT PROGRAM [WORD...]: the moto server PROGRAM on 127.0.0.1:PORT, its pid file
+# DIR/moto.pid and its log DIR/moto.log; waits until it listens. The WORDs go before it.
+start_moto() {
+  local dir="$1" port="$2" program="$3"
+  shift 3
+  mkdir -p "$dir"
+  server_command "$@" "$program" -H 127.0.0.1 -p "$port" >"$dir/moto.log" 2>&1 &
+  echo $! >"$dir/moto.pid"
+  for _ in $(seq 1 4); do wait_listening "$port" && return 0; done
+  echo "error: moto did not start" >&2
+  cat "$dir/moto.log" >&2
+  return 1
+}
+
+# Stops what start_postgres, start_redis and start_moto started in DIR (at once: the data is
+# thrown away).
 stop_servers() {
+  if [ -f "$1/moto.pid" ]; then kill "$(cat "$1/moto.pid")" 2>/dev/null || true; fi
   if [ -f "$1/redis.pid" ]; then kill "$(cat "$1/redis.pid")" 2>/dev/null || true; fi
   if [ -d "$1/pg" ]; then run_pg "$(pg_bin)/pg_ctl" -D "$1/pg" -m immediate stop >/dev/null 2>&1 || true; fi
 }

@@ -13,6 +13,7 @@ use crate::idempotency::{ListArgs, ResolveArgs, ShowArgs};
 use crate::reconcile::ReconcileArgs;
 use crate::send::{MessageArgs, ValidateArgs};
 use crate::serve::ServeArgs;
+use crate::store::InitArgs;
 use crate::style::{Streams, Style};
 use crate::suppression::SuppressionCommand;
 use crate::webhook::VerifyArgs;
@@ -52,6 +53,10 @@ enum Command {
     Suppression(SuppressionCommand),
     /// Send one message per row of a CSV file, resumably, within a rate.
     Batch(BatchArgs),
+    /// Prepare a store: `store init` creates a DynamoDB table (its indexes and expiry), or the
+    /// tables of the others.
+    #[command(subcommand)]
+    Store(StoreCommand),
     /// Receive the providers' webhooks: verify, deduplicate, settle unknown sends, feed STOP/START
     /// to the suppression list, and hand each event on (stdout or a signed POST).
     Serve(ServeArgs),
@@ -72,6 +77,14 @@ enum IdempotencyCommand {
     /// Look the unresolved keys' messages up at their providers and print how to settle each
     /// (`--apply`: settle those with exactly one matching message). Never sends.
     Reconcile(ReconcileArgs),
+}
+
+#[derive(Debug, Subcommand)]
+enum StoreCommand {
+    /// Create the store's tables: for dynamodb://TABLE the table, its two indexes and its expiry
+    /// (needs dynamodb:CreateTable, DescribeTable, DescribeTimeToLive, UpdateTimeToLive); the
+    /// other stores create theirs on first use, and this opens them. Safe to run again.
+    Init(InitArgs),
 }
 
 #[derive(Debug, Subcommand)]
@@ -122,6 +135,7 @@ pub(crate) async fn dispatch(cli: Cli, env: &Env, out: &mut dyn Write, err: &mut
         Command::Webhook(WebhookCommand::Verify(args)) => crate::webhook::verify(&args, env, out, err).await,
         Command::Suppression(command) => crate::suppression::run(command, env, out, err).await,
         Command::Batch(args) => crate::batch::run(args, env, out, err).await,
+        Command::Store(StoreCommand::Init(args)) => crate::store::init(&args, env, out, err).await,
         Command::Serve(args) => crate::serve::run(args, env, out, err).await,
         Command::Completions(args) => crate::generate::completions(&args, command(ColorChoice::Never), out),
         Command::Man(args) => crate::generate::man(&args, command(ColorChoice::Never), out, err),

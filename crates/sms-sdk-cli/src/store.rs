@@ -16,7 +16,7 @@ use crate::{EXIT_CONFIGURATION, Env};
 #[derive(Debug, Clone, Default, PartialEq, Eq, Args)]
 pub(crate) struct StoreFlag {
     /// Store URL: memory, sqlite:PATH, postgres://… (or postgresql://…), redis://…, rediss://…,
-    /// redis-cluster://… or rediss-cluster://… (default:
+    /// redis-cluster://…, rediss-cluster://… or dynamodb://TABLE?region=…&endpoint=… (default:
     /// `SMS_SDK_STORE`, else state.db in the user's data directory; except for serve, emulator.db
     /// there when no provider credential or webhook secret is set). It holds the idempotency
     /// records and the suppression list, which every send checks first.
@@ -144,4 +144,45 @@ impl std::error::Error for Named {
 /// A store failure as the library's typed error (code `store`).
 pub(crate) fn store_error(error: StoreError) -> sms_sdk::Error {
     sms_sdk::Error::from(error)
+}
+
+/// `store init` flags.
+#[derive(Debug, Args)]
+pub(crate) struct InitArgs {
+    #[command(flatten)]
+    store: StoreFlag,
+}
+
+/// `store init`: creates a DynamoDB store's table (its indexes and expiry) and waits until it is
+/// active, or opens another store (which creates its tables); says which on `out`.
+pub(crate) async fn init(args: &InitArgs, env: &Env, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
+    let url = match args.store.url(env, err) {
+        Ok(url) => url,
+        Err(code) => return code,
+    };
+    let shown = redact_url(&url);
+    let done = if url.starts_with("dynamodb://") {
+        let creating = async { Box::pin(store::dynamodb::DynamoStoreBuilder::from_url(&url)?.create_table()).await };
+        Spinners::new(env, false).during(CONNECTING, creating).await.map(|(_, init)| match init {
+            store::dynamodb::TableInit::Created => {
+                format!("{shown}: created the table, its indexes (unresolved, suppressed) and its expiry (ttl)")
+            }
+            _ => format!("{shown}: the table was there, of the store's shape, with its expiry on; nothing to do"),
+        })
+    } else {
+        Spinners::new(env, false)
+            .during(CONNECTING, Stores::open(&url))
+            .await
+            .map(|_| format!("{shown}: ready (its tables are created on first use)"))
+    };
+    match done {
+        Ok(line) => {
+            let _ = writeln!(out, "{line}");
+            0
+        }
+        Err(error) => {
+            let _ = writeln!(err, "error: store: {}", named_error(args.store.named(env), error));
+            EXIT_CONFIGURATION
+        }
+    }
 }

@@ -70,6 +70,7 @@ const TABLE: &[(&[&str], &[Group])] = &[
     (&["serve"], SERVE_READ),
     (&["webhook"], &[Group::WebhookSecrets]),
     (&["emulator"], &[Group::DataDirectory]),
+    (&["store"], STORE_READ),
 ];
 
 /// The groups `path` reads: its own entry, else its nearest parent's.
@@ -129,7 +130,7 @@ fn about(group: Group) -> &'static str {
         }
         Group::BaseUrls => "Base URLs replacing a provider's origin (the emulator, a proxy, a test server)",
         Group::Store => {
-            "the store URL when --store is not given: memory, sqlite:PATH, postgres://… (or postgresql://…), redis://…, rediss://…, redis-cluster://…, rediss-cluster://…"
+            "the store URL when --store is not given: memory, sqlite:PATH, postgres://… (or postgresql://…), redis://…, rediss://…, redis-cluster://…, rediss-cluster://…, dynamodb://TABLE?region=…&endpoint=… (which finds its credentials and region as AWS's tools do: AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN, AWS_PROFILE, AWS_REGION, the shared config files, SSO, web identity, the container or instance role)"
         }
         Group::DataDirectory => "Where the default store lives (the data directory; LOCALAPPDATA, APPDATA on Windows)",
         Group::WebhookSecrets => {

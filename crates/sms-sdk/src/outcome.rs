@@ -261,7 +261,7 @@ impl ProviderError {
 
     /// Details read back from a store, exactly as they were written (already bounded and
     /// redacted when they were made).
-    #[cfg(any(feature = "sqlite", feature = "postgres", feature = "redis"))]
+    #[cfg(any(feature = "sqlite", feature = "postgres", feature = "redis", feature = "dynamodb"))]
     pub(crate) fn restore(
         provider: String,
         http_status: Option<u16>,

@@ -1,8 +1,9 @@
 //! The command on the stores teams deploy to: TLS-only PostgreSQL (`verify-full`), TLS-only
 //! Redis and a Redis Cluster, each started by the test. Several `sms-sdk batch` processes send
 //! the same keys at once through each, and the emulator counts the requests per recipient: one
-//! each. Stores that do not verify end the command with exit 7 before any request; a cluster
-//! master killed during a race makes no key be sent twice.
+//! each; so does DynamoDB (moto's server), whose table `store init` makes. Stores that do not
+//! verify (or a DynamoDB table that is not there) end the command with exit 7 before any
+//! request; a cluster master killed during a race makes no key be sent twice.
 
 use std::collections::HashMap;
 use std::fmt::Write as _;
@@ -52,6 +53,10 @@ impl Setup {
             .env("SMS_SDK_STORE", store)
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
+        if store.starts_with("dynamodb://") {
+            // Throwaway credentials (the test server takes any), read as AWS's tools read them.
+            command.env("AWS_ACCESS_KEY_ID", "testing").env("AWS_SECRET_ACCESS_KEY", "testing");
+        }
         command
     }
 
@@ -177,6 +182,43 @@ fn tls_redis_race_through_the_command() {
     let certificates = Certificates::make();
     let server = RedisServer::start_tls(&certificates, false);
     one_request_per_key(&Setup::new(), &server.url, &[]);
+}
+
+/// DynamoDB (moto's server, an emulator of its API): `store init` makes the table (and says so;
+/// run again, it finds it), then the processes race through it.
+#[test]
+fn dynamodb_race_through_the_command() {
+    let endpoint = std::env::var("SMS_SDK_TEST_DYNAMODB_URL")
+        .expect("SMS_SDK_TEST_DYNAMODB_URL is not set: run scripts/test.sh, which starts moto's server");
+    let setup = Setup::new();
+    let url = format!("dynamodb://sms-sdk-race-{}?region=us-east-1&endpoint={endpoint}", crate::servers::uuid_suffix());
+    for expected in ["created the table", "the table was there"] {
+        let output = setup.command(&url).args(["store", "init"]).output().unwrap();
+        let (stdout, stderr) = (String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr));
+        assert!(output.status.success(), "store init: {stdout}{stderr}");
+        assert!(stdout.contains(expected), "{stdout}");
+    }
+    one_request_per_key(&setup, &url, &[]);
+}
+
+/// A table that is not there: the send exits 7 before any request, and says to run `store init`.
+#[test]
+fn dynamodb_without_its_table_exits_7_before_any_request() {
+    let endpoint = std::env::var("SMS_SDK_TEST_DYNAMODB_URL")
+        .expect("SMS_SDK_TEST_DYNAMODB_URL is not set: run scripts/test.sh, which starts moto's server");
+    let setup = Setup::new();
+    let url =
+        format!("dynamodb://sms-sdk-absent-{}?region=us-east-1&endpoint={endpoint}", crate::servers::uuid_suffix());
+    let output = setup
+        .command(&url)
+        .args(["send", "--to", "+14155550100", "--body", "Hi", "--idempotency-key", "absent-table"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(7), "{stderr}");
+    assert!(stderr.contains("sms-sdk store init"), "{stderr}");
+    assert!(!stderr.contains("testing"), "a credential in the error: {stderr}");
+    assert!(setup.emulator().messages().is_empty(), "a request went out");
 }
 
 /// With the processes' shared rate limit on the cluster too (`--rate-redis`).

@@ -1,7 +1,10 @@
 //! The one error of the stores: what failed, where, and the driver's reason.
 // Only the durable stores (features `sqlite`, `postgres`, `redis`) report timeouts, places and
 // corrupt records.
-#![cfg_attr(not(any(feature = "sqlite", feature = "postgres", feature = "redis")), allow(dead_code))]
+#![cfg_attr(
+    not(any(feature = "sqlite", feature = "postgres", feature = "redis", feature = "dynamodb")),
+    allow(dead_code)
+)]
 
 use std::error::Error as StdError;
 use std::fmt;
@@ -40,6 +43,7 @@ enum Kind {
     Timeout,
     Corrupt,
     NewerFormat,
+    Throttled,
 }
 
 /// What a store says about a failure: its kind, where, and a message over an optional source.
@@ -81,6 +85,19 @@ impl StoreError {
         self.failure().is_some_and(|f| f.kind == Kind::NewerFormat)
     }
 
+    /// True when the store refused the call for the throughput it was given (DynamoDB's
+    /// throttling, after the SDK's retries): nothing was written, and a later call may pass.
+    #[must_use]
+    pub fn is_throttled(&self) -> bool {
+        self.failure().is_some_and(|f| f.kind == Kind::Throttled)
+    }
+
+    /// The store at `place` throttled the call: `reason`.
+    #[cfg_attr(not(feature = "dynamodb"), allow(dead_code))] // only DynamoDB throttles
+    pub(crate) fn throttled(place: &str, reason: String) -> Self {
+        Self::failure_of(Kind::Throttled, Some(place), format!("throttled: {reason}"))
+    }
+
     /// The stored record of `key` is in format `version`, newer than the `known` one.
     pub(crate) fn newer_format(key: &str, version: u32, known: u32) -> Self {
         let message = format!(
@@ -118,7 +135,7 @@ impl StoreError {
     /// The same error, ending with `hint`: what it suggests about the configuration (a URL
     /// scheme that does not match the server, say).
     #[must_use]
-    #[cfg_attr(not(feature = "redis"), allow(dead_code))] // only the Redis store gives hints so far
+    #[cfg_attr(not(any(feature = "redis", feature = "dynamodb")), allow(dead_code))] // the stores that give hints
     pub(crate) fn hint(self, hint: &'static str) -> Self {
         let mut error = if self.failure().is_some() { self } else { Self(Box::new(Failure::over(self.0))) };
         if let Some(failure) = error.0.downcast_mut::<Failure>() {

@@ -610,7 +610,7 @@ pub(crate) fn later(at: SystemTime, by: Duration) -> SystemTime {
 }
 
 /// The epoch milliseconds before which a reservation is stale at `now`.
-#[cfg(any(feature = "sqlite", feature = "postgres", feature = "redis"))]
+#[cfg(any(feature = "sqlite", feature = "postgres", feature = "redis", feature = "dynamodb"))]
 pub(crate) fn stale_cutoff(now: SystemTime, stale_after: Duration) -> i64 {
     millis(now).saturating_sub(i64::try_from(stale_after.as_millis()).unwrap_or(i64::MAX))
 }

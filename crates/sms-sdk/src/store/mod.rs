@@ -26,9 +26,12 @@
 //! ```
 //!
 //! Stores open from a URL with [`open`]: `memory`, `sqlite:PATH`, `postgres://…`, `redis://…`,
-//! `rediss://…`, `redis-cluster://…`, `rediss-cluster://…`.
+//! `rediss://…`, `redis-cluster://…`, `rediss-cluster://…`, `dynamodb://TABLE`.
 
 mod dedupe;
+#[cfg(feature = "dynamodb")]
+#[cfg_attr(docsrs, doc(cfg(feature = "dynamodb")))]
+pub mod dynamodb;
 mod error;
 mod fingerprint;
 mod idempotency;
@@ -40,14 +43,14 @@ pub mod postgres;
 #[cfg_attr(docsrs, doc(cfg(feature = "redis")))]
 pub mod redis;
 mod reference;
-#[cfg(any(feature = "sqlite", feature = "postgres", feature = "redis"))]
+#[cfg(any(feature = "sqlite", feature = "postgres", feature = "redis", feature = "dynamodb"))]
 mod row;
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 mod sql;
 #[cfg(feature = "sqlite")]
 #[cfg_attr(docsrs, doc(cfg(feature = "sqlite")))]
 pub mod sqlite;
-#[cfg(any(feature = "sqlite", feature = "postgres", feature = "redis"))]
+#[cfg(any(feature = "sqlite", feature = "postgres", feature = "redis", feature = "dynamodb"))]
 mod stored;
 pub mod suppression;
 pub(crate) mod timeouts;
@@ -57,13 +60,13 @@ use std::sync::Arc;
 pub use self::dedupe::{ClaimToken, DEFAULT_LEASE, DEFAULT_RETENTION, DedupeClaim, DedupeStore};
 pub use self::error::StoreError;
 pub use self::fingerprint::Fingerprint;
-#[cfg(any(feature = "sqlite", feature = "postgres", feature = "redis"))]
+#[cfg(any(feature = "sqlite", feature = "postgres", feature = "redis", feature = "dynamodb"))]
 pub(crate) use self::idempotency::stale_cutoff;
 pub use self::idempotency::{
     Claim, DEFAULT_LIST_LIMIT, DEFAULT_STALE_RESERVATION, DEFAULT_TTL, Entry, Filter, FinalRecord, Finalized,
     IdempotencyStore, Listing, Operator, Page, Record, Reservation, ReservationId, Resolution, Resolved, State,
 };
-#[cfg(any(feature = "sqlite", feature = "postgres", feature = "redis"))]
+#[cfg(any(feature = "sqlite", feature = "postgres", feature = "redis", feature = "dynamodb"))]
 pub(crate) use self::idempotency::{MAX_MILLIS, from_millis, millis};
 pub(crate) use self::idempotency::{later, resolved_receipt};
 pub use self::memory::MemoryStore;
@@ -78,8 +81,9 @@ impl<T: IdempotencyStore + Operator + DedupeStore + ReferenceIndex> Store for T 
 
 /// Opens a store from a URL: `memory`, `sqlite:PATH`, `postgres://…` (or `postgresql://…`),
 /// `redis://…` (or `rediss://…` over TLS), `redis-cluster://…` (or `rediss-cluster://…`); the
-/// Redis forms and their TLS parameters are in [`redis`]. Creates the
-/// schema on first use.
+/// Redis forms and their TLS parameters are in [`redis`]; `dynamodb://TABLE?region=…&endpoint=…`
+/// (see [`dynamodb`]). Creates the schema on first use (DynamoDB's table is created once, by
+/// `sms-sdk store init` or `DynamoStoreBuilder::create_table`).
 ///
 /// # Errors
 /// A [`StoreError`] when the URL names no shipped store (or one whose feature is off), or the
@@ -127,7 +131,10 @@ impl Stores {
     ///
     /// # Errors
     /// As [`open`].
-    #[cfg_attr(not(any(feature = "sqlite", feature = "postgres", feature = "redis")), allow(clippy::unused_async))] // awaits a store feature's connect
+    #[cfg_attr(
+        not(any(feature = "sqlite", feature = "postgres", feature = "redis", feature = "dynamodb")),
+        allow(clippy::unused_async)
+    )] // awaits a store feature's connect
     pub async fn open(url: &str) -> Result<Self, StoreError> {
         if url == "memory" {
             return Ok(Self::of(MemoryStore::new(), suppression::MemorySuppressionStore::new()));
@@ -152,9 +159,16 @@ impl Stores {
             let store = redis::RedisStore::connect(url).await?;
             return Ok(Self::of(store.clone(), suppression::RedisSuppressionStore::new(store)));
         }
+        #[cfg(feature = "dynamodb")]
+        if url.starts_with("dynamodb://") {
+            // Boxed: the SDK's futures nest deep, and every caller's future would hold them inline.
+            let store = Box::pin(dynamodb::DynamoStore::connect(url)).await?;
+            return Ok(Self::of(store.clone(), suppression::DynamoSuppressionStore::new(store)));
+        }
         let scheme = url.split(':').next().unwrap_or_default();
         Err(StoreError::new(format!(
-            "no store for a `{scheme}:` URL (memory, sqlite:, postgres://, redis://, rediss://, redis-cluster://, rediss-cluster://)"
+            "no store for a `{scheme}:` URL (memory, sqlite:, postgres://, redis://, rediss://, redis-cluster://, \
+             rediss-cluster://, dynamodb://)"
         )))
     }
 

@@ -1,6 +1,9 @@
 //! The two limits every durable store applies: connect and operation timeouts.
-// Only the durable stores (features `sqlite`, `postgres`, `redis`) apply them.
-#![cfg_attr(not(any(feature = "sqlite", feature = "postgres", feature = "redis")), allow(dead_code))]
+// Only the durable stores (features `sqlite`, `postgres`, `redis`, `dynamodb`) apply them.
+#![cfg_attr(
+    not(any(feature = "sqlite", feature = "postgres", feature = "redis", feature = "dynamodb")),
+    allow(dead_code)
+)]
 
 use std::time::Duration;
 
@@ -14,7 +17,7 @@ pub const DEFAULT_OPERATION_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// The `connect_timeout` and `operation_timeout` setters of a store builder (one with a
 /// `timeouts: Timeouts` field), each with its own documentation.
-#[cfg(any(feature = "sqlite", feature = "postgres", feature = "redis"))]
+#[cfg(any(feature = "sqlite", feature = "postgres", feature = "redis", feature = "dynamodb"))]
 macro_rules! timeout_setters {
     (connect: $connect:literal, operation: $operation:literal $(,)?) => {
         #[doc = $connect]
@@ -30,7 +33,7 @@ macro_rules! timeout_setters {
         }
     };
 }
-#[cfg(any(feature = "sqlite", feature = "postgres", feature = "redis"))]
+#[cfg(any(feature = "sqlite", feature = "postgres", feature = "redis", feature = "dynamodb"))]
 pub(crate) use timeout_setters;
 
 /// A store's connect and operation timeouts.
@@ -56,7 +59,7 @@ impl Timeouts {
     }
 
     /// Runs `work`, a connection attempt at `place`, for at most the connect timeout.
-    #[cfg(any(feature = "sqlite", feature = "redis"))]
+    #[cfg(any(feature = "sqlite", feature = "redis", feature = "dynamodb"))]
     pub(crate) async fn connect<T>(
         self,
         place: &str,
@@ -66,7 +69,7 @@ impl Timeouts {
     }
 
     /// Runs `work`, the operation `what` at `place`, for at most the operation timeout.
-    #[cfg(any(feature = "sqlite", feature = "redis"))]
+    #[cfg(any(feature = "sqlite", feature = "redis", feature = "dynamodb"))]
     pub(crate) async fn operation<T>(
         self,
         place: &str,
@@ -77,7 +80,7 @@ impl Timeouts {
     }
 }
 
-#[cfg(any(feature = "sqlite", feature = "redis"))]
+#[cfg(any(feature = "sqlite", feature = "redis", feature = "dynamodb"))]
 async fn bounded<T>(
     place: &str,
     what: &str,

@@ -1,31 +1,33 @@
 //! Every shipped store passes the one contract suite; the durable ones also survive a race of
 //! separate OS processes, and a store that goes away fails sends with a typed error.
 
-#[cfg(any(feature = "sqlite", feature = "postgres", feature = "redis"))]
+#[cfg(any(feature = "sqlite", feature = "postgres", feature = "redis", feature = "dynamodb"))]
 use std::collections::HashMap;
-#[cfg(any(feature = "sqlite", feature = "postgres", feature = "redis"))]
+#[cfg(any(feature = "sqlite", feature = "postgres", feature = "redis", feature = "dynamodb"))]
 use std::fmt::Write as _;
-#[cfg(any(feature = "sqlite", feature = "postgres", feature = "redis"))]
+#[cfg(any(feature = "sqlite", feature = "postgres", feature = "redis", feature = "dynamodb"))]
 use std::process::Command;
 use std::sync::Arc;
-#[cfg(any(feature = "sqlite", feature = "postgres", feature = "redis"))]
+#[cfg(any(feature = "sqlite", feature = "postgres", feature = "redis", feature = "dynamodb"))]
 use std::time::Duration;
 use std::time::SystemTime;
 
 use sms_sdk::store::{self, MemoryStore, Store};
-#[cfg(any(feature = "sqlite", feature = "postgres", feature = "redis"))]
+#[cfg(any(feature = "sqlite", feature = "postgres", feature = "redis", feature = "dynamodb"))]
 use sms_sdk::store::{Fingerprint, Reservation};
 use sms_sdk::testing::store_contract;
 
 #[cfg(feature = "redis")]
 mod cluster;
-#[cfg(any(feature = "sqlite", feature = "postgres", feature = "redis"))]
+#[cfg(any(feature = "sqlite", feature = "postgres", feature = "redis", feature = "dynamodb"))]
 mod corrupt;
 #[cfg(all(feature = "twilio", any(feature = "sqlite", feature = "postgres", feature = "redis")))]
 mod crash;
-#[cfg(any(feature = "sqlite", feature = "postgres", feature = "redis"))]
+#[cfg(feature = "dynamodb")]
+mod dynamodb;
+#[cfg(any(feature = "sqlite", feature = "postgres", feature = "redis", feature = "dynamodb"))]
 mod errors;
-#[cfg(any(feature = "sqlite", feature = "postgres", feature = "redis"))]
+#[cfg(any(feature = "sqlite", feature = "postgres", feature = "redis", feature = "dynamodb"))]
 mod faults;
 #[cfg(all(feature = "sqlite", feature = "postgres", feature = "redis"))]
 mod golden;
@@ -60,12 +62,12 @@ async fn assert_redis_contracts(name: &str, store: sms_sdk::store::redis::RedisS
     assert!(report.passed, "{}", report.failures());
 }
 
-#[cfg(any(feature = "postgres", feature = "redis"))]
+#[cfg(any(feature = "postgres", feature = "redis", feature = "dynamodb"))]
 /// A store server's URL from the environment the test command sets; fails loudly without it.
 pub(crate) fn server_url(var: &str) -> String {
     std::env::var(var).ok().filter(|v| !v.is_empty()).unwrap_or_else(|| {
         panic!(
-            "{var} is not set: run `scripts/test.sh`, which starts PostgreSQL, PgBouncer and Redis for the store tests"
+            "{var} is not set: run `scripts/test.sh`, which starts PostgreSQL, PgBouncer, Redis and moto (DynamoDB) for the store tests"
         )
     })
 }
@@ -104,12 +106,12 @@ async fn stores_open_from_urls() {
     assert!(store::open("ftp://x").await.is_err());
 }
 
-#[cfg(any(feature = "sqlite", feature = "postgres", feature = "redis"))]
+#[cfg(any(feature = "sqlite", feature = "postgres", feature = "redis", feature = "dynamodb"))]
 const RACE_PROCESSES: usize = 4;
-#[cfg(any(feature = "sqlite", feature = "postgres", feature = "redis"))]
+#[cfg(any(feature = "sqlite", feature = "postgres", feature = "redis", feature = "dynamodb"))]
 const RACE_KEYS: usize = 1000;
 
-#[cfg(any(feature = "sqlite", feature = "postgres", feature = "redis"))]
+#[cfg(any(feature = "sqlite", feature = "postgres", feature = "redis", feature = "dynamodb"))]
 /// The cross-process race: this test binary runs itself `RACE_PROCESSES` times as workers (the
 /// same test, with `SMS_SDK_RACE_URL` set), which all reserve the same keys at the same instant.
 async fn cross_process_race(test: &str, url: &str) {
@@ -149,7 +151,7 @@ async fn cross_process_race(test: &str, url: &str) {
     assert!(winners.values().all(|&n| n == 1), "a key had two winners");
 }
 
-#[cfg(any(feature = "sqlite", feature = "postgres", feature = "redis"))]
+#[cfg(any(feature = "sqlite", feature = "postgres", feature = "redis", feature = "dynamodb"))]
 async fn race_worker(url: &str) {
     let prefix = std::env::var("SMS_SDK_RACE_PREFIX").unwrap();
     let start_ms: u64 = std::env::var("SMS_SDK_RACE_START_MS").unwrap().parse().unwrap();

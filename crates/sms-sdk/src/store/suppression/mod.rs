@@ -25,6 +25,8 @@
 //! Redis suppression stores are built on an idempotency store of that backend and share its
 //! connection, its timeouts and its errors.
 
+#[cfg(feature = "dynamodb")]
+mod dynamodb;
 mod memory;
 #[cfg(feature = "postgres")]
 mod postgres;
@@ -39,6 +41,9 @@ mod types;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
+#[cfg(feature = "dynamodb")]
+#[cfg_attr(docsrs, doc(cfg(feature = "dynamodb")))]
+pub use self::dynamodb::DynamoSuppressionStore;
 pub use self::memory::MemorySuppressionStore;
 #[cfg(feature = "postgres")]
 #[cfg_attr(docsrs, doc(cfg(feature = "postgres")))]
@@ -114,7 +119,8 @@ impl<S: SuppressionStore + ?Sized> SuppressionStore for Arc<S> {
 
 /// Opens a suppression store from the URL of an idempotency store: `memory`, `sqlite:PATH`,
 /// `postgres://…` (or `postgresql://…`), `redis://…` (or `rediss://…`, `redis-cluster://…`,
-/// `rediss-cluster://…`). Creates the tables on first use.
+/// `rediss-cluster://…`), `dynamodb://TABLE…`. Creates the tables on first use (DynamoDB's
+/// once, by `sms-sdk store init`).
 ///
 /// # Errors
 /// A [`StoreError`] when the URL names no shipped store (or one whose feature is off), or the

@@ -193,7 +193,7 @@ impl Change {
     }
 
     /// The time in epoch milliseconds.
-    #[cfg(any(feature = "sqlite", feature = "postgres", feature = "redis"))]
+    #[cfg(any(feature = "sqlite", feature = "postgres", feature = "redis", feature = "dynamodb"))]
     pub(crate) fn at_millis(&self) -> i64 {
         millis(self.at)
     }
