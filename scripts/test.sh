@@ -118,6 +118,10 @@ install_servers
 install_shells
 [ -n "${SMS_SDK_TEST_MOTO_SERVER:-}" ] || SMS_SDK_TEST_MOTO_SERVER="$(install_moto)"
 export SMS_SDK_TEST_MOTO_SERVER
+# The DynamoDB store finds credentials as AWS's tools do: the tests' are throwaway ones (moto
+# takes any), so that no test ever signs with a developer's own; no instance metadata is asked.
+export AWS_ACCESS_KEY_ID=sms-sdk-test AWS_SECRET_ACCESS_KEY=sms-sdk-test AWS_EC2_METADATA_DISABLED=true
+unset AWS_SESSION_TOKEN AWS_PROFILE
 if [ -z "${SMS_SDK_TEST_POSTGRES_URL:-}" ] || [ -z "${SMS_SDK_TEST_PGBOUNCER_URL:-}" ] ||
   [ -z "${SMS_SDK_TEST_REDIS_URL:-}" ] || [ -z "${SMS_SDK_TEST_DYNAMODB_URL:-}" ]; then
   step "starting throwaway PostgreSQL, PgBouncer, Redis and moto (DynamoDB) on loopback"

@@ -34,12 +34,19 @@ fn server_url(var: &str) -> String {
         .unwrap_or_else(|| panic!("{var} is not set: run `scripts/test.sh`, which starts PostgreSQL and Redis"))
 }
 
-/// Every durable store the command takes.
+/// Every durable store the command takes (DynamoDB's table made by `store init`, with the
+/// throwaway credentials scripts/test.sh exports).
 fn stores() -> Vec<(&'static str, String)> {
+    let endpoint = server_url("SMS_SDK_TEST_DYNAMODB_URL");
+    let table = scratch("dynamodb").file_name().unwrap().to_string_lossy().into_owned();
+    let dynamodb = format!("dynamodb://{table}?region=us-east-1&endpoint={endpoint}");
+    let init = command(&["store", "init", "--store", &dynamodb], &Env::default());
+    assert_eq!(init.code, 0, "store init: {}", init.err);
     vec![
         ("sqlite", format!("sqlite:{}", scratch("sqlite").join("state.db").display())),
         ("postgres", server_url("SMS_SDK_TEST_POSTGRES_URL")),
         ("redis", server_url("SMS_SDK_TEST_REDIS_URL")),
+        ("dynamodb", dynamodb),
     ]
 }
 

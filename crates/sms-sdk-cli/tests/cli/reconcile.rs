@@ -61,6 +61,16 @@ fn server_url(var: &str) -> String {
     })
 }
 
+/// A new table on the test's DynamoDB-compatible server (moto's), made as `store init` makes it,
+/// and its URL. The credentials are the throwaway ones scripts/test.sh exports.
+async fn dynamodb_url() -> String {
+    let endpoint = server_url("SMS_SDK_TEST_DYNAMODB_URL");
+    let table = format!("sms-sdk-reconcile-{}", crate::servers::uuid_suffix());
+    let url = format!("dynamodb://{table}?region=us-east-1&endpoint={endpoint}");
+    store::dynamodb::DynamoStoreBuilder::from_url(&url).unwrap().create_table().await.unwrap();
+    url
+}
+
 #[derive(Clone, Copy, Debug)]
 enum Provider {
     Twilio,
@@ -231,6 +241,11 @@ async fn reconcile_twilio_status_webhook_settles_unknown_postgres() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn reconcile_vonage_status_webhook_settles_unknown_redis() {
     settles_through_the_emulator(Provider::Vonage, &server_url("SMS_SDK_TEST_REDIS_URL")).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reconcile_twilio_status_webhook_settles_unknown_dynamodb() {
+    settles_through_the_emulator(Provider::Twilio, &dynamodb_url().await).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -199,6 +199,26 @@ fn dynamodb_race_through_the_command() {
         assert!(stdout.contains(expected), "{stdout}");
     }
     one_request_per_key(&setup, &url, &[]);
+    // The operator's tools read the same table.
+    let listing = |extra: &[&str]| {
+        let listed = setup.command(&url).args(["idempotency", "list", "--json"]).args(extra).output().unwrap();
+        assert!(listed.status.success(), "{}", String::from_utf8_lossy(&listed.stderr));
+        let entries: serde_json::Value = serde_json::from_slice(&listed.stdout).unwrap();
+        entries
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|e| e["record"]["state"].as_str().unwrap().to_owned())
+            .collect::<Vec<_>>()
+    };
+    let every = listing(&[]);
+    assert!(every.len() == ROWS && every.iter().all(|state| state == "accepted"), "{} keys listed", every.len());
+    assert!(listing(&["--state", "unresolved"]).is_empty(), "a key is unresolved after the race");
+    let csv = std::fs::read_to_string(setup.dir.join("report-0.csv")).unwrap();
+    let key = csv.lines().nth(1).unwrap().split(',').nth(1).unwrap().to_owned();
+    let shown = setup.command(&url).args(["idempotency", "show", &key]).output().unwrap();
+    let shown_text = String::from_utf8_lossy(&shown.stdout);
+    assert!(shown.status.success() && shown_text.contains("accepted"), "{shown_text}");
 }
 
 /// A table that is not there: the send exits 7 before any request, and says to run `store init`.

@@ -1,33 +1,35 @@
 //! Every shipped store passes the one contract suite; the durable ones also survive a race of
 //! separate OS processes, and a store that goes away fails sends with a typed error.
 
-#[cfg(any(feature = "sqlite", feature = "postgres", feature = "redis", feature = "dynamodb"))]
+#[cfg(any(feature = "sqlite", feature = "postgres", feature = "redis"))]
 use std::collections::HashMap;
-#[cfg(any(feature = "sqlite", feature = "postgres", feature = "redis", feature = "dynamodb"))]
+#[cfg(any(feature = "sqlite", feature = "postgres", feature = "redis"))]
 use std::fmt::Write as _;
-#[cfg(any(feature = "sqlite", feature = "postgres", feature = "redis", feature = "dynamodb"))]
+#[cfg(any(feature = "sqlite", feature = "postgres", feature = "redis"))]
 use std::process::Command;
 use std::sync::Arc;
-#[cfg(any(feature = "sqlite", feature = "postgres", feature = "redis", feature = "dynamodb"))]
+#[cfg(any(feature = "sqlite", feature = "postgres", feature = "redis"))]
 use std::time::Duration;
 use std::time::SystemTime;
 
 use sms_sdk::store::{self, MemoryStore, Store};
-#[cfg(any(feature = "sqlite", feature = "postgres", feature = "redis", feature = "dynamodb"))]
+#[cfg(any(feature = "sqlite", feature = "postgres", feature = "redis"))]
 use sms_sdk::store::{Fingerprint, Reservation};
 use sms_sdk::testing::store_contract;
 
 #[cfg(feature = "redis")]
 mod cluster;
-#[cfg(any(feature = "sqlite", feature = "postgres", feature = "redis", feature = "dynamodb"))]
+#[cfg(any(feature = "sqlite", feature = "postgres", feature = "redis"))]
 mod corrupt;
 #[cfg(all(feature = "twilio", any(feature = "sqlite", feature = "postgres", feature = "redis")))]
 mod crash;
 #[cfg(feature = "dynamodb")]
 mod dynamodb;
-#[cfg(any(feature = "sqlite", feature = "postgres", feature = "redis", feature = "dynamodb"))]
+#[cfg(any(feature = "sqlite", feature = "postgres", feature = "redis"))]
 mod errors;
 #[cfg(any(feature = "sqlite", feature = "postgres", feature = "redis", feature = "dynamodb"))]
+// The DynamoDB tests use only its frozen-server check.
+#[cfg_attr(not(any(feature = "sqlite", feature = "postgres", feature = "redis")), allow(dead_code, unused_imports))]
 mod faults;
 #[cfg(all(feature = "sqlite", feature = "postgres", feature = "redis"))]
 mod golden;
@@ -106,12 +108,12 @@ async fn stores_open_from_urls() {
     assert!(store::open("ftp://x").await.is_err());
 }
 
-#[cfg(any(feature = "sqlite", feature = "postgres", feature = "redis", feature = "dynamodb"))]
+#[cfg(any(feature = "sqlite", feature = "postgres", feature = "redis"))]
 const RACE_PROCESSES: usize = 4;
-#[cfg(any(feature = "sqlite", feature = "postgres", feature = "redis", feature = "dynamodb"))]
+#[cfg(any(feature = "sqlite", feature = "postgres", feature = "redis"))]
 const RACE_KEYS: usize = 1000;
 
-#[cfg(any(feature = "sqlite", feature = "postgres", feature = "redis", feature = "dynamodb"))]
+#[cfg(any(feature = "sqlite", feature = "postgres", feature = "redis"))]
 /// The cross-process race: this test binary runs itself `RACE_PROCESSES` times as workers (the
 /// same test, with `SMS_SDK_RACE_URL` set), which all reserve the same keys at the same instant.
 async fn cross_process_race(test: &str, url: &str) {
@@ -151,7 +153,7 @@ async fn cross_process_race(test: &str, url: &str) {
     assert!(winners.values().all(|&n| n == 1), "a key had two winners");
 }
 
-#[cfg(any(feature = "sqlite", feature = "postgres", feature = "redis", feature = "dynamodb"))]
+#[cfg(any(feature = "sqlite", feature = "postgres", feature = "redis"))]
 async fn race_worker(url: &str) {
     let prefix = std::env::var("SMS_SDK_RACE_PREFIX").unwrap();
     let start_ms: u64 = std::env::var("SMS_SDK_RACE_START_MS").unwrap().parse().unwrap();

@@ -173,7 +173,15 @@ impl DynamoStore {
         E: ProvideErrorMetadata + std::error::Error + Send + Sync + 'static,
         R: fmt::Debug + Send + Sync + 'static,
     {
-        self.timeouts.operation(&self.place, what, async { call.await.map_err(|e| self.error(what, &e)) }).await
+        let work = Box::pin(async { call.await.map_err(|e| self.error(what, &e)) });
+        self.timeouts.operation(&self.place, what, work).await
+    }
+
+    /// The SDK client the store calls DynamoDB with (its configuration: the retries and
+    /// timeouts above), for calls of your own on the same connections.
+    #[must_use]
+    pub fn sdk_client(&self) -> &DynamoClient {
+        &self.client
     }
 
     /// The store's timeouts.
@@ -268,9 +276,11 @@ impl DynamoStoreBuilder {
     /// region is configured, or the table is not there (or not of the store's shape) within the
     /// connect timeout.
     pub async fn connect(self) -> Result<DynamoStore, StoreError> {
-        let store = self.client().await?;
+        // Boxed, as every call below: the SDK's futures nest deep, and a caller's future (or a
+        // thread's stack) would hold them inline.
+        let store = Box::pin(self.client()).await?;
         let (place, limit) = (Arc::clone(&store.place), store.timeouts.connect);
-        let checked = store.timeouts.connect(&place, table::check(&store)).await;
+        let checked = store.timeouts.connect(&place, Box::pin(table::check(&store))).await;
         // The SDK's own limit may end the check first: it is the connect's all the same.
         checked.map_err(|e| {
             if e.is_timeout() { StoreError::timeout(&place, "connect", Limit::Connect, limit) } else { e }
@@ -376,7 +386,7 @@ impl DynamoStore {
         E: ProvideErrorMetadata + std::error::Error + Send + Sync + 'static,
         R: fmt::Debug + Send + Sync + 'static,
     {
-        let work = async {
+        let work = Box::pin(async {
             match call.await {
                 Ok(_) => Ok(Written::Yes),
                 Err(SdkError::ServiceError(failure))
@@ -386,7 +396,7 @@ impl DynamoStore {
                 }
                 Err(error) => Err(self.error(what, &error)),
             }
-        };
+        });
         self.timeouts.operation(&self.place, what, work).await
     }
 }

@@ -93,7 +93,7 @@ impl DynamoStoreBuilder {
     /// A [`StoreError`] when a call fails, the table there is of another shape, or it is not
     /// active within the limit.
     pub async fn create_table(self) -> Result<(DynamoStore, TableInit), StoreError> {
-        let store = self.client().await?;
+        let store = Box::pin(self.client()).await?;
         let mut create = store
             .client
             .create_table()

@@ -79,9 +79,14 @@ async fn recovers(store: &(impl IdempotencyStore + Operator), client: &Client, m
 /// Freezes the server under `store` (at `place`): the call on its open connection times out,
 /// and so does every call after it, a new connection (`connect`) and a send included. After
 /// `thaw`, the same store works again.
-#[cfg(any(feature = "postgres", feature = "redis"))]
-async fn freeze_and_thaw<S, F>(store: S, place: &str, connect: impl FnOnce() -> F, freeze: impl Fn(), thaw: impl Fn())
-where
+#[cfg(any(feature = "postgres", feature = "redis", feature = "dynamodb"))]
+pub(super) async fn freeze_and_thaw<S, F>(
+    store: S,
+    place: &str,
+    connect: impl FnOnce() -> F,
+    freeze: impl Fn(),
+    thaw: impl Fn(),
+) where
     S: sms_sdk::store::Store + Clone + Debug,
     F: Future<Output = Result<S, StoreError>>,
 {
