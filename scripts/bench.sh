@@ -30,7 +30,8 @@
 # in by hand.
 # production: only the production group (about two minutes once built): keyed sends through
 # PostgreSQL over TLS (verify-full) beside the same server in plain text, Redis over TLS beside the
-# same server in plain text, a 3-master Redis Cluster, and SQLite on an ordinary disk beside tmpfs
+# same server in plain text, a 3-master Redis Cluster, DynamoDB on moto's server (an emulator), and
+# SQLite on an ordinary disk beside tmpfs
 # and the keyed send without a store; printed (and kept in target/bench-production.md) to be put
 # in by hand. The full run measures this group too. Certificates are made with openssl.
 # SMS_BENCH_RUNS and SMS_BENCH_SECONDS override the runs per row (7) and seconds per run (2).
@@ -197,6 +198,13 @@ production_servers() {
     sleep 0.1
   done
   redis_cluster="redis-cluster://${nodes[0]}?node=${nodes[1]}&node=${nodes[2]}"
+  # DynamoDB: moto's server (an emulator, from PyPI), with throwaway credentials.
+  local moto moto_port
+  moto="$(install_moto)"
+  moto_port="$(free_port)"
+  start_moto "$work" "$moto_port" "$moto" "${server[@]}"
+  export AWS_ACCESS_KEY_ID=sms-sdk-bench AWS_SECRET_ACCESS_KEY=sms-sdk-bench AWS_EC2_METADATA_DISABLED=true
+  dynamodb="dynamodb://sms-sdk-bench-$(date +%s)?region=us-east-1&endpoint=http://127.0.0.1:$moto_port"
 }
 stop_cluster() {
   for i in 1 2 3; do
@@ -212,7 +220,8 @@ if [ -n "$only_production" ]; then
   run "${client[@]}" "$bin/sms-bench-load" suite --only production --responder "$responder" \
     --responder-pid "$(cat "$work/responder.pid")" --sqlite-dir "$sqlite_dir" --sqlite-disk-dir "$sqlite_disk_dir" \
     --postgres "$postgres" --postgres-tls "$postgres_tls" --redis "$redis" --redis-tls "$redis_tls" \
-    --redis-cluster "$redis_cluster" --runs "$runs" --seconds "$seconds" --out "$work/production.json"
+    --redis-cluster "$redis_cluster" --dynamodb "$dynamodb" --runs "$runs" --seconds "$seconds" \
+    --out "$work/production.json"
   commit="$(git rev-parse --short=12 HEAD)"
   {
     echo "Measured separately by \`scripts/bench.sh production\` on commit \`$commit\`$(
@@ -274,7 +283,7 @@ run "${client[@]}" "$bin/sms-bench-load" suite --responder "$responder" \
   --responder-pid "$(cat "$work/responder.pid")" --slow-responder "$slow" \
   --postgres "$postgres" --redis "$redis" --sqlite-dir "$sqlite_dir" "${pgbench_args[@]}" \
   --sqlite-disk-dir "$sqlite_disk_dir" --postgres-tls "$postgres_tls" --redis-tls "$redis_tls" \
-  --redis-cluster "$redis_cluster" \
+  --redis-cluster "$redis_cluster" --dynamodb "$dynamodb" \
   --runs "$runs" --seconds "$seconds" --out "$work/results.json"
 serve_rows
 load_end="$(uptime)"

@@ -22,7 +22,7 @@ printf '%-26s %s\n' "default" "$(count)"
 for feature in twilio telnyx plivo vonage sinch aws infobip bandwidth; do
   printf '%-26s %s\n' "$feature alone" "$(count --no-default-features --features "$feature")"
 done
-for feature in sqlite postgres redis tower axum metrics testing; do
+for feature in sqlite postgres redis dynamodb tower axum metrics testing; do
   printf '%-26s %s\n' "default + $feature" "$(count --features "$feature")"
 done
 printf '%-26s %s\n' "all features" "$(count --all-features)"

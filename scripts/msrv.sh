@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# Checks the declared MSRV (`rust-version` in Cargo.toml, 1.89). Usage: scripts/msrv.sh
+# Checks the declared MSRV (`rust-version` in Cargo.toml, 1.94.1). Usage: scripts/msrv.sh
 # (scripts/test.sh runs it).
 #
-# 1. The full build with the MSRV toolchain, `cargo +1.89 check --workspace --all-features
+# 1. The full build with the MSRV toolchain, `cargo +1.94.1 check --workspace --all-features
 #    --all-targets` (in target/msrv, apart from the stable build). When the toolchain is not
 #    installed, the script installs it with rustup (minimal profile); only where that is
 #    impossible (no rustup, no network) is the build skipped with a note, and the next two
@@ -20,7 +20,7 @@ msrv="$(sed -n '/^\[workspace.package\]/,/^\[/s/^rust-version = "\(.*\)"$/\1/p' 
 step() { printf '\n==> %s\n' "$*"; }
 
 step "MSRV $msrv: full build with the $msrv toolchain"
-# An installed `1.89-…` or `1.89.N-…` toolchain.
+# An installed `1.94.1-…` toolchain (or `X.Y-…`, `X.Y.N-…` for an MSRV of two numbers).
 toolchain="$(rustup toolchain list 2>/dev/null | awk '{print $1}' | grep -E "^${msrv//./\\.}(\.[0-9]+)?-" | head -n 1 || true)"
 if [ -z "$toolchain" ] && command -v rustup >/dev/null &&
   timeout 180 rustup toolchain install "$msrv" --profile minimal; then

@@ -5,7 +5,7 @@
 # chaos sends and crash trials, and the long hostile-input runs.
 #
 # Besides formatting, lints, docs and the tests, it checks the declared MSRV (scripts/msrv.sh:
-# the build with the 1.89 toolchain runs only where that toolchain is installed), packages the
+# the build with the 1.94.1 toolchain runs only where that toolchain is installed), packages the
 # three crates with verification (scripts/package.sh: `cargo package --workspace`, with
 # `--allow-dirty` only when the work tree has uncommitted changes), and builds and tests
 # fixtures/downstream against the packaged crates (scripts/downstream.sh).

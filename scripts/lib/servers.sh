@@ -123,7 +123,11 @@ start_moto() {
 # Stops what start_postgres, start_redis and start_moto started in DIR (at once: the data is
 # thrown away).
 stop_servers() {
-  if [ -f "$1/moto.pid" ]; then kill "$(cat "$1/moto.pid")" 2>/dev/null || true; fi
+  # The pid is of the shell that runs it (through server_command): its children too.
+  if [ -f "$1/moto.pid" ]; then
+    pkill -P "$(cat "$1/moto.pid")" 2>/dev/null || true
+    kill "$(cat "$1/moto.pid")" 2>/dev/null || true
+  fi
   if [ -f "$1/redis.pid" ]; then kill "$(cat "$1/redis.pid")" 2>/dev/null || true; fi
   if [ -d "$1/pg" ]; then run_pg "$(pg_bin)/pg_ctl" -D "$1/pg" -m immediate stop >/dev/null 2>&1 || true; fi
 }

@@ -81,9 +81,10 @@ enum IdempotencyCommand {
 
 #[derive(Debug, Subcommand)]
 enum StoreCommand {
-    /// Create the store's tables: for dynamodb://TABLE the table, its two indexes and its expiry
-    /// (needs dynamodb:CreateTable, DescribeTable, DescribeTimeToLive, UpdateTimeToLive); the
-    /// other stores create theirs on first use, and this opens them. Safe to run again.
+    /// Create the store's tables: for a dynamodb://… store the table, its two indexes and its
+    /// expiry (with the IAM actions to create a table and turn its expiry on, which sending does
+    /// not need); the other stores create theirs on first use, and this opens them. Safe to run
+    /// again.
     Init(InitArgs),
 }
 

@@ -99,7 +99,7 @@ pub(crate) enum StateFilter {
 }
 
 /// The longest `--since`: 400 days (providers keep message records about that long).
-pub(crate) const MAX_SINCE: Duration = Duration::from_secs(400 * 24 * 3600);
+pub(crate) const MAX_SINCE: Duration = Duration::from_hours(400 * 24);
 
 /// Parses a `--since` duration: `30s`, `15m`, `24h`, `7d` or plain seconds, more than zero and
 /// at most 400 days.
@@ -181,8 +181,8 @@ mod tests {
     #[test]
     fn durations() {
         assert_eq!(since("90"), Ok(Duration::from_secs(90)));
-        assert_eq!(since("30m"), Ok(Duration::from_secs(1800)));
-        assert_eq!(since("24h"), Ok(Duration::from_secs(86_400)));
+        assert_eq!(since("30m"), Ok(Duration::from_mins(30)));
+        assert_eq!(since("24h"), Ok(Duration::from_hours(24)));
         assert_eq!(since("400d"), Ok(MAX_SINCE));
         for bad in ["", "0", "0h", "401d", "forever", "1w", "-1h", "h", "99999999999999999999d"] {
             assert!(since(bad).is_err(), "{bad}");

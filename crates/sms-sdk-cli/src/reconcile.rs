@@ -56,14 +56,14 @@ pub(crate) struct ReconcileArgs {
 }
 
 /// The default lookup window: 24 hours.
-const DEFAULT_SINCE: Duration = Duration::from_secs(24 * 3600);
+const DEFAULT_SINCE: Duration = Duration::from_hours(24);
 /// How long one lookup may take.
 const LOOKUP_TIMEOUT: Duration = Duration::from_secs(10);
 /// The most unresolved keys one run looks up (a run looks up at most this many; run it again
 /// for the rest).
 const MAX_KEYS: usize = 1_000;
 /// How far after now a provider's creation time may be (clock skew).
-const SKEW: Duration = Duration::from_secs(300);
+const SKEW: Duration = Duration::from_mins(5);
 
 /// What the command decided about one key.
 struct Finding {

@@ -16,7 +16,8 @@ use crate::{EXIT_CONFIGURATION, Env};
 #[derive(Debug, Clone, Default, PartialEq, Eq, Args)]
 pub(crate) struct StoreFlag {
     /// Store URL: memory, sqlite:PATH, postgres://… (or postgresql://…), redis://…, rediss://…,
-    /// redis-cluster://…, rediss-cluster://… or dynamodb://TABLE?region=…&endpoint=… (default:
+    /// redis-cluster://…, rediss-cluster://… or dynamodb://… (a table, `?region=` and
+    /// `?endpoint=` optional; default:
     /// `SMS_SDK_STORE`, else state.db in the user's data directory; except for serve, emulator.db
     /// there when no provider credential or webhook secret is set). It holds the idempotency
     /// records and the suppression list, which every send checks first.
@@ -163,11 +164,12 @@ pub(crate) async fn init(args: &InitArgs, env: &Env, out: &mut dyn Write, err: &
     let shown = redact_url(&url);
     let done = if url.starts_with("dynamodb://") {
         let creating = async { Box::pin(store::dynamodb::DynamoStoreBuilder::from_url(&url)?.create_table()).await };
-        Spinners::new(env, false).during(CONNECTING, creating).await.map(|(_, init)| match init {
-            store::dynamodb::TableInit::Created => {
+        Spinners::new(env, false).during(CONNECTING, creating).await.map(|(_, init)| {
+            if init == store::dynamodb::TableInit::Created {
                 format!("{shown}: created the table, its indexes (unresolved, suppressed) and its expiry (ttl)")
+            } else {
+                format!("{shown}: the table was there, of the store's shape, with its expiry on; nothing to do")
             }
-            _ => format!("{shown}: the table was there, of the store's shape, with its expiry on; nothing to do"),
         })
     } else {
         Spinners::new(env, false)

@@ -48,7 +48,7 @@ pub const DEFAULT_HEADER_READ_TIMEOUT: Duration = Duration::from_secs(30);
 /// the last 100,000.
 pub const DEFAULT_MAX_MESSAGES: usize = 100_000;
 /// The longest delay or timeout a builder accepts: one day.
-const MAX_DELAY: Duration = Duration::from_secs(24 * 60 * 60);
+const MAX_DELAY: Duration = Duration::from_hours(24);
 
 /// The local provider emulator: one HTTP server on loopback speaking the Twilio, Telnyx, Plivo,
 /// Vonage, Sinch, AWS End User Messaging SMS, Infobip and Bandwidth send APIs. Start one with [`Emulator::builder`]

@@ -14,7 +14,7 @@ use std::time::Duration;
 use crate::model::ReceivedMessage;
 
 /// The longest wait applied, whatever the function returns: one day.
-pub(crate) const MAX_LATENCY: Duration = Duration::from_secs(24 * 60 * 60);
+pub(crate) const MAX_LATENCY: Duration = Duration::from_hours(24);
 
 type LatencyFn = dyn Fn(&ReceivedMessage) -> Duration + Send + Sync;
 

@@ -33,7 +33,7 @@ fn stale_reservation(key: &str) -> String {
     runtime.block_on(async {
         let store = sms_sdk::store::sqlite::SqliteStore::open(&path).await.unwrap();
         let fingerprint = Fingerprint::of(&sms_sdk::Message::new(TO, BODY), &[]);
-        let an_hour_ago = SystemTime::now() - Duration::from_secs(3600);
+        let an_hour_ago = SystemTime::now() - Duration::from_hours(1);
         let reserved = store.reserve(key, Claim::new(&fingerprint).to(TO), an_hour_ago).await.unwrap();
         assert!(matches!(reserved, Reservation::Acquired(_)));
     });

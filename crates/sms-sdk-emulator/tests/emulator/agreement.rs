@@ -22,7 +22,7 @@ use tokio::task::JoinSet;
 /// the Bandwidth adapter with OAuth 2.0 fetches its token inside it.
 const REQUEST_TIMEOUT: Duration = Duration::from_secs(3);
 /// The whole table's deadline (its slowest row waits one `Retry-After: 1`).
-const DEADLINE: Duration = Duration::from_secs(60);
+const DEADLINE: Duration = Duration::from_mins(1);
 
 /// One row: a recipient, the fault the emulator says it injects, and the outcome it declares
 /// for each provider (in the order of [`Provider::ALL`]).

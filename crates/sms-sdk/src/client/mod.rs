@@ -137,7 +137,7 @@ pub(crate) const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// The longest duration a client accepts (timeouts, TTLs, stale limits): 10 years. Longer ones
 /// are mistakes, and would overflow clocks and stored expiry times.
-pub(crate) const MAX_DURATION: Duration = Duration::from_secs(10 * 366 * 24 * 60 * 60);
+pub(crate) const MAX_DURATION: Duration = Duration::from_hours(10 * 366 * 24);
 
 impl Client {
     /// A builder with no adapters, failover off, the default retry policy and a 10 s timeout.

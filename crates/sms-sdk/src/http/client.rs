@@ -57,7 +57,7 @@ pub(crate) fn http_client(
 /// set none of their own.
 const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
 /// The longest connect timeout: 10 years, as every duration a client takes.
-const MAX_CONNECT_TIMEOUT: Duration = Duration::from_secs(10 * 366 * 24 * 60 * 60);
+const MAX_CONNECT_TIMEOUT: Duration = Duration::from_hours(10 * 366 * 24);
 
 /// How a built-in adapter reaches its provider, for its sends and its lookups alike: an HTTP
 /// client of your own (a proxy, extra root certificates, local addresses, one connection pool

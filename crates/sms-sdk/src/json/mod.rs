@@ -61,6 +61,7 @@ impl Text<'_> {
 }
 
 /// A boolean member; any other value reads as absent.
+#[cfg_attr(not(feature = "aws"), allow(dead_code))] // only AWS's events have one
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Flag(pub(crate) Option<bool>);
 

@@ -38,7 +38,7 @@ use crate::rate::{AdapterRate, Phase, RateLimit, SharedRateLimiter};
 /// The requests each adapter has in flight at most, by default.
 pub(crate) const DEFAULT_MAX_IN_FLIGHT: usize = 100;
 /// The longest a send waits for request slots by default, over all its attempts.
-pub(crate) const DEFAULT_QUEUE_TIMEOUT: Duration = Duration::from_secs(120);
+pub(crate) const DEFAULT_QUEUE_TIMEOUT: Duration = Duration::from_mins(2);
 
 /// The limits a [`ClientBuilder`](crate::ClientBuilder) collects (its setters are in `limits`).
 #[derive(Debug, Clone)]

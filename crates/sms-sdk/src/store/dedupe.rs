@@ -37,14 +37,14 @@ use crate::store::StoreError;
 use futures_util::future::BoxFuture;
 
 /// How long a dedupe key is remembered by default: 7 days.
-pub const DEFAULT_RETENTION: Duration = Duration::from_secs(7 * 24 * 3600);
+pub const DEFAULT_RETENTION: Duration = Duration::from_hours(7 * 24);
 
 /// How long a claim holds a key by default: 60 seconds. A claim is committed or released when
 /// its handler ends; a process killed while the handler runs does neither, and the key is free
 /// again once the lease runs out, so the provider's next delivery is handled then. A handler
 /// that may run longer than the lease needs a longer one ([`DedupeStore::claim_at`]): after the
 /// lease, a redelivery may be handled while the first delivery's handler still runs.
-pub const DEFAULT_LEASE: Duration = Duration::from_secs(60);
+pub const DEFAULT_LEASE: Duration = Duration::from_mins(1);
 
 /// The proof of one claim: [`DedupeStore::release`] frees a key only for the token of the claim
 /// that holds it. 128 random bits, written as 32 lowercase hexadecimal digits; not a secret

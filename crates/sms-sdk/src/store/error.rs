@@ -94,7 +94,7 @@ impl StoreError {
 
     /// The store at `place` throttled the call: `reason`.
     #[cfg_attr(not(feature = "dynamodb"), allow(dead_code))] // only DynamoDB throttles
-    pub(crate) fn throttled(place: &str, reason: String) -> Self {
+    pub(crate) fn throttled(place: &str, reason: &str) -> Self {
         Self::failure_of(Kind::Throttled, Some(place), format!("throttled: {reason}"))
     }
 

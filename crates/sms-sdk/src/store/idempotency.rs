@@ -15,9 +15,9 @@ use crate::error::ErrorRecord;
 use crate::receipt::{Receipt, new_send_id};
 
 /// How long accepted and rejected records are kept by default: 24 hours.
-pub const DEFAULT_TTL: Duration = Duration::from_secs(86_400);
+pub const DEFAULT_TTL: Duration = Duration::from_hours(24);
 /// Age after which a reservation counts as an unknown outcome by default: 300 seconds.
-pub const DEFAULT_STALE_RESERVATION: Duration = Duration::from_secs(300);
+pub const DEFAULT_STALE_RESERVATION: Duration = Duration::from_mins(5);
 /// The most entries one [`Operator::list`] call returns by default: 1,000.
 pub const DEFAULT_LIST_LIMIT: usize = 1_000;
 

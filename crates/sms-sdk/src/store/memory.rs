@@ -417,7 +417,7 @@ mod tests {
             reserved_at: now - Duration::from_secs(age),
             to: None,
         };
-        let stale = Filter::Unresolved { stale_after: Duration::from_secs(300) };
+        let stale = Filter::Unresolved { stale_after: Duration::from_mins(5) };
         assert!(stale.matches(&reserved(301), now));
         assert!(!stale.matches(&reserved(300), now));
         assert!(Filter::State(State::Reserved).matches(&reserved(0), now));
@@ -447,18 +447,18 @@ mod tests {
     #[tokio::test]
     async fn expired_records_are_swept_when_the_map_doubles() {
         let store = MemoryStore::new();
-        let hour_ago = SystemTime::now() - Duration::from_secs(3600);
+        let hour_ago = SystemTime::now() - Duration::from_hours(1);
         let accepted = || FinalRecord::Accepted(resolved_receipt("p".into(), "SM1".into()));
         for i in 0..FIRST_SWEEP - 2 {
             let key = format!("old-{i}");
             let id = acquire(&store, &key, hour_ago).await;
-            store.finalize(&key, &id, accepted(), Duration::from_secs(60), hour_ago).await.unwrap();
+            store.finalize(&key, &id, accepted(), Duration::from_mins(1), hour_ago).await.unwrap();
         }
         let id = acquire(&store, "unknown", hour_ago).await;
         let unknown = FinalRecord::Unknown(crate::Error::policy_rejected(None).to_record());
-        store.finalize("unknown", &id, unknown, Duration::from_secs(60), hour_ago).await.unwrap();
+        store.finalize("unknown", &id, unknown, Duration::from_mins(1), hour_ago).await.unwrap();
         let id = acquire(&store, "live", hour_ago).await;
-        store.finalize("live", &id, accepted(), Duration::from_secs(7200), hour_ago).await.unwrap();
+        store.finalize("live", &id, accepted(), Duration::from_hours(2), hour_ago).await.unwrap();
         assert_eq!(store.len(), FIRST_SWEEP, "nothing is swept below the first threshold");
         acquire(&store, "new", SystemTime::now()).await;
         let mut left: Vec<String> = store
@@ -477,12 +477,12 @@ mod tests {
     #[tokio::test]
     async fn expired_references_are_swept_when_the_map_doubles() {
         let store = MemoryStore::new();
-        let hour_ago = SystemTime::now() - Duration::from_secs(3600);
-        let minute = Duration::from_secs(60);
+        let hour_ago = SystemTime::now() - Duration::from_hours(1);
+        let minute = Duration::from_mins(1);
         for i in 0..FIRST_SWEEP - 1 {
             store.remember_reference(&format!("old-{i}"), "k", hour_ago, minute).await.unwrap();
         }
-        store.remember_reference("live", "k-live", hour_ago, Duration::from_secs(7200)).await.unwrap();
+        store.remember_reference("live", "k-live", hour_ago, Duration::from_hours(2)).await.unwrap();
         assert_eq!(store.lock_references().by_reference.len(), FIRST_SWEEP, "nothing is swept below the threshold");
         store.remember_reference("new", "k-new", SystemTime::now(), minute).await.unwrap();
         assert_eq!(store.lock_references().by_reference.len(), 2, "only expired references are swept");
@@ -490,7 +490,7 @@ mod tests {
         assert_eq!(store.find_reference("live", SystemTime::now()).await.unwrap().as_deref(), Some("k-live"));
         assert_eq!(store.find_reference("new", SystemTime::now()).await.unwrap().as_deref(), Some("k-new"));
         // Expired but not swept yet: still not found.
-        let soon = SystemTime::now() + Duration::from_secs(120);
+        let soon = SystemTime::now() + Duration::from_mins(2);
         assert_eq!(store.find_reference("new", soon).await.unwrap(), None);
         assert_eq!(store.lock_references().by_reference.len(), 2);
     }
@@ -498,12 +498,12 @@ mod tests {
     #[tokio::test]
     async fn forgotten_dedupe_keys_are_swept_when_the_map_doubles() {
         let store = MemoryStore::new();
-        let hour_ago = SystemTime::now() - Duration::from_secs(3600);
-        let minute = Duration::from_secs(60);
+        let hour_ago = SystemTime::now() - Duration::from_hours(1);
+        let minute = Duration::from_mins(1);
         for i in 0..FIRST_SWEEP - 1 {
             assert!(store.first_seen_at(&format!("old-{i}"), hour_ago, minute).await.unwrap());
         }
-        let held = store.claim_at("held", hour_ago, Duration::from_secs(7200)).await.unwrap();
+        let held = store.claim_at("held", hour_ago, Duration::from_hours(2)).await.unwrap();
         assert!(matches!(held, DedupeClaim::Claimed(_)), "{held:?}");
         assert_eq!(store.lock_sightings().by_key.len(), FIRST_SWEEP, "nothing is swept below the threshold");
         assert!(store.first_seen_at("new", SystemTime::now(), minute).await.unwrap());
@@ -517,7 +517,7 @@ mod tests {
     fn a_sweep_runs_when_the_map_has_doubled_and_never_ahead_of_the_clock() {
         let mut sweep = Sweep::default();
         let mut runs = Vec::new();
-        let later = SystemTime::now() + Duration::from_secs(3600);
+        let later = SystemTime::now() + Duration::from_hours(1);
         sweep.when_due(FIRST_SWEEP - 1, later, |_| unreachable!("not due below the first threshold"));
         sweep.when_due(FIRST_SWEEP, later, |now| {
             runs.push(now);

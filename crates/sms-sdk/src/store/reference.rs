@@ -9,7 +9,7 @@ use super::{IdempotencyStore, Operator, Record, Resolution, Resolved, StoreError
 
 /// How long a store remembers a reference by default: 7 days (providers stop redelivering a
 /// status webhook long before).
-pub const DEFAULT_REFERENCE_RETENTION: Duration = Duration::from_secs(7 * 86_400);
+pub const DEFAULT_REFERENCE_RETENTION: Duration = Duration::from_hours(7 * 24);
 
 /// Remembers which idempotency key a correlation reference names, for a retention period.
 ///

@@ -43,7 +43,7 @@ pub const SHORT_RETENTION: Duration = Duration::from_millis(250);
 
 const RETENTION: Duration = Duration::from_secs(10);
 /// A time far after the run's start: 100 years.
-const FAR: Duration = Duration::from_secs(100 * 365 * 24 * 3600);
+const FAR: Duration = Duration::from_hours(100 * 365 * 24);
 
 /// Runs every check against `store`; `name` labels the report.
 pub async fn run(name: &str, store: Arc<dyn DedupeStore>) -> Report {

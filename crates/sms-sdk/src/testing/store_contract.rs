@@ -35,8 +35,8 @@ const RACE_TASKS: usize = 32;
 /// that lets two reserves win one key shows it within a few keys; more keys only cost time.
 const RACE_KEYS: usize = 200;
 
-const HOUR: Duration = Duration::from_secs(3600);
-const STALE: Duration = Duration::from_secs(300);
+const HOUR: Duration = Duration::from_hours(1);
+const STALE: Duration = Duration::from_mins(5);
 
 /// Runs every check against `store`; `name` labels the report.
 pub async fn run(name: &str, store: Arc<dyn Store>) -> Report {

@@ -63,7 +63,7 @@ pub(crate) use self::raw::Raw;
 /// The largest body a verifier reads by default: 1 MiB.
 pub const DEFAULT_MAX_BODY: usize = 1024 * 1024;
 /// The default freshness window of timestamped schemes (Telnyx, Vonage): 300 s either way.
-pub const DEFAULT_TOLERANCE: Duration = Duration::from_secs(300);
+pub const DEFAULT_TOLERANCE: Duration = Duration::from_mins(5);
 /// The most form parameters (body and query together) a verifier decodes by default: 1,024.
 /// They are counted in one pass over the raw bytes before anything is decoded.
 pub const DEFAULT_MAX_PARAMS: usize = 1024;

@@ -36,7 +36,7 @@ mod sqlite {
     async fn sqlite_dedupe_keys_survive_reopening_the_file() {
         let path = temp_db();
         let now = SystemTime::now();
-        let retention = Duration::from_secs(60);
+        let retention = Duration::from_mins(1);
         let store = SqliteStore::open(&path).await.unwrap();
         assert!(store.first_seen_at("evt-1", now, retention).await.unwrap());
         drop(store);
@@ -189,7 +189,7 @@ mod redis {
         let prefix = format!("sms-sdk:dedupe-list:{}:", uuid_like());
         let store = RedisStore::builder(server_url("SMS_SDK_TEST_REDIS_URL")).prefix(&prefix).connect().await.unwrap();
         let now = SystemTime::now();
-        assert!(store.first_seen_at("evt-1", now, Duration::from_secs(60)).await.unwrap());
+        assert!(store.first_seen_at("evt-1", now, Duration::from_mins(1)).await.unwrap());
         assert_eq!(listed_keys(&store, now).await, Vec::<String>::new(), "dedupe keys were listed as records");
         let reserved = store
             .reserve("dedupe:order-1", sms_sdk::store::Claim::new(&Fingerprint::from_canonical("f")), now)

@@ -132,7 +132,7 @@ async fn t049_a_rejection_can_be_sent_again() {
 async fn t050_a_stale_reservation_is_an_unknown_outcome() {
     let store = MemoryStore::new();
     let fingerprint = Fingerprint::of(&appointment(), &["memory"]);
-    let ten_minutes_ago = SystemTime::now() - Duration::from_secs(600);
+    let ten_minutes_ago = SystemTime::now() - Duration::from_mins(10);
     assert!(matches!(
         store.reserve(KEY, sms_sdk::store::Claim::new(&fingerprint), ten_minutes_ago).await.unwrap(),
         Reservation::Acquired(_)
@@ -141,7 +141,7 @@ async fn t050_a_stale_reservation_is_an_unknown_outcome() {
     let client = Client::builder()
         .adapter(memory.clone())
         .idempotency(store)
-        .stale_reservation(Duration::from_secs(300))
+        .stale_reservation(Duration::from_mins(5))
         .build()
         .unwrap();
     let err = client.send(&appointment()).await.unwrap_err();
@@ -232,7 +232,7 @@ async fn t053_finalize_needs_the_owner() {
         panic!()
     };
     let record = || FinalRecord::Rejected(sample_error("provider_rejected"));
-    let ttl = Duration::from_secs(60);
+    let ttl = Duration::from_mins(1);
     assert_eq!(store.finalize("k", &ReservationId::new(), record(), ttl, now).await.unwrap(), Finalized::NotOwner);
     assert_eq!(store.finalize("k", &id, record(), ttl, now).await.unwrap(), Finalized::Written);
     assert_eq!(store.get("k").await.unwrap().unwrap().state(), State::Rejected);
@@ -247,7 +247,7 @@ async fn t054_a_rejection_is_claimable_by_its_own_fingerprint() {
         panic!()
     };
     let rejected = FinalRecord::Rejected(sample_error("provider_rejected"));
-    store.finalize("k", &id, rejected, Duration::from_secs(60), now).await.unwrap();
+    store.finalize("k", &id, rejected, Duration::from_mins(1), now).await.unwrap();
     assert!(matches!(
         store.reserve("k", sms_sdk::store::Claim::new(&other), now).await.unwrap(),
         Reservation::Existing(_)

@@ -95,7 +95,7 @@ async fn rate_wait_is_not_an_attempt_is_bounded_and_cancellable() {
     let adapter = Clocked::new();
     let client = Client::builder()
         .adapter(adapter.clone())
-        .rate_limit(Some(RateLimit::new(1, Duration::from_secs(60))))
+        .rate_limit(Some(RateLimit::new(1, Duration::from_mins(1))))
         .queue_timeout(Duration::from_secs(5))
         .build()
         .unwrap();
@@ -151,7 +151,7 @@ async fn rate_per_sender_limit_spaces_each_sender_on_its_own() {
 
     let client = Client::builder()
         .adapter(Clocked::new())
-        .sender_rate_limit(Some(RateLimit::new(1, Duration::from_secs(60))))
+        .sender_rate_limit(Some(RateLimit::new(1, Duration::from_mins(1))))
         .queue_timeout(Duration::from_secs(1))
         .build()
         .unwrap();

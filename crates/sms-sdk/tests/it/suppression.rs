@@ -238,12 +238,12 @@ mod feeding {
         assert_eq!((entry.reason.as_str(), entry.event.as_deref()), ("keyword:STOP", Some("twilio:SM1:received")));
         assert!(list.check(&number, &[Scope::Account]).await.unwrap().is_none(), "scoped to the sender");
 
-        let t1 = t0 + Duration::from_secs(60);
+        let t1 = t0 + Duration::from_mins(1);
         let start = inbound("SM2", "start", &[]);
         assert_eq!(feeder.feed(&start, t1).await.unwrap(), applied(Action::OptIn, Applied::Recorded));
         assert!(list.check(&number, &sender).await.unwrap().is_none());
         // The STOP delivered again, later: its dedupe key was seen, nothing changes.
-        let t2 = t1 + Duration::from_secs(60);
+        let t2 = t1 + Duration::from_mins(1);
         assert_eq!(feeder.feed(&stop, t2).await.unwrap(), applied(Action::OptOut, Applied::Replayed));
         assert!(list.check(&number, &sender).await.unwrap().is_none());
 

@@ -114,6 +114,10 @@ struct SuiteArgs {
     /// The production group's Redis Cluster (`redis-cluster://`).
     #[arg(long)]
     redis_cluster: Option<String>,
+    /// The production group's DynamoDB store (`dynamodb://TABLE?endpoint=…`, on a local
+    /// emulator); the table is created first.
+    #[arg(long)]
+    dynamodb: Option<String>,
     /// The pgbench program, when installed.
     #[arg(long)]
     pgbench: Option<PathBuf>,
@@ -507,6 +511,12 @@ async fn production_group(suite: &mut Suite<'_>) {
             let store = sms_sdk::store::redis::RedisStore::connect(url).await.expect("Redis connects");
             rows.push((id, label, Arc::new(sdk_client(&target, Some(store)))));
         }
+    }
+    if let Some(url) = &args.dynamodb {
+        let builder = sms_sdk::store::dynamodb::DynamoStoreBuilder::from_url(url).expect("a DynamoDB store URL");
+        let (store, _) = builder.create_table().await.expect("the DynamoDB table is created");
+        let label = "Client::send, DynamoDB store on moto's server (an emulator, loopback), 8 in flight";
+        rows.push(("prod_dynamodb_8", label, Arc::new(sdk_client(&target, Some(store)))));
     }
     eprintln!("Production: {} rows, {} runs of {:.1} s", rows.len(), args.runs, args.seconds);
     for (id, _, client) in &rows {

@@ -350,6 +350,20 @@ impl Report<'_> {
                 "one plain-text Redis server",
             ),
         ];
+        if self.row("prod_dynamodb_8").is_some() {
+            // An emulator's speed, not DynamoDB's: the row shows the store's cost on the client's
+            // side and its two writes per send, with no target to hold.
+            line([
+                "with DynamoDB store on moto's server (an emulator of DynamoDB on loopback, one Python process on \
+                 core 1; not DynamoDB), 8 in flight"
+                    .into(),
+                rate_cpu(self.row("prod_dynamodb_8")),
+                format!("the same keyed send without a store, 8 in flight: {}", rate_cpu(self.row("prod_keyed_8"))),
+                "none (the emulator bounds the rate)".into(),
+                x(self.rate_ratio("prod_dynamodb_8", "prod_keyed_8")),
+                "—".into(),
+            ]);
+        }
         for (id, plain, label, ceiling) in pairs {
             if self.row(id).is_none() {
                 continue;

@@ -16,7 +16,7 @@ use sms_sdk::store::{FinalRecord, Fingerprint, IdempotencyStore, Reservation};
 /// The table the stores use by default (the minimal clients use it too).
 pub(crate) const TABLE: &str = "sms_idempotency";
 /// The TTL of finalized records (the client's default, 24 h).
-pub(crate) const TTL: Duration = Duration::from_secs(86_400);
+pub(crate) const TTL: Duration = Duration::from_hours(24);
 
 /// The insert-or-take-over of `store/sql.rs` that its reserve statements start with (`$1` key,
 /// `$2` fingerprint, `$3` reservation id, `$4` now ms).

@@ -180,7 +180,7 @@ fn client(
         .retry(RetryPolicy::new(2, Duration::from_millis(10), cap))
         .timeout(TIMEOUT)
         .idempotency(Arc::clone(store))
-        .idempotency_ttl(Duration::from_secs(3_600));
+        .idempotency_ttl(Duration::from_hours(1));
     for (position, provider) in chain(primary).into_iter().enumerate() {
         builder = adapter(builder, emulator, provider, broken && position == 0);
     }

@@ -52,7 +52,7 @@ pub mod redis;
 /// limits of senders idle long enough to be fully replenished are forgotten first).
 const MAX_SENDERS: usize = 10_000;
 /// The longest period of a limit (10 years, as every duration of a client).
-const MAX_PERIOD: Duration = Duration::from_secs(10 * 366 * 24 * 60 * 60);
+const MAX_PERIOD: Duration = Duration::from_hours(10 * 366 * 24);
 /// The fastest rate a limit may have (one request per microsecond): the shared limiter counts
 /// in microseconds.
 const MIN_INTERVAL: Duration = Duration::from_micros(1);

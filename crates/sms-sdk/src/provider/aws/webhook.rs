@@ -970,7 +970,7 @@ mod tests {
 
     #[test]
     fn an_age_limit_is_optional() {
-        let aged = AwsWebhook::builder(TOPIC).certificate_pem(CERTIFICATE).max_age(Duration::from_secs(3600)).build();
+        let aged = AwsWebhook::builder(TOPIC).certificate_pem(CERTIFICATE).max_age(Duration::from_hours(1)).build();
         let aged = aged.unwrap_or_else(|e| panic!("{e}"));
         // The fixture is from 2023: too old for a one-hour limit, fine without one.
         let refused = verify_with(&aged, SUCCESSFUL_V1, &headers("Notification"));

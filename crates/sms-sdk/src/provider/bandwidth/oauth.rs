@@ -21,10 +21,10 @@ use crate::redact::Secret;
 pub const DEFAULT_TOKEN_URL: &str = "https://api.bandwidth.com/api/v1/oauth2/token";
 
 /// How long before its end a token is replaced (or half its lifetime, when that is shorter).
-const REFRESH_MARGIN: Duration = Duration::from_secs(60);
+const REFRESH_MARGIN: Duration = Duration::from_mins(1);
 
 /// The longest a token is kept, whatever `expires_in` says.
-const MAX_LIFETIME: Duration = Duration::from_secs(24 * 3600);
+const MAX_LIFETIME: Duration = Duration::from_hours(24);
 
 /// Where a token comes from and the one in hand.
 pub(crate) struct TokenSource {
@@ -188,10 +188,13 @@ mod tests {
         let (token, lifetime) =
             parse_token(br#"{"access_token":"eyJ.abc","token_type":"Bearer","expires_in":3600}"#).unwrap();
         assert_eq!(token.expose(), "Bearer eyJ.abc");
-        assert_eq!(lifetime, Some(Duration::from_secs(3600)));
-        assert_eq!(keep_for(lifetime), Some(Duration::from_secs(3540)));
-        assert_eq!(keep_for(Some(Duration::from_secs(60))), Some(Duration::from_secs(30)));
-        assert_eq!(keep_for(Some(Duration::from_secs(10 * 24 * 3600))), Some(Duration::from_secs(24 * 3600 - 60)));
+        assert_eq!(lifetime, Some(Duration::from_hours(1)));
+        assert_eq!(keep_for(lifetime), Some(Duration::from_mins(59)));
+        assert_eq!(keep_for(Some(Duration::from_mins(1))), Some(Duration::from_secs(30)));
+        assert_eq!(
+            keep_for(Some(Duration::from_hours(10 * 24))),
+            Some(Duration::from_hours(24) - Duration::from_mins(1))
+        );
         assert_eq!(keep_for(Some(Duration::ZERO)), None);
         assert_eq!(keep_for(None), None);
         for body in [
@@ -205,6 +208,6 @@ mod tests {
             assert_eq!(parse_token(body.as_bytes()).map(|_| ()), Err(TokenError::Malformed), "{body}");
         }
         let (_, lifetime) = parse_token(br#"{"access_token":"abc","expires_in":"120"}"#).unwrap();
-        assert_eq!(lifetime, Some(Duration::from_secs(120)));
+        assert_eq!(lifetime, Some(Duration::from_mins(2)));
     }
 }

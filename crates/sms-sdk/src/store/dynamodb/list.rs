@@ -89,7 +89,7 @@ fn entry(item: &Item, filter: Filter, now: SystemTime) -> Result<Option<Entry>, 
     let Some(pk) = item.text("pk") else { return Err(StoreError::new("a listed item has no pk")) };
     let key = pk.strip_prefix(RECORD).unwrap_or(pk);
     let row = row(key, item)?;
-    if !row.expires_at.is_none_or(|at| at > millis(now)) {
+    if row.expires_at.is_some_and(|at| at <= millis(now)) {
         return Ok(None);
     }
     let entry = row.entry()?;

@@ -13,12 +13,13 @@
 //! optional: the region then comes from `AWS_REGION` or the profile, and the endpoint from the
 //! region). Credentials come from aws-config's default chain, in its order: the environment
 //! (`AWS_ACCESS_KEY_ID`, …), the shared profiles (`AWS_PROFILE`, SSO, `credential_process`),
-//! web identity (EKS, GitHub Actions), and the container or instance role (Lambda, ECS, EC2);
+//! web identity (EKS, GitHub Actions), and the container or instance role (ECS, EC2; a Lambda
+//! function's execution role reaches it through the environment, the first of these);
 //! [`DynamoStoreBuilder::sdk_config`] takes a configuration of your own instead.
 //!
 //! # The table
 //!
-//! [`DynamoStore::create_table`] (the command's `sms-sdk store init --store dynamodb://TABLE`)
+//! [`DynamoStoreBuilder::create_table`] (the command's `sms-sdk store init --store dynamodb://TABLE`)
 //! creates it on demand (`PAY_PER_REQUEST`) with its two indexes and DynamoDB's expiry on the
 //! `ttl` attribute; [`DynamoStoreBuilder::connect`] checks, with one `DescribeTable`, that the
 //! table is there and has that shape, and says to run it when not. Every item's partition key is
@@ -195,19 +196,16 @@ impl DynamoStore {
         E: ProvideErrorMetadata + std::error::Error + Send + Sync + 'static,
         R: fmt::Debug,
     {
-        let limit = self.timeouts.operation;
-        match error {
-            SdkError::TimeoutError(_) => StoreError::timeout(&self.place, what, Limit::Operation, limit),
-            _ => {
-                let reason = format!("{what}: {}", reason(error));
-                match error.code() {
-                    Some("ProvisionedThroughputExceededException" | "ThrottlingException" | "RequestLimitExceeded") => {
-                        StoreError::throttled(&self.place, reason)
-                    }
-                    Some("ResourceNotFoundException") => StoreError::new(reason).hint(table::NOT_FOUND),
-                    _ => StoreError::new(reason),
-                }
+        if let SdkError::TimeoutError(_) = error {
+            return StoreError::timeout(&self.place, what, Limit::Operation, self.timeouts.operation);
+        }
+        let reason = format!("{what}: {}", reason(error));
+        match error.code() {
+            Some("ProvisionedThroughputExceededException" | "ThrottlingException" | "RequestLimitExceeded") => {
+                StoreError::throttled(&self.place, &reason)
             }
+            Some("ResourceNotFoundException") => StoreError::new(reason).hint(table::NOT_FOUND),
+            _ => StoreError::new(reason),
         }
     }
 
@@ -288,7 +286,7 @@ impl DynamoStoreBuilder {
         Ok(store)
     }
 
-    /// The store, without checking its table (which [`DynamoStore::create_table`] creates).
+    /// The store, without checking its table (which [`DynamoStoreBuilder::create_table`] creates).
     pub(crate) async fn client(self) -> Result<DynamoStore, StoreError> {
         let timeouts = self.timeouts.checked()?;
         table::check_name(&self.table)?;
@@ -301,16 +299,15 @@ impl DynamoStoreBuilder {
                 aws_smithy_http_client::tls::rustls_provider::CryptoMode::Ring,
             ))
             .build_https();
-        let shared = match self.sdk_config {
-            Some(config) => config,
-            None => {
-                let mut loader = aws_config::defaults(aws_config::BehaviorVersion::latest()).http_client(http.clone());
-                if let Some(region) = &self.region {
-                    loader = loader.region(aws_config::Region::new(region.clone()));
-                }
-                let place = place_of(self.region.as_deref().unwrap_or("the default region"));
-                timeouts.connect(&place, async { Ok(loader.load().await) }).await?
+        let shared = if let Some(config) = self.sdk_config {
+            config
+        } else {
+            let mut loader = aws_config::defaults(aws_config::BehaviorVersion::latest()).http_client(http.clone());
+            if let Some(region) = &self.region {
+                loader = loader.region(aws_config::Region::new(region.clone()));
             }
+            let place = place_of(self.region.as_deref().unwrap_or("the default region"));
+            timeouts.connect(&place, Box::pin(async { Ok(loader.load().await) })).await?
         };
         let mut config = aws_sdk_dynamodb::config::Builder::from(&shared)
             .retry_config(aws_config::retry::RetryConfig::standard().with_max_attempts(MAX_ATTEMPTS))
@@ -403,26 +400,17 @@ impl DynamoStore {
 
 /// The item a failed `PutItem` condition found.
 pub(crate) fn old_put(error: PutItemError) -> Option<HashMap<String, AttributeValue>> {
-    match error {
-        PutItemError::ConditionalCheckFailedException(failed) => failed.item,
-        _ => None,
-    }
+    if let PutItemError::ConditionalCheckFailedException(failed) = error { failed.item } else { None }
 }
 
 /// The item a failed `UpdateItem` condition found.
 fn old_update(error: UpdateItemError) -> Option<HashMap<String, AttributeValue>> {
-    match error {
-        UpdateItemError::ConditionalCheckFailedException(failed) => failed.item,
-        _ => None,
-    }
+    if let UpdateItemError::ConditionalCheckFailedException(failed) = error { failed.item } else { None }
 }
 
 /// The item a failed `DeleteItem` condition found.
 fn old_delete(error: DeleteItemError) -> Option<HashMap<String, AttributeValue>> {
-    match error {
-        DeleteItemError::ConditionalCheckFailedException(failed) => failed.item,
-        _ => None,
-    }
+    if let DeleteItemError::ConditionalCheckFailedException(failed) = error { failed.item } else { None }
 }
 
 /// The condition under which `reserve` may take a key, over `#s`, `#f`, `#e`, `:now`,
@@ -438,7 +426,7 @@ impl IdempotencyStore for DynamoStore {
             let now = millis(SystemTime::now());
             let Some(item) = self.item("get", key).await? else { return Ok(None) };
             let row = row(key, &item).map_err(|e| e.at(&self.place))?;
-            if !row.expires_at.is_none_or(|at| at > now) {
+            if row.expires_at.is_some_and(|at| at <= now) {
                 return Ok(None);
             }
             row.record().map(Some).map_err(|e| e.at(&self.place))
@@ -617,7 +605,7 @@ impl Operator for DynamoStore {
                 Written::No(Some(old)) => old,
             };
             let row = row(key, &old).map_err(|e| e.at(&self.place))?;
-            if !row.expires_at.is_none_or(|at| at > millis(now)) {
+            if row.expires_at.is_some_and(|at| at <= millis(now)) {
                 return Ok(Resolved::NotFound);
             }
             Ok(Resolved::Refused(Box::new(row.record().map_err(|e| e.at(&self.place))?)))

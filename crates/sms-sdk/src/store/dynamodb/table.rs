@@ -19,7 +19,7 @@ pub(super) const NOT_FOUND: &str =
 const INDEXES: [(&str, &str); 2] = [("unresolved", "unresolved"), ("suppressed", "suppressed")];
 
 /// How long `create_table` waits for a new table and its indexes to become active.
-const CREATE_LIMIT: Duration = Duration::from_secs(300);
+const CREATE_LIMIT: Duration = Duration::from_mins(5);
 /// How often it looks.
 const CREATE_POLL: Duration = Duration::from_millis(500);
 
@@ -120,7 +120,7 @@ impl DynamoStoreBuilder {
                 Err(error) => Err(store.error(what, &error)),
             }
         };
-        let init = store.timeouts.operation(&store.place, what, creating).await?;
+        let init = store.timeouts.operation(&store.place, what, Box::pin(creating)).await?;
         wait_active(&store).await?;
         enable_expiry(&store).await?;
         check(&store).await?;

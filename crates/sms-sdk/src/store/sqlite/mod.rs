@@ -76,7 +76,7 @@ use futures_util::future::BoxFuture;
 mod worker;
 
 /// SQLite's busy timeout takes whole milliseconds in an `i32`: wait at most a day at once.
-const MAX_BUSY_WAIT: Duration = Duration::from_secs(86_400);
+const MAX_BUSY_WAIT: Duration = Duration::from_hours(24);
 /// The longest sleep between two tries for another connection's lock.
 const MAX_LOCK_POLL: Duration = Duration::from_millis(32);
 /// How many prepared statements the connection keeps: the store's (idempotency, dedupe,

@@ -43,7 +43,10 @@ const MAX_ROUNDS: usize = 64;
 /// [`supersedes`](super::supersedes)); a change with an event is one transaction of that write
 /// and the event's (absent or expired). An `apply` writes the changes of up to 16 recipients at
 /// once, each recipient's in order. `check` reads each scope's item, strongly consistent, at
-/// once. Cheap to clone.
+/// once. The `suppressed` index has one partition (its order is the listing's), so a large
+/// import of opt-outs shares one index partition's write rate (about 1,000 items a second): one
+/// faster than that is throttled, a store error after the SDK's retries, and importing again is
+/// safe. Cheap to clone.
 ///
 /// ```no_run
 /// # async fn example() -> Result<(), sms_sdk::store::StoreError> {
@@ -85,24 +88,27 @@ impl DynamoSuppressionStore {
             let reasons = self
                 .store
                 .timeouts()
-                .operation(&self.store.place, what, async {
-                    match transaction.send().await {
-                        Ok(_) => Ok(None),
-                        Err(SdkError::ServiceError(failure)) if failure.err().is_transaction_canceled_exception() => {
-                            let codes = match failure.into_err() {
-                                TransactWriteItemsError::TransactionCanceledException(canceled) => canceled
-                                    .cancellation_reasons
-                                    .unwrap_or_default()
-                                    .into_iter()
-                                    .map(|r| r.code)
-                                    .collect(),
-                                _ => Vec::new(),
-                            };
-                            Ok(Some(codes))
+                .operation(
+                    &self.store.place,
+                    what,
+                    Box::pin(async {
+                        match transaction.send().await {
+                            Ok(_) => Ok(None),
+                            Err(SdkError::ServiceError(failure))
+                                if failure.err().is_transaction_canceled_exception() =>
+                            {
+                                let error = failure.into_err();
+                                let canceled = if let TransactWriteItemsError::TransactionCanceledException(e) = error {
+                                    e.cancellation_reasons
+                                } else {
+                                    None
+                                };
+                                Ok(Some(canceled.unwrap_or_default().into_iter().map(|r| r.code).collect::<Vec<_>>()))
+                            }
+                            Err(error) => Err(self.store.error(what, &error)),
                         }
-                        Err(error) => Err(self.store.error(what, &error)),
-                    }
-                })
+                    }),
+                )
                 .await?;
             let Some(codes) = reasons else { return Ok(Applied::Recorded) };
             let failed = |i: usize| codes.get(i).and_then(Option::as_deref) == Some("ConditionalCheckFailed");
@@ -131,7 +137,7 @@ impl DynamoSuppressionStore {
         let mut answers = Vec::with_capacity(members.len());
         for i in members {
             if let Some(change) = changes.get(i) {
-                answers.push((i, self.apply_one(change, now).await?));
+                answers.push((i, Box::pin(self.apply_one(change, now)).await?));
             }
         }
         Ok(answers)

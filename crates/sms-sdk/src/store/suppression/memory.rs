@@ -147,7 +147,7 @@ mod tests {
     #[tokio::test]
     async fn forgotten_event_keys_are_swept_when_the_map_doubles() {
         let list = MemorySuppressionStore::new();
-        let long_ago = SystemTime::now() - EVENT_RETENTION - Duration::from_secs(60);
+        let long_ago = SystemTime::now() - EVENT_RETENTION - Duration::from_mins(1);
         let to = PhoneNumber::parse("+14155550100").unwrap();
         let change = |event: &str, at| Change::opt_out(to.clone(), Scope::Account, at, "keyword:STOP").event(event);
         let old: Vec<Change> = (0..1024).map(|i| change(&format!("old-{i}"), long_ago)).collect();

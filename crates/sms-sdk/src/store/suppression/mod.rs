@@ -74,7 +74,7 @@ pub const MAX_PAGE: usize = 10_000;
 pub const MAX_CHECK_SCOPES: usize = 4;
 /// How long a webhook event's dedupe key is remembered: 30 days (providers redeliver for hours
 /// or days; an event with its own time is ordered by it even later).
-pub const EVENT_RETENTION: Duration = Duration::from_secs(30 * 24 * 3600);
+pub const EVENT_RETENTION: Duration = Duration::from_hours(30 * 24);
 
 /// A suppression list: apply opt-outs and opt-ins, check a recipient, list the suppressed.
 ///

@@ -164,7 +164,7 @@ mod tests {
     }
 
     fn dedupe(store: &MemoryStore) -> Dedupe {
-        Dedupe { store: Arc::new(store.clone()), lease: Duration::from_secs(60), retention: Duration::from_secs(60) }
+        Dedupe { store: Arc::new(store.clone()), lease: Duration::from_mins(1), retention: Duration::from_mins(1) }
     }
 
     #[tokio::test]

@@ -172,7 +172,7 @@ async fn cluster_resent_reserve_and_finalize_after_a_dropped_reply() {
 
     proxy.arm();
     let record = FinalRecord::Accepted(receipt("SM1").await);
-    let written = store.finalize("k1", &reservation, record, Duration::from_secs(3600), now).await.unwrap();
+    let written = store.finalize("k1", &reservation, record, Duration::from_hours(1), now).await.unwrap();
     assert_eq!(written, Finalized::Written);
     assert_eq!(proxy.dropped(), 2, "a reply was dropped");
     assert!(matches!(store.get("k1").await.unwrap(), Some(Record::Accepted { .. })));
@@ -182,7 +182,7 @@ async fn cluster_resent_reserve_and_finalize_after_a_dropped_reply() {
         Reservation::Existing(_) => unreachable!(),
     };
     let record = FinalRecord::Accepted(receipt("SM2").await);
-    assert_eq!(store.finalize("k1", &other, record, Duration::from_secs(60), now).await.unwrap(), Finalized::NotOwner);
+    assert_eq!(store.finalize("k1", &other, record, Duration::from_mins(1), now).await.unwrap(), Finalized::NotOwner);
 
     // A whole send, both of its store calls losing their replies: one request, accepted.
     let memory = MemoryAdapter::new();

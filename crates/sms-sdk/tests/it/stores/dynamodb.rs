@@ -248,7 +248,7 @@ async fn dynamodb_a_retried_write_after_a_lost_reply_is_recognised() {
     assert!(matches!(other, Reservation::Existing(_)), "{other:?}");
 
     let record = FinalRecord::Accepted(sample_receipt("SM1"));
-    let written = store.finalize("order:1", &id, record, Duration::from_secs(60), now).await.unwrap();
+    let written = store.finalize("order:1", &id, record, Duration::from_mins(1), now).await.unwrap();
     assert_eq!(written, Finalized::Written);
     assert_eq!(relay.count("UpdateItem"), 2, "the SDK did not re-send the finalize");
     assert_eq!(store.get("order:1").await.unwrap().map(|r| r.state()), Some(State::Accepted));

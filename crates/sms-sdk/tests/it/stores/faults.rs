@@ -101,9 +101,9 @@ pub(super) async fn freeze_and_thaw<S, F>(
     let (_, _, _, _, _, _, connect, ()) = tokio::join!(
         times_out("get", store.get("k")),
         times_out("list", store.list(Filter::All, now, Page::default())),
-        times_out("first_seen", store.first_seen_at("evt", now, Duration::from_secs(60))),
-        times_out("claim", store.claim_at("evt", now, Duration::from_secs(60))),
-        times_out("commit", store.commit_at("evt", now, Duration::from_secs(60))),
+        times_out("first_seen", store.first_seen_at("evt", now, Duration::from_mins(1))),
+        times_out("claim", store.claim_at("evt", now, Duration::from_mins(1))),
+        times_out("commit", store.commit_at("evt", now, Duration::from_mins(1))),
         times_out("release", store.release("evt", &token)),
         times_out("connect", connect()),
         send_fails_in_time(&client, &memory),
@@ -166,11 +166,11 @@ async fn store_fault_sqlite_locked() {
     let unknown = FinalRecord::Unknown(sample_error("handoff_unknown"));
     let token = sms_sdk::store::ClaimToken::new();
     tokio::join!(
-        times_out("finalize", store.finalize("held", &id, unknown, Duration::from_secs(60), now)),
+        times_out("finalize", store.finalize("held", &id, unknown, Duration::from_mins(1), now)),
         times_out("resolve", store.resolve("held", Resolution::NotSent, Duration::ZERO, now)),
-        times_out("first_seen", store.first_seen_at("evt", now, Duration::from_secs(60))),
-        times_out("claim", store.claim_at("evt", now, Duration::from_secs(60))),
-        times_out("commit", store.commit_at("evt", now, Duration::from_secs(60))),
+        times_out("first_seen", store.first_seen_at("evt", now, Duration::from_mins(1))),
+        times_out("claim", store.claim_at("evt", now, Duration::from_mins(1))),
+        times_out("commit", store.commit_at("evt", now, Duration::from_mins(1))),
         times_out("release", store.release("evt", &token)),
         send_fails_in_time(&client, &memory),
     );

@@ -40,7 +40,7 @@ use super::server_url;
 const WRITES: u32 = 1;
 
 /// A time every fixture keeps: far enough that nothing written with it expires.
-const KEEP: Duration = Duration::from_secs(10 * 365 * 24 * 3600);
+const KEEP: Duration = Duration::from_hours(10 * 365 * 24);
 
 /// The fixtures' directory of format `version`.
 fn dir(version: u32) -> PathBuf {
@@ -135,15 +135,16 @@ async fn fill(store: &dyn Store, suppression: &dyn SuppressionStore) {
     let fingerprint = Fingerprint::from_canonical("golden");
     let claim = Claim::new(&fingerprint).to("+14155550123");
     store.reserve("reserved", claim, now).await.unwrap();
-    store.reserve("stale", claim, now - Duration::from_secs(3600)).await.unwrap();
-    store.reserve("settled", claim, now - Duration::from_secs(3600)).await.unwrap();
+    store.reserve("stale", claim, now - Duration::from_hours(1)).await.unwrap();
+    store.reserve("settled", claim, now - Duration::from_hours(1)).await.unwrap();
     let endpoint = Some("http://127.0.0.1:4010".to_owned());
     let sent = Resolution::Sent { provider: "twilio".into(), provider_id: "SM2".into(), ttl: KEEP, endpoint };
-    store.resolve("settled", sent, Duration::from_secs(300), now).await.unwrap();
+    store.resolve("settled", sent, Duration::from_mins(5), now).await.unwrap();
     assert!(store.first_seen_at("twilio:SM1:delivered", now, KEEP).await.unwrap());
     store.remember_reference("ref-unknown", "unknown", now, KEEP).await.unwrap();
     let number = PhoneNumber::parse("+14155550123").unwrap();
     let other = PhoneNumber::parse("+447700900123").unwrap();
+    #[allow(clippy::duration_suboptimal_units)] // a point in time, in epoch seconds
     let at = SystemTime::UNIX_EPOCH + Duration::from_secs(1_764_547_200);
     let changes = [
         Change::opt_out(number.clone(), Scope::Account, at, "keyword:STOP"),
@@ -330,7 +331,7 @@ async fn check(version: u32, store: Arc<dyn Store>, suppression: &dyn Suppressio
     let now = SystemTime::now();
     assert!(!store.first_seen_at("twilio:SM1:delivered", now, KEEP).await.unwrap(), "v{version}: the dedupe key");
     // A sighting written before claims existed is done to a claim.
-    let claim = store.claim_at("twilio:SM1:delivered", now, Duration::from_secs(60)).await.unwrap();
+    let claim = store.claim_at("twilio:SM1:delivered", now, Duration::from_mins(1)).await.unwrap();
     assert_eq!(claim, DedupeClaim::Done, "v{version}: the dedupe key is done");
     assert_eq!(store.find_reference("ref-unknown", now).await.unwrap().as_deref(), Some("unknown"));
 

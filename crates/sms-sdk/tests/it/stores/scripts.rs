@@ -45,7 +45,7 @@ async fn pair(store: &RedisStore, key: &str) {
         panic!("{key} was taken")
     };
     let record = FinalRecord::Rejected(store_contract::sample_error("provider_rejected"));
-    let written = store.finalize(key, &id, record, Duration::from_secs(60), now).await.unwrap();
+    let written = store.finalize(key, &id, record, Duration::from_mins(1), now).await.unwrap();
     assert_eq!(written, Finalized::Written);
 }
 
@@ -95,7 +95,7 @@ async fn redis_dedupe_keys_are_one_string_each_a_claim_told_by_its_prefix() {
     assert_eq!(value, format!("c:{}", token.as_str()));
     let ttl: i64 = redis::cmd("PTTL").arg("app:dedupe:with {tag}").query_async(&mut raw).await.unwrap();
     assert!(ttl > 25_000 && ttl <= 30_000, "the lease is the key's expiry: {ttl} ms");
-    store.commit_at("with {tag}", SystemTime::now(), Duration::from_secs(3600)).await.unwrap();
+    store.commit_at("with {tag}", SystemTime::now(), Duration::from_hours(1)).await.unwrap();
     let value: String = redis::cmd("GET").arg("app:dedupe:with {tag}").query_async(&mut raw).await.unwrap();
     assert!(value.parse::<u64>().is_ok(), "a done key holds its sighting's epoch ms, as before: {value}");
     assert!(!store.release("with {tag}", &token).await.unwrap(), "a done key is never released");

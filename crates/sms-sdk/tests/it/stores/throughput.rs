@@ -59,7 +59,7 @@ async fn sqlite_pairs_and_sends_on_disk() {
                     panic!("the key {key} was not new")
                 };
                 let record = FinalRecord::Accepted(sample_receipt("SM1"));
-                let written = store.finalize(&key, &id, record, Duration::from_secs(3600), SystemTime::now()).await;
+                let written = store.finalize(&key, &id, record, Duration::from_hours(1), SystemTime::now()).await;
                 assert_eq!(written.unwrap(), Finalized::Written);
             }
         })

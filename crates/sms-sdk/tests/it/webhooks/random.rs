@@ -159,7 +159,7 @@ proptest! {
         for (index, request) in signed.into_iter().enumerate() {
             // A count taken from the payload must not make verification run on: 10 s at most.
             let verify = move || {
-                let verifier = verifiers(usize::MAX, 1024, Duration::from_secs(300)).swap_remove(index);
+                let verifier = verifiers(usize::MAX, 1024, Duration::from_mins(5)).swap_remove(index);
                 (verifier.provider(), verifier.verify_at(&request.as_request(), at))
             };
             let (provider, result) = super::within(Duration::from_secs(10), verify);

@@ -167,7 +167,7 @@ fn t213_and_t214_freshness_window() {
         assert_eq!(reason(verifier.verify_at(&signed.as_request(), at(NOW))), "stale_timestamp", "{offset}");
     }
     let signed = signed_telnyx_request(&key, URL, &body, 1_700_000_000);
-    assert!(verifier.clone().tolerance(Duration::from_secs(60)).verify_at(&signed.as_request(), at(NOW + 30)).is_ok());
+    assert!(verifier.clone().tolerance(Duration::from_mins(1)).verify_at(&signed.as_request(), at(NOW + 30)).is_ok());
 }
 
 #[test]
@@ -189,7 +189,7 @@ fn t216_no_headers() {
 fn t217_direct_verification_reasons() {
     let key = seeded().public_key;
     let zeros = sms_sdk_base64(&[0u8; 64]);
-    let tolerance = Duration::from_secs(300);
+    let tolerance = Duration::from_mins(5);
     let check =
         |k: &str, sig: &str, ts: &str| verify_signature(k, sig, ts, b"{}", at(NOW), tolerance).unwrap_err().reason();
     assert_eq!(check(&key, "!!", "1700000000"), Some("malformed_signature"));

@@ -301,7 +301,7 @@ async fn tower_timeout_a_body_that_never_ends_is_400_after_the_body_read_timeout
     // The layer's own timeout wins over the request's extension (which `serve` sets).
     let layer = VerifyLayer::new(verifiers().twilio).body_read_timeout(Duration::from_millis(200));
     let mut request = never();
-    request.extensions_mut().insert(BodyReadTimeout(Duration::from_secs(60)));
+    request.extensions_mut().insert(BodyReadTimeout(Duration::from_mins(1)));
     let start = Instant::now();
     assert_refused(through(layer, request).await, 400, "body_unreadable");
     let took = start.elapsed();
@@ -441,9 +441,9 @@ async fn reconcile_the_tower_layer_feeds_its_reconciler() {
         panic!("not acquired")
     };
     let unknown = FinalRecord::Unknown(sms_sdk::testing::store_contract::sample_error("handoff_unknown"));
-    store.finalize("k", &id, unknown, Duration::from_secs(60), at).await.unwrap();
+    store.finalize("k", &id, unknown, Duration::from_mins(1), at).await.unwrap();
     let reference = "ABCDEFGHIJKLMNOPQRSTUV";
-    store.remember_reference(reference, "k", at, Duration::from_secs(60)).await.unwrap();
+    store.remember_reference(reference, "k", at, Duration::from_mins(1)).await.unwrap();
     let body = format!(r#"{{"message_uuid":"v-settled","status":"delivered","client_ref":"{reference}"}}"#);
     let layer = VerifyLayer::new(verifiers().vonage).observer(SharedObserver::new(Reconciler::new(store.clone())));
 

@@ -133,7 +133,7 @@ pub(super) async fn run(phase: Phase) {
     let var = |name: &str| std::env::var(name).unwrap_or_else(|_| panic!("{name} is not set"));
     let store = store::open(&var(STORE_URL)).await.unwrap();
     let signalling = Signalling { inner: store, phase };
-    let client = sender(&var(PROVIDER_URL), signalling, store::DEFAULT_STALE_RESERVATION, Duration::from_secs(600));
+    let client = sender(&var(PROVIDER_URL), signalling, store::DEFAULT_STALE_RESERVATION, Duration::from_mins(10));
     let prefix = var(KEYS);
     say("ready");
     if phase == Phase::Random {
