@@ -132,8 +132,8 @@ pub(crate) async fn embedded_send(
         Err(error) => (report_error(&error, sending.how, out, err), false),
     };
     let what = if replayed {
-        "note: no provider is configured, and the key's first result was replayed from the emulator's store: no \
-         request was made, nothing left this machine."
+        "note: no provider is configured, and the key's first result was replayed from the store: no request was \
+         made, nothing left this machine."
     } else {
         "note: no provider is configured, so the local emulator stood in: nothing left this machine."
     };

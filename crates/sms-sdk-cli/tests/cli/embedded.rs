@@ -68,7 +68,7 @@ fn a_repeated_key_replays_from_the_emulator_store() {
     let second = send("Your order has shipped.");
     assert_eq!(second.code, 0);
     assert!(second.out.contains("replayed"), "{}", second.out);
-    assert!(second.err.contains("replayed from the emulator's store: no request was made"), "{}", second.err);
+    assert!(second.err.contains("replayed from the store: no request was made"), "{}", second.err);
     assert!(!second.err.contains("stood in"), "{}", second.err);
     assert!(first.err.contains("the local emulator stood in"), "{}", first.err);
     assert!(!second.out.contains("status timeline"), "the replay made no request: {}", second.out);

@@ -84,6 +84,7 @@ use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use aws_sdk_dynamodb::Client as DynamoClient;
+use aws_sdk_dynamodb::config::http::HttpResponse;
 use aws_sdk_dynamodb::error::{ProvideErrorMetadata, SdkError};
 use aws_sdk_dynamodb::operation::delete_item::DeleteItemError;
 use aws_sdk_dynamodb::operation::put_item::PutItemError;
@@ -98,6 +99,7 @@ use super::{
     Claim, Filter, FinalRecord, Finalized, IdempotencyStore, Listing, Operator, Page, Record, Reservation,
     ReservationId, Resolution, Resolved, State, StoreError, millis, resolved_receipt, stale_cutoff,
 };
+use crate::redact::redact_url_userinfo;
 use futures_util::future::BoxFuture;
 
 pub(crate) use self::item::{Item, attr, number, ttl_seconds};
@@ -137,7 +139,7 @@ impl fmt::Debug for DynamoStoreBuilder {
         f.debug_struct("DynamoStoreBuilder")
             .field("table", &self.table)
             .field("region", &self.region)
-            .field("endpoint", &self.endpoint)
+            .field("endpoint", &self.endpoint.as_deref().map(redact_url_userinfo))
             .field("sdk_config", &self.sdk_config.as_ref().map(|_| "given"))
             .field("timeouts", &self.timeouts)
             .finish()
@@ -165,14 +167,13 @@ impl DynamoStore {
     }
 
     /// Runs one call, `what`, within the operation timeout, and makes its failure a store error.
-    pub(crate) async fn call<T, E, R>(
+    pub(crate) async fn call<T, E>(
         &self,
         what: &str,
-        call: impl Future<Output = Result<T, SdkError<E, R>>>,
+        call: impl Future<Output = Result<T, SdkError<E, HttpResponse>>>,
     ) -> Result<T, StoreError>
     where
         E: ProvideErrorMetadata + std::error::Error + Send + Sync + 'static,
-        R: fmt::Debug + Send + Sync + 'static,
     {
         let work = Box::pin(async { call.await.map_err(|e| self.error(what, &e)) });
         self.timeouts.operation(&self.place, what, work).await
@@ -191,10 +192,9 @@ impl DynamoStore {
     }
 
     /// The store error of a failed call.
-    pub(crate) fn error<E, R>(&self, what: &str, error: &SdkError<E, R>) -> StoreError
+    pub(crate) fn error<E>(&self, what: &str, error: &SdkError<E, HttpResponse>) -> StoreError
     where
         E: ProvideErrorMetadata + std::error::Error + Send + Sync + 'static,
-        R: fmt::Debug,
     {
         if let SdkError::TimeoutError(_) = error {
             return StoreError::timeout(&self.place, what, Limit::Operation, self.timeouts.operation);
@@ -205,6 +205,16 @@ impl DynamoStore {
                 StoreError::throttled(&self.place, &reason)
             }
             Some("ResourceNotFoundException") => StoreError::new(reason).hint(table::NOT_FOUND),
+            Some(
+                "UnrecognizedClientException"
+                | "InvalidSignatureException"
+                | "ExpiredTokenException"
+                | "AccessDeniedException",
+            ) => StoreError::new(reason).hint(REFUSED),
+            None if matches!(error, SdkError::ServiceError(_)) => StoreError::new(reason).hint(NOT_DYNAMODB),
+            _ if reason.contains("credentials") || reason.contains("IMDS") => {
+                StoreError::new(reason).hint(NO_CREDENTIALS)
+            }
             _ => StoreError::new(reason),
         }
     }
@@ -232,11 +242,12 @@ impl DynamoStoreBuilder {
         for pair in query.split('&').filter(|pair| !pair.is_empty()) {
             let (name, value) = pair.split_once('=').unwrap_or((pair, ""));
             let value = url::form_urlencoded::parse(value.as_bytes()).next().map(|(v, _)| v.into_owned());
-            let value = value.filter(|v| !v.is_empty()).ok_or_else(|| bad("a parameter has no value"))?;
+            let shown: String = name.chars().take(32).collect();
+            let value = value.filter(|v| !v.is_empty()).ok_or_else(|| bad(&format!("`{shown}` has no value")))?;
             builder = match name {
                 "region" => builder.region(value),
                 "endpoint" => builder.endpoint(value),
-                _ => return Err(bad("the parameters are region and endpoint")),
+                _ => return Err(bad(&format!("`{shown}` is not one of its parameters, region and endpoint"))),
             };
         }
         Ok(builder)
@@ -290,8 +301,11 @@ impl DynamoStoreBuilder {
     pub(crate) async fn client(self) -> Result<DynamoStore, StoreError> {
         let timeouts = self.timeouts.checked()?;
         table::check_name(&self.table)?;
+        if let Some(endpoint) = &self.endpoint {
+            check_endpoint(endpoint)?;
+        }
         let place_of = |region: &str| match &self.endpoint {
-            Some(endpoint) => format!("DynamoDB table {} in {region} at {endpoint}", self.table),
+            Some(endpoint) => format!("DynamoDB table {} in {region} at {}", self.table, redact_url_userinfo(endpoint)),
             None => format!("DynamoDB table {} in {region}", self.table),
         };
         let http = aws_smithy_http_client::Builder::new()
@@ -336,19 +350,27 @@ impl DynamoStoreBuilder {
     }
 }
 
+/// What a store error suggests when no credentials were found.
+const NO_CREDENTIALS: &str = "no AWS credentials were found: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or \
+     AWS_PROFILE, or run where a role provides them (Lambda, ECS, EC2)";
+/// What it suggests when AWS refused the credentials or their permissions.
+const REFUSED: &str = "AWS refused the credentials or their permissions: check the key, the region, and that the \
+     policy allows the table's actions (docs/deploying.md lists them)";
+/// What it suggests when the endpoint answered with an error DynamoDB never gives.
+const NOT_DYNAMODB: &str = "the answer is not DynamoDB's: is the endpoint (or the region) right?";
+
 /// What went wrong in a call, in a line: the service's error code and message, or the
 /// transport's chain of errors (never the raw response, whose body may quote an item).
-fn reason<E, R>(error: &SdkError<E, R>) -> String
+fn reason<E>(error: &SdkError<E, HttpResponse>) -> String
 where
     E: ProvideErrorMetadata + std::error::Error + Send + Sync + 'static,
-    R: fmt::Debug,
 {
     if let SdkError::ServiceError(failure) = error {
-        let failure = failure.err();
-        return match (failure.code(), failure.message()) {
+        let status = failure.raw().status().as_u16();
+        return match (failure.err().code(), failure.err().message()) {
             (Some(code), Some(message)) => format!("{code}: {message}"),
             (Some(code), None) => code.to_owned(),
-            _ => "the service's error has no code".to_owned(),
+            _ => format!("HTTP {status} with no DynamoDB error code"),
         };
     }
     let mut parts: Vec<String> = vec![error.to_string()];
@@ -363,6 +385,23 @@ where
     parts.join(": ")
 }
 
+/// Refuses an endpoint that is not an `http://` or `https://` URL, or that holds a user or
+/// password (AWS signs every request; a secret in the URL would only end up in logs).
+fn check_endpoint(endpoint: &str) -> Result<(), StoreError> {
+    let bad = |why: &str| Err(StoreError::new(format!("the DynamoDB endpoint {why}")));
+    let Some(rest) = endpoint.strip_prefix("https://").or_else(|| endpoint.strip_prefix("http://")) else {
+        return bad("must start with http:// or https:// (http://127.0.0.1:8000, say)");
+    };
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or_default();
+    if authority.contains('@') {
+        return bad("takes no user or password: AWS signs each request with the credentials of its chain");
+    }
+    if authority.is_empty() {
+        return bad("has no host");
+    }
+    Ok(())
+}
+
 /// A conditional write's answer: written, or the item as it was when the condition failed
 /// (`None`: it was absent).
 pub(crate) enum Written {
@@ -373,15 +412,14 @@ pub(crate) enum Written {
 impl DynamoStore {
     /// Runs a conditional write (`what`) whose request asked for the old item on a failed
     /// condition; `old` takes it out of the service error.
-    pub(crate) async fn conditional<T, E, R>(
+    pub(crate) async fn conditional<T, E>(
         &self,
         what: &str,
-        call: impl Future<Output = Result<T, SdkError<E, R>>>,
+        call: impl Future<Output = Result<T, SdkError<E, HttpResponse>>>,
         old: impl FnOnce(E) -> Option<HashMap<String, AttributeValue>>,
     ) -> Result<Written, StoreError>
     where
         E: ProvideErrorMetadata + std::error::Error + Send + Sync + 'static,
-        R: fmt::Debug + Send + Sync + 'static,
     {
         let work = Box::pin(async {
             match call.await {
@@ -547,38 +585,37 @@ impl Operator for DynamoStore {
     ) -> BoxFuture<'a, Result<Resolved, StoreError>> {
         Box::pin(async move {
             let pk = attr(format!("{RECORD}{key}"));
-            let names = [("#s", "state"), ("#r", "reserved_at")];
-            let values = [
-                (":unknown", attr(State::Unknown.as_str())),
-                (":reserved", attr(State::Reserved.as_str())),
-                (":cutoff", number(stale_cutoff(now, stale_after))),
-            ];
+            // What the condition names, set first on either write (which then adds its own).
+            let names = Some(HashMap::from([("#s".into(), "state".into()), ("#r".into(), "reserved_at".into())]));
+            let values = Some(HashMap::from([
+                (":unknown".into(), attr(State::Unknown.as_str())),
+                (":reserved".into(), attr(State::Reserved.as_str())),
+                (":cutoff".into(), number(stale_cutoff(now, stale_after))),
+            ]));
             let written = match resolution {
                 Resolution::NotSent => {
-                    let mut delete = self
+                    let delete = self
                         .client
                         .delete_item()
                         .table_name(&*self.table)
                         .key("pk", pk)
                         .condition_expression(UNRESOLVED)
+                        .set_expression_attribute_names(names)
+                        .set_expression_attribute_values(values)
                         .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld);
-                    for (name, attribute) in names {
-                        delete = delete.expression_attribute_names(name, attribute);
-                    }
-                    for (name, value) in values {
-                        delete = delete.expression_attribute_values(name, value);
-                    }
                     self.conditional("resolve", delete.send(), old_delete).await?
                 }
                 Resolution::Sent { provider, provider_id, ttl, endpoint } => {
                     let result = FinalRecord::Accepted(resolved_receipt(provider, provider_id));
                     let at = expiry(&result, ttl, now).unwrap_or_else(|| millis(now));
-                    let mut update = self
+                    let update = self
                         .client
                         .update_item()
                         .table_name(&*self.table)
                         .key("pk", pk)
                         .condition_expression(UNRESOLVED)
+                        .set_expression_attribute_names(names)
+                        .set_expression_attribute_values(values)
                         .update_expression("SET #s = :accepted, #rec = :rec, #e = :e, #ttl = :ttl REMOVE #u, #id")
                         .expression_attribute_names("#rec", "record")
                         .expression_attribute_names("#e", "expires_at")
@@ -590,12 +627,6 @@ impl Operator for DynamoStore {
                         .expression_attribute_values(":e", number(at))
                         .expression_attribute_values(":ttl", number(item::ttl_seconds(at)))
                         .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld);
-                    for (name, attribute) in names {
-                        update = update.expression_attribute_names(name, attribute);
-                    }
-                    for (name, value) in values {
-                        update = update.expression_attribute_values(name, value);
-                    }
                     self.conditional("resolve", update.send(), old_update).await?
                 }
             };

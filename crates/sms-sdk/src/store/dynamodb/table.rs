@@ -12,8 +12,11 @@ use super::{DynamoStore, DynamoStoreBuilder};
 use crate::store::StoreError;
 
 /// What a store error for a missing table suggests.
-pub(super) const NOT_FOUND: &str =
-    "create the table with `sms-sdk store init --store dynamodb://TABLE` (or DynamoStoreBuilder::create_table)";
+pub(super) const NOT_FOUND: &str = "create the table once with `sms-sdk store init` and the same store URL";
+
+/// What a store error for a table of another shape suggests.
+const OTHER_SHAPE: &str = "the table was not made by `sms-sdk store init`: name a table of its own, or give this one the \
+     layout of the DynamoDB section of docs/deploying.md";
 
 /// The store's two indexes and their partition keys (each sorts by `pk`).
 const INDEXES: [(&str, &str); 2] = [("unresolved", "unresolved"), ("suppressed", "suppressed")];
@@ -47,7 +50,7 @@ pub(super) async fn check(store: &DynamoStore) -> Result<(), StoreError> {
     let described =
         store.call("describe the table", store.client.describe_table().table_name(&*store.table).send()).await?;
     let table = described.table.ok_or_else(|| StoreError::new("DescribeTable answered no table"))?;
-    shape(&table).map_err(|why| StoreError::new(format!("the table {} {why}", store.table)).hint(NOT_FOUND))
+    shape(&table).map_err(|why| StoreError::new(format!("the table {} {why}", store.table)).hint(OTHER_SHAPE))
 }
 
 /// What is wrong with the table's shape, if anything.
@@ -55,7 +58,7 @@ fn shape(table: &TableDescription) -> Result<(), String> {
     let keyed = table.key_schema().iter().any(|k| k.attribute_name() == "pk" && *k.key_type() == KeyType::Hash)
         && table.key_schema().len() == 1;
     if !keyed {
-        return Err("is not keyed by the string `pk` alone: it was not made by the store".into());
+        return Err("is not keyed by the string `pk` alone".into());
     }
     for (name, _) in INDEXES {
         if !table.global_secondary_indexes().iter().any(|index| index.index_name() == Some(name)) {

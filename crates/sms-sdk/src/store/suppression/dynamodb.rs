@@ -172,15 +172,13 @@ impl DynamoSuppressionStore {
         let condition = if suppresses {
             item.insert("suppressed".to_owned(), attr(OPTED_OUT));
             // A tie goes to the opt-out.
-            "attribute_not_exists(pk) OR #at < :at OR (#at = :at AND attribute_not_exists(suppressed))"
+            "attribute_not_exists(pk) OR #at < :at OR (#at = :at AND attribute_not_exists(#sup))"
         } else {
             "attribute_not_exists(pk) OR #at < :at"
         };
-        Put::builder()
-            .table_name(&*self.store.table)
-            .set_item(Some(item))
-            .condition_expression(condition)
-            .expression_attribute_names("#at", "at")
+        let put = Put::builder().table_name(&*self.store.table).set_item(Some(item)).condition_expression(condition);
+        let put = if suppresses { put.expression_attribute_names("#sup", "suppressed") } else { put };
+        put.expression_attribute_names("#at", "at")
             .expression_attribute_values(":at", number(change.at_millis()))
             .build()
             .map_err(StoreError::new)

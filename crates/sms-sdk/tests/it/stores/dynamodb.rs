@@ -290,11 +290,22 @@ async fn dynamodb_connect_checks_the_table_and_init_is_idempotent() {
     let refused = builder(&other, &endpoint()).create_table().await.unwrap_err();
     assert!(refused.to_string().contains("is not keyed"), "{refused}");
 
-    for bad in
-        ["dynamodb://", "dynamodb://ab", "dynamodb://t@ble", "dynamodb://table?profile=x", "dynamodb://table?region="]
-    {
-        assert!(sms_sdk::store::open(bad).await.is_err(), "{bad}");
+    for bad in [
+        "dynamodb://",
+        "dynamodb://ab",
+        "dynamodb://t@ble",
+        "dynamodb://table?profile=x",
+        "dynamodb://table?region=",
+        "dynamodb://table?region=us-east-1&endpoint=127.0.0.1:8000",
+        "dynamodb://table?region=us-east-1&endpoint=http://user:Canary99@127.0.0.1:8000",
+    ] {
+        let Err(error) = sms_sdk::store::open(bad).await else { panic!("{bad} opened") };
+        let error = error.to_string();
+        assert!(!error.contains("Canary99"), "a password in an error: {error}");
     }
+    let Err(unknown) = sms_sdk::store::open("dynamodb://table?regoin=x").await else { panic!("opened") };
+    let unknown = unknown.to_string();
+    assert!(unknown.contains("`regoin` is not one of its parameters"), "{unknown}");
 }
 
 /// Throttling that outlasts the SDK's three attempts fails the send with a typed store error
