@@ -92,7 +92,9 @@ start_redis() {
 }
 
 # The DynamoDB-compatible test server: moto's server (an emulator of AWS's APIs, from PyPI),
-# pinned, in a virtual environment cached across runs. Prints the path of its `moto_server`.
+# pinned, in a virtual environment cached across runs, run one request at a time by
+# scripts/lib/moto_serial.py (moto's threaded server does not make a conditional write atomic).
+# Prints the path of that program (it takes `-H HOST -p PORT`, as `moto_server` does).
 MOTO_VERSION=5.2.6
 install_moto() {
   local venv="${SMS_SDK_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/sms-sdk}/moto-$MOTO_VERSION"
@@ -103,7 +105,11 @@ install_moto() {
     "$venv/bin/pip" install --quiet --disable-pip-version-check "moto[server]==$MOTO_VERSION" >&2 ||
       { rm -rf "$venv"; echo "error: moto did not install" >&2; return 1; }
   fi
-  echo "$venv/bin/moto_server"
+  local here
+  here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+  { echo "#!$venv/bin/python"; cat "$here/moto_serial.py"; } >"$venv/bin/moto-serial"
+  chmod +x "$venv/bin/moto-serial"
+  echo "$venv/bin/moto-serial"
 }
 
 # start_moto DIR PORT PROGRAM [WORD...]: the moto server PROGRAM on 127.0.0.1:PORT, its pid file

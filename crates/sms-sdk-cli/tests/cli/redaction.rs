@@ -467,8 +467,8 @@ async fn sends(
 }
 
 /// The stores: memory, SQLite, PostgreSQL with a password in its URL (the dev server trusts
-/// loopback, so it connects), and Redis; Redis with a password the server refuses is an error,
-/// and every builder's Debug is kept.
+/// loopback, so it connects), Redis and DynamoDB; Redis with a password the server refuses is an
+/// error, and every builder's Debug is kept.
 async fn stores(seen: &mut Seen, dir: &std::path::Path) -> Vec<(&'static str, Arc<dyn Store>)> {
     let postgres = std::env::var("SMS_SDK_TEST_POSTGRES_URL")
         .expect("SMS_SDK_TEST_POSTGRES_URL (source /tmp/dev/env.sh, or run scripts/test.sh)");
@@ -496,6 +496,15 @@ async fn stores(seen: &mut Seen, dir: &std::path::Path) -> Vec<(&'static str, Ar
     }
     stores.push(("postgres", postgres));
     stores.push(("redis", redis));
+    // DynamoDB (moto's server): the SDK would log request bodies, whose items hold full numbers.
+    let endpoint = std::env::var("SMS_SDK_TEST_DYNAMODB_URL")
+        .expect("SMS_SDK_TEST_DYNAMODB_URL (source /tmp/dev/env.sh, or run scripts/test.sh)");
+    let table = format!("sms-sdk-redaction-{}", std::process::id());
+    let dynamodb = sms_sdk::store::dynamodb::DynamoStore::builder(table).region("us-east-1").endpoint(endpoint);
+    seen.debug("dynamodb builder", &dynamodb);
+    let (dynamodb, _) = dynamodb.create_table().await.unwrap();
+    seen.debug("dynamodb store", &dynamodb);
+    stores.push(("dynamodb", Arc::new(dynamodb)));
     stores
 }
 

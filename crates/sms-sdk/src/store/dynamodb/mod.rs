@@ -64,6 +64,10 @@
 //! a timeout [`StoreError`]. Throttling (`ProvisionedThroughputExceededException`,
 //! `ThrottlingException`, `RequestLimitExceeded`) that outlasts the retries is a store error
 //! that [`StoreError::is_throttled`] recognises, raised before any provider request.
+//!
+//! The SDK's own `tracing` events are silenced while it works for the store: at the trace level
+//! they print request and response bodies, whose items hold recipients' full numbers. What a
+//! failed call says reaches its [`StoreError`].
 
 mod dedupe;
 mod item;
@@ -175,7 +179,7 @@ impl DynamoStore {
     where
         E: ProvideErrorMetadata + std::error::Error + Send + Sync + 'static,
     {
-        let work = Box::pin(async { call.await.map_err(|e| self.error(what, &e)) });
+        let work = Box::pin(async { quiet(call).await.map_err(|e| self.error(what, &e)) });
         self.timeouts.operation(&self.place, what, work).await
     }
 
@@ -321,7 +325,7 @@ impl DynamoStoreBuilder {
                 loader = loader.region(aws_config::Region::new(region.clone()));
             }
             let place = place_of(self.region.as_deref().unwrap_or("the default region"));
-            timeouts.connect(&place, Box::pin(async { Ok(loader.load().await) })).await?
+            timeouts.connect(&place, Box::pin(async { Ok(quiet(loader.load()).await) })).await?
         };
         let mut config = aws_sdk_dynamodb::config::Builder::from(&shared)
             .retry_config(aws_config::retry::RetryConfig::standard().with_max_attempts(MAX_ATTEMPTS))
@@ -385,6 +389,14 @@ where
     parts.join(": ")
 }
 
+/// `call` with the SDK's own logs silenced: at the trace level they print each request's and
+/// response's body, whose items hold recipients' full numbers, and at every level they would
+/// escape the library's redaction. A failed call's reason reaches its [`StoreError`] instead.
+pub(crate) fn quiet<F: Future>(call: F) -> tracing::instrument::WithDispatch<F> {
+    use tracing::instrument::WithSubscriber as _;
+    call.with_subscriber(tracing::subscriber::NoSubscriber::default())
+}
+
 /// Refuses an endpoint that is not an `http://` or `https://` URL, or that holds a user or
 /// password (AWS signs every request; a secret in the URL would only end up in logs).
 fn check_endpoint(endpoint: &str) -> Result<(), StoreError> {
@@ -422,7 +434,7 @@ impl DynamoStore {
         E: ProvideErrorMetadata + std::error::Error + Send + Sync + 'static,
     {
         let work = Box::pin(async {
-            match call.await {
+            match quiet(call).await {
                 Ok(_) => Ok(Written::Yes),
                 Err(SdkError::ServiceError(failure))
                     if failure.err().code() == Some("ConditionalCheckFailedException") =>

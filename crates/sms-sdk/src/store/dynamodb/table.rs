@@ -117,7 +117,7 @@ impl DynamoStoreBuilder {
         }
         let what = "create the table";
         let creating = async {
-            match create.send().await {
+            match super::quiet(create.send()).await {
                 Ok(_) => Ok(TableInit::Created),
                 Err(error) if error.code() == Some("ResourceInUseException") => Ok(TableInit::Existed),
                 Err(error) => Err(store.error(what, &error)),

@@ -92,7 +92,7 @@ impl DynamoSuppressionStore {
                     &self.store.place,
                     what,
                     Box::pin(async {
-                        match transaction.send().await {
+                        match crate::store::dynamodb::quiet(transaction.send()).await {
                             Ok(_) => Ok(None),
                             Err(SdkError::ServiceError(failure))
                                 if failure.err().is_transaction_canceled_exception() =>
