@@ -105,7 +105,9 @@ async fn dynamodb_frozen_server_fails_within_the_bound() {
     let server = tokio::task::spawn_blocking(MotoServer::start).await.unwrap();
     let name = table("frozen");
     let bounded = || builder(&name, &server.url).connect_timeout(BOUND).operation_timeout(BOUND);
-    bounded().create_table().await.unwrap();
+    // Made with the default timeouts: a fresh moto loads its DynamoDB backend on the first call,
+    // which takes longer than the bound on a busy machine.
+    builder(&name, &server.url).create_table().await.unwrap();
     let store = bounded().connect().await.unwrap();
     let place = format!("DynamoDB table {name} in us-east-1 at {}", server.url);
     super::faults::freeze_and_thaw(
