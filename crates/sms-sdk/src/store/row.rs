@@ -101,6 +101,13 @@ impl Row {
         Ok(Entry { key: self.key, record, expires_at })
     }
 
+    /// Whether the row is live at `now` (epoch ms): it never expires, or not yet. A store whose
+    /// expiry is lazy (Redis's key expiry, DynamoDB's TTL) reads a row past its time as absent.
+    #[cfg(any(feature = "redis", feature = "dynamodb"))]
+    pub(crate) fn is_live(&self, now: i64) -> bool {
+        self.expires_at.is_none_or(|at| at > now)
+    }
+
     /// The checked expiry.
     pub(crate) fn expires_at(&self) -> Result<Option<SystemTime>, StoreError> {
         time(&self.key, "expires_at", self.expires_at)

@@ -9,15 +9,12 @@ use std::time::{Duration, SystemTime};
 use aws_sdk_dynamodb::types::{AttributeValue, ReturnValuesOnConditionCheckFailure};
 
 use super::item::{attr, number, ttl_seconds};
-use super::{DynamoStore, Written};
+use super::{DynamoStore, FREE, Written};
 use crate::store::{ClaimToken, DedupeClaim, DedupeStore, StoreError, later, millis};
 use futures_util::future::BoxFuture;
 
 /// What a dedupe key's `pk` starts with.
 const DEDUPE: &str = "dedupe#";
-
-/// The condition under which a key is free: absent, or past its time.
-const FREE: &str = "attribute_not_exists(pk) OR #until <= :now";
 
 impl DynamoStore {
     /// The item of `key` until `now + span`, a claim of `token` or a done sighting.

@@ -11,7 +11,7 @@ use std::time::SystemTime;
 use aws_sdk_dynamodb::types::AttributeValue;
 
 use super::DynamoStore;
-use super::item::{Item, RECORD, attr, row, shards};
+use super::item::{Item, RECORD, SHARDS, attr, row, shard_name};
 use crate::store::{Entry, Filter, Listing, Page, State, StoreError, millis};
 
 /// The most calls of one page: over a sparse table a page ends early, with a cursor.
@@ -42,7 +42,7 @@ impl Cursor {
             None => (rest, None),
         };
         let shard: usize = shard.parse().map_err(|_| bad())?;
-        if shard >= shards().count() {
+        if shard >= SHARDS {
             return Err(bad());
         }
         Ok(Self::Index(shard, after))
@@ -89,7 +89,7 @@ fn entry(item: &Item, filter: Filter, now: SystemTime) -> Result<Option<Entry>, 
     let Some(pk) = item.text("pk") else { return Err(StoreError::new("a listed item has no pk")) };
     let key = pk.strip_prefix(RECORD).unwrap_or(pk);
     let row = row(key, item)?;
-    if row.expires_at.is_some_and(|at| at <= millis(now)) {
+    if !row.is_live(millis(now)) {
         return Ok(None);
     }
     let entry = row.entry()?;
@@ -105,17 +105,18 @@ async fn index(
     mut shard: usize,
     mut after: Option<String>,
 ) -> Result<(Vec<Entry>, Option<Cursor>), StoreError> {
-    let names: Vec<String> = shards().collect();
     let mut entries = Vec::new();
     for _ in 0..MAX_ROUNDS {
-        let Some(name) = names.get(shard) else { return Ok((entries, None)) };
+        if shard >= SHARDS {
+            return Ok((entries, None));
+        }
         let mut query = store
             .client
             .query()
             .table_name(&*store.table)
             .index_name("unresolved")
             .expression_attribute_names("#u", "unresolved")
-            .expression_attribute_values(":u", attr(name.clone()))
+            .expression_attribute_values(":u", attr(shard_name(shard)))
             .limit(i32::try_from(limit - entries.len()).unwrap_or(i32::MAX));
         query = match &after {
             Some(pk) => query
@@ -144,7 +145,7 @@ async fn index(
         }
         if done {
             (shard, after) = (shard + 1, None);
-            if shard >= names.len() {
+            if shard >= SHARDS {
                 return Ok((entries, None));
             }
             if entries.len() >= limit {

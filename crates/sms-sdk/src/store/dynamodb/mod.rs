@@ -463,6 +463,10 @@ fn old_delete(error: DeleteItemError) -> Option<HashMap<String, AttributeValue>>
     if let DeleteItemError::ConditionalCheckFailedException(failed) = error { failed.item } else { None }
 }
 
+/// The condition under which an item with an `until` (a dedupe key, an applied suppression
+/// event) may be written: absent, or past its time. Over `#until` and `:now`.
+pub(crate) const FREE: &str = "attribute_not_exists(pk) OR #until <= :now";
+
 /// The condition under which `reserve` may take a key, over `#s`, `#f`, `#e`, `:now`,
 /// `:rejected` and `:fp`.
 const CLAIMABLE: &str = "attribute_not_exists(pk) OR #e <= :now OR (#s = :rejected AND #f = :fp)";
@@ -476,7 +480,7 @@ impl IdempotencyStore for DynamoStore {
             let now = millis(SystemTime::now());
             let Some(item) = self.item("get", key).await? else { return Ok(None) };
             let row = row(key, &item).map_err(|e| e.at(&self.place))?;
-            if row.expires_at.is_some_and(|at| at <= now) {
+            if !row.is_live(now) {
                 return Ok(None);
             }
             row.record().map(Some).map_err(|e| e.at(&self.place))
@@ -648,7 +652,7 @@ impl Operator for DynamoStore {
                 Written::No(Some(old)) => old,
             };
             let row = row(key, &old).map_err(|e| e.at(&self.place))?;
-            if row.expires_at.is_some_and(|at| at <= millis(now)) {
+            if !row.is_live(millis(now)) {
                 return Ok(Resolved::NotFound);
             }
             Ok(Resolved::Refused(Box::new(row.record().map_err(|e| e.at(&self.place))?)))

@@ -11,7 +11,7 @@
 
 use std::time::SystemTime;
 
-use super::{RECORD_NAMESPACE, RedisStore, live};
+use super::{RECORD_NAMESPACE, RedisStore};
 use crate::store::{Filter, Listing, Page, StoreError, millis};
 
 /// The keys each `SCAN` call asks for.
@@ -69,7 +69,7 @@ pub(super) async fn page(
             if entries.len() >= limit {
                 return Ok(Listing { entries, next: Some(resume(scan, after.as_deref())) });
             }
-            if let Some(row) = store.hash("list", key).await?.filter(|row| live(row, millis(now))) {
+            if let Some(row) = store.hash("list", key).await?.filter(|row| row.is_live(millis(now))) {
                 let entry = row.entry().map_err(|e| e.at(&store.place))?;
                 if filter.matches(&entry.record, now) {
                     entries.push(entry);

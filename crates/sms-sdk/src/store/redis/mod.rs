@@ -504,16 +504,11 @@ fn expiry_ms(ttl: Duration) -> u64 {
     u64::try_from(ttl.as_millis()).unwrap_or(u64::MAX).clamp(1, MAX_EXPIRY_MS)
 }
 
-/// Whether a row is live at `now` (epoch ms).
-fn live(row: &Row, now: i64) -> bool {
-    row.expires_at.is_none_or(|at| at > now)
-}
-
 impl IdempotencyStore for RedisStore {
     fn get<'a>(&'a self, key: &'a str) -> BoxFuture<'a, Result<Option<Record>, StoreError>> {
         Box::pin(async move {
             let now = millis(SystemTime::now());
-            let row = self.hash("get", key).await?.filter(|row| live(row, now));
+            let row = self.hash("get", key).await?.filter(|row| row.is_live(now));
             row.map(|r| r.record()).transpose().map_err(|e| e.at(&self.place))
         })
     }

@@ -14,7 +14,7 @@ use super::{
 };
 use crate::PhoneNumber;
 use crate::redact::mask_phone_number;
-use crate::store::dynamodb::{DynamoStore, Item, Written, attr, number, ttl_seconds};
+use crate::store::dynamodb::{DynamoStore, FREE, Item, Written, attr, number, ttl_seconds};
 use crate::store::{later, millis};
 use futures_util::future::BoxFuture;
 
@@ -195,7 +195,7 @@ impl DynamoSuppressionStore {
         Put::builder()
             .table_name(&*self.store.table)
             .set_item(Some(item))
-            .condition_expression("attribute_not_exists(pk) OR #until <= :now")
+            .condition_expression(FREE)
             .expression_attribute_names("#until", "until")
             .expression_attribute_values(":now", number(millis(now)))
             .build()
